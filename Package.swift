@@ -23,12 +23,19 @@ let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "
 // MARK: - RampartCore (issue 2): secrets, errors, clock, dependency injection
 products.append(.library(name: "RampartCore", targets: ["RampartCore"]))
 targets += [
-    .target(name: "RampartCore", dependencies: [crypto], swiftSettings: swiftSettings),
+    .target(name: "CRampartShims"),
+    .target(name: "RampartCore", dependencies: ["CRampartShims", crypto], swiftSettings: swiftSettings),
     .testTarget(name: "RampartCoreTests", dependencies: ["RampartCore"], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("RampartCore")
 
 // MARK: - Keychain (issue 2): keychain protocol and backends
+products.append(.library(name: "Keychain", targets: ["Keychain"]))
+targets += [
+    .target(name: "Keychain", dependencies: ["RampartCore"], swiftSettings: swiftSettings),
+    .testTarget(name: "KeychainTests", dependencies: ["Keychain"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("Keychain")
 
 // MARK: - Keymaker (issue 2): MainKey protectors, autolock, wipe
 

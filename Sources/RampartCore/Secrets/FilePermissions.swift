@@ -1,3 +1,4 @@
+import CRampartShims
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -139,7 +140,7 @@ public enum PrivateFiles {
         }
         let value = "false"
         _ = value.withCString { pointer in
-            setxattr(url.path, "user.xdg.robots.backup", pointer, strlen(pointer), 0)
+            rampart_set_xattr(url.path, "user.xdg.robots.backup", pointer, strlen(pointer))
         }
         #endif
     }

@@ -1,3 +1,4 @@
+import CRampartShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -19,7 +20,7 @@ public enum ProcessHardening {
         var limit = rlimit(rlim_cur: 0, rlim_max: 0)
         #if canImport(Glibc)
         ok = setrlimit(Int32(RLIMIT_CORE.rawValue), &limit) == 0 && ok
-        ok = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 && ok
+        ok = rampart_set_nondumpable() == 0 && ok
         #else
         ok = setrlimit(RLIMIT_CORE, &limit) == 0 && ok
         #endif
