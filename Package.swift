@@ -38,6 +38,12 @@ targets += [
 cliDependencies.append("Keychain")
 
 // MARK: - Keymaker (issue 2): MainKey protectors, autolock, wipe
+products.append(.library(name: "Keymaker", targets: ["Keymaker"]))
+targets += [
+    .target(name: "Keymaker", dependencies: ["RampartCore", "Keychain", crypto, cryptoExtras], swiftSettings: swiftSettings),
+    .testTarget(name: "KeymakerTests", dependencies: ["Keymaker"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("Keymaker")
 
 // MARK: - HTML5 (issue 3): spec-exact HTML5 parser
 

@@ -54,9 +54,17 @@ public struct WipeReport: Sendable, Equatable, Codable {
     public struct Failure: Sendable, Equatable, Codable {
         public let component: String
         public let message: String
+        public init(component: String, message: String) {
+            self.component = component
+            self.message = message
+        }
     }
     public var wiped: [String] = []
     public var failures: [Failure] = []
+    public init(wiped: [String] = [], failures: [Failure] = []) {
+        self.wiped = wiped
+        self.failures = failures
+    }
     public var isComplete: Bool { failures.isEmpty }
 }
 
