@@ -69,9 +69,12 @@ targets += [
         dependencies: cliDependencies + [
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            crypto,
         ],
         swiftSettings: swiftSettings
     ),
+    // Runs the built `rampart` executable (located next to the test bundle) as a user would.
+    .testTarget(name: "RampartCLITests", dependencies: ["rampart"], swiftSettings: swiftSettings),
 ]
 
 let package = Package(

@@ -3,5 +3,8 @@ import ArgumentParser
 /// Every top-level subcommand, one line per module's command group.
 enum RampartCommands {
     static let all: [any ParsableCommand.Type] = [
+        KeyCommand.self,
+        BenchCommand.self,
+        DemoCommand.self,
     ]
 }
