@@ -80,7 +80,9 @@ public struct KeychainAccessGroup: Hashable, Sendable, Codable, CustomStringConv
 ///   for a missing item;
 /// - ``deleteAll(accessGroup:)`` and ``deleteAll(service:accessGroup:)`` succeed when nothing
 ///   matches;
-/// - items of one access group are invisible to another.
+/// - items of one access group are invisible to another;
+/// - values of up to ``KeychainLimits/maximumValueSize`` bytes (the empty value included) are
+///   stored exactly; larger ones throw ``KeychainError/itemTooLarge(_:size:limit:)``.
 public protocol Keychain: Sendable {
     /// A short name of the backend (`file`, `secret-service`, `apple`, `memory`).
     var backendName: String { get }
@@ -129,6 +131,12 @@ extension Keychain {
             try deleteAll(service: KeychainItemID.userService(user), accessGroup: group)
         }
     }
+}
+
+/// Limits every backend enforces alike.
+public enum KeychainLimits {
+    /// The largest item value (64 KiB): keychains hold keys, wrapped keys and tokens.
+    public static let maximumValueSize = 64 * 1024
 }
 
 /// Why a keychain operation failed.

@@ -29,7 +29,7 @@ public final class AppleKeychain: Keychain {
     /// the app's default group (groups then stay apart only through the service name).
     public let accessGroupPrefix: String?
     /// The largest value stored (the same limit as the other backends).
-    public static let maximumValueSize = 64 * 1024
+    public static let maximumValueSize = KeychainLimits.maximumValueSize
 
     public init(accessGroupPrefix: String? = nil) {
         self.accessGroupPrefix = accessGroupPrefix

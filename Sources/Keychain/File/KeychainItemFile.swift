@@ -30,7 +30,7 @@ struct KeychainItemFile {
     static let nonceLength = 12
     static let tagLength = 16
     /// The largest value a file item may hold.
-    static let maximumValueSize = 64 * 1024
+    static let maximumValueSize = KeychainLimits.maximumValueSize
     /// The largest file read back (header limits plus the maximum value).
     static let maximumFileSize = maximumValueSize + 4 * 1024 + 256 + 64
 

@@ -27,7 +27,7 @@ public final class SecretServiceKeychain: Keychain, @unchecked Sendable {
     /// The libsecret schema name of Rampart's items.
     public static let schemaName = "org.rampart.Keychain"
     /// The largest value stored (the same limit as the file backend).
-    public static let maximumValueSize = 64 * 1024
+    public static let maximumValueSize = KeychainLimits.maximumValueSize
 
     static let groupAttribute = "rampart.group"
     static let serviceAttribute = "rampart.service"
