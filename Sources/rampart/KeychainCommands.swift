@@ -3,13 +3,14 @@ import Foundation
 import Keychain
 import RampartCore
 
-/// `rampart keychain …`: inspect a file keychain, and the hidden writer used by the crash and
+/// `rampart keychain …`: list, store and delete items, and the hidden writer used by the crash and
 /// concurrency tests of the file backend.
 struct KeychainCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keychain",
-        abstract: "Inspect a Rampart file keychain.",
-        subcommands: [KeychainListCommand.self, KeychainStressWriteCommand.self]
+        abstract: "List, store and delete keychain items (file or Secret Service backend).",
+        subcommands: [KeychainListCommand.self, KeychainPutCommand.self, KeychainDeleteCommand.self,
+                      KeychainStressWriteCommand.self]
     )
 }
 
@@ -27,14 +28,13 @@ private func runKeychain(_ body: () throws -> Void) throws {
     }
 }
 
-struct KeychainListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "list",
-        abstract: "List the item addresses of one access group (never the values)."
-    )
+/// Where the keychain commands look: `--backend file --dir D` or `--backend secret-service`.
+struct KeychainLocationOptions: ParsableArguments {
+    @Option(name: .long, help: "file or secret-service.")
+    var backend: String = KeychainBackend.file.rawValue
 
-    @Option(name: .long, help: "The keychain folder (e.g. <home>/keychain).")
-    var dir: String
+    @Option(name: .long, help: "The file keychain folder (e.g. <home>/keychain); file backend only.")
+    var dir: String?
 
     @Option(name: .long, help: "The access group.")
     var group: String = KeychainAccessGroup.app.name
@@ -43,15 +43,80 @@ struct KeychainListCommand: ParsableCommand {
         guard UserID.isValid(group), group.utf8.count <= 64 else {
             throw ValidationError("--group must be 1–64 characters of letters, digits, '.', '_' or '-'.")
         }
+        guard let kind = KeychainBackend(rawValue: backend), kind == .file || kind == .secretService else {
+            throw ValidationError("--backend must be file or secret-service.")
+        }
+        if kind == .file, dir == nil { throw ValidationError("--dir is required with the file backend.") }
     }
+
+    var accessGroup: KeychainAccessGroup { KeychainAccessGroup(group) }
+
+    func makeKeychain() -> any Keychain {
+        let home = URL(fileURLWithPath: dir ?? FileManager.default.currentDirectoryPath)
+        let environment = RampartEnvironment(homeDirectory: home, settings: [KeychainBackend.settingKey: backend])
+        if backend == KeychainBackend.file.rawValue, let dir {
+            return FileKeychain(directory: URL(fileURLWithPath: dir))
+        }
+        return KeychainBackend.keychain(for: environment)
+    }
+}
+
+struct KeychainListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the item addresses of one access group (never the values)."
+    )
+
+    @OptionGroup var location: KeychainLocationOptions
 
     func run() throws {
         try runKeychain {
-            let keychain = FileKeychain(directory: URL(fileURLWithPath: dir))
-            for id in try keychain.itemIDs(accessGroup: KeychainAccessGroup(group)) {
-                let accessibility = (try? keychain.accessibility(of: id).rawValue) ?? "?"
-                print("\(id)\t\(accessibility)")
+            let keychain = location.makeKeychain()
+            for id in try keychain.itemIDs(accessGroup: location.accessGroup) {
+                print(id.description)
             }
+        }
+    }
+}
+
+struct KeychainPutCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "put",
+        abstract: "Store an item whose value is read from standard input (adds or updates)."
+    )
+
+    @OptionGroup var location: KeychainLocationOptions
+    @Option(name: .long, help: "The item's service.") var service: String
+    @Option(name: .long, help: "The item's account.") var account: String
+    @Option(name: .long, help: "Accessibility (default afterFirstUnlockThisDeviceOnly).")
+    var accessibility: String = KeychainAccessibility.default.rawValue
+
+    func validate() throws {
+        guard KeychainAccessibility(rawValue: accessibility) != nil else {
+            throw ValidationError("--accessibility must be one of: \(KeychainAccessibility.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
+    }
+
+    func run() throws {
+        var input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+        let value = SecretBytes(consuming: &input)
+        try runKeychain {
+            try location.makeKeychain().set(value, for: KeychainItemID(service: service, account: account, accessGroup: location.accessGroup),
+                                            accessibility: KeychainAccessibility(rawValue: accessibility) ?? .default)
+        }
+    }
+}
+
+struct KeychainDeleteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete one item.")
+
+    @OptionGroup var location: KeychainLocationOptions
+    @Option(name: .long, help: "The item's service.") var service: String
+    @Option(name: .long, help: "The item's account.") var account: String
+
+    func run() throws {
+        try runKeychain {
+            try location.makeKeychain().delete(KeychainItemID(service: service, account: account, accessGroup: location.accessGroup))
         }
     }
 }

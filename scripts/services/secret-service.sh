@@ -73,4 +73,24 @@ rampart_secret_service_start() {
     return 0
 }
 
-rampart_secret_service_start
+# Stops the bus and daemon of a state folder (default: the one above). Tests that start a
+# service of their own (to lock it) call this when done.
+rampart_secret_service_stop() {
+    local state="${1:-${RAMPART_SECRET_SERVICE_DIR:-/tmp/rampart-secret-service-$(id -u)}}"
+    [ -f "$state/bus.address" ] || return 0
+    local address keyring
+    address="$(cat "$state/bus.address")"
+    keyring="$(DBUS_SESSION_BUS_ADDRESS="$address" dbus-send --session --dest=org.freedesktop.DBus --print-reply \
+        /org/freedesktop/DBus org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null \
+        | sed -n 's/.*uint32 //p')"
+    [ -n "$keyring" ] && kill "$keyring" 2>/dev/null
+    [ -f "$state/bus.pid" ] && kill "$(cat "$state/bus.pid")" 2>/dev/null
+    rm -f "$state/bus.address" "$state/bus.pid"
+    return 0
+}
+
+if [ "${1:-}" = "stop" ]; then
+    rampart_secret_service_stop "${2:-}"
+else
+    rampart_secret_service_start
+fi
