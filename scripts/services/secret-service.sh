@@ -83,8 +83,12 @@ rampart_secret_service_stop() {
     keyring="$(DBUS_SESSION_BUS_ADDRESS="$address" dbus-send --session --dest=org.freedesktop.DBus --print-reply \
         /org/freedesktop/DBus org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null \
         | sed -n 's/.*uint32 //p')"
-    [ -n "$keyring" ] && kill "$keyring" 2>/dev/null
-    [ -f "$state/bus.pid" ] && kill "$(cat "$state/bus.pid")" 2>/dev/null
+    local bus=""
+    [ -f "$state/bus.pid" ] && bus="$(cat "$state/bus.pid")"
+    # TERM first; KILL for a process started with TERM blocked (a test runner's signal mask).
+    for pid in $keyring $bus; do kill "$pid" 2>/dev/null; done
+    sleep 0.2
+    for pid in $keyring $bus; do kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null; done
     rm -f "$state/bus.address" "$state/bus.pid"
     return 0
 }

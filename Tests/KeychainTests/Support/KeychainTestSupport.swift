@@ -89,7 +89,7 @@ enum SecretServiceAvailability {
         guard FileManager.default.fileExists(atPath: script) else { return }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", "source \"$0\" >&2 && printf '%s' \"$DBUS_SESSION_BUS_ADDRESS\"", script]
+        process.arguments = ["-c", closeInheritedDescriptors + "source \"$0\" >&2 && printf '%s' \"$DBUS_SESSION_BUS_ADDRESS\"", script]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.standardError
@@ -102,6 +102,12 @@ enum SecretServiceAvailability {
         }
     }
 }
+
+/// A bash prefix that closes every descriptor above 2 before the daemons are forked.
+/// Foundation's `Process` on Linux notices a child's exit through a socket the child inherits;
+/// a daemon keeping that socket would make `waitUntilExit` wait for the daemon.
+let closeInheritedDescriptors =
+    "for fd in /proc/$$/fd/*; do n=${fd##*/}; if [ \"$n\" -gt 2 ]; then eval \"exec $n>&-\"; fi; done 2>/dev/null; "
 
 /// The built `rampart` executable, for tests that need a second process.
 enum RampartExecutable {
@@ -132,8 +138,9 @@ final class ChildProcess: @unchecked Sendable {
     let process = Process()
     let outputFile: URL
 
-    init(_ executable: URL, _ arguments: [String], outputFile: URL) throws {
+    init(_ executable: URL, _ arguments: [String], outputFile: URL, environment: [String: String] = [:]) throws {
         self.outputFile = outputFile
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         process.executableURL = executable
         process.arguments = arguments
@@ -142,6 +149,18 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     func start() throws { try process.run() }
+
+    /// Runs to the end with `input` on standard input; returns the exit status.
+    @discardableResult
+    func run(input: [UInt8] = []) throws -> Int32 {
+        let pipe = Pipe()
+        process.standardInput = pipe
+        try process.run()
+        pipe.fileHandleForWriting.write(Data(input))
+        try pipe.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
 
     var lines: [Substring] {
         let text = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
