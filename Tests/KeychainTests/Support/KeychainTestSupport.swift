@@ -77,12 +77,12 @@ enum SecretServiceAvailability {
     }
 
     /// Whether Secret Service cases should run (they do when available or required).
-    static var shouldRun: Bool {
+    static let shouldRun: Bool = {
         if unavailableReason == nil { return true }
         if required { return true }
         print("Skipping Secret Service keychain tests: \(unavailableReason ?? "")")
         return false
-    }
+    }()
 
     private static func startPrivateService() {
         let script = packageRoot.appendingPathComponent("scripts/services/secret-service.sh").path
