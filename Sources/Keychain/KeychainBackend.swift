@@ -138,8 +138,3 @@ extension GlobalContainer: HasKeychain {
         resolve(.keychain) { KeychainBackend.keychain(for: environment) }
     }
 }
-
-extension UserContainer: HasKeychain {
-    /// The app-wide keychain (items of a user are addressed with ``KeychainItemID/user(_:_:accessGroup:)``).
-    public var keychain: any Keychain { global.keychain }
-}

@@ -5,7 +5,10 @@
 #   unlocked with a throw-away password, in a fresh data folder.
 # Idempotent: a second `source` in the same state folder reuses the running bus and daemon.
 # Exports DBUS_SESSION_BUS_ADDRESS, RAMPART_SECRET_SERVICE=1 (or =0 with a reason on stderr).
-# State lives in ${RAMPART_SECRET_SERVICE_DIR:-/tmp/rampart-secret-service-$UID}.
+# State lives in $RAMPART_SECRET_SERVICE_DIR, else $RAMPART_SERVICES_DIR/secret-service (set by
+# scripts/test.sh, which also kills the pids this script appends to RAMPART_SERVICE_PIDS), else
+# /tmp/rampart-secret-service-$UID. Never fails the sourcing shell (safe under `set -euo pipefail`):
+# on failure it prints why and exports RAMPART_SECRET_SERVICE=0.
 
 # Whether some process owns org.freedesktop.secrets on the bus at $1.
 rampart_secret_service_owned() {
@@ -14,8 +17,26 @@ rampart_secret_service_owned() {
         | grep -q 'boolean true'
 }
 
+rampart_secret_service_state() {
+    if [ -n "${RAMPART_SECRET_SERVICE_DIR:-}" ]; then
+        printf '%s' "$RAMPART_SECRET_SERVICE_DIR"
+    elif [ -n "${RAMPART_SERVICES_DIR:-}" ]; then
+        printf '%s' "$RAMPART_SERVICES_DIR/secret-service"
+    else
+        printf '%s' "/tmp/rampart-secret-service-$(id -u)"
+    fi
+}
+
+# The pid of the process owning org.freedesktop.secrets on the bus at $1.
+rampart_secret_service_owner_pid() {
+    DBUS_SESSION_BUS_ADDRESS="$1" dbus-send --session --dest=org.freedesktop.DBus --print-reply \
+        /org/freedesktop/DBus org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null \
+        | sed -n 's/.*uint32 //p'
+}
+
 rampart_secret_service_start() {
-    local state="${RAMPART_SECRET_SERVICE_DIR:-/tmp/rampart-secret-service-$(id -u)}"
+    local state
+    state="$(rampart_secret_service_state)"
     local missing=""
     for tool in dbus-daemon gnome-keyring-daemon; do
         command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
@@ -69,6 +90,13 @@ rampart_secret_service_start() {
             sleep 0.1
         done
     fi
+    # Let scripts/test.sh stop them when it exits.
+    if declare -p RAMPART_SERVICE_PIDS >/dev/null 2>&1; then
+        local keyring
+        keyring="$(rampart_secret_service_owner_pid "$address")"
+        RAMPART_SERVICE_PIDS+=("$(cat "$state/bus.pid")")
+        [ -n "$keyring" ] && RAMPART_SERVICE_PIDS+=("$keyring")
+    fi
     export RAMPART_SECRET_SERVICE=1
     return 0
 }
@@ -76,13 +104,12 @@ rampart_secret_service_start() {
 # Stops the bus and daemon of a state folder (default: the one above). Tests that start a
 # service of their own (to lock it) call this when done.
 rampart_secret_service_stop() {
-    local state="${1:-${RAMPART_SECRET_SERVICE_DIR:-/tmp/rampart-secret-service-$(id -u)}}"
+    local state="${1:-}"
+    [ -n "$state" ] || state="$(rampart_secret_service_state)"
     [ -f "$state/bus.address" ] || return 0
     local address keyring
     address="$(cat "$state/bus.address")"
-    keyring="$(DBUS_SESSION_BUS_ADDRESS="$address" dbus-send --session --dest=org.freedesktop.DBus --print-reply \
-        /org/freedesktop/DBus org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null \
-        | sed -n 's/.*uint32 //p')"
+    keyring="$(rampart_secret_service_owner_pid "$address")"
     local bus=""
     [ -f "$state/bus.pid" ] && bus="$(cat "$state/bus.pid")"
     # TERM first; KILL for a process started with TERM blocked (a test runner's signal mask).
@@ -96,5 +123,5 @@ rampart_secret_service_stop() {
 if [ "${1:-}" = "stop" ]; then
     rampart_secret_service_stop "${2:-}"
 else
-    rampart_secret_service_start
+    rampart_secret_service_start || true
 fi
