@@ -1,4 +1,0 @@
-import RampartCore
-extension GlobalContainer: HasKeychain {
-    public var keychain: any Keychain { resolve(DependencyKey<any Keychain>("keychain")) { InMemoryKeychain() } }
-}
