@@ -54,7 +54,7 @@ final class TreeBuilder {
                 skipNextNewline = false
                 dispatch(token)
             }
-            if case .eof = token { break }
+            if case .eof = token { stopParsing(); break }
             let adjusted = adjustedCurrentNode
             tokenizer.allowCDATA = adjusted != nil && adjusted!.namespace != .html
         }
@@ -102,8 +102,33 @@ final class TreeBuilder {
     @discardableResult
     func pop() -> Element {
         let element = openElements.removeLast()
-        if element.namespace == .html { openCounts[element.localName]! -= 1 }
+        if element.namespace == .html {
+            openCounts[element.localName]! -= 1
+            if element.localName == "option" { maybeCloneIntoSelectedContent(element) }
+        }
         return element
+    }
+
+    /// Select elements whose `<selectedcontent>` already holds an option's clone; `true` when
+    /// that option had the `selected` attribute.
+    var selectedContentChosen: [ObjectIdentifier: Bool] = [:]
+
+    /// "Maybe clone an option into selectedcontent" (customizable `<select>`): when an option is
+    /// popped, the first option (or the last one with `selected`) is cloned into the select's
+    /// `<selectedcontent>`.
+    func maybeCloneIntoSelectedContent(_ option: Element) {
+        var node = option.parent
+        while let n = node, !((n as? Element)?.isHTML("select") ?? false) { node = n.parent }
+        guard let select = node as? Element else { return }
+        var selectedContent: Element?
+        for d in select.descendants { if let e = d as? Element, e.isHTML("selectedcontent") { selectedContent = e; break } }
+        guard let target = selectedContent else { return }
+        let hasSelected = option.attribute("selected") != nil
+        let key = ObjectIdentifier(select)
+        if selectedContentChosen[key] != nil && !hasSelected { return }
+        selectedContentChosen[key] = hasSelected
+        target.removeAllChildren()
+        for child in option.children { target.appendChild(child.clone(deep: true)) }
     }
 
     func removeFromStack(_ element: Element) {
@@ -151,7 +176,7 @@ final class TreeBuilder {
         default:
             switch e.namespace {
             case .html:
-                if ElementSets.defaultScope.contains(e.localName) { return true }
+                if ElementSets.defaultScope.contains(e.localName) || e.localName == "select" { return true }
                 if scope == .listItem && (e.localName == "ol" || e.localName == "ul") { return true }
                 if scope == .button && e.localName == "button" { return true }
                 return false
@@ -841,7 +866,6 @@ final class TreeBuilder {
         case .endTag(let tag): inBodyEndTag(tag, token)
         case .eof:
             if !templateModes.isEmpty { inTemplate(token); return }
-            // Parse error if unexpected elements are open; stop parsing.
         }
     }
 
@@ -924,7 +948,7 @@ final class TreeBuilder {
             while i >= 0, let e = activeFormatting[i] {
                 if e.isHTML("a") {
                     error("unexpected-start-tag")
-                    _ = adoptionAgency("a")
+                    if !adoptionAgency("a") { anyOtherEndTag("a") }
                     if let fi = formattingIndex(e) { activeFormatting.remove(at: fi) }
                     removeFromStack(e)
                     break
@@ -940,7 +964,7 @@ final class TreeBuilder {
             reconstructFormatting()
             if inScope("nobr") {
                 error("unexpected-start-tag")
-                _ = adoptionAgency("nobr")
+                if !adoptionAgency("nobr") { anyOtherEndTag("nobr") }
                 reconstructFormatting()
             }
             pushFormatting(insertElement(tag))
@@ -955,12 +979,11 @@ final class TreeBuilder {
             framesetOK = false
             mode = .inTable
         case "area", "br", "embed", "img", "keygen", "wbr":
-            if name == "keygen" && inScope("select") { error("unexpected-start-tag"); popUntil("select") }
             reconstructFormatting()
             insertElement(tag); pop()
             framesetOK = false
         case "input":
-            if let context, context.isHTML("select"), openElements.count == 1 || !inScope("select") { _ = context }
+            if let context, context.isHTML("select") { error("unexpected-start-tag"); return }
             if inScope("select") {
                 error("unexpected-start-tag")
                 popUntil("select")
@@ -1124,6 +1147,11 @@ final class TreeBuilder {
         default:
             anyOtherEndTag(name)
         }
+    }
+
+    /// "Stop parsing": pop every open element (which runs the pop hooks, e.g. selectedcontent).
+    func stopParsing() {
+        while !openElements.isEmpty { pop() }
     }
 
     func anyOtherEndTag(_ name: String) {
