@@ -64,7 +64,7 @@ import Testing
     }
 
     static func tokenize(_ input: String, state: Tokenizer.State, lastStartTag: String?) -> [TestToken] {
-        let tokenizer = Tokenizer(input: InputStream.preprocess(Array(input.utf8)))
+        var tokenizer = Tokenizer(input: InputStream.preprocess(Array(input.utf8)))
         tokenizer.state = state
         tokenizer.lastStartTagName = lastStartTag
         var tokens: [TestToken] = []

@@ -3,13 +3,32 @@
 // foreign content and fragment parsing.
 
 final class TreeBuilder {
+    // Name sets used by the insertion modes (hoisted so no array is built per token).
+    static let set0: Set<String> = ["mi", "mo", "mn", "ms", "mtext", "annotation-xml"]
+    static let set1: Set<String> = ["table", "tbody", "tfoot", "thead", "tr"]
+    static let set2: Set<String> = ["mi", "mo", "mn", "ms", "mtext"]
+    static let set3: Set<String> = ["head", "body", "html", "br"]
+    static let set4: Set<String> = ["basefont", "bgsound", "link", "meta", "noframes", "style"]
+    static let set5: Set<String> = ["address", "div", "p"]
+    static let set6: Set<String> = ["tbody", "tfoot", "thead", "template", "html"]
+    static let set7: Set<String> = ["tr", "template", "html"]
+    static let set8: Set<String> = ["table", "tbody", "template", "tfoot", "thead", "tr"]
+    static let set9: Set<String> = ["caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr"]
+    static let set10: Set<String> = ["body", "col", "colgroup", "html", "tbody", "td", "tfoot", "th", "thead", "tr"]
+    static let set11: Set<String> = ["tbody", "tfoot", "thead"]
+    static let set12: Set<String> = ["caption", "col", "colgroup", "tbody", "tfoot", "thead"]
+    static let set13: Set<String> = ["body", "caption", "col", "colgroup", "html", "td", "th", "tr"]
+    static let set14: Set<String> = ["caption", "col", "colgroup", "tbody", "tfoot", "thead", "tr"]
+    static let set15: Set<String> = ["body", "caption", "col", "colgroup", "html", "td", "th"]
+    static let set16: Set<String> = ["body", "caption", "col", "colgroup", "html"]
+
     enum Mode {
         case initial, beforeHTML, beforeHead, inHead, inHeadNoscript, afterHead, inBody, text, inTable, inTableText
         case inCaption, inColumnGroup, inTableBody, inRow, inCell, inTemplate, afterBody
         case inFrameset, afterFrameset, afterAfterBody, afterAfterFrameset
     }
 
-    let tokenizer: Tokenizer
+    var tokenizer: Tokenizer
     let document = Document()
     let scripting: Bool
     let maxDepth: Int
@@ -181,7 +200,7 @@ final class TreeBuilder {
                 if scope == .button && e.localName == "button" { return true }
                 return false
             case .mathml:
-                return ["mi", "mo", "mn", "ms", "mtext", "annotation-xml"].contains(e.localName)
+                return TreeBuilder.set0.contains(e.localName)
             case .svg:
                 return e.localName == "foreignObject" || e.localName == "desc" || e.localName == "title"
             }
@@ -242,7 +261,7 @@ final class TreeBuilder {
             depthTruncated = true
             target = openElements[maxDepth - 1]
         }
-        if fosterParenting && target.namespace == .html && ["table", "tbody", "tfoot", "thead", "tr"].contains(target.localName) {
+        if fosterParenting && target.namespace == .html && TreeBuilder.set1.contains(target.localName) {
             var lastTemplate = -1, lastTable = -1
             for (i, e) in openElements.enumerated().reversed() {
                 if lastTemplate < 0 && e.isHTML("template") { lastTemplate = i }
@@ -480,7 +499,7 @@ final class TreeBuilder {
     // MARK: Dispatch (§13.2.6 tree construction dispatcher)
 
     func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
-        e.namespace == .mathml && ["mi", "mo", "mn", "ms", "mtext"].contains(e.localName)
+        e.namespace == .mathml && TreeBuilder.set2.contains(e.localName)
     }
 
     func isHTMLIntegrationPoint(_ e: Element) -> Bool {
@@ -657,7 +676,7 @@ final class TreeBuilder {
             document.appendChild(element)
             push(element)
             mode = .beforeHead
-        case .endTag(let tag) where !["head", "body", "html", "br"].contains(tag.name):
+        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.name):
             error("unexpected-end-tag")
         default:
             beforeHTMLAnythingElse()
@@ -686,7 +705,7 @@ final class TreeBuilder {
         case .startTag(let tag) where tag.name == "head":
             headElement = insertElement(tag)
             mode = .inHead
-        case .endTag(let tag) where !["head", "body", "html", "br"].contains(tag.name):
+        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.name):
             error("unexpected-end-tag")
         default:
             headElement = insertElement(TagToken(name: "head", attributes: [], selfClosing: false))
@@ -768,7 +787,7 @@ final class TreeBuilder {
             if rest.isEmpty { return }
             error("unexpected-character"); pop(); mode = .inHead; process(.characters(rest), mode)
         case .comment: inHead(token)
-        case .startTag(let tag) where ["basefont", "bgsound", "link", "meta", "noframes", "style"].contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set4.contains(tag.name):
             inHead(token)
         case .startTag(let tag) where tag.name == "head" || tag.name == "noscript":
             error("unexpected-start-tag")
@@ -925,7 +944,7 @@ final class TreeBuilder {
                     popUntil(node.localName)
                     break
                 }
-                if ElementSets.isSpecial(node) && !(node.namespace == .html && ["address", "div", "p"].contains(node.localName)) { break }
+                if ElementSets.isSpecial(node) && !(node.namespace == .html && TreeBuilder.set5.contains(node.localName)) { break }
                 i -= 1
             }
             closePIfInButtonScope()
@@ -1193,17 +1212,17 @@ final class TreeBuilder {
     }
 
     func clearStackToTableBodyContext() {
-        while let e = currentNode, !(e.namespace == .html && ["tbody", "tfoot", "thead", "template", "html"].contains(e.localName)) { pop() }
+        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set6.contains(e.localName)) { pop() }
     }
 
     func clearStackToTableRowContext() {
-        while let e = currentNode, !(e.namespace == .html && ["tr", "template", "html"].contains(e.localName)) { pop() }
+        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set7.contains(e.localName)) { pop() }
     }
 
     func inTable(_ token: Token) {
         switch token {
         case .characters:
-            if let current = currentNode, current.namespace == .html, ["table", "tbody", "template", "tfoot", "thead", "tr"].contains(current.localName) {
+            if let current = currentNode, current.namespace == .html, TreeBuilder.set8.contains(current.localName) {
                 pendingTableText = []
                 originalMode = mode
                 mode = .inTableText
@@ -1303,11 +1322,11 @@ final class TreeBuilder {
         switch token {
         case .endTag(let tag) where tag.name == "caption":
             closeCaption()
-        case .startTag(let tag) where ["caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr"].contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set9.contains(tag.name):
             if closeCaption() { process(token, mode) }
         case .endTag(let tag) where tag.name == "table":
             if closeCaption() { process(token, mode) }
-        case .endTag(let tag) where ["body", "col", "colgroup", "html", "tbody", "td", "tfoot", "th", "thead", "tr"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set10.contains(tag.name):
             error("unexpected-end-tag")
         default:
             inBody(token)
@@ -1362,16 +1381,16 @@ final class TreeBuilder {
             insertElement(TagToken(name: "tr", attributes: [], selfClosing: false))
             mode = .inRow
             process(token, mode)
-        case .endTag(let tag) where ["tbody", "tfoot", "thead"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set11.contains(tag.name):
             if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
             clearStackToTableBodyContext()
             pop()
             mode = .inTable
-        case .startTag(let tag) where ["caption", "col", "colgroup", "tbody", "tfoot", "thead"].contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set12.contains(tag.name):
             tableBodyEscape(token)
         case .endTag(let tag) where tag.name == "table":
             tableBodyEscape(token)
-        case .endTag(let tag) where ["body", "caption", "col", "colgroup", "html", "td", "th", "tr"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set13.contains(tag.name):
             error("unexpected-end-tag")
         default:
             inTable(token)
@@ -1398,17 +1417,17 @@ final class TreeBuilder {
             clearStackToTableRowContext()
             pop()
             mode = .inTableBody
-        case .startTag(let tag) where ["caption", "col", "colgroup", "tbody", "tfoot", "thead", "tr"].contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set14.contains(tag.name):
             if !inScope("tr", .table) { error("unexpected-start-tag"); return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
         case .endTag(let tag) where tag.name == "table":
             if !inScope("tr", .table) { error("unexpected-end-tag"); return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
-        case .endTag(let tag) where ["tbody", "tfoot", "thead"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set11.contains(tag.name):
             if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
             if !inScope("tr", .table) { return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
-        case .endTag(let tag) where ["body", "caption", "col", "colgroup", "html", "td", "th"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set15.contains(tag.name):
             error("unexpected-end-tag")
         default:
             inTable(token)
@@ -1432,13 +1451,13 @@ final class TreeBuilder {
             popUntil(tag.name)
             clearFormattingToMarker()
             mode = .inRow
-        case .startTag(let tag) where ["caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr"].contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set9.contains(tag.name):
             if !inScope("td", .table) && !inScope("th", .table) { error("unexpected-start-tag"); return }
             closeCell()
             process(token, mode)
-        case .endTag(let tag) where ["body", "caption", "col", "colgroup", "html"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set16.contains(tag.name):
             error("unexpected-end-tag")
-        case .endTag(let tag) where ["table", "tbody", "tfoot", "thead", "tr"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set1.contains(tag.name):
             if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
             closeCell()
             process(token, mode)
