@@ -2,7 +2,7 @@
 // list of active formatting elements, the adoption agency algorithm, foster parenting, templates,
 // foreign content and fragment parsing.
 
-final class TreeBuilder {
+struct TreeBuilder {
     // Name sets used by the insertion modes (hoisted so no array is built per token).
     static let set0: Set<String> = ["mi", "mo", "mn", "ms", "mtext", "annotation-xml"]
     static let set1: Set<String> = ["table", "tbody", "tfoot", "thead", "tr"]
@@ -56,13 +56,13 @@ final class TreeBuilder {
         self.maxDepth = max(maxDepth, 4)
     }
 
-    func error(_ code: String) {
+    mutating func error(_ code: String) {
         if tokenizer.recordErrors { tokenizer.errors.append(ParseError(code: code, offset: tokenizer.pos)) }
     }
 
     // MARK: Running
 
-    func run() {
+    mutating func run() {
         while true {
             let token = tokenizer.nextToken()
             if case .characters(var s) = token, skipNextNewline {
@@ -80,7 +80,7 @@ final class TreeBuilder {
     }
 
     /// Sets up fragment parsing with `context` (§13.4 "parsing HTML fragments").
-    func prepareFragment(context: Element) {
+    mutating func prepareFragment(context: Element) {
         self.context = context
         if context.namespace == .html {
             switch context.localName {
@@ -113,13 +113,13 @@ final class TreeBuilder {
         return openElements.last
     }
 
-    func push(_ element: Element) {
+    mutating func push(_ element: Element) {
         openElements.append(element)
         if element.namespace == .html { openCounts[element.localName, default: 0] += 1 }
     }
 
     @discardableResult
-    func pop() -> Element {
+    mutating func pop() -> Element {
         let element = openElements.removeLast()
         if element.namespace == .html {
             openCounts[element.localName]! -= 1
@@ -135,7 +135,7 @@ final class TreeBuilder {
     /// "Maybe clone an option into selectedcontent" (customizable `<select>`): when an option is
     /// popped, the first option (or the last one with `selected`) is cloned into the select's
     /// `<selectedcontent>`.
-    func maybeCloneIntoSelectedContent(_ option: Element) {
+    mutating func maybeCloneIntoSelectedContent(_ option: Element) {
         var node = option.parent
         while let n = node, !((n as? Element)?.isHTML("select") ?? false) { node = n.parent }
         guard let select = node as? Element else { return }
@@ -150,34 +150,34 @@ final class TreeBuilder {
         for child in option.children { target.appendChild(child.clone(deep: true)) }
     }
 
-    func removeFromStack(_ element: Element) {
+    mutating func removeFromStack(_ element: Element) {
         if let index = openElements.lastIndex(where: { $0 === element }) {
             openElements.remove(at: index)
             if element.namespace == .html { openCounts[element.localName]! -= 1 }
         }
     }
 
-    func stackContains(_ element: Element) -> Bool {
+    mutating func stackContains(_ element: Element) -> Bool {
         var i = openElements.count - 1
         while i >= 0 { if openElements[i] === element { return true }; i -= 1 }
         return false
     }
 
-    func popUntil(_ name: String) {
+    mutating func popUntil(_ name: String) {
         while let e = currentNode {
             pop()
             if e.isHTML(name) { return }
         }
     }
 
-    func popUntil(anyOf names: Set<String>) {
+    mutating func popUntil(anyOf names: Set<String>) {
         while let e = currentNode {
             pop()
             if e.namespace == .html && names.contains(e.localName) { return }
         }
     }
 
-    func popUntil(_ element: Element) {
+    mutating func popUntil(_ element: Element) {
         while let e = currentNode {
             pop()
             if e === element { return }
@@ -186,7 +186,7 @@ final class TreeBuilder {
 
     enum Scope { case normal, listItem, button, table, select }
 
-    func isScopeBoundary(_ e: Element, _ scope: Scope) -> Bool {
+    mutating func isScopeBoundary(_ e: Element, _ scope: Scope) -> Bool {
         switch scope {
         case .select:
             return !(e.namespace == .html && (e.localName == "optgroup" || e.localName == "option"))
@@ -207,7 +207,7 @@ final class TreeBuilder {
         }
     }
 
-    func inScope(_ name: String, _ scope: Scope = .normal) -> Bool {
+    mutating func inScope(_ name: String, _ scope: Scope = .normal) -> Bool {
         if (openCounts[name] ?? 0) == 0 { return false }
         var i = openElements.count - 1
         while i >= 0 {
@@ -219,7 +219,7 @@ final class TreeBuilder {
         return false
     }
 
-    func inScope(anyOf names: Set<String>, _ scope: Scope = .normal) -> Bool {
+    mutating func inScope(anyOf names: Set<String>, _ scope: Scope = .normal) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]
@@ -230,7 +230,7 @@ final class TreeBuilder {
         return false
     }
 
-    func inScope(element target: Element) -> Bool {
+    mutating func inScope(element target: Element) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]
@@ -241,13 +241,13 @@ final class TreeBuilder {
         return false
     }
 
-    func generateImpliedEndTags(except: String? = nil) {
+    mutating func generateImpliedEndTags(except: String? = nil) {
         while let e = currentNode, e.namespace == .html, ElementSets.impliedEnd.contains(e.localName), e.localName != except {
             pop()
         }
     }
 
-    func generateImpliedEndTagsThoroughly() {
+    mutating func generateImpliedEndTagsThoroughly() {
         while let e = currentNode, e.namespace == .html, ElementSets.impliedEndThorough.contains(e.localName) { pop() }
     }
 
@@ -255,7 +255,7 @@ final class TreeBuilder {
 
     struct Place { let parent: Node; let before: Node? }
 
-    func appropriatePlace(override target: Element? = nil) -> Place {
+    mutating func appropriatePlace(override target: Element? = nil) -> Place {
         var target: Element = target ?? currentNode!
         if target === currentNode && openElements.count > maxDepth {
             depthTruncated = true
@@ -280,11 +280,11 @@ final class TreeBuilder {
         return Place(parent: target, before: nil)
     }
 
-    func insert(_ node: Node, at place: Place) {
+    mutating func insert(_ node: Node, at place: Place) {
         place.parent.insertBefore(node, place.before)
     }
 
-    func insertText(_ s: String) {
+    mutating func insertText(_ s: String) {
         guard !s.isEmpty else { return }
         let place = appropriatePlace()
         if place.parent is Document { return }
@@ -293,23 +293,23 @@ final class TreeBuilder {
         insert(Text(s), at: place)
     }
 
-    func insertComment(_ data: String, at place: Place? = nil) {
+    mutating func insertComment(_ data: String, at place: Place? = nil) {
         insert(Comment(data), at: place ?? appropriatePlace())
     }
 
-    func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
+    mutating func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
         Element(localName: tag.name, namespace: namespace, attributes: tag.attributes)
     }
 
     @discardableResult
-    func insertElement(_ tag: TagToken, _ namespace: Namespace = .html) -> Element {
+    mutating func insertElement(_ tag: TagToken, _ namespace: Namespace = .html) -> Element {
         let element = createElement(tag, namespace)
         insert(element, at: appropriatePlace())
         push(element)
         return element
     }
 
-    func insertForeign(_ tag: TagToken, _ namespace: Namespace) {
+    mutating func insertForeign(_ tag: TagToken, _ namespace: Namespace) {
         var tag = tag
         if namespace == .mathml { adjustMathMLAttributes(&tag) }
         if namespace == .svg { adjustSVGAttributes(&tag) }
@@ -319,17 +319,17 @@ final class TreeBuilder {
         if tag.selfClosing { pop() }
     }
 
-    func adjustMathMLAttributes(_ tag: inout TagToken) {
+    mutating func adjustMathMLAttributes(_ tag: inout TagToken) {
         for i in tag.attributes.indices where tag.attributes[i].name == "definitionurl" { tag.attributes[i].name = "definitionURL" }
     }
 
-    func adjustSVGAttributes(_ tag: inout TagToken) {
+    mutating func adjustSVGAttributes(_ tag: inout TagToken) {
         for i in tag.attributes.indices {
             if let adjusted = ElementSets.svgAttributeNames[tag.attributes[i].name] { tag.attributes[i].name = adjusted }
         }
     }
 
-    func adjustForeignAttributes(_ attributes: [Attribute]) -> [Attribute] {
+    mutating func adjustForeignAttributes(_ attributes: [Attribute]) -> [Attribute] {
         var result = attributes
         for i in result.indices {
             if let (ns, local) = ElementSets.foreignAttributes[result[i].name] {
@@ -342,7 +342,7 @@ final class TreeBuilder {
 
     // MARK: Active formatting elements
 
-    func pushFormatting(_ element: Element) {
+    mutating func pushFormatting(_ element: Element) {
         // Noah's Ark: at most three equal entries after the last marker.
         var count = 0
         var earliest = -1
@@ -358,13 +358,13 @@ final class TreeBuilder {
         activeFormatting.append(element)
     }
 
-    func sameAttributes(_ a: Element, _ b: Element) -> Bool {
+    mutating func sameAttributes(_ a: Element, _ b: Element) -> Bool {
         guard a.attributes.count == b.attributes.count else { return false }
         for attribute in a.attributes where !b.attributes.contains(attribute) { return false }
         return true
     }
 
-    func reconstructFormatting() {
+    mutating func reconstructFormatting() {
         guard let lastEntry = activeFormatting.last, let last = lastEntry, !stackContains(last) else { return }
         var index = activeFormatting.count - 1
         while index > 0 {
@@ -381,18 +381,18 @@ final class TreeBuilder {
         }
     }
 
-    func clearFormattingToMarker() {
+    mutating func clearFormattingToMarker() {
         while let entry = activeFormatting.popLast() { if entry == nil { return } }
     }
 
-    func formattingIndex(_ element: Element) -> Int? {
+    mutating func formattingIndex(_ element: Element) -> Int? {
         activeFormatting.lastIndex { $0 === element }
     }
 
     // MARK: Adoption agency (§13.2.6.4.7)
 
     /// Returns false when the caller must act as "any other end tag".
-    func adoptionAgency(_ subject: String) -> Bool {
+    mutating func adoptionAgency(_ subject: String) -> Bool {
         if let current = currentNode, current.isHTML(subject), formattingIndex(current) == nil {
             pop()
             return true
@@ -468,7 +468,7 @@ final class TreeBuilder {
 
     // MARK: Reset the insertion mode (§13.2.4.1)
 
-    func resetInsertionMode() {
+    mutating func resetInsertionMode() {
         var i = openElements.count - 1
         while i >= 0 {
             var node = openElements[i]
@@ -498,11 +498,11 @@ final class TreeBuilder {
 
     // MARK: Dispatch (§13.2.6 tree construction dispatcher)
 
-    func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
+    mutating func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
         e.namespace == .mathml && TreeBuilder.set2.contains(e.localName)
     }
 
-    func isHTMLIntegrationPoint(_ e: Element) -> Bool {
+    mutating func isHTMLIntegrationPoint(_ e: Element) -> Bool {
         if e.namespace == .mathml && e.localName == "annotation-xml" {
             guard let encoding = e.attribute("encoding")?.lowercased() else { return false }
             return encoding == "text/html" || encoding == "application/xhtml+xml"
@@ -510,7 +510,7 @@ final class TreeBuilder {
         return e.namespace == .svg && (e.localName == "foreignObject" || e.localName == "desc" || e.localName == "title")
     }
 
-    func dispatch(_ token: Token) {
+    mutating func dispatch(_ token: Token) {
         guard let node = adjustedCurrentNode, node.namespace != .html else { process(token, mode); return }
         switch token {
         case .startTag(let tag):
@@ -528,7 +528,7 @@ final class TreeBuilder {
 
     // MARK: Foreign content (§13.2.6.5)
 
-    func processForeign(_ token: Token) {
+    mutating func processForeign(_ token: Token) {
         switch token {
         case .characters(let s):
             var text = s
@@ -582,7 +582,7 @@ final class TreeBuilder {
 
     // MARK: Modes
 
-    func process(_ token: Token, _ mode: Mode) {
+    mutating func process(_ token: Token, _ mode: Mode) {
         switch mode {
         case .initial: initial(token)
         case .beforeHTML: beforeHTML(token)
@@ -609,7 +609,7 @@ final class TreeBuilder {
     }
 
     /// Splits leading ASCII whitespace off a character run.
-    func splitWhitespace(_ s: String) -> (String, String) {
+    mutating func splitWhitespace(_ s: String) -> (String, String) {
         let utf8 = s.utf8
         var index = utf8.startIndex
         while index < utf8.endIndex, isWhitespaceByte(utf8[index]) { index = utf8.index(after: index) }
@@ -618,7 +618,7 @@ final class TreeBuilder {
         return (String(s[..<index]), String(s[index...]))
     }
 
-    func initial(_ token: Token) {
+    mutating func initial(_ token: Token) {
         switch token {
         case .characters(let s):
             let (_, rest) = splitWhitespace(s)
@@ -640,12 +640,12 @@ final class TreeBuilder {
         }
     }
 
-    func initialAnythingElse() {
+    mutating func initialAnythingElse() {
         if !iframeSrcdoc { error("expected-doctype"); document.quirksMode = .quirks }
         mode = .beforeHTML
     }
 
-    func quirksMode(for d: DoctypeToken) -> Document.QuirksMode {
+    mutating func quirksMode(for d: DoctypeToken) -> Document.QuirksMode {
         if d.forceQuirks || d.name != "html" { return .quirks }
         let publicId = d.publicId?.lowercased()
         let systemId = d.systemId?.lowercased()
@@ -662,7 +662,7 @@ final class TreeBuilder {
         return .noQuirks
     }
 
-    func beforeHTML(_ token: Token) {
+    mutating func beforeHTML(_ token: Token) {
         switch token {
         case .doctype: error("unexpected-doctype")
         case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
@@ -684,14 +684,14 @@ final class TreeBuilder {
         }
     }
 
-    func beforeHTMLAnythingElse() {
+    mutating func beforeHTMLAnythingElse() {
         let element = Element(localName: "html")
         document.appendChild(element)
         push(element)
         mode = .beforeHead
     }
 
-    func beforeHead(_ token: Token) {
+    mutating func beforeHead(_ token: Token) {
         switch token {
         case .characters(let s):
             let (_, rest) = splitWhitespace(s)
@@ -714,7 +714,7 @@ final class TreeBuilder {
         }
     }
 
-    func inHead(_ token: Token) {
+    mutating func inHead(_ token: Token) {
         switch token {
         case .characters(let s):
             let (ws, rest) = splitWhitespace(s)
@@ -775,7 +775,7 @@ final class TreeBuilder {
         }
     }
 
-    func inHeadNoscript(_ token: Token) {
+    mutating func inHeadNoscript(_ token: Token) {
         switch token {
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag) where tag.name == "html": inBody(token)
@@ -798,7 +798,7 @@ final class TreeBuilder {
         }
     }
 
-    func afterHead(_ token: Token) {
+    mutating func afterHead(_ token: Token) {
         switch token {
         case .characters(let s):
             let (ws, rest) = splitWhitespace(s)
@@ -842,33 +842,33 @@ final class TreeBuilder {
         }
     }
 
-    func genericRCDATA(_ tag: TagToken) {
+    mutating func genericRCDATA(_ tag: TagToken) {
         insertElement(tag)
         tokenizer.state = .rcdata
         originalMode = mode
         mode = .text
     }
 
-    func genericRawText(_ tag: TagToken) {
+    mutating func genericRawText(_ tag: TagToken) {
         insertElement(tag)
         tokenizer.state = .rawtext
         originalMode = mode
         mode = .text
     }
 
-    func closePElement() {
+    mutating func closePElement() {
         generateImpliedEndTags(except: "p")
         if currentNode?.isHTML("p") != true { error("unexpected-end-tag") }
         popUntil("p")
     }
 
-    func closePIfInButtonScope() {
+    mutating func closePIfInButtonScope() {
         if inScope("p", .button) { closePElement() }
     }
 
     // MARK: In body (§13.2.6.4.7)
 
-    func inBody(_ token: Token) {
+    mutating func inBody(_ token: Token) {
         switch token {
         case .characters(var s):
             if s.utf8.contains(0) {
@@ -888,7 +888,7 @@ final class TreeBuilder {
         }
     }
 
-    func inBodyStartTag(_ tag: TagToken, _ token: Token) {
+    mutating func inBodyStartTag(_ tag: TagToken, _ token: Token) {
         let name = tag.name
         switch name {
         case "html":
@@ -1099,7 +1099,7 @@ final class TreeBuilder {
         }
     }
 
-    func inBodyEndTag(_ tag: TagToken, _ token: Token) {
+    mutating func inBodyEndTag(_ tag: TagToken, _ token: Token) {
         let name = tag.name
         switch name {
         case "template": inHead(token)
@@ -1169,11 +1169,11 @@ final class TreeBuilder {
     }
 
     /// "Stop parsing": pop every open element (which runs the pop hooks, e.g. selectedcontent).
-    func stopParsing() {
+    mutating func stopParsing() {
         while !openElements.isEmpty { pop() }
     }
 
-    func anyOtherEndTag(_ name: String) {
+    mutating func anyOtherEndTag(_ name: String) {
         var i = openElements.count - 1
         while i >= 0 {
             let node = openElements[i]
@@ -1190,7 +1190,7 @@ final class TreeBuilder {
 
     // MARK: Text (§13.2.6.4.8)
 
-    func textMode(_ token: Token) {
+    mutating func textMode(_ token: Token) {
         switch token {
         case .characters(let s): insertText(s)
         case .eof:
@@ -1207,19 +1207,19 @@ final class TreeBuilder {
 
     // MARK: Tables
 
-    func clearStackToTableContext() {
+    mutating func clearStackToTableContext() {
         while let e = currentNode, !(e.namespace == .html && (e.localName == "table" || e.localName == "template" || e.localName == "html")) { pop() }
     }
 
-    func clearStackToTableBodyContext() {
+    mutating func clearStackToTableBodyContext() {
         while let e = currentNode, !(e.namespace == .html && TreeBuilder.set6.contains(e.localName)) { pop() }
     }
 
-    func clearStackToTableRowContext() {
+    mutating func clearStackToTableRowContext() {
         while let e = currentNode, !(e.namespace == .html && TreeBuilder.set7.contains(e.localName)) { pop() }
     }
 
-    func inTable(_ token: Token) {
+    mutating func inTable(_ token: Token) {
         switch token {
         case .characters:
             if let current = currentNode, current.namespace == .html, TreeBuilder.set8.contains(current.localName) {
@@ -1291,14 +1291,14 @@ final class TreeBuilder {
         }
     }
 
-    func inTableAnythingElse(_ token: Token) {
+    mutating func inTableAnythingElse(_ token: Token) {
         error("foster-parenting")
         fosterParenting = true
         inBody(token)
         fosterParenting = false
     }
 
-    func inTableText(_ token: Token) {
+    mutating func inTableText(_ token: Token) {
         if case .characters(var s) = token {
             if s.utf8.contains(0) { error("unexpected-null-character"); s = s.removingNUL() }
             if !s.isEmpty { pendingTableText.append(s) }
@@ -1318,7 +1318,7 @@ final class TreeBuilder {
         process(token, mode)
     }
 
-    func inCaption(_ token: Token) {
+    mutating func inCaption(_ token: Token) {
         switch token {
         case .endTag(let tag) where tag.name == "caption":
             closeCaption()
@@ -1334,7 +1334,7 @@ final class TreeBuilder {
     }
 
     @discardableResult
-    func closeCaption() -> Bool {
+    mutating func closeCaption() -> Bool {
         if !inScope("caption", .table) { error("unexpected-end-tag"); return false }
         generateImpliedEndTags()
         if currentNode?.isHTML("caption") != true { error("unexpected-end-tag") }
@@ -1344,7 +1344,7 @@ final class TreeBuilder {
         return true
     }
 
-    func inColumnGroup(_ token: Token) {
+    mutating func inColumnGroup(_ token: Token) {
         switch token {
         case .characters(let s):
             let (ws, rest) = splitWhitespace(s)
@@ -1369,7 +1369,7 @@ final class TreeBuilder {
         }
     }
 
-    func inTableBody(_ token: Token) {
+    mutating func inTableBody(_ token: Token) {
         switch token {
         case .startTag(let tag) where tag.name == "tr":
             clearStackToTableBodyContext()
@@ -1397,7 +1397,7 @@ final class TreeBuilder {
         }
     }
 
-    func tableBodyEscape(_ token: Token) {
+    mutating func tableBodyEscape(_ token: Token) {
         if !inScope(anyOf: ["tbody", "thead", "tfoot"], .table) { error("unexpected-token"); return }
         clearStackToTableBodyContext()
         pop()
@@ -1405,7 +1405,7 @@ final class TreeBuilder {
         process(token, mode)
     }
 
-    func inRow(_ token: Token) {
+    mutating func inRow(_ token: Token) {
         switch token {
         case .startTag(let tag) where tag.name == "th" || tag.name == "td":
             clearStackToTableRowContext()
@@ -1434,7 +1434,7 @@ final class TreeBuilder {
         }
     }
 
-    func closeCell() {
+    mutating func closeCell() {
         generateImpliedEndTags()
         if !(currentNode?.isHTML("td") == true || currentNode?.isHTML("th") == true) { error("unexpected-end-tag") }
         popUntil(anyOf: ["td", "th"])
@@ -1442,7 +1442,7 @@ final class TreeBuilder {
         mode = .inRow
     }
 
-    func inCell(_ token: Token) {
+    mutating func inCell(_ token: Token) {
         switch token {
         case .endTag(let tag) where tag.name == "td" || tag.name == "th":
             if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
@@ -1468,7 +1468,7 @@ final class TreeBuilder {
 
     // MARK: Template (§13.2.6.4.18)
 
-    func inTemplate(_ token: Token) {
+    mutating func inTemplate(_ token: Token) {
         switch token {
         case .characters, .comment, .doctype:
             inBody(token)
@@ -1502,7 +1502,7 @@ final class TreeBuilder {
 
     // MARK: After body, frameset
 
-    func afterBody(_ token: Token) {
+    mutating func afterBody(_ token: Token) {
         switch token {
         case .characters(let s):
             let (ws, rest) = splitWhitespace(s)
@@ -1521,11 +1521,11 @@ final class TreeBuilder {
         }
     }
 
-    func whitespaceOnly(_ s: String) -> String {
+    mutating func whitespaceOnly(_ s: String) -> String {
         String(decoding: s.utf8.filter(isWhitespaceByte), as: UTF8.self)
     }
 
-    func inFrameset(_ token: Token) {
+    mutating func inFrameset(_ token: Token) {
         switch token {
         case .characters(let s):
             let ws = whitespaceOnly(s)
@@ -1550,7 +1550,7 @@ final class TreeBuilder {
         }
     }
 
-    func afterFrameset(_ token: Token) {
+    mutating func afterFrameset(_ token: Token) {
         switch token {
         case .characters(let s):
             let ws = whitespaceOnly(s)
@@ -1566,7 +1566,7 @@ final class TreeBuilder {
         }
     }
 
-    func afterAfterBody(_ token: Token) {
+    mutating func afterAfterBody(_ token: Token) {
         switch token {
         case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
         case .doctype: inBody(token)
@@ -1582,7 +1582,7 @@ final class TreeBuilder {
         }
     }
 
-    func afterAfterFrameset(_ token: Token) {
+    mutating func afterAfterFrameset(_ token: Token) {
         switch token {
         case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
         case .doctype: inBody(token)
@@ -1602,8 +1602,8 @@ final class TreeBuilder {
 @inline(__always) func isWhitespaceScalar(_ s: Unicode.Scalar) -> Bool { s.value < 128 && isWhitespaceByte(UInt8(s.value)) }
 
 extension String {
-    func removingNUL() -> String { String(decoding: utf8.filter { $0 != 0 }, as: UTF8.self) }
-    func replacingNUL(with replacement: String) -> String {
+    mutating func removingNUL() -> String { String(decoding: utf8.filter { $0 != 0 }, as: UTF8.self) }
+    mutating func replacingNUL(with replacement: String) -> String {
         var out = ""
         for scalar in unicodeScalars { if scalar == "\0" { out += replacement } else { out.unicodeScalars.append(scalar) } }
         return out
