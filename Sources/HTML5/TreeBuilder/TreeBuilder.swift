@@ -45,7 +45,7 @@ struct TreeBuilder {
     var formElement: Element?
     var framesetOK = true
     var fosterParenting = false
-    var pendingTableText: [String] = []
+    var pendingTableText = ""
     var skipNextNewline = false
     var context: Element?
     var iframeSrcdoc = false
@@ -1223,7 +1223,7 @@ struct TreeBuilder {
         switch token {
         case .characters:
             if let current = currentNode, current.namespace == .html, TreeBuilder.set8.contains(current.localName) {
-                pendingTableText = []
+                pendingTableText = ""
                 originalMode = mode
                 mode = .inTableText
                 process(token, mode)
@@ -1301,11 +1301,11 @@ struct TreeBuilder {
     mutating func inTableText(_ token: Token) {
         if case .characters(var s) = token {
             if s.utf8.contains(0) { error("unexpected-null-character"); s = s.removingNUL() }
-            if !s.isEmpty { pendingTableText.append(s) }
+            pendingTableText += s
             return
         }
-        let text = pendingTableText.joined()
-        pendingTableText = []
+        let text = pendingTableText
+        pendingTableText = ""
         if text.utf8.contains(where: { !isWhitespaceByte($0) }) {
             error("foster-parenting-characters")
             fosterParenting = true
