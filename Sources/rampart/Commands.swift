@@ -7,5 +7,6 @@ enum RampartCommands {
         BenchCommand.self,
         DemoCommand.self,
         KeychainCommand.self,
+        HTML5Command.self,
     ]
 }
