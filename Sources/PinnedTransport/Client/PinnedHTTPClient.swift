@@ -152,7 +152,15 @@ public final class PinnedHTTPClient: Sendable {
                                 let (verdict, chain) = await verifier.verify(
                                     servedChain: served, host: target.host, port: target.port)
                                 record.withLockedValue { $0 = verdict }
-                                promise.succeed(verdict.allowsConnection ? .certificateVerified(VerificationMetadata(chain)) : .failed)
+                                guard verdict.allowsConnection, let chain else {
+                                    promise.succeed(.failed)
+                                    return
+                                }
+                                let validated = chain.compactMap { certificate in
+                                    (try? SPKIPin.derBytes(of: certificate)).flatMap { try? NIOSSLCertificate(bytes: $0, format: .der) }
+                                }
+                                promise.succeed(.certificateVerified(VerificationMetadata(
+                                    validated.count == chain.count ? NIOSSL.ValidatedCertificateChain(validated) : nil)))
                             }
                         })
                     try channel.pipeline.syncOperations.addHandler(tlsHandler)

@@ -65,7 +65,8 @@ public struct PinnedHTTPClientConfiguration: Sendable {
     public var maxResponseBytes: Int
     /// Same-host redirects followed; redirects to another host, port or scheme are always refused.
     public var maxRedirects: Int
-    /// The clock for chain validation dates, policy expiry and report times.
+    /// The clock for policy expiry and report times. (Certificate validity dates are checked
+    /// against the system time: swift-certificates deprecated validating at a chosen time.)
     public var clock: any RampartClock
 
     public init(

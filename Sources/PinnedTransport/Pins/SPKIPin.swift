@@ -53,10 +53,14 @@ public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible {
     /// `certificate.publicKey` if the DER cannot be walked.
     public init(certificate: Certificate) throws {
         if let raw = try? SPKIPin.rawSubjectPublicKeyInfo(of: certificate) {
-            self.digest = Array(SHA256.hash(data: raw))
+            self.init(uncheckedDigest: Array(SHA256.hash(data: raw)))
         } else {
             try self.init(publicKey: certificate.publicKey)
         }
+    }
+
+    private init(uncheckedDigest: [UInt8]) {
+        self.digest = uncheckedDigest
     }
 
     /// The pin in base64 (44 characters).

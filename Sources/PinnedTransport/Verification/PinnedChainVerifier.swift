@@ -77,7 +77,7 @@ public struct PinnedChainVerifier: Sendable {
         let now = clock.now
         let isIPAddress = PinnedChainVerifier.isIPAddress(host)
         var verifier = Verifier(rootCertificates: store) {
-            RFC5280Policy(validationTime: now)
+            RFC5280Policy()
             ServerIdentityPolicy(serverHostname: isIPAddress ? nil : host, serverIP: isIPAddress ? host : nil)
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(certificates.dropFirst()))
@@ -86,7 +86,7 @@ public struct PinnedChainVerifier: Sendable {
         case .validCertificate(let validated):
             chain = validated
         case .couldNotValidate(let failures):
-            return (.chainInvalid(reason: PinnedChainVerifier.explain(failures, leaf: leaf, now: now)), nil)
+            return (.chainInvalid(reason: PinnedChainVerifier.explain(failures, leaf: leaf, now: Date())), nil)
         }
         let verdict = evaluatePins(validatedChain: Array(chain), servedChain: certificates, host: host, port: port, now: now)
         return (verdict, chain)
@@ -112,8 +112,17 @@ public struct PinnedChainVerifier: Sendable {
         return domainPolicy.enforcement == .enforce ? .mismatch(report) : .mismatchReportOnly(report)
     }
 
+    /// Whether `host` is an IPv4 or IPv6 literal (then it is checked against the certificate's IP
+    /// addresses and sent without SNI).
     static func isIPAddress(_ host: String) -> Bool {
-        ServerIdentityPolicy.parsingIPv4Address(host) != nil || ServerIdentityPolicy.parsingIPv6Address(host) != nil
+        if host.contains(":") {
+            return host.unicodeScalars.allSatisfy { $0 == ":" || $0 == "." || $0.properties.isASCIIHexDigit }
+        }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { part in
+            !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber)
+                && (Int(part) ?? 256) <= 255
+        }
     }
 
     static func explain(_ failures: [CertificateValidationResult.PolicyFailure], leaf: Certificate, now: Date) -> String {
