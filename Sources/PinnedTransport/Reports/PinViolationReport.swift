@@ -27,7 +27,7 @@ public struct PinViolationReport: Sendable, Codable, Equatable {
     public var policy: DomainPinningPolicy
     /// Whether the connection was cut (`enforce`) or allowed (`reportOnly`).
     public var enforced: Bool
-    /// When the handshake happened.
+    /// When the handshake happened (to the second).
     public var time: Date
 
     public init(host: String, port: Int, servedChainPins: [SPKIPin], validatedChainPins: [SPKIPin],
@@ -38,7 +38,9 @@ public struct PinViolationReport: Sendable, Codable, Equatable {
         self.validatedChainPins = validatedChainPins
         self.policy = policy
         self.enforced = policy.enforcement == .enforce
-        self.time = time
+        // Whole seconds: the JSON form carries ISO 8601 without fractions, so a report read back
+        // equals the one written.
+        self.time = Date(timeIntervalSince1970: time.timeIntervalSince1970.rounded(.down))
     }
 
     /// The report as JSON (sorted keys, ISO 8601 dates).
