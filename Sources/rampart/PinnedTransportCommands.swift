@@ -49,12 +49,13 @@ struct PinCommand: AsyncParsableCommand {
                 pins = try SPKIPin.pins(fromPEM: text).map { ("\($0.certificate.subject)", $0.pin) }
             case (nil, let host?):
                 guard (1...65_535).contains(port) else {
-                    throw ValidationError("--port must be between 1 and 65535")
+                    throw PinnedTransportError.invalidURL("\(host):\(port)", reason: "--port must be between 1 and 65535")
                 }
                 let chain = try await ServedChain.fetch(host: host, port: port, serverName: serverName)
                 pins = try chain.map { ("\($0.subject)", try SPKIPin(certificate: $0)) }
             default:
-                throw ValidationError("give either a PEM file or --host (not both)")
+                FileHandle.standardError.write(Data("rampart pin: give either a PEM file or --host (not both)\n".utf8))
+                throw ExitCode(2)
             }
             for (subject, pin) in pins {
                 print(showSubjects ? "\(pin.base64)  \(subject)" : pin.base64)

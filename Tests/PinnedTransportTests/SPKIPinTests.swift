@@ -54,6 +54,32 @@ struct SPKIPinTests {
         }
     }
 
+    @Test(.enabled(if: OpenSSL.path != nil, "needs the openssl command"))
+    func pinOfCertificatesMadeByOpenSSLEqualsTheOpenSSLPipeline() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-openssl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for keySpec in ["rsa:2048", "ec", "ed25519"] {
+            let cert = directory.appendingPathComponent("\(keySpec.prefix(3)).pem").path
+            let key = directory.appendingPathComponent("\(keySpec.prefix(3)).key").path
+            var arguments = ["req", "-x509", "-nodes", "-days", "1", "-subj", "/CN=rampart.test", "-keyout", key, "-out", cert]
+            switch keySpec {
+            case "ec": arguments += ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+            default: arguments += ["-newkey", keySpec]
+            }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: OpenSSL.path!)
+            process.arguments = arguments
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            try #require(process.terminationStatus == 0, "openssl req failed for \(keySpec)")
+            let pem = try String(contentsOfFile: cert, encoding: .utf8)
+            let ours = try #require(try SPKIPin.pins(fromPEM: pem).first).pin.base64
+            #expect(ours == (try OpenSSL.pin(ofPEM: pem)), "\(keySpec)")
+        }
+    }
+
     @Test func pinOfThePublicKeyEqualsPinTakenFromTheCertificateBytes() throws {
         for (name, issued) in try SPKIPinTests.keyTypes() {
             #expect(try SPKIPin(publicKey: issued.certificate.publicKey) == SPKIPin(certificate: issued.certificate), "\(name)")
