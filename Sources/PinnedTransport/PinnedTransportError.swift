@@ -79,6 +79,8 @@ public enum PinnedTransportError: RampartError, Equatable {
     case trustRootsUnavailable(String)
     /// A certificate file or text could not be read.
     case certificateUnreadable(String)
+    /// A pin violation report could not be written or sent.
+    case reportNotDelivered(String)
     /// The client was shut down.
     case clientShutDown
 
@@ -97,6 +99,7 @@ public enum PinnedTransportError: RampartError, Equatable {
         case .malformedResponse: "transport.malformedResponse"
         case .trustRootsUnavailable: "transport.trustRootsUnavailable"
         case .certificateUnreadable: "transport.certificateUnreadable"
+        case .reportNotDelivered: "transport.reportNotDelivered"
         case .clientShutDown: "transport.clientShutDown"
         }
     }
@@ -131,6 +134,8 @@ public enum PinnedTransportError: RampartError, Equatable {
             return "The trust roots could not be loaded: \(reason)."
         case .certificateUnreadable(let reason):
             return "The certificate could not be read: \(reason)."
+        case .reportNotDelivered(let reason):
+            return "The pin violation report could not be delivered: \(reason)."
         case .clientShutDown:
             return "The pinned HTTP client was shut down; create a new one."
         }

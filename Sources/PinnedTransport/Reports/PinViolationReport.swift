@@ -89,7 +89,7 @@ public actor JSONLinesReportFile: PinViolationReportSink {
         let manager = FileManager.default
         if !manager.fileExists(atPath: url.path) {
             guard manager.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw PinnedTransportError.certificateUnreadable("cannot create report file \(url.path)")
+                throw PinnedTransportError.reportNotDelivered("cannot create the report file \(url.path)")
             }
         }
         let handle = try FileHandle(forWritingTo: url)
