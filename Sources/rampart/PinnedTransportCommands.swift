@@ -55,7 +55,7 @@ struct PinCommand: AsyncParsableCommand {
                 pins = try chain.map { ("\($0.subject)", try SPKIPin(certificate: $0)) }
             default:
                 FileHandle.standardError.write(Data("rampart pin: give either a PEM file or --host (not both)\n".utf8))
-                throw ExitCode(2)
+                throw ExitCode(ExitStatus.badInput)
             }
             for (subject, pin) in pins {
                 print(showSubjects ? "\(pin.base64)  \(subject)" : pin.base64)
@@ -63,9 +63,9 @@ struct PinCommand: AsyncParsableCommand {
         } catch let error as PinnedTransportError {
             FileHandle.standardError.write(Data("rampart pin: \(error.description)\n".utf8))
             switch error {
-            case .certificateUnreadable, .invalidURL: throw ExitCode(2)
-            case .pinMismatch: throw ExitCode(8)
-            default: throw ExitCode(1)
+            case .certificateUnreadable, .invalidURL: throw ExitCode(ExitStatus.badInput)
+            case .pinMismatch: throw ExitCode(ExitStatus.pinMismatch)
+            default: throw ExitCode(ExitStatus.failure)
             }
         }
     }

@@ -313,6 +313,47 @@ struct PinnedConnectionTests {
         try await client.shutdown()
     }
 
+    @Test func selfSignedBackendCertificateAsTheOnlyRootWorksByNameAndByIP() async throws {
+        // The embedded local backend's case (issue 10): its own self-signed certificate is the
+        // only trust root, and its pin plus a backup pin form the policy. RFC 5280 path
+        // validation wants a self-signed root marked as a CA (see the next test).
+        let backend = try TestPKI.makeLeaf(names: ["localhost"], ipAddresses: [[127, 0, 0, 1]], issuer: nil, markedAsCA: true)
+        let server = try await TestTLSServer.start(serving: backend)
+        defer { Task { await server.close() } }
+        let client = try PinnedHTTPClient(configuration: .init(
+            policy: try PinningPolicy([
+                DomainPinningPolicy(domain: "localhost", pins: Set([backend.pin, TestPKI.unusedPin()])),
+                DomainPinningPolicy(domain: "127.0.0.1", pins: Set([backend.pin, TestPKI.unusedPin()])),
+            ]),
+            trustRoots: .certificates([backend.certificate]),
+            connectAddressOverrides: ["localhost": "127.0.0.1"]))
+
+        let byName = try await client.send(PinnedRequest(method: .PUT, url: url("localhost", server.port), body: secretBody))
+        let byIP = try await client.send(PinnedRequest(url: url("127.0.0.1", server.port)))
+
+        #expect(byName.pinVerdict == .pinned(domain: "localhost", matched: backend.pin))
+        #expect(byIP.pinVerdict == .pinned(domain: "127.0.0.1", matched: backend.pin))
+        #expect(server.recorder.requests.map(\.method) == [.PUT, .GET])
+        try await client.shutdown()
+    }
+
+    @Test func selfSignedCertificateNotMarkedAsCAIsRefusedEvenAsTheOnlyRoot() async throws {
+        let backend = try TestPKI.makeLeaf(names: ["localhost"], issuer: nil, markedAsCA: false)
+        let server = try await TestTLSServer.start(serving: backend)
+        defer { Task { await server.close() } }
+        let client = try PinnedHTTPClient(configuration: .init(
+            policy: try PinningPolicy([DomainPinningPolicy(domain: "localhost", pins: Set([backend.pin, TestPKI.unusedPin()]))]),
+            trustRoots: .certificates([backend.certificate]),
+            connectAddressOverrides: ["localhost": "127.0.0.1"]))
+        await #expect {
+            try await client.send(PinnedRequest(url: url("localhost", server.port)))
+        } throws: { error in
+            guard case PinnedTransportError.chainValidationFailed(_, let reason) = error else { return false }
+            return reason.contains("not marked as a CA")
+        }
+        try await client.shutdown()
+    }
+
     @Test func systemRootsDoNotTrustThePrivateTestCA() async throws {
         let world = try PinningWorld()
         let server = try await TestTLSServer.start(serving: world.certificateA)

@@ -184,6 +184,8 @@ public struct PinningPolicy: Sendable, Hashable, Codable {
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
         if let exact = domains[name] { return exact }
+        // An IP address has no parent domains.
+        if PinnedChainVerifier.isIPAddress(name) { return nil }
         var labels = name.split(separator: ".").map(String.init)
         while labels.count > 1 {
             labels.removeFirst()

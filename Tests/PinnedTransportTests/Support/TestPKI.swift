@@ -42,7 +42,7 @@ enum TestPKI {
 
     /// A server certificate for `names`, issued by `issuer` (or self-signed when `issuer` is nil).
     static func makeLeaf(
-        names: [String], issuer: Issued?,
+        names: [String], ipAddresses: [[UInt8]] = [], issuer: Issued?, markedAsCA: Bool = false,
         key: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
         notValidBefore: Date = Date().addingTimeInterval(-hour),
         notValidAfter: Date = Date().addingTimeInterval(30 * 24 * hour)
@@ -53,10 +53,16 @@ enum TestPKI {
             notValidBefore: notValidBefore, notValidAfter: notValidAfter,
             issuer: issuer?.certificate.subject ?? subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
+                if markedAsCA {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                    Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
+                } else {
+                    Critical(BasicConstraints.notCertificateAuthority)
+                    Critical(KeyUsage(digitalSignature: true))
+                }
                 try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames(names.map { .dnsName($0) })
+                SubjectAlternativeNames(names.map { .dnsName($0) }
+                    + ipAddresses.map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) })
             },
             issuerPrivateKey: issuer?.key ?? .init(key))
         return Issued(certificate: certificate, key: .init(key), keyPEM: key.pemRepresentation)
