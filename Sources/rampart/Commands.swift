@@ -7,5 +7,6 @@ enum RampartCommands {
         BenchCommand.self,
         DemoCommand.self,
         PinCommand.self,
+        TransportCommand.self,
     ]
 }

@@ -70,3 +70,111 @@ struct PinCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// `rampart transport …`: requests over the pinned client.
+///
+/// Trust-model row: **transport (network), low trust — a person in the middle**.
+struct TransportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transport",
+        abstract: "Talk to a backend over TLS with certificate pinning.",
+        subcommands: [TransportGet.self]
+    )
+}
+
+/// `rampart transport get URL --pin P --pin BACKUP [--ca roots.pem] [--resolve host:ip]`.
+struct TransportGet: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "GET (or --method/--data) a URL over a validated and pinned connection; print the body.",
+        discussion: """
+        The URL's host must be covered by the pins given (at least two: the live key and a backup).
+        On a pin mismatch the connection is cut before anything is sent, an alert is printed on
+        stderr, and the exit code is 8.
+        """
+    )
+
+    @Argument(help: "An https URL.")
+    var url: String
+
+    @Option(name: .customLong("pin"), help: "An SPKI SHA-256 pin (base64); give at least two.")
+    var pins: [String] = []
+
+    @Option(help: "The pinned domain (default: the URL's host).")
+    var domain: String?
+
+    @Flag(help: "The pins also cover subdomains of --domain.")
+    var includeSubdomains = false
+
+    @Flag(help: "Report a mismatch but do not cut the connection.")
+    var reportOnly = false
+
+    @Option(help: "PEM file of the only trusted roots (default: the system's roots).")
+    var ca: String?
+
+    @Option(help: "Connect to this address for a host, as HOST:ADDRESS (like curl --resolve).")
+    var resolve: [String] = []
+
+    @Option(help: "Append pin violation reports (JSON lines) to this file.")
+    var reports: String?
+
+    @Option(help: "HTTP method.")
+    var method: String = "GET"
+
+    @Option(help: "Request body (text).")
+    var data: String?
+
+    @Flag(help: "Print the status line and headers on stderr.")
+    var verbose = false
+
+    func run() async throws {
+        try await reportingErrors {
+            guard let target = URL(string: url), let host = target.host else {
+                throw CLIError.badInput("\(url) is not a URL")
+            }
+            var overrides: [String: String] = [:]
+            for entry in resolve {
+                guard let colon = entry.firstIndex(of: ":") else {
+                    throw CLIError.badInput("--resolve wants HOST:ADDRESS, got \(entry)")
+                }
+                overrides[String(entry[..<colon])] = String(entry[entry.index(after: colon)...])
+            }
+            let policy: PinningPolicy
+            do {
+                policy = try PinningPolicy([
+                    DomainPinningPolicy(domain: domain ?? host, pins: pins, includeSubdomains: includeSubdomains,
+                                        enforcement: reportOnly ? .reportOnly : .enforce),
+                ])
+            } catch let refused as PinningPolicyError {
+                throw CLIError.badInput(refused.description)
+            }
+            let client = try PinnedHTTPClient(configuration: .init(
+                policy: policy,
+                trustRoots: try ca.map { try PinnedTrustRoots.pemFile($0) } ?? .system,
+                reportSink: reports.map { JSONLinesReportFile(url: URL(fileURLWithPath: $0)) },
+                connectAddressOverrides: overrides))
+            let events = client.events.stream()
+            let result: Result<PinnedResponse, any Error>
+            do {
+                var headers: [(String, String)] = []
+                if data != nil { headers.append(("Content-Type", "application/octet-stream")) }
+                result = .success(try await client.send(PinnedRequest(
+                    method: .init(rawValue: method.uppercased()), url: target, headers: .init(headers),
+                    body: data.map { Data($0.utf8) })))
+            } catch {
+                result = .failure(error)
+            }
+            try await client.shutdown()
+            for await event in events {
+                FileHandle.standardError.write(Data("rampart: \(event.isAlert ? "ALERT" : "notice"): \(event.message)\n".utf8))
+            }
+            let response = try result.get()
+            if verbose {
+                var head = "HTTP/1.1 \(response.status.code) \(response.status.reasonPhrase)\n"
+                for (name, value) in response.headers { head += "\(name): \(value)\n" }
+                FileHandle.standardError.write(Data(head.utf8))
+            }
+            FileHandle.standardOutput.write(response.body)
+        }
+    }
+}

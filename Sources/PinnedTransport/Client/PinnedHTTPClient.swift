@@ -133,7 +133,8 @@ public final class PinnedHTTPClient: Sendable {
         let responsePromise = loop.makePromise(of: ExchangeResult.self)
         let verifier = self.verifier
         let sslContext = self.sslContext
-        let connectAddress = configuration.connectAddressOverrides[target.host] ?? target.host
+        let connectAddress = configuration.connectAddressOverrides.first { $0.key.lowercased() == target.host }?.value
+            ?? target.host
         let limit = configuration.maxResponseBytes
         let head = target.requestHead(for: request)
         let body = request.body
