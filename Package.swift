@@ -94,6 +94,16 @@ targets += [
     ),
 ]
 cliDependencies.append("PinnedTransport")
+// `rampart bench pinning` runs a loopback TLS server and a BoringSSL-verified baseline client.
+cliDependencies += [
+    crypto,
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOTLS", package: "swift-nio"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    .product(name: "X509", package: "swift-certificates"),
+]
 
 // MARK: - FileVault (issue 9): attachment cache and drive block store
 
