@@ -48,6 +48,7 @@ public enum PinningEvent: Sendable, Equatable {
 public final class PinningEvents: Sendable {
     private let state = LockedState()
 
+    /// A broadcaster with no listener yet.
     public init() {}
 
     /// A new stream of every event emitted from now on. It ends when the client shuts down.

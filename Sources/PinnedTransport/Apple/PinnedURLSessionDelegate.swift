@@ -17,13 +17,17 @@ import X509
 ///   it is kept small and reviewed, not tested. Custom trust roots are applied with
 ///   `SecTrustSetAnchorCertificates` + `SecTrustSetAnchorCertificatesOnly`.
 public final class PinnedURLSessionDelegate: NSObject, URLSessionDelegate, Sendable {
+    /// Pins, trust roots and report sink.
     public let configuration: PinnedHTTPClientConfiguration
+    /// Alerts for cut connections, as with ``PinnedHTTPClient/events``.
     public let events = PinningEvents()
 
+    /// A delegate applying `configuration` to every server-trust challenge.
     public init(configuration: PinnedHTTPClientConfiguration) {
         self.configuration = configuration
     }
 
+    /// Validates, pins, and cancels the challenge (cutting the connection) on a refusal.
     public func urlSession(
         _ session: URLSession,
         didReceive challenge: URLAuthenticationChallenge,

@@ -31,6 +31,7 @@ import X509
 /// try await client.shutdown()
 /// ```
 public final class PinnedHTTPClient: Sendable {
+    /// Pins, trust roots and limits this client was made with.
     public let configuration: PinnedHTTPClientConfiguration
     /// Pinning events (alerts for cut connections, report-only notices, expiry warnings).
     public let events: PinningEvents

@@ -6,12 +6,16 @@ import NIOHTTP1
 /// Trust-model row: **transport (network), low trust**: the body is written only after the
 /// TLS handshake, chain validation and pin check have all succeeded.
 public struct PinnedRequest: Sendable {
+    /// The HTTP method.
     public var method: HTTPMethod
     /// An `https` URL.
     public var url: URL
+    /// Request headers (`Host`, `Content-Length` and `Connection: close` are set by the client).
     public var headers: HTTPHeaders
+    /// The body, written only after the connection is validated and pinned.
     public var body: Data?
 
+    /// A request; `GET` without a body by default.
     public init(method: HTTPMethod = .GET, url: URL, headers: HTTPHeaders = [:], body: Data? = nil) {
         self.method = method
         self.url = url
@@ -25,14 +29,18 @@ public struct PinnedRequest: Sendable {
 /// Trust-model row: **transport (network), low trust**: it only exists if it came over a
 /// validated and pinned connection.
 public struct PinnedResponse: Sendable {
+    /// The status code.
     public var status: HTTPResponseStatus
+    /// The response headers.
     public var headers: HTTPHeaders
+    /// The whole body (at most `maxResponseBytes`).
     public var body: Data
     /// The URL that answered (after same-host redirects).
     public var url: URL
     /// What the pin step concluded for the connection that carried it.
     public var pinVerdict: PinVerdict
 
+    /// A response as the client builds it.
     public init(status: HTTPResponseStatus, headers: HTTPHeaders, body: Data, url: URL, pinVerdict: PinVerdict) {
         self.status = status
         self.headers = headers
@@ -69,6 +77,8 @@ public struct PinnedHTTPClientConfiguration: Sendable {
     /// against the system time: swift-certificates deprecated validating at a chosen time.)
     public var clock: any RampartClock
 
+    /// A configuration; only the policy is required. Defaults: system roots, unpinned hosts
+    /// refused, no report sink, 10 s connect, 30 s exchange, 16 MiB body, 5 redirects.
     public init(
         policy: PinningPolicy,
         trustRoots: PinnedTrustRoots = .system,

@@ -30,6 +30,7 @@ public struct PinViolationReport: Sendable, Codable, Equatable {
     /// When the handshake happened (to the second).
     public var time: Date
 
+    /// Builds a report; `enforced` follows the policy's enforcement and `time` is cut to the second.
     public init(host: String, port: Int, servedChainPins: [SPKIPin], validatedChainPins: [SPKIPin],
                 policy: DomainPinningPolicy, time: Date) {
         self.host = host
@@ -77,12 +78,16 @@ public protocol PinViolationReportSink: Sendable {
 /// Trust-model row: **transport (network), low trust**: keeps the evidence of an interception on
 /// the device for later upload or support.
 public actor JSONLinesReportFile: PinViolationReportSink {
+    /// The JSON-lines file.
     public let url: URL
 
+    /// A sink appending to `url` (created with mode 0600 on first report).
     public init(url: URL) {
         self.url = url
     }
 
+    /// Appends `report` as one line.
+    /// - Throws: ``PinnedTransportError/reportNotDelivered(_:)`` or the file system's error.
     public func deliver(_ report: PinViolationReport) async throws {
         var line = try report.jsonData()
         line.append(0x0A)

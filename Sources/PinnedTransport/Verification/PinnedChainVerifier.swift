@@ -43,12 +43,17 @@ public enum UnpinnedHostHandling: Sendable {
 /// to TLS and never replaces it; an untrusted or expired certificate fails before any pin is
 /// looked at. This type has no network code, so the same rules serve NIO and URLSession.
 public struct PinnedChainVerifier: Sendable {
+    /// The pins of every domain.
     public let policy: PinningPolicy
+    /// What chain validation anchors to.
     public let trustRoots: PinnedTrustRoots
+    /// What to do with a host no policy covers.
     public let unpinnedHosts: UnpinnedHostHandling
+    /// Policy expiry and report times.
     public let clock: any RampartClock
     private let store: CertificateStore
 
+    /// A verifier for `policy`, anchored to `trustRoots`.
     public init(policy: PinningPolicy, trustRoots: PinnedTrustRoots,
                 unpinnedHosts: UnpinnedHostHandling = .refuse, clock: any RampartClock = SystemClock()) {
         self.policy = policy
