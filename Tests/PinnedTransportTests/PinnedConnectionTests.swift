@@ -98,7 +98,9 @@ struct PinnedConnectionTests {
         }
 
         // The server never received a request, nor one byte of the body; the connection is closed.
-        try await Task.sleep(for: .milliseconds(200))
+        for _ in 0..<100 where server.recorder.closedConnections == 0 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         #expect(server.recorder.bodyBytesReceived == 0)
         #expect(server.recorder.requests.isEmpty)
         #expect(server.recorder.connections == 1)
