@@ -68,6 +68,54 @@ cliDependencies.append("HTML5")
 // MARK: - PushCrypto (issue 7): Web Push encryption
 
 // MARK: - PinnedTransport (issue 8): certificate pinning
+products.append(.library(name: "PinnedTransport", targets: ["PinnedTransport"]))
+targets += [
+    .target(
+        name: "PinnedTransport",
+        dependencies: [
+            "RampartCore",
+            crypto,
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOTLS", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+        ],
+        swiftSettings: swiftSettings
+    ),
+    .testTarget(
+        name: "PinnedTransportTests",
+        dependencies: [
+            "PinnedTransport",
+            "RampartCore",
+            crypto,
+            cryptoExtras,
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOTLS", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+        ],
+        swiftSettings: swiftSettings
+    ),
+]
+cliDependencies.append("PinnedTransport")
+// `rampart bench pinning` runs a loopback TLS server and a BoringSSL-verified baseline client.
+cliDependencies += [
+    crypto,
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOTLS", package: "swift-nio"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    .product(name: "X509", package: "swift-certificates"),
+]
 
 // MARK: - FileVault (issue 9): attachment cache and drive block store
 

@@ -17,6 +17,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let all: [any ParsableCommand.Type] = [
         BenchUnlock.self,
         HTML5Bench.self,
+        BenchPinning.self,
     ]
 }
 

@@ -8,5 +8,7 @@ enum RampartCommands {
         DemoCommand.self,
         KeychainCommand.self,
         HTML5Command.self,
+        PinCommand.self,
+        TransportCommand.self,
     ]
 }
