@@ -50,6 +50,13 @@ cliDependencies.append("Keymaker")
 // MARK: - MailSafety (issue 4): sanitizer, remote content, trackers, CSP
 
 // MARK: - SealedStore (issue 5): sealed SQLite store
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+products.append(.library(name: "SealedStore", targets: ["SealedStore"]))
+targets += [
+    .target(name: "SealedStore", dependencies: ["RampartCore", crypto, grdb], swiftSettings: swiftSettings),
+    .testTarget(name: "SealedStoreTests", dependencies: ["SealedStore", "RampartCore", crypto, grdb], swiftSettings: swiftSettings),
+]
+cliDependencies.append("SealedStore")
 
 // MARK: - HardwareKeys (issue 6): TPM 2.0 / Secure Enclave protector
 
