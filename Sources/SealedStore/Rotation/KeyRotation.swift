@@ -72,27 +72,32 @@ extension SealedStore {
                     return KeyRotationReport(rowsResealed: resealed, batches: batches, finished: false)
                 }
                 let done = try pool.write { db -> Bool in
-                    let progress = try Row.fetchOne(db, sql: "SELECT table_index, last_rowid FROM key_rotation")
-                    guard let progress else { return true }
-                    let tableIndex: Int = progress["table_index"]
-                    let lastRowID: Int64 = progress["last_rowid"]
-                    guard tableIndex < tables.count else {
-                        try Self.rotateSettings(in: db, user: user, old: oldKeys, new: newKeys)
-                        try db.execute(sql: "DELETE FROM key_rotation")
-                        return true
+                    // Tables with nothing to re-seal are skipped inside the same transaction, so
+                    // every committed batch but the last re-seals at least one row.
+                    while true {
+                        guard let progress = try Row.fetchOne(db, sql: "SELECT table_index, last_rowid FROM key_rotation")
+                        else { return true }
+                        let tableIndex: Int = progress["table_index"]
+                        let lastRowID: Int64 = progress["last_rowid"]
+                        guard tableIndex < tables.count else {
+                            try Self.rotateSettings(in: db, user: user, old: oldKeys, new: newKeys)
+                            try db.execute(sql: "DELETE FROM key_rotation")
+                            return true
+                        }
+                        let count = try Self.rotateBatch(of: tables[tableIndex], after: lastRowID, limit: batchSize,
+                                                         in: db, old: oldKeys, new: newKeys)
+                        resealed += count.rows
+                        if count.rows < batchSize {
+                            try db.execute(sql: """
+                                UPDATE key_rotation SET table_index = ?, last_rowid = 0, rows_done = rows_done + ?
+                                """, arguments: [tableIndex + 1, count.rows])
+                            if count.rows == 0 { continue }
+                        } else {
+                            try db.execute(sql: "UPDATE key_rotation SET last_rowid = ?, rows_done = rows_done + ?",
+                                           arguments: [count.lastRowID, count.rows])
+                        }
+                        return false
                     }
-                    let table = tables[tableIndex]
-                    let count = try Self.rotateBatch(of: table, after: lastRowID, limit: batchSize, in: db,
-                                                     old: oldKeys, new: newKeys)
-                    if count.rows < batchSize {
-                        try db.execute(sql: "UPDATE key_rotation SET table_index = ?, last_rowid = 0, rows_done = rows_done + ?",
-                                       arguments: [tableIndex + 1, count.rows])
-                    } else {
-                        try db.execute(sql: "UPDATE key_rotation SET last_rowid = ?, rows_done = rows_done + ?",
-                                       arguments: [count.lastRowID, count.rows])
-                    }
-                    resealed += count.rows
-                    return false
                 }
                 batches += 1
                 if done { return KeyRotationReport(rowsResealed: resealed, batches: batches, finished: true) }
