@@ -56,7 +56,7 @@ targets += [
     .target(name: "SealedStore", dependencies: ["RampartCore", crypto, grdb], swiftSettings: swiftSettings),
     .testTarget(name: "SealedStoreTests", dependencies: ["SealedStore", "RampartCore", crypto, grdb], swiftSettings: swiftSettings),
 ]
-cliDependencies.append("SealedStore")
+cliDependencies += ["SealedStore", grdb]
 
 // MARK: - HardwareKeys (issue 6): TPM 2.0 / Secure Enclave protector
 

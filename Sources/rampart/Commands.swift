@@ -6,5 +6,6 @@ enum RampartCommands {
         KeyCommand.self,
         BenchCommand.self,
         DemoCommand.self,
+        StoreCommand.self,
     ]
 }

@@ -13,53 +13,32 @@ import Foundation
 /// - `p` prefixes (2…``maximumPrefixLength`` characters) of subject and sender words;
 /// - `a` the full sender address, lower-cased.
 struct BlindIndex {
+    typealias Kind = SearchTerm.Kind
     static let tokenCount = 16
     static let maximumPrefixLength = 10
     static let maximumWordLength = 40
     static let maximumTokensPerMessage = 4_000
 
-    enum Kind: UInt8 {
-        case word = 0x77 // w
-        case prefix = 0x70 // p
-        case senderAddress = 0x61 // a
-    }
+    /// The keyed HMAC state after absorbing the key: copied for each token, so the key's
+    /// inner and outer pads are computed once per operation rather than once per token.
+    private let keyed: HMAC<SHA256>
 
-    private let key: SymmetricKey
-
-    init(key: SymmetricKey) { self.key = key }
+    init(key: SymmetricKey) { keyed = HMAC<SHA256>(key: key) }
 
     func token(_ kind: Kind, _ normalized: String) -> Data {
-        var input = [kind.rawValue]
-        input.append(contentsOf: normalized.utf8)
-        let mac = HMAC<SHA256>.authenticationCode(for: input, using: key)
-        return mac.withUnsafeBytes { Data($0.prefix(BlindIndex.tokenCount)) }
+        var mac = keyed
+        mac.update(data: CollectionOfOne(kind.rawValue))
+        var text = normalized
+        text.withUTF8 { mac.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        return mac.finalize().withUnsafeBytes { Data($0.prefix(BlindIndex.tokenCount)) }
     }
 
-    /// Every token of a message, deduplicated.
-    func tokens(for message: MailMessage) -> Set<Data> {
-        var tokens = Set<Data>()
-        let headline = BlindIndex.words(in: message.subject) + BlindIndex.words(in: message.sender.name)
-            + BlindIndex.words(in: message.sender.address)
-        for word in headline {
-            tokens.insert(token(.word, word))
-            let characters = Array(word)
-            if characters.count > 2 {
-                for length in 2..<min(characters.count, BlindIndex.maximumPrefixLength + 1) {
-                    tokens.insert(token(.prefix, String(characters[0..<length])))
-                }
-            }
-        }
-        for recipient in message.recipients {
-            for word in BlindIndex.words(in: recipient.name) { tokens.insert(token(.word, word)) }
-        }
-        for word in BlindIndex.words(in: message.body) {
-            if tokens.count >= BlindIndex.maximumTokensPerMessage { break }
-            tokens.insert(token(.word, word))
-        }
-        let address = message.sender.address.lowercased()
-        if !address.isEmpty { tokens.insert(token(.senderAddress, address)) }
-        return tokens
+    /// Every token of a message, deduplicated: the keyed hash of each of its ``SearchTerms``.
+    func tokens(for message: MailMessage) -> [Data] {
+        SearchTerms.terms(for: message).map { token($0.kind, $0.text) }
     }
+
+    func token(_ term: SearchTerm) -> Data { token(term.kind, term.text) }
 
     /// Splits text into normalized words: letters and digits, lower-cased, diacritics removed,
     /// at least 2 and at most ``maximumWordLength`` characters.
@@ -98,4 +77,52 @@ struct BlindIndex {
     static func normalize(_ word: String) -> String {
         word.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil).lowercased()
     }
+}
+
+/// One searchable term of a message, before keyed hashing.
+public struct SearchTerm: Sendable, Hashable {
+    /// What the term is (one domain byte in the token, so a word and a prefix never collide).
+    public enum Kind: UInt8, Sendable, Hashable {
+        case word = 0x77 // w
+        case prefix = 0x70 // p
+        case senderAddress = 0x61 // a
+    }
+
+    public let kind: Kind
+    public let text: String
+}
+
+/// The terms the blind index stores for a message (each one is then hashed with the user's
+/// index key). Public so a benchmark can build the same index in clear as a baseline.
+///
+/// Trust-model row: **database (messages) — critical to read**: the set of terms is what the
+/// index can leak in frequency, never in content.
+public enum SearchTerms {
+    public static func terms(for message: MailMessage) -> Set<SearchTerm> {
+        var terms = Set<SearchTerm>()
+        let headline = words(in: message.subject) + words(in: message.sender.name) + words(in: message.sender.address)
+        for word in headline {
+            terms.insert(SearchTerm(kind: .word, text: word))
+            let characters = Array(word)
+            if characters.count > 2 {
+                for length in 2..<min(characters.count, BlindIndex.maximumPrefixLength + 1) {
+                    terms.insert(SearchTerm(kind: .prefix, text: String(characters[0..<length])))
+                }
+            }
+        }
+        for recipient in message.recipients {
+            for word in words(in: recipient.name) { terms.insert(SearchTerm(kind: .word, text: word)) }
+        }
+        for word in words(in: message.body) {
+            if terms.count >= BlindIndex.maximumTokensPerMessage { break }
+            terms.insert(SearchTerm(kind: .word, text: word))
+        }
+        let address = message.sender.address.lowercased()
+        if !address.isEmpty { terms.insert(SearchTerm(kind: .senderAddress, text: address)) }
+        return terms
+    }
+
+    /// Normalized words of a text (see the blind index: letters and digits, lower-cased,
+    /// diacritics removed, 2–40 characters).
+    public static func words(in text: String) -> [String] { BlindIndex.words(in: text) }
 }
