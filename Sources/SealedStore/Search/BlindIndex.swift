@@ -27,9 +27,9 @@ struct BlindIndex {
 
     func token(_ kind: Kind, _ normalized: String) -> Data {
         var mac = keyed
-        mac.update(data: CollectionOfOne(kind.rawValue))
+        mac.update(data: [kind.rawValue])
         var text = normalized
-        text.withUTF8 { mac.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        text.withUTF8 { mac.update(data: UnsafeRawBufferPointer($0)) }
         return mac.finalize().withUnsafeBytes { Data($0.prefix(BlindIndex.tokenCount)) }
     }
 
