@@ -93,4 +93,23 @@ import Testing
         expectTampered { try fixture.store.drive.block(revisionID: "r", index: 0) }
         #expect(try fixture.store.drive.block(revisionID: "r", index: 1).localURL == "file:///b1")
     }
+
+    @Test func wrongTypesWrittenIntoColumnsAreRejectedNotCrashing() throws {
+        let fixture = try StoreFixture()
+        try fixture.store.mail.insert(messages: [sampleMessage(1), sampleMessage(2)])
+        try fixture.store.setPrivacySettings(.safeDefaults)
+        try fixture.tamper { db in
+            // SQLite columns accept any type: an attacker can put text where numbers or blobs belong.
+            try db.execute(sql: "UPDATE messages SET time = 'yesterday' WHERE id = 'msg-1'")
+            try db.execute(sql: "UPDATE messages SET body = 'plain text body' WHERE id = 'msg-2'")
+            try db.execute(sql: "UPDATE settings SET mac = 42 WHERE name = 'stripImageMetadata'")
+        }
+        // Clear columns are not authenticated (a documented limit): SQLite converts the text to 0,
+        // the sealed content still authenticates, and nothing crashes.
+        #expect(try fixture.store.mail.message(id: "msg-1").body == sampleMessage(1).body)
+        expectTampered { try fixture.store.mail.message(id: "msg-2") }
+        let readout = try fixture.store.privacySettings()
+        #expect(readout.settings == .safeDefaults)
+        #expect(readout.warnings.map(\.setting) == ["stripImageMetadata"])
+    }
 }

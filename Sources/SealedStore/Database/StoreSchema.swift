@@ -174,7 +174,14 @@ enum SealedRows {
         opened.reserveCapacity(table.sealedColumns.count)
         for column in table.sealedColumns {
             let location = table.location(column: column, key: key)
-            guard let envelope = row[column] as Data? else {
+            let stored: Data?
+            do {
+                stored = try row.decode(Data?.self, forColumn: column)
+            } catch {
+                throw SealedStoreError.tampered(table: table.name, column: column,
+                                                primaryKey: location.primaryKeyDescription, reason: .malformedContent)
+            }
+            guard let envelope = stored else {
                 throw SealedStoreError.tampered(table: table.name, column: column,
                                                 primaryKey: location.primaryKeyDescription, reason: .missingValue)
             }

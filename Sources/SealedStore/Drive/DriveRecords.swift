@@ -26,7 +26,7 @@ public struct DriveVolume: Sendable, Hashable, SealedRecord {
     var clearValues: [DatabaseValue] { [state.databaseValue, usedSpace.databaseValue, rootShareID.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(id: row["id"], state: row["state"], usedSpace: row["used_space"], rootShareID: row["root_share_id"])
+        self.init(id: try row.decode(forColumn: "id"), state: try row.decode(forColumn: "state"), usedSpace: try row.decode(forColumn: "used_space"), rootShareID: try row.decode(forColumn: "root_share_id"))
     }
 }
 
@@ -55,7 +55,7 @@ public struct DriveShare: Sendable, Hashable, SealedRecord {
     var clearValues: [DatabaseValue] { [volumeID.databaseValue, kind.databaseValue, rootNodeID.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [creator.sealedBytes, keyMaterial.sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(id: row["id"], volumeID: row["volume_id"], kind: row["kind"], rootNodeID: row["root_node_id"],
+        self.init(id: try row.decode(forColumn: "id"), volumeID: try row.decode(forColumn: "volume_id"), kind: try row.decode(forColumn: "kind"), rootNodeID: try row.decode(forColumn: "root_node_id"),
                   creator: try opened.string(0), keyMaterial: opened.data(1))
     }
 }
@@ -97,8 +97,8 @@ public struct DriveNode: Sendable, Hashable, SealedRecord {
     }
     var sealedPlaintexts: [[UInt8]] { [name.sealedBytes, mimeType.sealedBytes, keyMaterial.sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(id: row["id"], shareID: row["share_id"], parentID: row["parent_id"], kind: row["kind"],
-                  state: row["state"], size: row["size"], modified: row["modified"], name: try opened.string(0),
+        self.init(id: try row.decode(forColumn: "id"), shareID: try row.decode(forColumn: "share_id"), parentID: try row.decode(forColumn: "parent_id"), kind: try row.decode(forColumn: "kind"),
+                  state: try row.decode(forColumn: "state"), size: try row.decode(forColumn: "size"), modified: try row.decode(forColumn: "modified"), name: try opened.string(0),
                   mimeType: try opened.string(1), keyMaterial: opened.data(2))
     }
 }
@@ -130,8 +130,8 @@ public struct DriveRevision: Sendable, Hashable, SealedRecord {
     }
     var sealedPlaintexts: [[UInt8]] { [manifestSignature.sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(id: row["id"], nodeID: row["node_id"], state: row["state"], size: row["size"],
-                  created: row["created"], manifestSignature: opened.data(0))
+        self.init(id: try row.decode(forColumn: "id"), nodeID: try row.decode(forColumn: "node_id"), state: try row.decode(forColumn: "state"), size: try row.decode(forColumn: "size"),
+                  created: try row.decode(forColumn: "created"), manifestSignature: opened.data(0))
     }
 }
 
@@ -158,7 +158,7 @@ public struct DriveBlock: Sendable, Hashable, SealedRecord {
     var clearValues: [DatabaseValue] { [size.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [hash.sealedBytes, localURL.sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(revisionID: row["revision_id"], index: row["block_index"], size: row["size"], hash: opened.data(0),
+        self.init(revisionID: try row.decode(forColumn: "revision_id"), index: try row.decode(forColumn: "block_index"), size: try row.decode(forColumn: "size"), hash: opened.data(0),
                   localURL: try opened.string(1))
     }
 }
@@ -185,7 +185,7 @@ public struct DriveThumbnail: Sendable, Hashable, SealedRecord {
     var clearValues: [DatabaseValue] { [size.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [hash.sealedBytes, localURL.sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(revisionID: row["revision_id"], kind: row["kind"], size: row["size"], hash: opened.data(0),
+        self.init(revisionID: try row.decode(forColumn: "revision_id"), kind: try row.decode(forColumn: "kind"), size: try row.decode(forColumn: "size"), hash: opened.data(0),
                   localURL: try opened.string(1))
     }
 }
@@ -215,7 +215,7 @@ public struct DriveShareURL: Sendable, Hashable, SealedRecord {
     var clearValues: [DatabaseValue] { [shareID.databaseValue, expiration.databaseValue, permissions.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [url.sealedBytes, password.sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(id: row["id"], shareID: row["share_id"], expiration: row["expiration"],
-                  permissions: row["permissions"], url: try opened.string(0), password: try opened.string(1))
+        self.init(id: try row.decode(forColumn: "id"), shareID: try row.decode(forColumn: "share_id"), expiration: try row.decode(forColumn: "expiration"),
+                  permissions: try row.decode(forColumn: "permissions"), url: try opened.string(0), password: try opened.string(1))
     }
 }

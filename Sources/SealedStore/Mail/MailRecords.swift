@@ -51,7 +51,7 @@ public struct AccountRecord: Sendable, Hashable, SealedRecord {
     var clearValues: [DatabaseValue] { [] }
     var sealedPlaintexts: [[UInt8]] { [username.sealedBytes, displayName.sealedBytes, addresses.sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(id: row["id"], username: try opened.string(0), displayName: try opened.string(1),
+        self.init(id: try row.decode(forColumn: "id"), username: try opened.string(0), displayName: try opened.string(1),
                   addresses: try opened.strings(2))
     }
 }
@@ -101,9 +101,9 @@ public struct MailMessage: Sendable, Hashable, SealedRecord {
     init(row: Row, opened: [[UInt8]]) throws {
         let senderParts = try opened.strings(1)
         guard senderParts.count == 2 else { throw MalformedSealedContent() }
-        let labels: String = row["label_ids"]
-        self.init(id: row["id"], conversationID: row["conversation_id"], time: row["time"], size: row["size"],
-                  flags: MessageFlags(rawValue: row["flags"]),
+        let labels: String = try row.decode(forColumn: "label_ids")
+        self.init(id: try row.decode(forColumn: "id"), conversationID: try row.decode(forColumn: "conversation_id"), time: try row.decode(forColumn: "time"), size: try row.decode(forColumn: "size"),
+                  flags: MessageFlags(rawValue: try row.decode(forColumn: "flags")),
                   labelIDs: labels.isEmpty ? [] : labels.split(separator: ",").map(String.init),
                   subject: try opened.string(0), sender: MailAddress(name: senderParts[0], address: senderParts[1]),
                   recipients: try MailAddress.unflatten(opened.strings(2)), body: try opened.string(3))
@@ -141,9 +141,9 @@ public struct Conversation: Sendable, Hashable, SealedRecord {
     }
     var sealedPlaintexts: [[UInt8]] { [subject.sealedBytes, MailAddress.flatten(senders).sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        let labels: String = row["label_ids"]
-        self.init(id: row["id"], time: row["time"], messageCount: row["message_count"],
-                  unreadCount: row["unread_count"],
+        let labels: String = try row.decode(forColumn: "label_ids")
+        self.init(id: try row.decode(forColumn: "id"), time: try row.decode(forColumn: "time"), messageCount: try row.decode(forColumn: "message_count"),
+                  unreadCount: try row.decode(forColumn: "unread_count"),
                   labelIDs: labels.isEmpty ? [] : labels.split(separator: ",").map(String.init),
                   subject: try opened.string(0), senders: try MailAddress.unflatten(opened.strings(1)))
     }
@@ -174,7 +174,7 @@ public struct AttachmentMetadata: Sendable, Hashable, SealedRecord {
     var clearValues: [DatabaseValue] { [messageID.databaseValue, size.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [name.sealedBytes, mimeType.sealedBytes, keyPackets.sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(id: row["id"], messageID: row["message_id"], size: row["size"], name: try opened.string(0),
+        self.init(id: try row.decode(forColumn: "id"), messageID: try row.decode(forColumn: "message_id"), size: try row.decode(forColumn: "size"), name: try opened.string(0),
                   mimeType: try opened.string(1), keyPackets: opened.data(2))
     }
 }
@@ -201,7 +201,7 @@ public struct Contact: Sendable, Hashable, SealedRecord {
     var clearValues: [DatabaseValue] { [modified.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [name.sealedBytes, emails.sealedBytes, card.sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(id: row["id"], modified: row["modified"], name: try opened.string(0),
+        self.init(id: try row.decode(forColumn: "id"), modified: try row.decode(forColumn: "modified"), name: try opened.string(0),
                   emails: try opened.strings(1), card: try opened.string(2))
     }
 }
@@ -228,7 +228,7 @@ public struct MailLabel: Sendable, Hashable, SealedRecord {
     var clearValues: [DatabaseValue] { [kind.databaseValue, sortOrder.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [name.sealedBytes, color.sealedBytes] }
     init(row: Row, opened: [[UInt8]]) throws {
-        self.init(id: row["id"], kind: row["kind"], sortOrder: row["sort_order"], name: try opened.string(0),
+        self.init(id: try row.decode(forColumn: "id"), kind: try row.decode(forColumn: "kind"), sortOrder: try row.decode(forColumn: "sort_order"), name: try opened.string(0),
                   color: try opened.string(1))
     }
 }

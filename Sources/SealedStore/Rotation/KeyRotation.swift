@@ -54,7 +54,8 @@ extension SealedStore {
 
             try pool.write { db in
                 if let row = try Row.fetchOne(db, sql: "SELECT from_version, to_version FROM key_rotation") {
-                    let existingFrom: String = row["from_version"], existingTo: String = row["to_version"]
+                    let existingFrom: String = try row.decode(forColumn: "from_version")
+                    let existingTo: String = try row.decode(forColumn: "to_version")
                     guard existingFrom == from.description, existingTo == to.description else {
                         throw SealedStoreError.rotationMismatch(inProgressFrom: existingFrom, inProgressTo: existingTo)
                     }
@@ -77,8 +78,8 @@ extension SealedStore {
                     while true {
                         guard let progress = try Row.fetchOne(db, sql: "SELECT table_index, last_rowid FROM key_rotation")
                         else { return true }
-                        let tableIndex: Int = progress["table_index"]
-                        let lastRowID: Int64 = progress["last_rowid"]
+                        let tableIndex: Int = max(0, try progress.decode(Int.self, forColumn: "table_index"))
+                        let lastRowID: Int64 = try progress.decode(forColumn: "last_rowid")
                         guard tableIndex < tables.count else {
                             try Self.rotateSettings(in: db, user: user, old: oldKeys, new: newKeys)
                             try db.execute(sql: "DELETE FROM key_rotation")
@@ -109,11 +110,13 @@ extension SealedStore {
     public func pendingRotation() throws -> PendingKeyRotation? {
         try read([]) { db, _ in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM key_rotation") else { return nil }
-            let index: Int = row["table_index"]
+            let index: Int = try row.decode(forColumn: "table_index")
             let tables = StoreSchema.sealedTables
-            return PendingKeyRotation(fromVersion: row["from_version"], toVersion: row["to_version"],
-                                      table: index < tables.count ? tables[index].name : "settings",
-                                      lastRowID: row["last_rowid"], rowsDone: row["rows_done"])
+            return PendingKeyRotation(fromVersion: try row.decode(forColumn: "from_version"),
+                                      toVersion: try row.decode(forColumn: "to_version"),
+                                      table: index >= 0 && index < tables.count ? tables[index].name : "settings",
+                                      lastRowID: try row.decode(forColumn: "last_rowid"),
+                                      rowsDone: try row.decode(forColumn: "rows_done"))
         }
     }
 
@@ -135,7 +138,7 @@ extension SealedStore {
             var arguments: [DatabaseValue] = []
             for column in table.sealedColumns {
                 let location = table.location(column: column, key: key)
-                guard let envelope = row[column] as Data? else {
+                guard let envelope = try? row.decode(Data?.self, forColumn: column) else {
                     throw SealedStoreError.tampered(table: table.name, column: column,
                                                     primaryKey: location.primaryKeyDescription, reason: .missingValue)
                 }
@@ -166,7 +169,9 @@ extension SealedStore {
     private static func rotateSettings(in db: Database, user: UserID, old: StoreKeys, new: StoreKeys) throws {
         guard let oldKey = old.settingsKey, let newKey = new.settingsKey else { return }
         for row in try Row.fetchAll(db, sql: "SELECT name, value, mac FROM settings") {
-            let name: String = row["name"], value: String = row["value"], mac: Data = row["mac"]
+            guard let name = try? row.decode(String.self, forColumn: "name"),
+                  let value = try? row.decode(String.self, forColumn: "value"),
+                  let mac = try? row.decode(Data.self, forColumn: "mac") else { continue }
             let input = macInput(user, name, value)
             guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: input, using: oldKey) else { continue }
             let newMAC = Data(HMAC<SHA256>.authenticationCode(for: input, using: newKey))

@@ -83,10 +83,13 @@ extension SealedStore {
             var warnings: [SettingIntegrityWarning] = []
             let rows = try Row.fetchAll(db, sql: "SELECT name, value, mac FROM settings")
             for row in rows {
-                let name: String = row["name"]
-                let value: String = row["value"]
-                let mac: Data = row["mac"]
-                guard Self.settingNames.contains(name) else { continue }
+                guard let name = try? row.decode(String.self, forColumn: "name"),
+                      Self.settingNames.contains(name) else { continue }
+                guard let value = try? row.decode(String.self, forColumn: "value"),
+                      let mac = try? row.decode(Data.self, forColumn: "mac") else {
+                    warnings.append(SettingIntegrityWarning(setting: name, reason: .unreadable))
+                    continue
+                }
                 guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Self.macInput(user, name, value),
                                                              using: key) else {
                     warnings.append(SettingIntegrityWarning(setting: name, reason: .authenticationFailed))
