@@ -34,6 +34,11 @@ public final class SealedStore: @unchecked Sendable {
     private var pool: DatabasePool?
     private var lifecycleToken: ObserverToken?
     private var wipeRegistration: ObserverToken?
+    /// Sub-keys of the current MainKey. A `DerivedKey` is zeroized by `MainKey.wipe()` (every
+    /// lock), so this never outlives the unlock; it is also dropped on the lock event and
+    /// whenever the MainKey object changes. It holds no decrypted data.
+    private weak var cachedMainKey: MainKey?
+    private var cachedSubKeys: [KeyPurpose: DerivedKey] = [:]
 
     /// Opens (creating and migrating if needed) the database of `keys.userID`.
     /// - Throws: ``SealedStoreError/locked(_:)`` if the key is locked (opening runs the
@@ -65,7 +70,9 @@ public final class SealedStore: @unchecked Sendable {
         lifecycleToken = provider.observeLifecycle { [weak self] event in
             switch event {
             case .locked(let who, _) where who == user:
-                // Nothing decrypted is cached; let SQLite drop its page caches as well.
+                // Nothing decrypted is cached; drop the (already wiped) sub-keys and let SQLite
+                // drop its page caches (ciphertext and clear columns) as well.
+                self?.dropSubKeys()
                 self?.currentPool?.releaseMemoryEventually()
             case .wiped(let who, _) where who == user:
                 self?.close()
@@ -128,8 +135,9 @@ public final class SealedStore: @unchecked Sendable {
         guard let pool = currentPool else { throw SealedStoreError.closed(user) }
         do {
             let mainKey = try provider.currentMainKey()
-            let keys = try StoreKeys(mainKey: mainKey, user: user, needs: needs)
-            defer { keys.wipe() }
+            let keys = try StoreKeys(mainKey: mainKey, user: user, needs: needs) { purpose in
+                try self.subKey(purpose, of: mainKey)
+            }
             return try body(pool, keys)
         } catch let error as SealedStoreError {
             throw error
@@ -140,6 +148,28 @@ public final class SealedStore: @unchecked Sendable {
         } catch let error as DatabaseError {
             throw SealedStoreError.database(code: error.resultCode.rawValue, message: error.message ?? "\(error)")
         }
+    }
+
+    /// The sub-key for `purpose` of `mainKey`, derived once per unlock.
+    private func subKey(_ purpose: KeyPurpose, of mainKey: MainKey) throws -> DerivedKey {
+        try lock.withLock {
+            if cachedMainKey !== mainKey {
+                cachedSubKeys.removeAll()
+                cachedMainKey = mainKey
+            }
+            if let key = cachedSubKeys[purpose], !key.isWiped { return key }
+            let key = try mainKey.derivedKey(for: purpose)
+            cachedSubKeys[purpose] = key
+            return key
+        }
+    }
+
+    private func dropSubKeys() {
+        let keys = lock.withLock { () -> [DerivedKey] in
+            defer { cachedSubKeys.removeAll(); cachedMainKey = nil }
+            return Array(cachedSubKeys.values)
+        }
+        keys.forEach { $0.wipe() }
     }
 
     /// Runs `body` on the open pool after checking the key is unlocked (no sub-key needed).
@@ -188,17 +218,25 @@ struct StoreKeys {
     static func indexPurpose(_ user: UserID) -> KeyPurpose { KeyPurpose("store.blind-index", context: user.rawValue) }
     static func settingsPurpose(_ user: UserID) -> KeyPurpose { KeyPurpose("store.settings-mac", context: user.rawValue) }
 
-    private let derived: [DerivedKey]
+    private let owned: [DerivedKey]
     let sealer: ColumnSealer?
     let index: BlindIndex?
     let settingsKey: SymmetricKey?
     let keyVersion: KeyVersion
 
-    init(mainKey: MainKey, user: UserID, needs: KeyNeeds) throws {
-        var derived: [DerivedKey] = []
+    /// - Parameter derive: where sub-keys come from; by default a fresh derivation owned (and
+    ///   wiped by ``wipe()``) by this value.
+    init(mainKey: MainKey, user: UserID, needs: KeyNeeds,
+         derive: ((KeyPurpose) throws -> DerivedKey)? = nil) throws {
+        var owned: [DerivedKey] = []
         func symmetric(_ purpose: KeyPurpose) throws -> SymmetricKey {
-            let key = try mainKey.derivedKey(for: purpose)
-            derived.append(key)
+            let key: DerivedKey
+            if let derive {
+                key = try derive(purpose)
+            } else {
+                key = try mainKey.derivedKey(for: purpose)
+                owned.append(key)
+            }
             return try key.withUnsafeBytes { SymmetricKey(data: $0) }
         }
         let version = KeyVersion(mainKey)
@@ -209,7 +247,7 @@ struct StoreKeys {
             : nil
         index = needs.contains(.index) ? BlindIndex(key: try symmetric(Self.indexPurpose(user))) : nil
         settingsKey = needs.contains(.settings) ? try symmetric(Self.settingsPurpose(user)) : nil
-        self.derived = derived
+        self.owned = owned
     }
 
     func columns() throws -> ColumnSealer {
@@ -222,7 +260,8 @@ struct StoreKeys {
         return index
     }
 
-    func wipe() { derived.forEach { $0.wipe() } }
+    /// Wipes the sub-keys this value derived itself (not the store's per-unlock ones).
+    func wipe() { owned.forEach { $0.wipe() } }
 }
 
 /// The stores open in this process, so a wipe can close a store before deleting its files.

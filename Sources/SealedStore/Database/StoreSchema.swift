@@ -123,7 +123,7 @@ protocol SealedRecord: Sendable {
     /// Plaintexts of `table.sealedColumns`, in order.
     var sealedPlaintexts: [[UInt8]] { get }
     /// Rebuilds a record from a row (key and clear columns) and the opened sealed columns.
-    init(row: Row, opened: [[UInt8]]) throws
+    init(row: Row, opened: [Data]) throws
 }
 
 extension SealedRecord {
@@ -170,7 +170,7 @@ enum SealedRows {
     static func decode<R: SealedRecord>(_ row: Row, as type: R.Type, sealer: ColumnSealer) throws -> R {
         let table = R.table
         let key = table.keyStrings(of: row)
-        var opened: [[UInt8]] = []
+        var opened: [Data] = []
         opened.reserveCapacity(table.sealedColumns.count)
         for column in table.sealedColumns {
             let location = table.location(column: column, key: key)
@@ -227,8 +227,8 @@ enum SealedRows {
 }
 
 /// Helpers to read record fields from opened plaintexts.
-extension Array where Element == [UInt8] {
+extension Array where Element == Data {
     func string(_ index: Int) throws -> String { try String(sealedBytes: self[index]) }
     func strings(_ index: Int) throws -> [String] { try [String](sealedBytes: self[index]) }
-    func data(_ index: Int) -> Data { Data(self[index]) }
+    func data(_ index: Int) -> Data { self[index] }
 }

@@ -25,7 +25,7 @@ public struct DriveVolume: Sendable, Hashable, SealedRecord {
     var keyValues: [DatabaseValue] { [id.databaseValue] }
     var clearValues: [DatabaseValue] { [state.databaseValue, usedSpace.databaseValue, rootShareID.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(id: try row.decode(forColumn: "id"), state: try row.decode(forColumn: "state"), usedSpace: try row.decode(forColumn: "used_space"), rootShareID: try row.decode(forColumn: "root_share_id"))
     }
 }
@@ -54,7 +54,7 @@ public struct DriveShare: Sendable, Hashable, SealedRecord {
     var keyValues: [DatabaseValue] { [id.databaseValue] }
     var clearValues: [DatabaseValue] { [volumeID.databaseValue, kind.databaseValue, rootNodeID.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [creator.sealedBytes, keyMaterial.sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(id: try row.decode(forColumn: "id"), volumeID: try row.decode(forColumn: "volume_id"), kind: try row.decode(forColumn: "kind"), rootNodeID: try row.decode(forColumn: "root_node_id"),
                   creator: try opened.string(0), keyMaterial: opened.data(1))
     }
@@ -96,7 +96,7 @@ public struct DriveNode: Sendable, Hashable, SealedRecord {
          modified.databaseValue]
     }
     var sealedPlaintexts: [[UInt8]] { [name.sealedBytes, mimeType.sealedBytes, keyMaterial.sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(id: try row.decode(forColumn: "id"), shareID: try row.decode(forColumn: "share_id"), parentID: try row.decode(forColumn: "parent_id"), kind: try row.decode(forColumn: "kind"),
                   state: try row.decode(forColumn: "state"), size: try row.decode(forColumn: "size"), modified: try row.decode(forColumn: "modified"), name: try opened.string(0),
                   mimeType: try opened.string(1), keyMaterial: opened.data(2))
@@ -129,7 +129,7 @@ public struct DriveRevision: Sendable, Hashable, SealedRecord {
         [nodeID.databaseValue, state.databaseValue, size.databaseValue, created.databaseValue]
     }
     var sealedPlaintexts: [[UInt8]] { [manifestSignature.sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(id: try row.decode(forColumn: "id"), nodeID: try row.decode(forColumn: "node_id"), state: try row.decode(forColumn: "state"), size: try row.decode(forColumn: "size"),
                   created: try row.decode(forColumn: "created"), manifestSignature: opened.data(0))
     }
@@ -157,7 +157,7 @@ public struct DriveBlock: Sendable, Hashable, SealedRecord {
     var keyValues: [DatabaseValue] { [revisionID.databaseValue, index.databaseValue] }
     var clearValues: [DatabaseValue] { [size.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [hash.sealedBytes, localURL.sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(revisionID: try row.decode(forColumn: "revision_id"), index: try row.decode(forColumn: "block_index"), size: try row.decode(forColumn: "size"), hash: opened.data(0),
                   localURL: try opened.string(1))
     }
@@ -184,7 +184,7 @@ public struct DriveThumbnail: Sendable, Hashable, SealedRecord {
     var keyValues: [DatabaseValue] { [revisionID.databaseValue, kind.databaseValue] }
     var clearValues: [DatabaseValue] { [size.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [hash.sealedBytes, localURL.sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(revisionID: try row.decode(forColumn: "revision_id"), kind: try row.decode(forColumn: "kind"), size: try row.decode(forColumn: "size"), hash: opened.data(0),
                   localURL: try opened.string(1))
     }
@@ -214,7 +214,7 @@ public struct DriveShareURL: Sendable, Hashable, SealedRecord {
     var keyValues: [DatabaseValue] { [id.databaseValue] }
     var clearValues: [DatabaseValue] { [shareID.databaseValue, expiration.databaseValue, permissions.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [url.sealedBytes, password.sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(id: try row.decode(forColumn: "id"), shareID: try row.decode(forColumn: "share_id"), expiration: try row.decode(forColumn: "expiration"),
                   permissions: try row.decode(forColumn: "permissions"), url: try opened.string(0), password: try opened.string(1))
     }

@@ -50,7 +50,7 @@ public struct AccountRecord: Sendable, Hashable, SealedRecord {
     var keyValues: [DatabaseValue] { [id.databaseValue] }
     var clearValues: [DatabaseValue] { [] }
     var sealedPlaintexts: [[UInt8]] { [username.sealedBytes, displayName.sealedBytes, addresses.sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(id: try row.decode(forColumn: "id"), username: try opened.string(0), displayName: try opened.string(1),
                   addresses: try opened.strings(2))
     }
@@ -98,7 +98,7 @@ public struct MailMessage: Sendable, Hashable, SealedRecord {
         [subject.sealedBytes, [sender.name, sender.address].sealedBytes,
          MailAddress.flatten(recipients).sealedBytes, body.sealedBytes]
     }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         let senderParts = try opened.strings(1)
         guard senderParts.count == 2 else { throw MalformedSealedContent() }
         let labels: String = try row.decode(forColumn: "label_ids")
@@ -140,7 +140,7 @@ public struct Conversation: Sendable, Hashable, SealedRecord {
          labelIDs.joined(separator: ",").databaseValue]
     }
     var sealedPlaintexts: [[UInt8]] { [subject.sealedBytes, MailAddress.flatten(senders).sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         let labels: String = try row.decode(forColumn: "label_ids")
         self.init(id: try row.decode(forColumn: "id"), time: try row.decode(forColumn: "time"), messageCount: try row.decode(forColumn: "message_count"),
                   unreadCount: try row.decode(forColumn: "unread_count"),
@@ -173,7 +173,7 @@ public struct AttachmentMetadata: Sendable, Hashable, SealedRecord {
     var keyValues: [DatabaseValue] { [id.databaseValue] }
     var clearValues: [DatabaseValue] { [messageID.databaseValue, size.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [name.sealedBytes, mimeType.sealedBytes, keyPackets.sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(id: try row.decode(forColumn: "id"), messageID: try row.decode(forColumn: "message_id"), size: try row.decode(forColumn: "size"), name: try opened.string(0),
                   mimeType: try opened.string(1), keyPackets: opened.data(2))
     }
@@ -200,7 +200,7 @@ public struct Contact: Sendable, Hashable, SealedRecord {
     var keyValues: [DatabaseValue] { [id.databaseValue] }
     var clearValues: [DatabaseValue] { [modified.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [name.sealedBytes, emails.sealedBytes, card.sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(id: try row.decode(forColumn: "id"), modified: try row.decode(forColumn: "modified"), name: try opened.string(0),
                   emails: try opened.strings(1), card: try opened.string(2))
     }
@@ -227,7 +227,7 @@ public struct MailLabel: Sendable, Hashable, SealedRecord {
     var keyValues: [DatabaseValue] { [id.databaseValue] }
     var clearValues: [DatabaseValue] { [kind.databaseValue, sortOrder.databaseValue] }
     var sealedPlaintexts: [[UInt8]] { [name.sealedBytes, color.sealedBytes] }
-    init(row: Row, opened: [[UInt8]]) throws {
+    init(row: Row, opened: [Data]) throws {
         self.init(id: try row.decode(forColumn: "id"), kind: try row.decode(forColumn: "kind"), sortOrder: try row.decode(forColumn: "sort_order"), name: try opened.string(0),
                   color: try opened.string(1))
     }
@@ -242,5 +242,5 @@ struct EventCursor: Sendable, Hashable, SealedRecord {
     var clearValues: [DatabaseValue] { [] }
     var sealedPlaintexts: [[UInt8]] { [cursor.sealedBytes] }
     init(cursor: String) { self.cursor = cursor }
-    init(row: Row, opened: [[UInt8]]) throws { self.init(cursor: try opened.string(0)) }
+    init(row: Row, opened: [Data]) throws { self.init(cursor: try opened.string(0)) }
 }

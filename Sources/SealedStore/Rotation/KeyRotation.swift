@@ -134,7 +134,7 @@ extension SealedStore {
         for row in rows {
             let rowid: Int64 = row["rampart_rowid"]
             let key = table.keyStrings(of: row)
-            var opened: [[UInt8]] = []
+            var opened: [Data] = []
             var arguments: [DatabaseValue] = []
             for column in table.sealedColumns {
                 let location = table.location(column: column, key: key)
@@ -142,13 +142,13 @@ extension SealedStore {
                     throw SealedStoreError.tampered(table: table.name, column: column,
                                                     primaryKey: location.primaryKeyDescription, reason: .missingValue)
                 }
-                let plaintext: [UInt8]
+                let plaintext: Data
                 if ColumnSealer.keyVersion(ofEnvelope: envelope) == new.keyVersion {
                     plaintext = try newSealer.open(envelope: envelope, at: location)
                     arguments.append(envelope.databaseValue)
                 } else {
                     plaintext = try oldSealer.open(envelope: envelope, at: location)
-                    arguments.append(try newSealer.seal(bytes: plaintext, at: location).databaseValue)
+                    arguments.append(try newSealer.seal(bytes: [UInt8](plaintext), at: location).databaseValue)
                 }
                 opened.append(plaintext)
             }

@@ -161,14 +161,14 @@ public struct ColumnSealer: @unchecked Sendable {
         envelope.append(ColumnSealer.formatVersion)
         envelope.append(ColumnSealer.algorithmAESGCM)
         envelope.append(contentsOf: keyVersion.bytes)
-        nonce.withUnsafeBytes { envelope.append(contentsOf: $0) }
-        envelope.append(box.ciphertext)
-        envelope.append(box.tag)
+        // `combined` is nonce ‖ ciphertext ‖ tag (always present for a 12-byte nonce).
+        guard let combined = box.combined else { throw SealedStoreError.invalidInput("AES-GCM nonce size") }
+        envelope.append(combined)
         return envelope
     }
 
     /// Authenticates and decrypts an envelope sealed for `location`.
-    public func open(envelope: Data, at location: SealedLocation) throws -> [UInt8] {
+    public func open(envelope: Data, at location: SealedLocation) throws -> Data {
         func tampered(_ reason: TamperReason) -> SealedStoreError {
             .tampered(table: location.table, column: location.column,
                       primaryKey: location.primaryKeyDescription, reason: reason)
@@ -182,12 +182,8 @@ public struct ColumnSealer: @unchecked Sendable {
             throw tampered(.foreignKeyVersion)
         }
         do {
-            let nonce = try AES.GCM.Nonce(data: envelope[(start + 10)..<(start + 22)])
-            let tagStart = envelope.endIndex - ColumnSealer.tagCount
-            let box = try AES.GCM.SealedBox(nonce: nonce, ciphertext: envelope[(start + 22)..<tagStart],
-                                            tag: envelope[tagStart...])
-            let plain = try AES.GCM.open(box, using: key, authenticating: associatedData(for: location))
-            return [UInt8](plain)
+            let box = try AES.GCM.SealedBox(combined: envelope[(start + 10)...])
+            return try AES.GCM.open(box, using: key, authenticating: associatedData(for: location))
         } catch {
             throw tampered(.authenticationFailed)
         }
@@ -206,7 +202,7 @@ public protocol SealableValue: Sendable, Hashable {
     /// The plaintext bytes to encrypt.
     var sealedBytes: [UInt8] { get }
     /// Rebuilds the value from decrypted bytes. Throws on malformed content.
-    init(sealedBytes: [UInt8]) throws
+    init(sealedBytes: Data) throws
 }
 
 /// Content that authenticated but does not decode (an encoder bug, never an attacker's doing).
@@ -214,7 +210,7 @@ struct MalformedSealedContent: Error {}
 
 extension String: SealableValue {
     public var sealedBytes: [UInt8] { Array(utf8) }
-    public init(sealedBytes: [UInt8]) throws {
+    public init(sealedBytes: Data) throws {
         guard let string = String(validating: sealedBytes, as: UTF8.self) else { throw MalformedSealedContent() }
         self = string
     }
@@ -222,7 +218,7 @@ extension String: SealableValue {
 
 extension Data: SealableValue {
     public var sealedBytes: [UInt8] { [UInt8](self) }
-    public init(sealedBytes: [UInt8]) throws { self = Data(sealedBytes) }
+    public init(sealedBytes: Data) throws { self = sealedBytes }
 }
 
 extension Array: SealableValue where Element == String {
@@ -237,7 +233,8 @@ extension Array: SealableValue where Element == String {
         return bytes
     }
 
-    public init(sealedBytes: [UInt8]) throws {
+    public init(sealedBytes data: Data) throws {
+        let sealedBytes = [UInt8](data)
         var offset = 0
         func readLength() throws -> Int {
             guard offset + 4 <= sealedBytes.count else { throw MalformedSealedContent() }

@@ -4,7 +4,7 @@ import Foundation
 /// Keyed tokens for searching sealed messages without decrypting them.
 ///
 /// Trust-model row: **database (messages) — critical to read**: the index holds
-/// HMAC-SHA256 tokens (truncated to 16 bytes) of normalized words, prefixes and sender
+/// HMAC-SHA256 tokens (truncated to 12 bytes) of normalized words, prefixes and sender
 /// addresses, under the per-user sub-key `store.blind-index[user]`. Without the MainKey a token
 /// cannot be linked to a word, except by frequency analysis (see the leak table in the docs).
 ///
@@ -14,7 +14,7 @@ import Foundation
 /// - `a` the full sender address, lower-cased.
 struct BlindIndex {
     typealias Kind = SearchTerm.Kind
-    static let tokenCount = 16
+    static let tokenCount = 12
     static let maximumPrefixLength = 10
     static let maximumWordLength = 40
     static let maximumTokensPerMessage = 4_000
