@@ -57,9 +57,9 @@ import Testing
 
     @Test func stringListsRoundTripAndRejectMalformedBytes() throws {
         let list = ["", "a", "ünïcødé", String(repeating: "x", count: 1000)]
-        #expect(try [String](sealedBytes: list.sealedBytes) == list)
-        #expect(throws: (any Error).self) { try [String](sealedBytes: [0, 0, 0, 9]) }
-        #expect(throws: (any Error).self) { try [String](sealedBytes: [0xff, 0xff, 0xff, 0xff]) }
-        #expect(throws: (any Error).self) { try String(sealedBytes: [0xff, 0xfe]) }
+        #expect(try [String](sealedBytes: Data(list.sealedBytes)) == list)
+        #expect(throws: (any Error).self) { try [String](sealedBytes: Data([0, 0, 0, 9])) }
+        #expect(throws: (any Error).self) { try [String](sealedBytes: Data([0xff, 0xff, 0xff, 0xff])) }
+        #expect(throws: (any Error).self) { try String(sealedBytes: Data([0xff, 0xfe])) }
     }
 }

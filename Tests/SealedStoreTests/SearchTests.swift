@@ -50,7 +50,7 @@ import Testing
         let fixture = try fixture()
         let tokens = try fixture.store.currentPool!.read { db in try Data.fetchAll(db, sql: "SELECT token FROM search_tokens") }
         #expect(!tokens.isEmpty)
-        #expect(tokens.allSatisfy { $0.count == 16 })
+        #expect(tokens.allSatisfy { $0.count == BlindIndex.tokenCount })
         #expect(!tokens.contains { $0.range(of: Data("invoice".utf8)) != nil })
         // The same message under another MainKey gives disjoint tokens.
         let other = try StoreFixture()
