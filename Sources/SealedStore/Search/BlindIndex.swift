@@ -12,7 +12,7 @@ import Foundation
 /// - `w` every normalized word of subject, sender, recipients' names and body;
 /// - `p` prefixes (2…``maximumPrefixLength`` characters) of subject and sender words;
 /// - `a` the full sender address, lower-cased.
-struct BlindIndex {
+final class BlindIndex {
     typealias Kind = SearchTerm.Kind
     static let tokenCount = 12
     static let maximumPrefixLength = 10
@@ -23,22 +23,33 @@ struct BlindIndex {
     /// inner and outer pads are computed once per operation rather than once per token.
     private let keyed: HMAC<SHA256>
 
+    /// Tokens already computed in this operation (a batch of messages repeats common words).
+    /// Lives only as long as the operation's keys; holds no more than the batch being written.
+    private var memo: [SearchTerm: Data] = [:]
+    private static let memoLimit = 200_000
+
     init(key: SymmetricKey) { keyed = HMAC<SHA256>(key: key) }
 
     func token(_ kind: Kind, _ normalized: String) -> Data {
+        var input: [UInt8] = [kind.rawValue]
+        input.append(contentsOf: normalized.utf8)
         var mac = keyed
-        mac.update(data: [kind.rawValue])
-        var text = normalized
-        text.withUTF8 { mac.update(data: UnsafeRawBufferPointer($0)) }
+        mac.update(data: input)
         return mac.finalize().withUnsafeBytes { Data($0.prefix(BlindIndex.tokenCount)) }
     }
 
     /// Every token of a message, deduplicated: the keyed hash of each of its ``SearchTerms``.
     func tokens(for message: MailMessage) -> [Data] {
-        SearchTerms.terms(for: message).map { token($0.kind, $0.text) }
+        SearchTerms.terms(for: message).map(token)
     }
 
-    func token(_ term: SearchTerm) -> Data { token(term.kind, term.text) }
+    func token(_ term: SearchTerm) -> Data {
+        if let known = memo[term] { return known }
+        let computed = token(term.kind, term.text)
+        if memo.count >= Self.memoLimit { memo.removeAll(keepingCapacity: true) }
+        memo[term] = computed
+        return computed
+    }
 
     /// Splits text into normalized words: letters and digits, lower-cased, diacritics removed,
     /// at least 2 and at most ``maximumWordLength`` characters.
