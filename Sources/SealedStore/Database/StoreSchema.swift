@@ -172,11 +172,14 @@ enum SealedRows {
         let key = table.keyStrings(of: row)
         var opened: [Data] = []
         opened.reserveCapacity(table.sealedColumns.count)
-        for column in table.sealedColumns {
+        // Rows are selected with `table.allColumns` in order: sealed columns come last.
+        let firstSealed = table.keyColumns.count + table.clearColumns.count
+        guard row.count == table.allColumns.count else { preconditionFailure("row selected without allColumns") }
+        for (offset, column) in table.sealedColumns.enumerated() {
             let location = table.location(column: column, key: key)
             let stored: Data?
             do {
-                stored = try row.decode(Data?.self, forColumn: column)
+                stored = try row.decode(Data?.self, atIndex: firstSealed + offset)
             } catch {
                 throw SealedStoreError.tampered(table: table.name, column: column,
                                                 primaryKey: location.primaryKeyDescription, reason: .malformedContent)
