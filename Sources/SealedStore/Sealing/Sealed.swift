@@ -211,8 +211,11 @@ struct MalformedSealedContent: Error {}
 extension String: SealableValue {
     public var sealedBytes: [UInt8] { Array(utf8) }
     public init(sealedBytes: Data) throws {
-        guard let string = String(validating: sealedBytes, as: UTF8.self) else { throw MalformedSealedContent() }
-        self = string
+        let decoded = sealedBytes.withUnsafeBytes { raw in
+            String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self)
+        }
+        guard let decoded else { throw MalformedSealedContent() }
+        self = decoded
     }
 }
 
@@ -248,9 +251,11 @@ extension Array: SealableValue where Element == String {
         result.reserveCapacity(count)
         for _ in 0..<count {
             let length = try readLength()
-            guard offset + length <= sealedBytes.count,
-                  let string = String(validating: sealedBytes[offset..<(offset + length)], as: UTF8.self)
-            else { throw MalformedSealedContent() }
+            guard offset + length <= sealedBytes.count else { throw MalformedSealedContent() }
+            let decoded = sealedBytes.withUnsafeBufferPointer { buffer in
+                String(validating: UnsafeBufferPointer(rebasing: buffer[offset..<(offset + length)]), as: UTF8.self)
+            }
+            guard let string = decoded else { throw MalformedSealedContent() }
             result.append(string)
             offset += length
         }
