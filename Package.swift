@@ -54,7 +54,7 @@ let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
 products.append(.library(name: "SealedStore", targets: ["SealedStore"]))
 targets += [
     .target(name: "SealedStore", dependencies: ["RampartCore", crypto, grdb], swiftSettings: swiftSettings),
-    .testTarget(name: "SealedStoreTests", dependencies: ["SealedStore", "RampartCore", crypto, grdb], swiftSettings: swiftSettings),
+    .testTarget(name: "SealedStoreTests", dependencies: ["SealedStore", "RampartCore", "Keymaker", crypto, grdb], swiftSettings: swiftSettings),
 ]
 cliDependencies += ["SealedStore", grdb]
 

@@ -64,22 +64,23 @@ struct StoreStressWriteCommand: ParsableCommand {
         shouldDisplay: false
     )
 
+    @OptionGroup var global: GlobalOptions
     @Option(help: "Folder holding the per-user stores.") var root: String
-    @Option(help: "User id.") var user: String
     @Option(help: "Index of the first message.") var start: Int = 0
     @Option(help: "Number of messages (0 = until killed).") var count: Int = 0
     @Option(help: "Messages per transaction.") var batch: Int = 20
 
     func run() throws {
         let key = try StoreCLIKey.readMainKey()
-        let userID = try UserID(validating: user)
+        let userID = try global.userID()
         let session = MainKeySession(userID: userID)
         session.unlock(with: key)
         do {
             let store = try SealedStore(files: StoreFiles(root: URL(fileURLWithPath: root)), keys: session)
             var next = start
             while count == 0 || next < start + count {
-                let messages = (next..<(next + max(1, batch))).map(StressMessage.make)
+                let size = count == 0 ? max(1, batch) : min(max(1, batch), start + count - next)
+                let messages = (next..<(next + size)).map(StressMessage.make)
                 try store.mail.insert(messages: messages)
                 next += messages.count
                 FileHandle.standardOutput.write(Data("committed \(next - 1)\n".utf8))
@@ -102,16 +103,6 @@ enum StressMessage {
             recipients: [MailAddress(address: "reader@example.org")],
             body: String(repeating: "stress body \(index) ", count: 40))
     }
-}
-
-/// `rampart bench …`: benchmarks. (If another module also adds a `bench` group, the lead merges
-/// the subcommand lists into one group.)
-struct BenchGroupCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "bench",
-        abstract: "Benchmarks, each against a baseline measured in the same run (use a release build).",
-        subcommands: [StoreBenchCommand.self]
-    )
 }
 
 /// `rampart bench store`: the sealed store against the same schema in plain GRDB.

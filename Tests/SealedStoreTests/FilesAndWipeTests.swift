@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Keymaker
 import RampartCore
 import Testing
 @testable import SealedStore
@@ -76,36 +77,30 @@ import Testing
     }
 }
 
-/// A user container whose Keymaker is a plain session (the Keymaker module adds the real one).
-final class SessionUserContainer: UserContainer, HasMainKeyProvider, @unchecked Sendable {
-    let session: MainKeySession
-    init(session: MainKeySession, global: GlobalContainer) {
-        self.session = session
-        super.init(userID: session.userID, global: global)
-    }
-    var mainKeyProvider: any MainKeyProvider { session }
-}
-
 @Suite struct DependencyInjectionTests {
     @Test func userContainerOpensOneStoreAndRegistersItsWipe() throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-di-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: home) }
         let global = GlobalContainer(environment: RampartEnvironment(homeDirectory: home))
-        let session = MainKeySession(userID: "erin")
-        session.unlock(with: .generate())
-        let container = SessionUserContainer(session: session, global: global)
+        let container = UserContainer(userID: "erin", global: global)
+        try container.keymaker.createMainKey()
         let store = try container.sealedStore
         #expect(try container.sealedStore === store)
         try store.mail.insert(message: sampleMessage(1))
-        #expect(global.wipeRegistry.registeredNames == ["sealed-store"])
+        #expect(global.wipeRegistry.registeredNames.contains("sealed-store"))
         #expect(global.wipeRegistry.wipeAll(user: "erin").isComplete)
         #expect(!store.isOpen)
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("stores/erin").path))
     }
 
-    @Test func containerWithoutProviderReportsNotConfigured() throws {
+    @Test func containerRefusesToOpenTheStoreWhileTheKeymakerIsLocked() throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-di-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: home) }
         let container = UserContainer(userID: "frank", global: GlobalContainer(environment: RampartEnvironment(homeDirectory: home)))
-        #expect(throws: SealedStoreError.self) { try container.sealedStore }
+        try container.keymaker.createMainKey()
+        container.keymaker.lock(reason: .userRequest)
+        expectLocked { try container.sealedStore }
+        try container.keymaker.unlock()
+        #expect(try container.sealedStore.isOpen)
     }
 }

@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct SettingsIntegrityTests {
     let chosen = PrivacySettings(autoLoadRemoteContent: true, stripImageMetadata: false,
-                                 trustedSenders: ["news@shop.example"], autolock: .afterInactivity(seconds: 600))
+                                 trustedSenders: ["news@shop.example"], autolock: .afterMinutes(10))
 
     @Test func nothingStoredGivesSafeDefaultsWithoutWarning() throws {
         let fixture = try StoreFixture()

@@ -3,14 +3,15 @@ import Foundation
 import GRDB
 import RampartCore
 
-/// When the MainKey leaves memory.
-public enum AutolockPolicy: Sendable, Hashable, Codable {
-    /// Lock as soon as the app goes to the background or the command ends.
-    case immediately
-    /// Lock after this many seconds without use.
-    case afterInactivity(seconds: Int)
-    /// Keep the key until the user locks or logs out (weakest).
+/// The stored autolock choice (when the MainKey leaves memory). Mirrors the Keymaker's
+/// `AutolockSetting` case by case; the store keeps it authenticated, the Keymaker applies it.
+public enum AutolockSetting: Sendable, Hashable, Codable {
+    /// Never lock automatically (weakest).
     case never
+    /// Lock when the app enters the background.
+    case onBackground
+    /// Lock after this many minutes without user activity.
+    case afterMinutes(Int)
 }
 
 /// The settings whose silent change would hurt privacy.
@@ -27,11 +28,11 @@ public struct PrivacySettings: Sendable, Hashable, Codable {
     public var stripImageMetadata: Bool
     /// Senders whose remote content loads automatically. Safe default: none.
     public var trustedSenders: [String]
-    /// When the MainKey is locked. Safe default: ``AutolockPolicy/immediately``.
-    public var autolock: AutolockPolicy
+    /// When the MainKey is locked. Safe default: ``AutolockSetting/onBackground``.
+    public var autolock: AutolockSetting
 
     public init(autoLoadRemoteContent: Bool, stripImageMetadata: Bool, trustedSenders: [String],
-                autolock: AutolockPolicy) {
+                autolock: AutolockSetting) {
         self.autoLoadRemoteContent = autoLoadRemoteContent
         self.stripImageMetadata = stripImageMetadata
         self.trustedSenders = trustedSenders
@@ -40,7 +41,7 @@ public struct PrivacySettings: Sendable, Hashable, Codable {
 
     /// The values used when nothing is stored or a stored value fails its integrity check.
     public static let safeDefaults = PrivacySettings(autoLoadRemoteContent: false, stripImageMetadata: true,
-                                                     trustedSenders: [], autolock: .immediately)
+                                                     trustedSenders: [], autolock: .onBackground)
 }
 
 /// Settings as read from disk, with a warning for each value that failed its check.
@@ -146,7 +147,7 @@ extension SealedStore {
         case "autoLoadRemoteContent": settings.autoLoadRemoteContent = try decoder.decode(Bool.self, from: data)
         case "stripImageMetadata": settings.stripImageMetadata = try decoder.decode(Bool.self, from: data)
         case "trustedSenders": settings.trustedSenders = try decoder.decode([String].self, from: data)
-        case "autolock": settings.autolock = try decoder.decode(AutolockPolicy.self, from: data)
+        case "autolock": settings.autolock = try decoder.decode(AutolockSetting.self, from: data)
         default: break
         }
     }
