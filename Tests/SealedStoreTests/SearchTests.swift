@@ -24,6 +24,7 @@ import Testing
         #expect(try fixture.store.mail.search(MailSearchQuery(words: ["INVOICE", "overdue"])) == ["msg-3"])
         #expect(try fixture.store.mail.search(MailSearchQuery(words: ["cafe"])) == ["msg-1"])
         #expect(try fixture.store.mail.search(MailSearchQuery(words: ["missing"])).isEmpty)
+        #expect(try fixture.store.mail.search(MailSearchQuery(words: ["?!", "a"])).isEmpty)
     }
 
     @Test func prefixSenderAndDateQueries() throws {

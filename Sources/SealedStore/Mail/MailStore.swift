@@ -138,7 +138,11 @@ public struct MailStore: Sendable {
         return try store.read([.columns, .index]) { db, keys in
             let index = keys.blindIndex()
             var groups: [[Data]] = []
-            for word in query.words.flatMap({ BlindIndex.words(in: $0) }) {
+            let words = query.words.flatMap { BlindIndex.words(in: $0) }
+            // Words that normalize to nothing (punctuation, single letters) match nothing, rather
+            // than silently widening the query to every message.
+            if !query.words.isEmpty && words.isEmpty { return [] }
+            for word in words {
                 groups.append([index.token(.word, word)])
             }
             var longPrefix: String?
