@@ -61,6 +61,19 @@ import Testing
         #expect(Set(tokens).isDisjoint(with: otherTokens))
     }
 
+    @Test func frequentTermsUseTheTimeOrderedScanWithTheSameResults() throws {
+        let fixture = try StoreFixture()
+        let count = MailStore.frequentTermThreshold + 100
+        var messages = (0..<count).map { sampleMessage($0, body: "common words here", time: Int64($0 * 10)) }
+        messages[17].body = "common and rare"
+        try fixture.store.mail.insert(messages: messages)
+        let newest = try fixture.store.mail.search(MailSearchQuery(words: ["common"], limit: 5))
+        #expect(newest == (count - 5..<count).reversed().map { "msg-\($0)" })
+        let bounded = try fixture.store.mail.search(MailSearchQuery(words: ["common"], before: 100, limit: 50))
+        #expect(bounded == (0..<10).reversed().map { "msg-\($0)" })
+        #expect(try fixture.store.mail.search(MailSearchQuery(words: ["rare"])) == ["msg-17"])
+    }
+
     @Test func normalizationFoldsCaseAndDiacritics() {
         #expect(BlindIndex.words(in: "Élan, CAFÉ-crème; a 42x") == ["elan", "cafe", "creme", "42x"])
     }

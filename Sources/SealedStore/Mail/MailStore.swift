@@ -183,11 +183,38 @@ public struct MailStore: Sendable {
                         .contains { $0.hasPrefix(longPrefix) }
                 }.prefix(query.limit).map(\.id)
             }
+            if groups.count == 1, let group = groups.first,
+               try MailStore.isFrequent(group, in: db, threshold: MailStore.frequentTermThreshold) {
+                // A frequent term: walk messages newest first and stop at `limit` matches, instead
+                // of collecting and sorting every match.
+                let placeholders = Array(repeating: "?", count: group.count).joined(separator: ",")
+                var scanConditions = ["EXISTS (SELECT 1 FROM search_tokens t WHERE t.token IN (\(placeholders)) "
+                    + "AND t.message_rowid = messages.rowid)"]
+                var scanArguments: [(any DatabaseValueConvertible)?] = group
+                if let after = query.after { scanConditions.append("time >= ?"); scanArguments.append(after) }
+                if let before = query.before { scanConditions.append("time < ?"); scanArguments.append(before) }
+                scanArguments.append(query.limit)
+                return try String.fetchAll(
+                    db.cachedStatement(sql: "SELECT id FROM messages INDEXED BY messages_by_time WHERE "
+                        + scanConditions.joined(separator: " AND ") + " ORDER BY time DESC, rowid DESC LIMIT ?"),
+                    arguments: StatementArguments(scanArguments))
+            }
             arguments.append(query.limit)
             return try String.fetchAll(
                 db.cachedStatement(sql: "SELECT id FROM messages \(whereClause) ORDER BY time DESC, rowid DESC LIMIT ?"),
                 arguments: StatementArguments(arguments))
         }
+    }
+
+    /// Above this many messages for one term, a search walks messages by time instead.
+    static let frequentTermThreshold = 2_000
+
+    static func isFrequent(_ tokens: [Data], in db: Database, threshold: Int) throws -> Bool {
+        let placeholders = Array(repeating: "?", count: tokens.count).joined(separator: ",")
+        let count = try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT COUNT(*) FROM (SELECT 1 FROM search_tokens WHERE token IN (\(placeholders)) LIMIT ?)"),
+            arguments: StatementArguments(tokens + [threshold] as [any DatabaseValueConvertible])) ?? 0
+        return count >= threshold
     }
 
     // MARK: Other records
