@@ -62,6 +62,13 @@ cliDependencies.append("HTML5")
 // MARK: - MailSafety (issue 4): sanitizer, remote content, trackers, CSP
 
 // MARK: - SealedStore (issue 5): sealed SQLite store
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+products.append(.library(name: "SealedStore", targets: ["SealedStore"]))
+targets += [
+    .target(name: "SealedStore", dependencies: ["RampartCore", crypto, grdb], swiftSettings: swiftSettings),
+    .testTarget(name: "SealedStoreTests", dependencies: ["SealedStore", "RampartCore", "Keymaker", crypto, grdb], swiftSettings: swiftSettings),
+]
+cliDependencies += ["SealedStore", grdb]
 
 // MARK: - HardwareKeys (issue 6): TPM 2.0 / Secure Enclave protector
 

@@ -18,6 +18,7 @@ struct BenchCommand: AsyncParsableCommand {
         BenchUnlock.self,
         HTML5Bench.self,
         BenchPinning.self,
+        StoreBenchCommand.self,
     ]
 }
 

@@ -10,5 +10,6 @@ enum RampartCommands {
         HTML5Command.self,
         PinCommand.self,
         TransportCommand.self,
+        StoreCommand.self,
     ]
 }
