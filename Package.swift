@@ -40,6 +40,12 @@ cliDependencies.append("Keychain")
 // MARK: - Keymaker (issue 2): MainKey protectors, autolock, wipe
 
 // MARK: - HTML5 (issue 3): spec-exact HTML5 parser
+products.append(.library(name: "HTML5", targets: ["HTML5"]))
+targets += [
+    .target(name: "HTML5", swiftSettings: swiftSettings),
+    .testTarget(name: "HTML5Tests", dependencies: ["HTML5"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("HTML5")
 
 // MARK: - MailSafety (issue 4): sanitizer, remote content, trackers, CSP
 
