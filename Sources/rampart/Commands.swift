@@ -3,5 +3,6 @@ import ArgumentParser
 /// Every top-level subcommand, one line per module's command group.
 enum RampartCommands {
     static let all: [any ParsableCommand.Type] = [
+        SanitizeCommand.self,
     ]
 }

@@ -70,12 +70,14 @@ struct CSSSanitizer {
                 let declarations = CSSParser.declarations(block, dropped: &dropped)
                 gate.report.note(.cssDeclaration, dropped)
                 let kept = declarations.compactMap { sanitize($0, fontFace: false) }
+                guard !kept.isEmpty else { continue }
                 out.append(selector + "{" + serialize(kept) + "}")
             case .at(let name, let prelude, let block):
                 switch name {
                 case "media", "supports":
                     guard depth < 4, let block, isSafePrelude(prelude) else { gate.report.note(.cssRule); continue }
                     let inner = rulesText(CSSParser.rules(block, topLevel: false), depth: depth + 1)
+                    guard !inner.isEmpty else { continue }
                     out.append("@" + name + " " + CSSSerializer.serialize(trim(prelude)) + "{" + inner + "}")
                 case "font-face":
                     guard let block, trim(prelude).isEmpty else { gate.report.note(.cssRule); continue }
@@ -255,7 +257,7 @@ struct CSSSanitizer {
         }
         var out: [String] = []
         for selector in selectors {
-            guard let scoped = scopeOne(trim(selector)) else { continue }
+            guard let scoped = scopeOne(trim(selector)), !out.contains(scoped) else { continue }
             out.append(scoped)
         }
         return out.isEmpty ? nil : out.joined(separator: ",")

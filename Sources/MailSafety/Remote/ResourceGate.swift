@@ -23,6 +23,11 @@ final class ResourceGate {
     /// Decides on a resource URL (something the viewer would load without a click).
     func resource(_ raw: String, kind: RemoteResourceKind, isPixel: Bool = false) -> Decision {
         let url = URLPolicy.clean(raw)
+        if case .appScheme(let scheme) = options.embeddedImages, URLPolicy.scheme(of: url) == scheme.lowercased(),
+           kind != .stylesheet, kind != .media {
+            // Already resolved by an earlier pass: the app serves it, never the network.
+            return .load(url)
+        }
         switch URLPolicy.classify(url) {
         case .contentID(let id):
             guard let attachment = attachment(for: id) else {

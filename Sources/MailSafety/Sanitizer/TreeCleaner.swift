@@ -91,7 +91,10 @@ struct TreeCleaner {
         case .svg:
             let allowedHere = parentNamespace == .svg || (element.localName == "svg" && parentNamespace == .html)
             guard allowedHere else { gate.report.note(.foreignElement); return .remove }
-            guard Allowlist.svgElements.contains(element.localName) else { gate.report.note(.activeElement); return .remove }
+            guard Allowlist.svgElements.contains(element.localName) else {
+                gate.report.note(element.localName == "script" ? .scriptElement : .activeElement)
+                return .remove
+            }
             cleanAttributes(element)
             if element.localName == "use", element.attribute("href") == nil, element.attribute("href", namespace: .xlink) == nil {
                 return .remove
@@ -218,13 +221,8 @@ struct TreeCleaner {
         var loadable: [String] = []
         var blocked = false
         var all: [String] = []
-        for candidate in attribute.value.split(separator: ",") {
-            let parts = candidate.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\u{0C}" || $0 == "\r" })
-            guard let first = parts.first else { continue }
-            let descriptor = parts.dropFirst().filter { part in
-                part.allSatisfy { $0.isNumber || $0 == "." || $0 == "w" || $0 == "x" || $0 == "h" }
-            }.joined(separator: " ")
-            switch gate.resource(String(first), kind: .srcset, isPixel: isPixel) {
+        for (first, descriptor) in Self.srcsetCandidates(attribute.value) {
+            switch gate.resource(first, kind: .srcset, isPixel: isPixel) {
             case .load(let url):
                 let item = descriptor.isEmpty ? url : url + " " + descriptor
                 loadable.append(item); all.append(item)
@@ -240,6 +238,41 @@ struct TreeCleaner {
         } else if !loadable.isEmpty {
             kept.append(Attribute(name: "srcset", value: loadable.joined(separator: ", ")))
         }
+    }
+
+    /// The HTML spec's srcset parsing, simplified: a URL is a run of non-space characters (a
+    /// trailing comma ends it), then descriptors up to the next comma. Only numeric `w`/`x`/`h`
+    /// descriptors are kept.
+    static func srcsetCandidates(_ value: String) -> [(String, String)] {
+        var result: [(String, String)] = []
+        var scalars = Substring(value).unicodeScalars[...]
+        func isSpace(_ s: Unicode.Scalar) -> Bool { s == " " || s == "\t" || s == "\n" || s == "\r" || s == "\u{0C}" }
+        while true {
+            while let f = scalars.first, isSpace(f) || f == "," { scalars.removeFirst() }
+            if scalars.isEmpty { break }
+            var url = String.UnicodeScalarView()
+            while let f = scalars.first, !isSpace(f) { url.append(f); scalars.removeFirst() }
+            var descriptors: [String] = []
+            if url.last == "," {
+                while url.last == "," { url.removeLast() }
+            } else {
+                var current = ""
+                var inParens = false
+                while let f = scalars.first {
+                    scalars.removeFirst()
+                    if f == "(" { inParens = true } else if f == ")" { inParens = false }
+                    if f == "," && !inParens { break }
+                    if isSpace(f) { if !current.isEmpty { descriptors.append(current); current = "" } } else { current.unicodeScalars.append(f) }
+                }
+                if !current.isEmpty { descriptors.append(current) }
+            }
+            let kept = descriptors.filter { d in
+                guard let unit = d.last, unit == "w" || unit == "x" || unit == "h" else { return false }
+                return Double(d.dropLast()) != nil
+            }
+            if !url.isEmpty { result.append((String(url), kept.joined(separator: " "))) }
+        }
+        return result
     }
 
     /// 1×1 (or 0×0) images, and images hidden by style: the classic open-tracking pixel.
