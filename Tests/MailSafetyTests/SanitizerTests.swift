@@ -67,6 +67,11 @@ private func clean(_ html: String, _ options: SanitizerOptions = SanitizerOption
         #expect(result.html == "<svg><rect stroke=\"url(#g)\"></rect><use href=\"#icon\"></use><a><text>t</text></a></svg>")
     }
 
+    @Test func svgUseMayOnlyReferenceTheMessageItself() throws {
+        let result = try clean("<svg><use href=\"data:image/svg+xml,&lt;svg id='x' xmlns='http://www.w3.org/2000/svg'&gt;&lt;image href='1' onerror='alert(1)' /&gt;&lt;/svg&gt;#x\"/><use xlink:href=\"https://e.example/s.svg#a\"/><use href=\"#ok\"/></svg>")
+        #expect(result.html == "<svg><use data-rampart-xlink-href=\"https://e.example/s.svg#a\"></use><use href=\"#ok\"></use></svg>")
+    }
+
     @Test func domClobberingNamesAreRemoved() throws {
         let result = try clean("<img name=cookie><map name=getElementById></map><a id=location>x</a><p id=rampart-message>y</p><p id=intro>z</p>")
         #expect(result.html == "<img><map></map><a>x</a><p>y</p><p id=\"intro\">z</p>")

@@ -28,7 +28,21 @@ final class ResourceGate {
             // Already resolved by an earlier pass: the app serves it, never the network.
             return .load(url)
         }
-        switch URLPolicy.classify(url) {
+        let classification = URLPolicy.classify(url)
+        if kind == .svgUse {
+            // <use> and gradient/pattern references may point inside the message only: a
+            // `data:` or remote document could carry script or load more.
+            switch classification {
+            case .fragment: return .load(url)
+            case .remote:
+                report.block(url, kind)
+                return .block(url)
+            default:
+                report.note(.unsafeURL)
+                return .drop
+            }
+        }
+        switch classification {
         case .contentID(let id):
             guard let attachment = attachment(for: id) else {
                 report.note(.missingAttachment)

@@ -96,7 +96,8 @@ struct TreeCleaner {
                 return .remove
             }
             cleanAttributes(element)
-            if element.localName == "use", element.attribute("href") == nil, element.attribute("href", namespace: .xlink) == nil {
+            if element.localName == "use", element.attribute("href") == nil, element.attribute("href", namespace: .xlink) == nil,
+               element.attribute("data-rampart-href") == nil, element.attribute("data-rampart-xlink-href") == nil {
                 return .remove
             }
             return .keep
