@@ -4,5 +4,6 @@ import ArgumentParser
 enum RampartCommands {
     static let all: [any ParsableCommand.Type] = [
         SanitizeCommand.self,
+        BenchCommand.self,
     ]
 }
