@@ -38,6 +38,12 @@ targets += [
 cliDependencies.append("Keychain")
 
 // MARK: - Keymaker (issue 2): MainKey protectors, autolock, wipe
+products.append(.library(name: "Keymaker", targets: ["Keymaker"]))
+targets += [
+    .target(name: "Keymaker", dependencies: ["RampartCore", "Keychain", crypto, cryptoExtras], swiftSettings: swiftSettings),
+    .testTarget(name: "KeymakerTests", dependencies: ["Keymaker"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("Keymaker")
 
 // MARK: - HTML5 (issue 3): spec-exact HTML5 parser
 products.append(.library(name: "HTML5", targets: ["HTML5"]))
@@ -80,9 +86,12 @@ targets += [
         dependencies: cliDependencies + [
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            crypto,
         ],
         swiftSettings: swiftSettings
     ),
+    // Runs the built `rampart` executable (located next to the test bundle) as a user would.
+    .testTarget(name: "RampartCLITests", dependencies: ["rampart"], swiftSettings: swiftSettings),
 ]
 
 let package = Package(

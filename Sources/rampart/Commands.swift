@@ -3,7 +3,9 @@ import ArgumentParser
 /// Every top-level subcommand, one line per module's command group.
 enum RampartCommands {
     static let all: [any ParsableCommand.Type] = [
-        SanitizeCommand.self,
+        KeyCommand.self,
         BenchCommand.self,
+        DemoCommand.self,
+        SanitizeCommand.self,
     ]
 }

@@ -76,15 +76,6 @@ struct SanitizeCommand: ParsableCommand {
     }
 }
 
-/// `rampart bench`: benchmarks that compare Rampart with a baseline measured in the same run.
-struct BenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "bench",
-        abstract: "Benchmarks against baselines measured in the same run.",
-        subcommands: [BenchSanitizeCommand.self]
-    )
-}
-
 /// `rampart bench sanitize`: MB/s of Rampart's sanitizer, nh3 (PyPI, in .venv) and
 /// DOMPurify+jsdom (Debian) on one generated mail corpus.
 ///

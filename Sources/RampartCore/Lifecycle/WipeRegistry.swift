@@ -18,12 +18,13 @@ public final class WipeRegistry: @unchecked Sendable {
 
     public init() {}
 
-    /// Registers `item`; returns a token that unregisters it when cancelled.
+    /// Registers `item` for the registry's lifetime; the returned token unregisters it when
+    /// cancelled explicitly (releasing the token does not).
     @discardableResult
     public func register(_ item: any Wipeable) -> ObserverToken {
         let id = UUID()
         lock.withLock { entries.append((id, item)) }
-        return ObserverToken { [weak self] in
+        return ObserverToken(cancelsOnRelease: false) { [weak self] in
             guard let self else { return }
             self.lock.withLock { self.entries.removeAll { $0.id == id } }
         }
@@ -54,9 +55,17 @@ public struct WipeReport: Sendable, Equatable, Codable {
     public struct Failure: Sendable, Equatable, Codable {
         public let component: String
         public let message: String
+        public init(component: String, message: String) {
+            self.component = component
+            self.message = message
+        }
     }
     public var wiped: [String] = []
     public var failures: [Failure] = []
+    public init(wiped: [String] = [], failures: [Failure] = []) {
+        self.wiped = wiped
+        self.failures = failures
+    }
     public var isComplete: Bool { failures.isEmpty }
 }
 

@@ -1,0 +1,455 @@
+import Foundation
+import Keychain
+import RampartCore
+
+/// The keeper of one user's MainKey: creation at login, protectors, unlock, autolock, wipe.
+///
+/// Trust-model rows:
+/// - **keychain (low)**: the MainKey is stored only as ``WrappedKeyEnvelope``s made by its
+///   protectors (*none*, *PIN*, *hardware*); several may be active at once.
+/// - **device memory (moderate)**: the unwrapped key lives in a ``MainKeySession`` until a
+///   lock — explicit, autolock (timer, background) or clock tampering — which zeroizes it and
+///   every key derived from it, then publishes a lock event so dependents drop decrypted state.
+/// - **database / everything local**: after ``Configuration/maxFailedAttempts`` consecutive
+///   wrong PINs, every local item of the user is erased through the ``WipeRegistry``.
+///
+/// At launch the MainKey must be unwrapped before anything else runs: while locked, every
+/// access throws ``LockedError``.
+///
+/// ```swift
+/// let keymaker = Keymaker(userID: "u1", dependencies: container)
+/// try keymaker.createMainKey()                       // at login (protector: none)
+/// try keymaker.activate(.pin, credential: .pin(pin))  // replaces the none protector
+/// keymaker.lock()
+/// try keymaker.unlock(.pin(pin))
+/// ```
+public final class Keymaker: MainKeyProvider, @unchecked Sendable {
+    public typealias Dependencies = HasKeychain & HasClock & HasWipeRegistry
+
+    /// Tunables of a Keymaker.
+    public struct Configuration: Sendable {
+        /// Consecutive wrong PINs that trigger a wipe (default 10).
+        public var maxFailedAttempts: Int
+        /// The protector implementations available in this process.
+        public var protectors: [any MainKeyProtector]
+        /// The autolock policy at start (the persisted one, if any, wins).
+        public var autolock: AutolockPolicy
+
+        public init(maxFailedAttempts: Int = 10,
+                    protectors: [any MainKeyProtector] = [NoneProtector(), PINProtector()],
+                    autolock: AutolockPolicy = .afterMinutes(5)) {
+            precondition(maxFailedAttempts >= 1, "maxFailedAttempts must be at least 1")
+            self.maxFailedAttempts = maxFailedAttempts
+            self.protectors = protectors
+            self.autolock = autolock
+        }
+    }
+
+    public let userID: UserID
+    public let configuration: Configuration
+    private let keychain: any Keychain
+    private let clock: any RampartClock
+    private let wipeRegistry: WipeRegistry
+    private let session: MainKeySession
+    private let stateLock = NSRecursiveLock()
+    private var timer: AutolockTimer
+    private var inBackground = false
+
+    public init(userID: UserID, dependencies: any Dependencies, configuration: Configuration = Configuration()) {
+        self.userID = userID
+        self.configuration = configuration
+        self.keychain = dependencies.keychain
+        self.clock = dependencies.clock
+        self.wipeRegistry = dependencies.wipeRegistry
+        self.session = MainKeySession(userID: userID)
+        var policy = configuration.autolock
+        if let stored = try? keychain.readIfPresent(Self.autolockItem(userID)),
+           let text = try? stored.withUnsafeBytes({ String(decoding: $0, as: UTF8.self) }),
+           let parsed = try? AutolockPolicy(parsing: text) {
+            policy = parsed
+        }
+        self.timer = AutolockTimer(policy: policy, clock: dependencies.clock)
+    }
+
+    // MARK: Keychain addresses
+
+    /// The keychain item holding the envelope of `kind`.
+    public static func envelopeItem(_ user: UserID, _ kind: ProtectorKind) -> KeychainItemID {
+        .user(user, "mainkey.\(kind.rawValue)")
+    }
+
+    static func failedAttemptsItem(_ user: UserID) -> KeychainItemID { .user(user, "pin.failedAttempts") }
+    static func autolockItem(_ user: UserID) -> KeychainItemID { .user(user, "autolock.policy") }
+
+    // MARK: MainKeyProvider
+
+    public var isUnlocked: Bool {
+        stateLock.withLock { enforceAutolock(); return session.isUnlocked }
+    }
+
+    /// The unlocked MainKey. Checks the autolock first, so an expired timer locks here.
+    /// - Throws: ``LockedError``.
+    public func currentMainKey() throws -> MainKey {
+        try stateLock.withLock {
+            enforceAutolock()
+            return try session.currentMainKey()
+        }
+    }
+
+    public func observeLifecycle(_ handler: @escaping @Sendable (KeyLifecycleEvent) -> Void) -> ObserverToken {
+        session.observeLifecycle(handler)
+    }
+
+    public func lifecycleEvents() -> AsyncStream<KeyLifecycleEvent> {
+        session.lifecycleEvents()
+    }
+
+    // MARK: Creation
+
+    /// Whether a MainKey (in any protector) exists for this user.
+    public func hasMainKey() throws -> Bool {
+        try !activeProtectors().isEmpty
+    }
+
+    /// The protectors whose envelopes are stored, in a fixed order.
+    public func activeProtectors() throws -> [ProtectorKind] {
+        try ProtectorKind.allCases.filter { try keychain.readIfPresent(Self.envelopeItem(userID, $0)) != nil }
+    }
+
+    /// Creates a fresh MainKey at login, stores it with the *none* protector, and unlocks.
+    /// - Throws: ``KeymakerError/mainKeyAlreadyExists``.
+    @discardableResult
+    public func createMainKey() throws -> MainKey {
+        try stateLock.withLock {
+            guard try !hasMainKey() else { throw KeymakerError.mainKeyAlreadyExists }
+            let key = MainKey.generate()
+            try store(try protector(.none).wrap(key, for: userID, credential: .none))
+            try resetFailedAttempts()
+            timer.recordActivity(clock: clock)
+            session.unlock(with: key)
+            return key
+        }
+    }
+
+    // MARK: Unlock and lock
+
+    /// Unwraps the MainKey with `credential` and keeps it in memory until the next lock.
+    ///
+    /// With a PIN, the PIN protectors are tried (hardware + PIN first); without one, the *none*
+    /// and *hardware* protectors. Every PIN attempt is counted *before* the derivation runs, so
+    /// killing the process mid-attempt does not save the attacker a try.
+    /// - Throws: ``KeymakerError/wrongPIN(attemptsLeft:)``,
+    ///   ``KeymakerError/wipedAfterTooManyFailedAttempts``, ``KeymakerError/pinRequired``,
+    ///   ``KeymakerError/noMainKey``, ``KeymakerError/corruptEnvelope(_:)``.
+    public func unlock(_ credential: UnlockCredential = .none) throws {
+        try stateLock.withLock {
+            let active = try activeProtectors()
+            guard !active.isEmpty else { throw KeymakerError.noMainKey }
+            let key: MainKey
+            if let pin = credential.pin, let kind = [ProtectorKind.hardwarePIN, .pin].first(where: active.contains) {
+                try PINProtector.validate(pin)
+                key = try unlockCounted(kind: kind, credential: credential)
+            } else if let kind = [ProtectorKind.none, .hardware].first(where: active.contains) {
+                key = try protector(kind).unwrap(try envelope(kind), credential: .none)
+            } else {
+                throw KeymakerError.pinRequired
+            }
+            timer.recordActivity(clock: clock)
+            inBackground = false
+            session.unlock(with: key)
+        }
+    }
+
+    private func unlockCounted(kind: ProtectorKind, credential: UnlockCredential) throws -> MainKey {
+        let stored = try envelope(kind)
+        let failures = try failedAttempts() + 1
+        try setFailedAttempts(failures)
+        do {
+            let key = try protector(kind).unwrap(stored, credential: credential)
+            try resetFailedAttempts()
+            return key
+        } catch ProtectorUnwrapFailure.wrongCredential {
+            if failures >= configuration.maxFailedAttempts {
+                let report = performWipe(reason: .tooManyFailedAttempts)
+                if !report.isComplete { throw KeymakerError.wipeIncomplete(report.failures) }
+                throw KeymakerError.wipedAfterTooManyFailedAttempts
+            }
+            throw KeymakerError.wrongPIN(attemptsLeft: configuration.maxFailedAttempts - failures)
+        } catch ProtectorUnwrapFailure.hardwareLockedOut(let detail) {
+            throw KeymakerError.hardwareLockedOut(detail)
+        } catch let error as KeymakerError {
+            // A damaged envelope is not a wrong PIN: give the attempt back.
+            try? setFailedAttempts(failures - 1)
+            throw error
+        }
+    }
+
+    /// Zeroizes the MainKey and every derived key, and publishes a lock event.
+    public func lock(reason: LockReason = .userRequest) {
+        stateLock.withLock { session.lock(reason: reason) }
+    }
+
+    // MARK: Protectors
+
+    /// Adds a protector for the unlocked MainKey. Activating a PIN or hardware protector removes
+    /// the *none* protector (a clear copy would defeat them); the new envelope is stored before
+    /// the old one is removed, so a crash never leaves the key without a protector.
+    /// - Throws: ``LockedError``, ``KeymakerError/protectorAlreadyActive(_:)``, PIN validation errors.
+    public func activate(_ kind: ProtectorKind, credential: UnlockCredential = .none) throws {
+        try stateLock.withLock {
+            let key = try currentMainKey()
+            let active = try activeProtectors()
+            guard !active.contains(kind) else { throw KeymakerError.protectorAlreadyActive(kind) }
+            try store(try protector(kind).wrap(key, for: userID, credential: credential))
+            if kind.needsPIN { try resetFailedAttempts() }
+            if kind != .none, active.contains(.none) { try removeEnvelope(.none) }
+            timer.recordActivity(clock: clock)
+        }
+    }
+
+    /// Removes a protector; the MainKey must be unlocked and keep at least one protector.
+    /// - Throws: ``KeymakerError/cannotRemoveLastProtector``, ``KeymakerError/protectorNotActive(_:)``.
+    public func deactivate(_ kind: ProtectorKind) throws {
+        try stateLock.withLock {
+            _ = try currentMainKey()
+            let active = try activeProtectors()
+            guard active.contains(kind) else { throw KeymakerError.protectorNotActive(kind) }
+            guard active.count > 1 else { throw KeymakerError.cannotRemoveLastProtector }
+            try removeEnvelope(kind)
+        }
+    }
+
+    /// Turns protection off: stores the *none* envelope, then removes every other protector.
+    public func disableProtection() throws {
+        try stateLock.withLock {
+            let key = try currentMainKey()
+            let active = try activeProtectors()
+            if !active.contains(.none) { try store(try protector(.none).wrap(key, for: userID, credential: .none)) }
+            for kind in active where kind != .none { try removeEnvelope(kind) }
+            try resetFailedAttempts()
+        }
+    }
+
+    /// Changes the PIN: checks the old one (counted like an unlock), then re-wraps the same
+    /// MainKey — no data is re-encrypted, nothing is lost.
+    public func changePIN(from old: SecretBytes, to new: SecretBytes) throws {
+        try stateLock.withLock {
+            try PINProtector.validate(new)
+            let kind: ProtectorKind = try activeProtectors().contains(.hardwarePIN) ? .hardwarePIN : .pin
+            guard try activeProtectors().contains(kind) else { throw KeymakerError.protectorNotActive(.pin) }
+            let key = try unlockCounted(kind: kind, credential: .pin(old))
+            let previous = try envelope(kind)
+            let replacement = try protector(kind).wrap(key, for: userID, credential: .pin(new))
+            try keychain.set(SecretBytes(copying: replacement.serialized()), for: Self.envelopeItem(userID, kind))
+            if previous != replacement { try? protector(kind).discard(previous) }
+            timer.recordActivity(clock: clock)
+            if !session.isUnlocked { session.unlock(with: key) } else { key.wipe() }
+        }
+    }
+
+    // MARK: Autolock
+
+    /// The autolock policy in force.
+    public var autolockPolicy: AutolockPolicy { stateLock.withLock { timer.policy } }
+
+    /// Changes and persists the autolock policy.
+    public func setAutolockPolicy(_ policy: AutolockPolicy) throws {
+        try stateLock.withLock {
+            try keychain.set(SecretBytes(copying: Array(policy.description.utf8)), for: Self.autolockItem(userID))
+            timer.policy = policy
+            timer.recordActivity(clock: clock)
+        }
+    }
+
+    /// The user did something: restart the autolock timer (unless it already expired).
+    public func userActivity() {
+        stateLock.withLock {
+            enforceAutolock()
+            if session.isUnlocked { timer.recordActivity(clock: clock) }
+        }
+    }
+
+    /// The app went to the background: locks at once under ``AutolockPolicy/onBackground``.
+    public func didEnterBackground() {
+        stateLock.withLock {
+            inBackground = true
+            if timer.policy == .onBackground { session.lock(reason: .enteredBackground) }
+        }
+    }
+
+    /// The app came back: applies any lock that fell due while in the background.
+    public func willEnterForeground() {
+        stateLock.withLock {
+            inBackground = false
+            enforceAutolock()
+        }
+    }
+
+    /// Locks now if the policy says so. Returns the reason if it locked.
+    @discardableResult
+    public func checkAutolock() -> LockReason? {
+        stateLock.withLock { enforceAutolock() }
+    }
+
+    /// Seconds until the timed autolock, or nil.
+    public var secondsUntilAutolock: TimeInterval? {
+        stateLock.withLock { session.isUnlocked ? timer.secondsRemaining(clock: clock) : nil }
+    }
+
+    /// Checks the autolock every `interval` until cancelled (for the agent process).
+    public func runAutolockLoop(interval: Duration = .seconds(1)) async {
+        while !Task.isCancelled {
+            checkAutolock()
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    @discardableResult
+    private func enforceAutolock() -> LockReason? {
+        guard session.isUnlocked else {
+            _ = timer.check(clock: clock)
+            return nil
+        }
+        if let reason = timer.check(clock: clock) {
+            session.lock(reason: reason)
+            return reason
+        }
+        return nil
+    }
+
+    // MARK: Wipe
+
+    /// Erases every local item of the user: the registered components (store, caches, push
+    /// keys), hardware objects, and every keychain item of the user. Locks first.
+    @discardableResult
+    public func wipe(reason: WipeReason = .userRequest) -> WipeReport {
+        stateLock.withLock { performWipe(reason: reason) }
+    }
+
+    /// Logout: the same as a wipe, for the reason `.logout`.
+    @discardableResult
+    public func logout() -> WipeReport { wipe(reason: .logout) }
+
+    private func performWipe(reason: WipeReason) -> WipeReport {
+        session.lock(reason: reason == .logout ? .logout : .wipe)
+        var report = wipeRegistry.wipeAll(user: userID)
+        for kind in ProtectorKind.allCases {
+            if let stored = try? envelope(kind) { try? protector(kind).discard(stored) }
+        }
+        do {
+            try keychain.deleteAll(user: userID)
+            report.wiped.append("keychain(\(keychain.backendName))")
+        } catch {
+            report.failures.append(.init(component: "keychain", message: String(describing: error)))
+        }
+        session.publishWipe(reason: reason)
+        return report
+    }
+
+    // MARK: Status
+
+    /// What `rampart key status` shows.
+    public func status() throws -> KeymakerStatus {
+        try stateLock.withLock {
+            enforceAutolock()
+            let active = try activeProtectors()
+            return KeymakerStatus(
+                userID: userID,
+                hasMainKey: !active.isEmpty,
+                unlocked: session.isUnlocked,
+                activeProtectors: active,
+                availableProtectors: configuration.protectors.map {
+                    KeymakerStatus.Availability(kind: $0.kind, availability: $0.availability())
+                },
+                failedAttempts: try failedAttempts(),
+                maxFailedAttempts: configuration.maxFailedAttempts,
+                autolock: timer.policy.description,
+                secondsUntilAutolock: session.isUnlocked ? timer.secondsRemaining(clock: clock) : nil,
+                keyFingerprint: try? session.currentMainKey().fingerprint,
+                keychainBackend: keychain.backendName
+            )
+        }
+    }
+
+    // MARK: Internals
+
+    private func protector(_ kind: ProtectorKind) throws -> any MainKeyProtector {
+        guard let found = configuration.protectors.first(where: { $0.kind == kind }) else {
+            throw KeymakerError.protectorUnavailable(kind, reason: "not configured in this process")
+        }
+        return found
+    }
+
+    private func envelope(_ kind: ProtectorKind) throws -> WrappedKeyEnvelope {
+        let item = Self.envelopeItem(userID, kind)
+        let bytes: SecretBytes
+        do { bytes = try keychain.read(item) } catch KeychainError.notFound { throw KeymakerError.protectorNotActive(kind) }
+        let envelope = try bytes.withUnsafeBytes { try WrappedKeyEnvelope.parse(Data($0), expectedUser: userID) }
+        guard envelope.kind == kind else { throw KeymakerError.corruptEnvelope("item for \(kind) holds a \(envelope.kind) envelope") }
+        return envelope
+    }
+
+    private func store(_ envelope: WrappedKeyEnvelope) throws {
+        var serialized = envelope.serialized()
+        defer { serialized.resetBytes(in: serialized.startIndex..<serialized.endIndex) }
+        try keychain.set(SecretBytes(copying: serialized), for: Self.envelopeItem(userID, envelope.kind))
+    }
+
+    private func removeEnvelope(_ kind: ProtectorKind) throws {
+        if let stored = try? envelope(kind) { try protector(kind).discard(stored) }
+        try keychain.deleteIfPresent(Self.envelopeItem(userID, kind))
+    }
+
+    /// Consecutive wrong PINs so far.
+    public func failedAttempts() throws -> Int {
+        guard let stored = try keychain.readIfPresent(Self.failedAttemptsItem(userID)) else { return 0 }
+        return try stored.withUnsafeBytes { bytes in
+            guard bytes.count == 4 else { return configuration.maxFailedAttempts - 1 }
+            return bytes.reduce(0) { ($0 << 8) | Int($1) }
+        }
+    }
+
+    private func setFailedAttempts(_ count: Int) throws {
+        let value = UInt32(clamping: max(0, count)).bigEndian
+        let bytes = withUnsafeBytes(of: value) { SecretBytes(copying: $0) }
+        try keychain.set(bytes, for: Self.failedAttemptsItem(userID))
+    }
+
+    private func resetFailedAttempts() throws {
+        try setFailedAttempts(0)
+    }
+}
+
+/// A snapshot of a Keymaker's state, for `rampart key status` (JSON with `--json`).
+public struct KeymakerStatus: Sendable, Codable, Equatable {
+    public struct Availability: Sendable, Codable, Equatable {
+        public let kind: ProtectorKind
+        public let available: Bool
+        public let detail: String
+
+        init(kind: ProtectorKind, availability: ProtectorAvailability) {
+            self.kind = kind
+            switch availability {
+            case .available(let detail): available = true; self.detail = detail
+            case .unavailable(let reason): available = false; detail = reason
+            }
+        }
+    }
+
+    public let userID: UserID
+    public let hasMainKey: Bool
+    public let unlocked: Bool
+    public let activeProtectors: [ProtectorKind]
+    public let availableProtectors: [Availability]
+    public let failedAttempts: Int
+    public let maxFailedAttempts: Int
+    public let autolock: String
+    public let secondsUntilAutolock: Double?
+    public let keyFingerprint: String?
+    public let keychainBackend: String
+}
+
+/// Gives access to a user's Keymaker.
+public protocol HasKeymaker {
+    var keymaker: Keymaker { get }
+}
