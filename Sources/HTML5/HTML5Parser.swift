@@ -122,13 +122,13 @@ public enum HTML5Parser {
     }
 
     static func run(utf8: [UInt8], encoding: String, options: HTML5ParserOptions, context: Element?) -> ParseResult<Document> {
-        let tokenizer = Tokenizer(input: InputStream.preprocess(utf8), maxAttributes: options.maxAttributesPerElement)
+        var tokenizer = Tokenizer(input: InputStream.preprocess(utf8), maxAttributes: options.maxAttributesPerElement)
         tokenizer.recordErrors = options.recordParseErrors
-        let builder = TreeBuilder(tokenizer: tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
+        var builder = TreeBuilder(tokenizer: tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
         if let context { builder.prepareFragment(context: context) }
         builder.run()
-        return ParseResult(root: builder.document, errors: tokenizer.errors, encoding: encoding,
-                           depthTruncated: builder.depthTruncated, attributesTruncated: tokenizer.truncatedAttributes)
+        return ParseResult(root: builder.document, errors: builder.tokenizer.errors, encoding: encoding,
+                           depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes)
     }
 }
 

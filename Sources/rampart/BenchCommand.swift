@@ -16,6 +16,7 @@ struct BenchCommand: AsyncParsableCommand {
     /// Every benchmark, one line per module.
     static let all: [any ParsableCommand.Type] = [
         BenchUnlock.self,
+        HTML5Bench.self,
         BenchSanitizeCommand.self,
     ]
 }

@@ -6,6 +6,7 @@ enum RampartCommands {
         KeyCommand.self,
         BenchCommand.self,
         DemoCommand.self,
+        HTML5Command.self,
         SanitizeCommand.self,
     ]
 }

@@ -11,12 +11,16 @@ extension Node {
     }
 
     /// This node and its subtree serialized (like `outerHTML`; for a document, the children).
-    public var outerHTML: String {
+    public var outerHTML: String { serialized(scripting: false) }
+
+    /// The serialization; with `scripting`, `<noscript>` text is written raw (as it was parsed
+    /// with the scripting flag on).
+    public func serialized(scripting: Bool) -> String {
         var out = ""
         if self is Document || self is DocumentFragment {
-            HTMLSerializer.serializeChildren(of: self, into: &out)
+            HTMLSerializer.serializeChildren(of: self, into: &out, scripting: scripting)
         } else {
-            HTMLSerializer.serialize(self, into: &out)
+            HTMLSerializer.serialize(self, into: &out, scripting: scripting)
         }
         return out
     }
@@ -59,14 +63,14 @@ public enum HTMLSerializer {
     }
 
     /// Serializes one node (with its subtree).
-    public static func serialize(_ node: Node, into out: inout String) {
+    public static func serialize(_ node: Node, into out: inout String, scripting: Bool = false) {
         if let element = node as? Element {
             openTag(element, into: &out)
             if element.namespace == .html && voidElements.contains(element.localName) { return }
-            serializeChildren(of: element, into: &out)
+            serializeChildren(of: element, into: &out, scripting: scripting)
             out += "</"; out += element.localName; out += ">"
         } else {
-            leaf(node, into: &out, scripting: false)
+            leaf(node, into: &out, scripting: scripting)
         }
     }
 

@@ -26,15 +26,7 @@ public enum EncodingSniffer {
     }
 
     static func isValidUTF8(_ bytes: [UInt8]) -> Bool {
-        var iterator = bytes.makeIterator()
-        var decoder = UTF8()
-        while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue: continue
-            case .emptyInput: return true
-            case .error: return false
-            }
-        }
+        String(validating: bytes, as: UTF8.self) != nil
     }
 
     static func validUTF8(_ bytes: [UInt8]) -> [UInt8] {

@@ -2,7 +2,7 @@
 // the spec is ASCII, so non-ASCII bytes flow through runs untouched; character tokens are batched
 // into one string per run.
 
-final class Tokenizer {
+struct Tokenizer {
     enum State {
         case data, rcdata, rawtext, scriptData, plaintext, tagOpen, endTagOpen, tagName
         case rcdataLessThan, rcdataEndTagOpen, rcdataEndTagName
@@ -65,24 +65,24 @@ final class Tokenizer {
         text.reserveCapacity(1024)
     }
 
-    @inline(__always) private func error(_ code: String) {
+    @inline(__always) private mutating func error(_ code: String) {
         if recordErrors { errors.append(ParseError(code: code, offset: pos)) }
     }
 
     // MARK: Emitting
 
-    private func flushText() {
+    private mutating func flushText() {
         guard !text.isEmpty else { return }
         queue.append(.characters(String(decoding: text, as: UTF8.self)))
         text.removeAll(keepingCapacity: true)
     }
 
-    private func emit(_ token: Token) {
+    private mutating func emit(_ token: Token) {
         flushText()
         queue.append(token)
     }
 
-    private func emitTag() {
+    private mutating func emitTag() {
         finishAttribute()
         let name = String(decoding: tagName, as: UTF8.self)
         let tag = TagToken(name: name, attributes: attributes, selfClosing: selfClosing)
@@ -98,11 +98,11 @@ final class Tokenizer {
         if !attributeNames.isEmpty { attributeNames.removeAll() }
     }
 
-    private func emitComment() {
+    private mutating func emitComment() {
         emit(.comment(String(decoding: commentData, as: UTF8.self)))
     }
 
-    private func emitDoctype() {
+    private mutating func emitDoctype() {
         emit(.doctype(DoctypeToken(
             name: doctypeName.map { String(decoding: $0, as: UTF8.self) },
             publicId: publicId.map { String(decoding: $0, as: UTF8.self) },
@@ -110,13 +110,13 @@ final class Tokenizer {
             forceQuirks: forceQuirks)))
     }
 
-    private func emitEOF() {
+    private mutating func emitEOF() {
         emit(.eof)
         eofEmitted = true
     }
 
     /// The next token (`.eof` forever once the input is exhausted).
-    func nextToken() -> Token {
+    mutating func nextToken() -> Token {
         while queueHead >= queue.count {
             queue.removeAll(keepingCapacity: true)
             queueHead = 0
@@ -130,7 +130,7 @@ final class Tokenizer {
 
     // MARK: Tag helpers
 
-    private func startTag(end: Bool) {
+    private mutating func startTag(end: Bool) {
         tagName.removeAll(keepingCapacity: true)
         isEndTag = end
         selfClosing = false
@@ -138,14 +138,14 @@ final class Tokenizer {
         hasAttr = false
     }
 
-    private func startAttribute() {
+    private mutating func startAttribute() {
         finishAttribute()
         attrName.removeAll(keepingCapacity: true)
         attrValue.removeAll(keepingCapacity: true)
         hasAttr = true
     }
 
-    private func finishAttribute() {
+    private mutating func finishAttribute() {
         guard hasAttr else { return }
         hasAttr = false
         let name = String(decoding: attrName, as: UTF8.self)
@@ -165,14 +165,14 @@ final class Tokenizer {
         return last.utf8.elementsEqual(tagName)
     }
 
-    @inline(__always) private func peek() -> Int { pos < input.count ? Int(input[pos]) : Tokenizer.eof }
-    @inline(__always) private func consume() -> Int {
+    @inline(__always) private mutating func peek() -> Int { pos < input.count ? Int(input[pos]) : Tokenizer.eof }
+    @inline(__always) private mutating func consume() -> Int {
         if pos < input.count { let c = Int(input[pos]); pos += 1; return c }
         pos += 1
         return Tokenizer.eof
     }
     /// Reconsume: step back one (also after EOF, which advanced `pos` past the end).
-    @inline(__always) private func reconsume(_ newState: State) { pos -= 1; state = newState }
+    @inline(__always) private mutating func reconsume(_ newState: State) { pos -= 1; state = newState }
 
     @inline(__always) private static func isWhitespace(_ c: Int) -> Bool { c == 0x09 || c == 0x0A || c == 0x0C || c == 0x20 }
     @inline(__always) private static func isAlpha(_ c: Int) -> Bool { (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A }
@@ -180,7 +180,7 @@ final class Tokenizer {
     @inline(__always) private static func isAlnum(_ c: Int) -> Bool { isAlpha(c) || (c >= 0x30 && c <= 0x39) }
     @inline(__always) private static func lower(_ c: Int) -> UInt8 { UInt8(isUpper(c) ? c + 0x20 : c) }
 
-    private func matchesCaseInsensitive(_ word: String) -> Bool {
+    private mutating func matchesCaseInsensitive(_ word: String) -> Bool {
         var i = pos
         for b in word.utf8 {
             guard i < input.count else { return false }
@@ -192,7 +192,7 @@ final class Tokenizer {
         return true
     }
 
-    private func matchesExactly(_ word: String) -> Bool {
+    private mutating func matchesExactly(_ word: String) -> Bool {
         var i = pos
         for b in word.utf8 {
             guard i < input.count, input[i] == b else { return false }
@@ -205,7 +205,7 @@ final class Tokenizer {
 
     /// Called with `pos` just after `&`. Appends the result to the text buffer or, when
     /// `inAttribute`, to the attribute value.
-    private func consumeCharacterReference(inAttribute: Bool) {
+    private mutating func consumeCharacterReference(inAttribute: Bool) {
         @inline(__always) func put(_ bytes: [UInt8]) {
             if inAttribute { attrValue.append(contentsOf: bytes) } else { text.append(contentsOf: bytes) }
         }
@@ -286,14 +286,14 @@ final class Tokenizer {
     // MARK: The state machine
 
     /// Runs states until at least one token is queued.
-    private func step() {
+    private mutating func step() {
         while queueHead >= queue.count {
             if eofEmitted { return }
             runState()
         }
     }
 
-    private func runState() {
+    private mutating func runState() {
         switch state {
         case .data:
             // Fast path: copy the run up to the next special byte.

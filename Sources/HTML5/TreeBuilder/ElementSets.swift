@@ -22,8 +22,10 @@ enum ElementSets {
     static func isSpecial(_ element: Element) -> Bool {
         switch element.namespace {
         case .html: return special.contains(element.localName)
-        case .mathml: return ["mi", "mo", "mn", "ms", "mtext", "annotation-xml"].contains(element.localName)
-        case .svg: return ["foreignObject", "desc", "title"].contains(element.localName)
+        case .mathml:
+            switch element.localName { case "mi", "mo", "mn", "ms", "mtext", "annotation-xml": return true; default: return false }
+        case .svg:
+            switch element.localName { case "foreignObject", "desc", "title": return true; default: return false }
         }
     }
 

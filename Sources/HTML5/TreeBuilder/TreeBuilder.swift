@@ -2,14 +2,33 @@
 // list of active formatting elements, the adoption agency algorithm, foster parenting, templates,
 // foreign content and fragment parsing.
 
-final class TreeBuilder {
+struct TreeBuilder {
+    // Name sets used by the insertion modes (hoisted so no array is built per token).
+    static let set0: Set<String> = ["mi", "mo", "mn", "ms", "mtext", "annotation-xml"]
+    static let set1: Set<String> = ["table", "tbody", "tfoot", "thead", "tr"]
+    static let set2: Set<String> = ["mi", "mo", "mn", "ms", "mtext"]
+    static let set3: Set<String> = ["head", "body", "html", "br"]
+    static let set4: Set<String> = ["basefont", "bgsound", "link", "meta", "noframes", "style"]
+    static let set5: Set<String> = ["address", "div", "p"]
+    static let set6: Set<String> = ["tbody", "tfoot", "thead", "template", "html"]
+    static let set7: Set<String> = ["tr", "template", "html"]
+    static let set8: Set<String> = ["table", "tbody", "template", "tfoot", "thead", "tr"]
+    static let set9: Set<String> = ["caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr"]
+    static let set10: Set<String> = ["body", "col", "colgroup", "html", "tbody", "td", "tfoot", "th", "thead", "tr"]
+    static let set11: Set<String> = ["tbody", "tfoot", "thead"]
+    static let set12: Set<String> = ["caption", "col", "colgroup", "tbody", "tfoot", "thead"]
+    static let set13: Set<String> = ["body", "caption", "col", "colgroup", "html", "td", "th", "tr"]
+    static let set14: Set<String> = ["caption", "col", "colgroup", "tbody", "tfoot", "thead", "tr"]
+    static let set15: Set<String> = ["body", "caption", "col", "colgroup", "html", "td", "th"]
+    static let set16: Set<String> = ["body", "caption", "col", "colgroup", "html"]
+
     enum Mode {
         case initial, beforeHTML, beforeHead, inHead, inHeadNoscript, afterHead, inBody, text, inTable, inTableText
         case inCaption, inColumnGroup, inTableBody, inRow, inCell, inTemplate, afterBody
         case inFrameset, afterFrameset, afterAfterBody, afterAfterFrameset
     }
 
-    let tokenizer: Tokenizer
+    var tokenizer: Tokenizer
     let document = Document()
     let scripting: Bool
     let maxDepth: Int
@@ -26,7 +45,7 @@ final class TreeBuilder {
     var formElement: Element?
     var framesetOK = true
     var fosterParenting = false
-    var pendingTableText: [String] = []
+    var pendingTableText = ""
     var skipNextNewline = false
     var context: Element?
     var iframeSrcdoc = false
@@ -37,13 +56,13 @@ final class TreeBuilder {
         self.maxDepth = max(maxDepth, 4)
     }
 
-    func error(_ code: String) {
+    mutating func error(_ code: String) {
         if tokenizer.recordErrors { tokenizer.errors.append(ParseError(code: code, offset: tokenizer.pos)) }
     }
 
     // MARK: Running
 
-    func run() {
+    mutating func run() {
         while true {
             let token = tokenizer.nextToken()
             if case .characters(var s) = token, skipNextNewline {
@@ -54,14 +73,14 @@ final class TreeBuilder {
                 skipNextNewline = false
                 dispatch(token)
             }
-            if case .eof = token { break }
+            if case .eof = token { stopParsing(); break }
             let adjusted = adjustedCurrentNode
             tokenizer.allowCDATA = adjusted != nil && adjusted!.namespace != .html
         }
     }
 
     /// Sets up fragment parsing with `context` (§13.4 "parsing HTML fragments").
-    func prepareFragment(context: Element) {
+    mutating func prepareFragment(context: Element) {
         self.context = context
         if context.namespace == .html {
             switch context.localName {
@@ -94,46 +113,71 @@ final class TreeBuilder {
         return openElements.last
     }
 
-    func push(_ element: Element) {
+    mutating func push(_ element: Element) {
         openElements.append(element)
         if element.namespace == .html { openCounts[element.localName, default: 0] += 1 }
     }
 
     @discardableResult
-    func pop() -> Element {
+    mutating func pop() -> Element {
         let element = openElements.removeLast()
-        if element.namespace == .html { openCounts[element.localName]! -= 1 }
+        if element.namespace == .html {
+            openCounts[element.localName]! -= 1
+            if element.localName == "option" { maybeCloneIntoSelectedContent(element) }
+        }
         return element
     }
 
-    func removeFromStack(_ element: Element) {
+    /// Select elements whose `<selectedcontent>` already holds an option's clone; `true` when
+    /// that option had the `selected` attribute.
+    var selectedContentChosen: [ObjectIdentifier: Bool] = [:]
+
+    /// "Maybe clone an option into selectedcontent" (customizable `<select>`): when an option is
+    /// popped, the first option (or the last one with `selected`) is cloned into the select's
+    /// `<selectedcontent>`.
+    mutating func maybeCloneIntoSelectedContent(_ option: Element) {
+        var node = option.parent
+        while let n = node, !((n as? Element)?.isHTML("select") ?? false) { node = n.parent }
+        guard let select = node as? Element else { return }
+        var selectedContent: Element?
+        for d in select.descendants { if let e = d as? Element, e.isHTML("selectedcontent") { selectedContent = e; break } }
+        guard let target = selectedContent else { return }
+        let hasSelected = option.attribute("selected") != nil
+        let key = ObjectIdentifier(select)
+        if selectedContentChosen[key] != nil && !hasSelected { return }
+        selectedContentChosen[key] = hasSelected
+        target.removeAllChildren()
+        for child in option.children { target.appendChild(child.clone(deep: true)) }
+    }
+
+    mutating func removeFromStack(_ element: Element) {
         if let index = openElements.lastIndex(where: { $0 === element }) {
             openElements.remove(at: index)
             if element.namespace == .html { openCounts[element.localName]! -= 1 }
         }
     }
 
-    func stackContains(_ element: Element) -> Bool {
+    mutating func stackContains(_ element: Element) -> Bool {
         var i = openElements.count - 1
         while i >= 0 { if openElements[i] === element { return true }; i -= 1 }
         return false
     }
 
-    func popUntil(_ name: String) {
+    mutating func popUntil(_ name: String) {
         while let e = currentNode {
             pop()
             if e.isHTML(name) { return }
         }
     }
 
-    func popUntil(anyOf names: Set<String>) {
+    mutating func popUntil(anyOf names: Set<String>) {
         while let e = currentNode {
             pop()
             if e.namespace == .html && names.contains(e.localName) { return }
         }
     }
 
-    func popUntil(_ element: Element) {
+    mutating func popUntil(_ element: Element) {
         while let e = currentNode {
             pop()
             if e === element { return }
@@ -142,7 +186,7 @@ final class TreeBuilder {
 
     enum Scope { case normal, listItem, button, table, select }
 
-    func isScopeBoundary(_ e: Element, _ scope: Scope) -> Bool {
+    mutating func isScopeBoundary(_ e: Element, _ scope: Scope) -> Bool {
         switch scope {
         case .select:
             return !(e.namespace == .html && (e.localName == "optgroup" || e.localName == "option"))
@@ -151,19 +195,19 @@ final class TreeBuilder {
         default:
             switch e.namespace {
             case .html:
-                if ElementSets.defaultScope.contains(e.localName) { return true }
+                if ElementSets.defaultScope.contains(e.localName) || e.localName == "select" { return true }
                 if scope == .listItem && (e.localName == "ol" || e.localName == "ul") { return true }
                 if scope == .button && e.localName == "button" { return true }
                 return false
             case .mathml:
-                return ["mi", "mo", "mn", "ms", "mtext", "annotation-xml"].contains(e.localName)
+                return TreeBuilder.set0.contains(e.localName)
             case .svg:
                 return e.localName == "foreignObject" || e.localName == "desc" || e.localName == "title"
             }
         }
     }
 
-    func inScope(_ name: String, _ scope: Scope = .normal) -> Bool {
+    mutating func inScope(_ name: String, _ scope: Scope = .normal) -> Bool {
         if (openCounts[name] ?? 0) == 0 { return false }
         var i = openElements.count - 1
         while i >= 0 {
@@ -175,7 +219,7 @@ final class TreeBuilder {
         return false
     }
 
-    func inScope(anyOf names: Set<String>, _ scope: Scope = .normal) -> Bool {
+    mutating func inScope(anyOf names: Set<String>, _ scope: Scope = .normal) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]
@@ -186,7 +230,7 @@ final class TreeBuilder {
         return false
     }
 
-    func inScope(element target: Element) -> Bool {
+    mutating func inScope(element target: Element) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]
@@ -197,13 +241,13 @@ final class TreeBuilder {
         return false
     }
 
-    func generateImpliedEndTags(except: String? = nil) {
+    mutating func generateImpliedEndTags(except: String? = nil) {
         while let e = currentNode, e.namespace == .html, ElementSets.impliedEnd.contains(e.localName), e.localName != except {
             pop()
         }
     }
 
-    func generateImpliedEndTagsThoroughly() {
+    mutating func generateImpliedEndTagsThoroughly() {
         while let e = currentNode, e.namespace == .html, ElementSets.impliedEndThorough.contains(e.localName) { pop() }
     }
 
@@ -211,13 +255,13 @@ final class TreeBuilder {
 
     struct Place { let parent: Node; let before: Node? }
 
-    func appropriatePlace(override target: Element? = nil) -> Place {
+    mutating func appropriatePlace(override target: Element? = nil) -> Place {
         var target: Element = target ?? currentNode!
         if target === currentNode && openElements.count > maxDepth {
             depthTruncated = true
             target = openElements[maxDepth - 1]
         }
-        if fosterParenting && target.namespace == .html && ["table", "tbody", "tfoot", "thead", "tr"].contains(target.localName) {
+        if fosterParenting && target.namespace == .html && TreeBuilder.set1.contains(target.localName) {
             var lastTemplate = -1, lastTable = -1
             for (i, e) in openElements.enumerated().reversed() {
                 if lastTemplate < 0 && e.isHTML("template") { lastTemplate = i }
@@ -236,11 +280,11 @@ final class TreeBuilder {
         return Place(parent: target, before: nil)
     }
 
-    func insert(_ node: Node, at place: Place) {
+    mutating func insert(_ node: Node, at place: Place) {
         place.parent.insertBefore(node, place.before)
     }
 
-    func insertText(_ s: String) {
+    mutating func insertText(_ s: String) {
         guard !s.isEmpty else { return }
         let place = appropriatePlace()
         if place.parent is Document { return }
@@ -249,23 +293,23 @@ final class TreeBuilder {
         insert(Text(s), at: place)
     }
 
-    func insertComment(_ data: String, at place: Place? = nil) {
+    mutating func insertComment(_ data: String, at place: Place? = nil) {
         insert(Comment(data), at: place ?? appropriatePlace())
     }
 
-    func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
+    mutating func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
         Element(localName: tag.name, namespace: namespace, attributes: tag.attributes)
     }
 
     @discardableResult
-    func insertElement(_ tag: TagToken, _ namespace: Namespace = .html) -> Element {
+    mutating func insertElement(_ tag: TagToken, _ namespace: Namespace = .html) -> Element {
         let element = createElement(tag, namespace)
         insert(element, at: appropriatePlace())
         push(element)
         return element
     }
 
-    func insertForeign(_ tag: TagToken, _ namespace: Namespace) {
+    mutating func insertForeign(_ tag: TagToken, _ namespace: Namespace) {
         var tag = tag
         if namespace == .mathml { adjustMathMLAttributes(&tag) }
         if namespace == .svg { adjustSVGAttributes(&tag) }
@@ -275,17 +319,17 @@ final class TreeBuilder {
         if tag.selfClosing { pop() }
     }
 
-    func adjustMathMLAttributes(_ tag: inout TagToken) {
+    mutating func adjustMathMLAttributes(_ tag: inout TagToken) {
         for i in tag.attributes.indices where tag.attributes[i].name == "definitionurl" { tag.attributes[i].name = "definitionURL" }
     }
 
-    func adjustSVGAttributes(_ tag: inout TagToken) {
+    mutating func adjustSVGAttributes(_ tag: inout TagToken) {
         for i in tag.attributes.indices {
             if let adjusted = ElementSets.svgAttributeNames[tag.attributes[i].name] { tag.attributes[i].name = adjusted }
         }
     }
 
-    func adjustForeignAttributes(_ attributes: [Attribute]) -> [Attribute] {
+    mutating func adjustForeignAttributes(_ attributes: [Attribute]) -> [Attribute] {
         var result = attributes
         for i in result.indices {
             if let (ns, local) = ElementSets.foreignAttributes[result[i].name] {
@@ -298,7 +342,7 @@ final class TreeBuilder {
 
     // MARK: Active formatting elements
 
-    func pushFormatting(_ element: Element) {
+    mutating func pushFormatting(_ element: Element) {
         // Noah's Ark: at most three equal entries after the last marker.
         var count = 0
         var earliest = -1
@@ -314,13 +358,13 @@ final class TreeBuilder {
         activeFormatting.append(element)
     }
 
-    func sameAttributes(_ a: Element, _ b: Element) -> Bool {
+    mutating func sameAttributes(_ a: Element, _ b: Element) -> Bool {
         guard a.attributes.count == b.attributes.count else { return false }
         for attribute in a.attributes where !b.attributes.contains(attribute) { return false }
         return true
     }
 
-    func reconstructFormatting() {
+    mutating func reconstructFormatting() {
         guard let lastEntry = activeFormatting.last, let last = lastEntry, !stackContains(last) else { return }
         var index = activeFormatting.count - 1
         while index > 0 {
@@ -337,18 +381,18 @@ final class TreeBuilder {
         }
     }
 
-    func clearFormattingToMarker() {
+    mutating func clearFormattingToMarker() {
         while let entry = activeFormatting.popLast() { if entry == nil { return } }
     }
 
-    func formattingIndex(_ element: Element) -> Int? {
+    mutating func formattingIndex(_ element: Element) -> Int? {
         activeFormatting.lastIndex { $0 === element }
     }
 
     // MARK: Adoption agency (§13.2.6.4.7)
 
     /// Returns false when the caller must act as "any other end tag".
-    func adoptionAgency(_ subject: String) -> Bool {
+    mutating func adoptionAgency(_ subject: String) -> Bool {
         if let current = currentNode, current.isHTML(subject), formattingIndex(current) == nil {
             pop()
             return true
@@ -424,7 +468,7 @@ final class TreeBuilder {
 
     // MARK: Reset the insertion mode (§13.2.4.1)
 
-    func resetInsertionMode() {
+    mutating func resetInsertionMode() {
         var i = openElements.count - 1
         while i >= 0 {
             var node = openElements[i]
@@ -454,11 +498,11 @@ final class TreeBuilder {
 
     // MARK: Dispatch (§13.2.6 tree construction dispatcher)
 
-    func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
-        e.namespace == .mathml && ["mi", "mo", "mn", "ms", "mtext"].contains(e.localName)
+    mutating func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
+        e.namespace == .mathml && TreeBuilder.set2.contains(e.localName)
     }
 
-    func isHTMLIntegrationPoint(_ e: Element) -> Bool {
+    mutating func isHTMLIntegrationPoint(_ e: Element) -> Bool {
         if e.namespace == .mathml && e.localName == "annotation-xml" {
             guard let encoding = e.attribute("encoding")?.lowercased() else { return false }
             return encoding == "text/html" || encoding == "application/xhtml+xml"
@@ -466,7 +510,7 @@ final class TreeBuilder {
         return e.namespace == .svg && (e.localName == "foreignObject" || e.localName == "desc" || e.localName == "title")
     }
 
-    func dispatch(_ token: Token) {
+    mutating func dispatch(_ token: Token) {
         guard let node = adjustedCurrentNode, node.namespace != .html else { process(token, mode); return }
         switch token {
         case .startTag(let tag):
@@ -484,7 +528,7 @@ final class TreeBuilder {
 
     // MARK: Foreign content (§13.2.6.5)
 
-    func processForeign(_ token: Token) {
+    mutating func processForeign(_ token: Token) {
         switch token {
         case .characters(let s):
             var text = s
@@ -538,7 +582,7 @@ final class TreeBuilder {
 
     // MARK: Modes
 
-    func process(_ token: Token, _ mode: Mode) {
+    mutating func process(_ token: Token, _ mode: Mode) {
         switch mode {
         case .initial: initial(token)
         case .beforeHTML: beforeHTML(token)
@@ -565,7 +609,7 @@ final class TreeBuilder {
     }
 
     /// Splits leading ASCII whitespace off a character run.
-    func splitWhitespace(_ s: String) -> (String, String) {
+    mutating func splitWhitespace(_ s: String) -> (String, String) {
         let utf8 = s.utf8
         var index = utf8.startIndex
         while index < utf8.endIndex, isWhitespaceByte(utf8[index]) { index = utf8.index(after: index) }
@@ -574,7 +618,7 @@ final class TreeBuilder {
         return (String(s[..<index]), String(s[index...]))
     }
 
-    func initial(_ token: Token) {
+    mutating func initial(_ token: Token) {
         switch token {
         case .characters(let s):
             let (_, rest) = splitWhitespace(s)
@@ -596,12 +640,12 @@ final class TreeBuilder {
         }
     }
 
-    func initialAnythingElse() {
+    mutating func initialAnythingElse() {
         if !iframeSrcdoc { error("expected-doctype"); document.quirksMode = .quirks }
         mode = .beforeHTML
     }
 
-    func quirksMode(for d: DoctypeToken) -> Document.QuirksMode {
+    mutating func quirksMode(for d: DoctypeToken) -> Document.QuirksMode {
         if d.forceQuirks || d.name != "html" { return .quirks }
         let publicId = d.publicId?.lowercased()
         let systemId = d.systemId?.lowercased()
@@ -618,7 +662,7 @@ final class TreeBuilder {
         return .noQuirks
     }
 
-    func beforeHTML(_ token: Token) {
+    mutating func beforeHTML(_ token: Token) {
         switch token {
         case .doctype: error("unexpected-doctype")
         case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
@@ -632,7 +676,7 @@ final class TreeBuilder {
             document.appendChild(element)
             push(element)
             mode = .beforeHead
-        case .endTag(let tag) where !["head", "body", "html", "br"].contains(tag.name):
+        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.name):
             error("unexpected-end-tag")
         default:
             beforeHTMLAnythingElse()
@@ -640,14 +684,14 @@ final class TreeBuilder {
         }
     }
 
-    func beforeHTMLAnythingElse() {
+    mutating func beforeHTMLAnythingElse() {
         let element = Element(localName: "html")
         document.appendChild(element)
         push(element)
         mode = .beforeHead
     }
 
-    func beforeHead(_ token: Token) {
+    mutating func beforeHead(_ token: Token) {
         switch token {
         case .characters(let s):
             let (_, rest) = splitWhitespace(s)
@@ -661,7 +705,7 @@ final class TreeBuilder {
         case .startTag(let tag) where tag.name == "head":
             headElement = insertElement(tag)
             mode = .inHead
-        case .endTag(let tag) where !["head", "body", "html", "br"].contains(tag.name):
+        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.name):
             error("unexpected-end-tag")
         default:
             headElement = insertElement(TagToken(name: "head", attributes: [], selfClosing: false))
@@ -670,7 +714,7 @@ final class TreeBuilder {
         }
     }
 
-    func inHead(_ token: Token) {
+    mutating func inHead(_ token: Token) {
         switch token {
         case .characters(let s):
             let (ws, rest) = splitWhitespace(s)
@@ -731,7 +775,7 @@ final class TreeBuilder {
         }
     }
 
-    func inHeadNoscript(_ token: Token) {
+    mutating func inHeadNoscript(_ token: Token) {
         switch token {
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag) where tag.name == "html": inBody(token)
@@ -743,7 +787,7 @@ final class TreeBuilder {
             if rest.isEmpty { return }
             error("unexpected-character"); pop(); mode = .inHead; process(.characters(rest), mode)
         case .comment: inHead(token)
-        case .startTag(let tag) where ["basefont", "bgsound", "link", "meta", "noframes", "style"].contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set4.contains(tag.name):
             inHead(token)
         case .startTag(let tag) where tag.name == "head" || tag.name == "noscript":
             error("unexpected-start-tag")
@@ -754,7 +798,7 @@ final class TreeBuilder {
         }
     }
 
-    func afterHead(_ token: Token) {
+    mutating func afterHead(_ token: Token) {
         switch token {
         case .characters(let s):
             let (ws, rest) = splitWhitespace(s)
@@ -798,33 +842,33 @@ final class TreeBuilder {
         }
     }
 
-    func genericRCDATA(_ tag: TagToken) {
+    mutating func genericRCDATA(_ tag: TagToken) {
         insertElement(tag)
         tokenizer.state = .rcdata
         originalMode = mode
         mode = .text
     }
 
-    func genericRawText(_ tag: TagToken) {
+    mutating func genericRawText(_ tag: TagToken) {
         insertElement(tag)
         tokenizer.state = .rawtext
         originalMode = mode
         mode = .text
     }
 
-    func closePElement() {
+    mutating func closePElement() {
         generateImpliedEndTags(except: "p")
         if currentNode?.isHTML("p") != true { error("unexpected-end-tag") }
         popUntil("p")
     }
 
-    func closePIfInButtonScope() {
+    mutating func closePIfInButtonScope() {
         if inScope("p", .button) { closePElement() }
     }
 
     // MARK: In body (§13.2.6.4.7)
 
-    func inBody(_ token: Token) {
+    mutating func inBody(_ token: Token) {
         switch token {
         case .characters(var s):
             if s.utf8.contains(0) {
@@ -841,11 +885,10 @@ final class TreeBuilder {
         case .endTag(let tag): inBodyEndTag(tag, token)
         case .eof:
             if !templateModes.isEmpty { inTemplate(token); return }
-            // Parse error if unexpected elements are open; stop parsing.
         }
     }
 
-    func inBodyStartTag(_ tag: TagToken, _ token: Token) {
+    mutating func inBodyStartTag(_ tag: TagToken, _ token: Token) {
         let name = tag.name
         switch name {
         case "html":
@@ -901,7 +944,7 @@ final class TreeBuilder {
                     popUntil(node.localName)
                     break
                 }
-                if ElementSets.isSpecial(node) && !(node.namespace == .html && ["address", "div", "p"].contains(node.localName)) { break }
+                if ElementSets.isSpecial(node) && !(node.namespace == .html && TreeBuilder.set5.contains(node.localName)) { break }
                 i -= 1
             }
             closePIfInButtonScope()
@@ -924,7 +967,7 @@ final class TreeBuilder {
             while i >= 0, let e = activeFormatting[i] {
                 if e.isHTML("a") {
                     error("unexpected-start-tag")
-                    _ = adoptionAgency("a")
+                    if !adoptionAgency("a") { anyOtherEndTag("a") }
                     if let fi = formattingIndex(e) { activeFormatting.remove(at: fi) }
                     removeFromStack(e)
                     break
@@ -940,7 +983,7 @@ final class TreeBuilder {
             reconstructFormatting()
             if inScope("nobr") {
                 error("unexpected-start-tag")
-                _ = adoptionAgency("nobr")
+                if !adoptionAgency("nobr") { anyOtherEndTag("nobr") }
                 reconstructFormatting()
             }
             pushFormatting(insertElement(tag))
@@ -955,12 +998,11 @@ final class TreeBuilder {
             framesetOK = false
             mode = .inTable
         case "area", "br", "embed", "img", "keygen", "wbr":
-            if name == "keygen" && inScope("select") { error("unexpected-start-tag"); popUntil("select") }
             reconstructFormatting()
             insertElement(tag); pop()
             framesetOK = false
         case "input":
-            if let context, context.isHTML("select"), openElements.count == 1 || !inScope("select") { _ = context }
+            if let context, context.isHTML("select") { error("unexpected-start-tag"); return }
             if inScope("select") {
                 error("unexpected-start-tag")
                 popUntil("select")
@@ -1057,7 +1099,7 @@ final class TreeBuilder {
         }
     }
 
-    func inBodyEndTag(_ tag: TagToken, _ token: Token) {
+    mutating func inBodyEndTag(_ tag: TagToken, _ token: Token) {
         let name = tag.name
         switch name {
         case "template": inHead(token)
@@ -1126,7 +1168,12 @@ final class TreeBuilder {
         }
     }
 
-    func anyOtherEndTag(_ name: String) {
+    /// "Stop parsing": pop every open element (which runs the pop hooks, e.g. selectedcontent).
+    mutating func stopParsing() {
+        while !openElements.isEmpty { pop() }
+    }
+
+    mutating func anyOtherEndTag(_ name: String) {
         var i = openElements.count - 1
         while i >= 0 {
             let node = openElements[i]
@@ -1143,7 +1190,7 @@ final class TreeBuilder {
 
     // MARK: Text (§13.2.6.4.8)
 
-    func textMode(_ token: Token) {
+    mutating func textMode(_ token: Token) {
         switch token {
         case .characters(let s): insertText(s)
         case .eof:
@@ -1160,23 +1207,23 @@ final class TreeBuilder {
 
     // MARK: Tables
 
-    func clearStackToTableContext() {
+    mutating func clearStackToTableContext() {
         while let e = currentNode, !(e.namespace == .html && (e.localName == "table" || e.localName == "template" || e.localName == "html")) { pop() }
     }
 
-    func clearStackToTableBodyContext() {
-        while let e = currentNode, !(e.namespace == .html && ["tbody", "tfoot", "thead", "template", "html"].contains(e.localName)) { pop() }
+    mutating func clearStackToTableBodyContext() {
+        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set6.contains(e.localName)) { pop() }
     }
 
-    func clearStackToTableRowContext() {
-        while let e = currentNode, !(e.namespace == .html && ["tr", "template", "html"].contains(e.localName)) { pop() }
+    mutating func clearStackToTableRowContext() {
+        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set7.contains(e.localName)) { pop() }
     }
 
-    func inTable(_ token: Token) {
+    mutating func inTable(_ token: Token) {
         switch token {
         case .characters:
-            if let current = currentNode, current.namespace == .html, ["table", "tbody", "template", "tfoot", "thead", "tr"].contains(current.localName) {
-                pendingTableText = []
+            if let current = currentNode, current.namespace == .html, TreeBuilder.set8.contains(current.localName) {
+                pendingTableText = ""
                 originalMode = mode
                 mode = .inTableText
                 process(token, mode)
@@ -1244,21 +1291,21 @@ final class TreeBuilder {
         }
     }
 
-    func inTableAnythingElse(_ token: Token) {
+    mutating func inTableAnythingElse(_ token: Token) {
         error("foster-parenting")
         fosterParenting = true
         inBody(token)
         fosterParenting = false
     }
 
-    func inTableText(_ token: Token) {
+    mutating func inTableText(_ token: Token) {
         if case .characters(var s) = token {
             if s.utf8.contains(0) { error("unexpected-null-character"); s = s.removingNUL() }
-            if !s.isEmpty { pendingTableText.append(s) }
+            pendingTableText += s
             return
         }
-        let text = pendingTableText.joined()
-        pendingTableText = []
+        let text = pendingTableText
+        pendingTableText = ""
         if text.utf8.contains(where: { !isWhitespaceByte($0) }) {
             error("foster-parenting-characters")
             fosterParenting = true
@@ -1271,15 +1318,15 @@ final class TreeBuilder {
         process(token, mode)
     }
 
-    func inCaption(_ token: Token) {
+    mutating func inCaption(_ token: Token) {
         switch token {
         case .endTag(let tag) where tag.name == "caption":
             closeCaption()
-        case .startTag(let tag) where ["caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr"].contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set9.contains(tag.name):
             if closeCaption() { process(token, mode) }
         case .endTag(let tag) where tag.name == "table":
             if closeCaption() { process(token, mode) }
-        case .endTag(let tag) where ["body", "col", "colgroup", "html", "tbody", "td", "tfoot", "th", "thead", "tr"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set10.contains(tag.name):
             error("unexpected-end-tag")
         default:
             inBody(token)
@@ -1287,7 +1334,7 @@ final class TreeBuilder {
     }
 
     @discardableResult
-    func closeCaption() -> Bool {
+    mutating func closeCaption() -> Bool {
         if !inScope("caption", .table) { error("unexpected-end-tag"); return false }
         generateImpliedEndTags()
         if currentNode?.isHTML("caption") != true { error("unexpected-end-tag") }
@@ -1297,7 +1344,7 @@ final class TreeBuilder {
         return true
     }
 
-    func inColumnGroup(_ token: Token) {
+    mutating func inColumnGroup(_ token: Token) {
         switch token {
         case .characters(let s):
             let (ws, rest) = splitWhitespace(s)
@@ -1322,7 +1369,7 @@ final class TreeBuilder {
         }
     }
 
-    func inTableBody(_ token: Token) {
+    mutating func inTableBody(_ token: Token) {
         switch token {
         case .startTag(let tag) where tag.name == "tr":
             clearStackToTableBodyContext()
@@ -1334,23 +1381,23 @@ final class TreeBuilder {
             insertElement(TagToken(name: "tr", attributes: [], selfClosing: false))
             mode = .inRow
             process(token, mode)
-        case .endTag(let tag) where ["tbody", "tfoot", "thead"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set11.contains(tag.name):
             if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
             clearStackToTableBodyContext()
             pop()
             mode = .inTable
-        case .startTag(let tag) where ["caption", "col", "colgroup", "tbody", "tfoot", "thead"].contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set12.contains(tag.name):
             tableBodyEscape(token)
         case .endTag(let tag) where tag.name == "table":
             tableBodyEscape(token)
-        case .endTag(let tag) where ["body", "caption", "col", "colgroup", "html", "td", "th", "tr"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set13.contains(tag.name):
             error("unexpected-end-tag")
         default:
             inTable(token)
         }
     }
 
-    func tableBodyEscape(_ token: Token) {
+    mutating func tableBodyEscape(_ token: Token) {
         if !inScope(anyOf: ["tbody", "thead", "tfoot"], .table) { error("unexpected-token"); return }
         clearStackToTableBodyContext()
         pop()
@@ -1358,7 +1405,7 @@ final class TreeBuilder {
         process(token, mode)
     }
 
-    func inRow(_ token: Token) {
+    mutating func inRow(_ token: Token) {
         switch token {
         case .startTag(let tag) where tag.name == "th" || tag.name == "td":
             clearStackToTableRowContext()
@@ -1370,24 +1417,24 @@ final class TreeBuilder {
             clearStackToTableRowContext()
             pop()
             mode = .inTableBody
-        case .startTag(let tag) where ["caption", "col", "colgroup", "tbody", "tfoot", "thead", "tr"].contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set14.contains(tag.name):
             if !inScope("tr", .table) { error("unexpected-start-tag"); return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
         case .endTag(let tag) where tag.name == "table":
             if !inScope("tr", .table) { error("unexpected-end-tag"); return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
-        case .endTag(let tag) where ["tbody", "tfoot", "thead"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set11.contains(tag.name):
             if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
             if !inScope("tr", .table) { return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
-        case .endTag(let tag) where ["body", "caption", "col", "colgroup", "html", "td", "th"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set15.contains(tag.name):
             error("unexpected-end-tag")
         default:
             inTable(token)
         }
     }
 
-    func closeCell() {
+    mutating func closeCell() {
         generateImpliedEndTags()
         if !(currentNode?.isHTML("td") == true || currentNode?.isHTML("th") == true) { error("unexpected-end-tag") }
         popUntil(anyOf: ["td", "th"])
@@ -1395,7 +1442,7 @@ final class TreeBuilder {
         mode = .inRow
     }
 
-    func inCell(_ token: Token) {
+    mutating func inCell(_ token: Token) {
         switch token {
         case .endTag(let tag) where tag.name == "td" || tag.name == "th":
             if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
@@ -1404,13 +1451,13 @@ final class TreeBuilder {
             popUntil(tag.name)
             clearFormattingToMarker()
             mode = .inRow
-        case .startTag(let tag) where ["caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr"].contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set9.contains(tag.name):
             if !inScope("td", .table) && !inScope("th", .table) { error("unexpected-start-tag"); return }
             closeCell()
             process(token, mode)
-        case .endTag(let tag) where ["body", "caption", "col", "colgroup", "html"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set16.contains(tag.name):
             error("unexpected-end-tag")
-        case .endTag(let tag) where ["table", "tbody", "tfoot", "thead", "tr"].contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set1.contains(tag.name):
             if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
             closeCell()
             process(token, mode)
@@ -1421,7 +1468,7 @@ final class TreeBuilder {
 
     // MARK: Template (§13.2.6.4.18)
 
-    func inTemplate(_ token: Token) {
+    mutating func inTemplate(_ token: Token) {
         switch token {
         case .characters, .comment, .doctype:
             inBody(token)
@@ -1455,7 +1502,7 @@ final class TreeBuilder {
 
     // MARK: After body, frameset
 
-    func afterBody(_ token: Token) {
+    mutating func afterBody(_ token: Token) {
         switch token {
         case .characters(let s):
             let (ws, rest) = splitWhitespace(s)
@@ -1474,11 +1521,11 @@ final class TreeBuilder {
         }
     }
 
-    func whitespaceOnly(_ s: String) -> String {
+    mutating func whitespaceOnly(_ s: String) -> String {
         String(decoding: s.utf8.filter(isWhitespaceByte), as: UTF8.self)
     }
 
-    func inFrameset(_ token: Token) {
+    mutating func inFrameset(_ token: Token) {
         switch token {
         case .characters(let s):
             let ws = whitespaceOnly(s)
@@ -1503,7 +1550,7 @@ final class TreeBuilder {
         }
     }
 
-    func afterFrameset(_ token: Token) {
+    mutating func afterFrameset(_ token: Token) {
         switch token {
         case .characters(let s):
             let ws = whitespaceOnly(s)
@@ -1519,7 +1566,7 @@ final class TreeBuilder {
         }
     }
 
-    func afterAfterBody(_ token: Token) {
+    mutating func afterAfterBody(_ token: Token) {
         switch token {
         case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
         case .doctype: inBody(token)
@@ -1535,7 +1582,7 @@ final class TreeBuilder {
         }
     }
 
-    func afterAfterFrameset(_ token: Token) {
+    mutating func afterAfterFrameset(_ token: Token) {
         switch token {
         case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
         case .doctype: inBody(token)
@@ -1555,8 +1602,8 @@ final class TreeBuilder {
 @inline(__always) func isWhitespaceScalar(_ s: Unicode.Scalar) -> Bool { s.value < 128 && isWhitespaceByte(UInt8(s.value)) }
 
 extension String {
-    func removingNUL() -> String { String(decoding: utf8.filter { $0 != 0 }, as: UTF8.self) }
-    func replacingNUL(with replacement: String) -> String {
+    mutating func removingNUL() -> String { String(decoding: utf8.filter { $0 != 0 }, as: UTF8.self) }
+    mutating func replacingNUL(with replacement: String) -> String {
         var out = ""
         for scalar in unicodeScalars { if scalar == "\0" { out += replacement } else { out.unicodeScalars.append(scalar) } }
         return out
