@@ -92,7 +92,7 @@ struct BenchSanitizeCommand: ParsableCommand {
     @Option(help: "Python with nh3 (default: .venv/bin/python3 or $RAMPART_PYTHON).") var python: String?
 
     func run() throws {
-        let corpus = MailCorpus.generate(count: messages)
+        let corpus = MailSafetyBenchCorpus.generate(count: messages)
         let bytes = corpus.reduce(0) { $0 + $1.utf8.count }
         let sanitizer = MailSanitizer()
         var best = Double.infinity
@@ -149,7 +149,7 @@ struct BenchSanitizeCommand: ParsableCommand {
 /// A generated corpus of newsletter-like HTML mail: tables, inline and block CSS, remote and
 /// embedded images, tracking pixels and links, Outlook conditional comments, and a sprinkling of
 /// hostile markup. Deterministic (fixed seed), so runs compare.
-enum MailCorpus {
+enum MailSafetyBenchCorpus {
     static func generate(count: Int, seed: UInt64 = 0x5EED) -> [String] {
         var state = seed
         func next(_ bound: Int) -> Int {

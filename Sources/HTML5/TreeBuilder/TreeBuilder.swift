@@ -890,6 +890,13 @@ struct TreeBuilder {
 
     mutating func inBodyStartTag(_ tag: TagToken, _ token: Token) {
         let name = tag.name
+        // Fast path for the most frequent tag of mail HTML that the spec handles as "any other
+        // start tag" (a String switch compares case by case).
+        if name == "span" {
+            reconstructFormatting()
+            insertElement(tag)
+            return
+        }
         switch name {
         case "html":
             error("unexpected-start-tag")
