@@ -153,6 +153,14 @@ public struct MailSanitizer: Sendable {
         }
         let gate = ResourceGate(options: options)
         var current = cleanOnce(html, gate: gate)
+        // The re-parse check: the output must parse (in the rendering context) to a tree that
+        // serializes to the same text, i.e. to the very tree the cleaner produced. Usually it
+        // does, and then cleaning again is a no-op (the cleaner is idempotent on its own output:
+        // PropertyTests and CorpusTests run the full sanitize twice). When it does not — a
+        // mutation — the cleaner runs again on the re-parsed tree until a fixed point.
+        if MessageParsing.parseFragment(current).innerHTML == current {
+            return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
+        }
         for _ in 1..<max(options.limits.maxPasses, 2) {
             let again = cleanOnce(current, gate: gate)
             if again == current {
