@@ -242,6 +242,8 @@ struct CSSSanitizer {
     }
 
     static func looksScriptable(_ word: String) -> Bool {
+        // Every pattern below contains ':' or '('; most words have neither.
+        guard word.utf8.contains(where: { $0 == 0x3A || $0 == 0x28 }) else { return false }
         let lower = word.lowercased().filter { !$0.isWhitespace && $0 != "\0" }
         return lower.contains("javascript:") || lower.contains("vbscript:") || lower.contains("expression(")
             || lower.contains("livescript:") || lower.contains("mocha:")

@@ -30,6 +30,7 @@ public enum URLPolicy {
     /// Removes what the URL parser removes or ignores: leading and trailing C0 controls and
     /// spaces, and ASCII tab and newline anywhere.
     public static func clean(_ raw: String) -> String {
+        if !raw.utf8.contains(where: { $0 <= 0x20 }) { return raw }
         var scalars = Substring(raw).unicodeScalars[...]
         while let first = scalars.first, first.value <= 0x20 { scalars.removeFirst() }
         while let last = scalars.last, last.value <= 0x20 { scalars.removeLast() }
@@ -124,7 +125,8 @@ public struct URLComponentsLite: Sendable, Equatable {
     init?(url: String) {
         guard let colon = url.firstIndex(of: ":") else { return nil }
         scheme = url[..<colon].lowercased()
-        var rest = url[url.index(after: colon)...].replacingOccurrences(of: "\\", with: "/")[...]
+        let afterColon = url[url.index(after: colon)...]
+        var rest = afterColon.utf8.contains(0x5C) ? afterColon.replacingOccurrences(of: "\\", with: "/")[...] : Substring(afterColon)
         guard rest.hasPrefix("//") else {
             // `http:example.com` is read by browsers as `http://example.com`.
             rest = rest.drop(while: { $0 == "/" })

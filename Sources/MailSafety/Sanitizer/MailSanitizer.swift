@@ -127,6 +127,8 @@ public struct MailSanitizer: Sendable {
         guard bytes.count <= options.limits.maxInputBytes else {
             throw .tooLarge(bytes: bytes.count, limit: options.limits.maxInputBytes)
         }
+        if let text = String(validating: bytes, as: UTF8.self) { return try sanitize(text) }
+        // Invalid: find the offset of the first bad byte for the error.
         var offset = 0
         var iterator = bytes.makeIterator()
         var decoder = UTF8()

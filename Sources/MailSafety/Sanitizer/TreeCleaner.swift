@@ -133,11 +133,13 @@ struct TreeCleaner {
     private func cleanAttributes(_ element: Element) {
         var kept: [Attribute] = []
         let isPixel = element.isHTML("img") && Self.looksLikePixel(element)
+        // Placeholders are read back as the attribute they stand for; then a name may repeat.
+        let hasPlaceholders = element.attributes.contains { $0.name.hasPrefix(Self.placeholderPrefix) }
         var seen = Set<String>()
         for original in element.attributes {
-            let attribute = Self.restoredName(original)
-            let lowerName = attribute.name.lowercased()
-            guard seen.insert(attribute.qualifiedName).inserted else { continue }
+            let attribute = hasPlaceholders ? Self.restoredName(original) : original
+            let lowerName = attribute.name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? attribute.name.lowercased() : attribute.name
+            if hasPlaceholders { guard seen.insert(attribute.qualifiedName).inserted else { continue } }
             if lowerName.hasPrefix("on") { gate.report.note(.eventHandler); continue }
             if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.report.note(.attribute); continue }
             if attribute.namespace == nil && lowerName.hasPrefix(Self.placeholderPrefix) { gate.report.note(.attribute); continue }
