@@ -110,9 +110,12 @@ async function main() {
     current = null;
   }
   ws.close();
+  // Let Chromium exit before removing its profile (it writes to it while shutting down).
+  const exited = new Promise((r) => chrome.once('exit', r));
   chrome.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
   server.close();
-  fs.rmSync(profile, { recursive: true, force: true });
+  try { fs.rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }); } catch (e) { console.error('could not remove ' + profile + ': ' + e.message); }
   const summary = {
     documents: results.length,
     scriptsCompiled: results.reduce((n, r) => n + r.scripts.length, 0),
