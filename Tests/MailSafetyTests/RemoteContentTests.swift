@@ -56,6 +56,33 @@ import Testing
         #expect(app.html == "<img src=\"rampart-cid:logo%40x\">")
     }
 
+    /// The literal pre-filter never changes a verdict: for URLs built from every pattern of the
+    /// real-world list (metacharacters stripped) and for ordinary URLs, the filtered and the full
+    /// regex scan agree.
+    @Test func trackerLiteralPrefilterNeverChangesTheVerdict() throws {
+        let list = try TrackerList(mailTrackerBlockerJSON: Data(contentsOf: Self.realWorldListURL()))
+        var urls = ["https://cdn.shop.example/hero.jpg", "https://example.com/?a=1", "http://mail.example.org/open"]
+        for vendor in list.vendors {
+            for pattern in vendor.patterns {
+                let plain = pattern.replacingOccurrences(of: "\\", with: "").filter { !"^$()[]?*+{}|".contains($0) }
+                urls.append("https://x.example/" + plain)
+                urls.append("https://" + plain.drop(while: { $0 == "/" }) + "/p?q=1")
+            }
+        }
+        var matched = 0
+        for raw in urls {
+            guard let url = URLComponentsLite(url: raw) else { continue }
+            let fast = list.vendor(for: url)
+            #expect(fast == list.vendorWithoutPrefilter(for: url), "\(raw)")
+            if fast != nil { matched += 1 }
+        }
+        #expect(matched > 400)
+        #expect(TrackerList.requiredLiteral("sendgrid\\.net/wf/open") == "sendgrid.net/wf/open")
+        #expect(TrackerList.requiredLiteral("t.strk[0-9][0-9].email") == "email")
+        #expect(TrackerList.requiredLiteral("a|b") == nil)
+        #expect(TrackerList.requiredLiteral("/abc?def") == "/ab")
+    }
+
     @Test func shippedTrackerListFormatParsesAndRejectsGarbage() throws {
         let list = try TrackerList(rampartList: "# comment\nrampart-trackers 1\nvendor A\nhost a.example\nregex /open\\.php\\?id=\n")
         #expect(list.vendor(for: URLComponentsLite(url: "https://x.a.example/p")!) == "A")

@@ -30,7 +30,7 @@ public struct TrackerList: Sendable {
     }
 
     public private(set) var vendors: [Vendor]
-    private var compiled: [(vendor: Int, regex: NSRegularExpressionBox)]
+    private var compiled: [(vendor: Int, regex: NSRegularExpressionBox, literal: [UInt8]?)]
     private var hostIndex: [String: Int]
 
     /// A list with no entries.
@@ -73,7 +73,8 @@ public struct TrackerList: Sendable {
         for host in vendor.hosts { hostIndex[host.lowercased()] = index }
         for pattern in vendor.patterns {
             do {
-                compiled.append((index, NSRegularExpressionBox(try NSRegularExpression(pattern: pattern, options: [.caseInsensitive]))))
+                let regex = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
+                compiled.append((index, NSRegularExpressionBox(regex), Self.requiredLiteral(pattern).map { Array($0.utf8) }))
             } catch {
                 throw TrackerListError.badPattern(vendor: vendor.name, pattern: pattern)
             }
@@ -146,11 +147,104 @@ public struct TrackerList: Sendable {
             host = String(host[host.index(after: dot)...])
         }
         let text = url.matchText
+        let lower = Array(text.lowercased().utf8)
         let range = NSRange(text.startIndex..., in: text)
-        for (index, box) in compiled where box.regex.firstMatch(in: text, options: [], range: range) != nil {
-            return vendors[index].name
+        for (index, box, literal) in compiled {
+            // A regex can only match if its required literal occurs (see requiredLiteral).
+            if let literal, !Self.contains(lower, literal) { continue }
+            if box.regex.firstMatch(in: text, options: [], range: range) != nil { return vendors[index].name }
         }
         return nil
+    }
+
+    /// The vendor by running every regex (no literal pre-filter); for tests of the pre-filter.
+    func vendorWithoutPrefilter(for url: URLComponentsLite) -> String? {
+        let text = url.matchText
+        let range = NSRange(text.startIndex..., in: text)
+        for (index, box, _) in compiled where box.regex.firstMatch(in: text, options: [], range: range) != nil {
+            return vendors[index].name
+        }
+        return hostVendor(url.host)
+    }
+
+    private func hostVendor(_ start: String) -> String? {
+        var host = start
+        while true {
+            if let index = hostIndex[host] { return vendors[index].name }
+            guard let dot = host.firstIndex(of: ".") else { return nil }
+            host = String(host[host.index(after: dot)...])
+        }
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count, let first = needle.first else { return needle.isEmpty }
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == first {
+                var j = 1
+                while j < needle.count && haystack[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+
+    /// A lowercase literal that every match of `pattern` must contain, or `nil` when the
+    /// pattern is too complex to tell (alternation). Conservative: characters inside groups,
+    /// classes, or followed by `?`, `*` or `{` are not counted; `.` and escapes like `\d` end a
+    /// run. The longest run of 3 or more characters is returned.
+    static func requiredLiteral(_ pattern: String) -> String? {
+        let chars = Array(pattern)
+        if chars.contains("|") { return nil }
+        var runs: [String] = []
+        var current = ""
+        var depth = 0
+        var i = 0
+        func endRun() { if !current.isEmpty { runs.append(current); current = "" } }
+        while i < chars.count {
+            let c = chars[i]
+            var literal: Character?
+            switch c {
+            case "\\":
+                guard i + 1 < chars.count else { return nil }
+                let n = chars[i + 1]
+                i += 2
+                if n.isLetter || n.isNumber { endRun(); continue }
+                literal = n
+            case "[":
+                endRun()
+                i += 1
+                while i < chars.count && chars[i] != "]" { i += chars[i] == "\\" ? 2 : 1 }
+                i += 1
+                continue
+            case "(":
+                endRun(); depth += 1; i += 1; continue
+            case ")":
+                endRun(); depth -= 1; i += 1; continue
+            case "?", "*", "{":
+                if !current.isEmpty { current.removeLast() }
+                endRun()
+                if c == "{" { while i < chars.count && chars[i] != "}" { i += 1 } }
+                i += 1
+                continue
+            case "^", "$", ".", "+":
+                endRun(); i += 1; continue
+            default:
+                literal = c
+                i += 1
+            }
+            guard let literal else { continue }
+            if i < chars.count, chars[i] == "?" || chars[i] == "*" || chars[i] == "{" {
+                endRun()
+                continue
+            }
+            if depth == 0 { current.append(literal) } else { endRun() }
+        }
+        endRun()
+        guard let best = runs.max(by: { $0.count < $1.count }), best.count >= 3 else { return nil }
+        return best.lowercased()
     }
 }
 
