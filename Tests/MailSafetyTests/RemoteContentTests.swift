@@ -96,7 +96,15 @@ import Testing
     /// The real-world list (MailTrackerBlocker, BSD-3) is outside data: read from
     /// `RAMPART_TRACKERS` or `../shared/testdata/trackers/` relative to the package root.
     static func realWorldListURL() -> URL {
-        if let path = ProcessInfo.processInfo.environment["RAMPART_TRACKERS"] { return URL(fileURLWithPath: path) }
+        let fileName = "mailtrackerblocker-trackers.json"
+        if let path = ProcessInfo.processInfo.environment["RAMPART_TRACKERS"], !path.isEmpty {
+            // The variable may name the list itself or the folder holding it (scripts/test.sh).
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                return URL(fileURLWithPath: path).appendingPathComponent(fileName)
+            }
+            return URL(fileURLWithPath: path)
+        }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         return root.appendingPathComponent("../shared/testdata/trackers/mailtrackerblocker-trackers.json").standardized
     }
