@@ -207,6 +207,16 @@ import Testing
         #expect(try HTML5Parser.parseDocument(Array("<p>é".utf8)).encoding == "utf-8")
     }
 
+    @Test func singleByteEncodingsDecodeThroughTheirTables() throws {
+        for (charset, byte, expected) in [("iso-8859-5", UInt8(0xD0), "а"), ("iso-8859-15", 0xA4, "€"), ("koi8-r", 0xC1, "а"),
+                                          ("windows-1251", 0xE0, "а"), ("iso-8859-7", 0xE1, "α"), ("windows-1250", 0x9A, "š")] {
+            var options = HTML5ParserOptions()
+            options.transportCharset = charset
+            let result = try HTML5Parser.parseDocument(Array("<p>".utf8) + [byte], options: options)
+            #expect(result.root.textContent == expected, "\(charset)")
+        }
+    }
+
     @Test func carriageReturnsAreNormalizedAndNULsHandled() throws {
         let body = try body("a\r\nb\rc\0d<textarea>\r\nx\0</textarea>")
         #expect((body.firstChild as? Text)?.data == "a\nb\ncd")

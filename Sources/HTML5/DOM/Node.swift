@@ -91,34 +91,28 @@ public class Node {
         // Detach every child so none keeps a dangling parent/sibling link, and free deep subtrees
         // with an explicit worklist instead of recursive deinit.
         guard firstChild != nil else { return }
+        // Leaves are released on the spot; nodes with children go to a worklist whose entries
+        // are flattened only when nobody else holds them.
         var pending: [Node] = []
-        var child = firstChild
-        firstChild = nil
-        lastChild = nil
-        while let node = child {
-            child = node.nextSibling
-            node.parent = nil
-            node.previousSibling = nil
-            node.nextSibling = nil
-            pending.append(node)
-        }
+        Node.detachChildren(of: self, into: &pending)
         var index = 0
         while index < pending.count {
-            // A node someone else still holds keeps its subtree; the rest are flattened so that
-            // no deinit below recurses.
             if !isKnownUniquelyReferenced(&pending[index]) { index += 1; continue }
-            let node = pending[index]
+            Node.detachChildren(of: pending[index], into: &pending)
             index += 1
-            var grandchild = node.firstChild
-            node.firstChild = nil
-            node.lastChild = nil
-            while let next = grandchild {
-                grandchild = next.nextSibling
-                next.parent = nil
-                next.previousSibling = nil
-                next.nextSibling = nil
-                pending.append(next)
-            }
+        }
+    }
+
+    private static func detachChildren(of node: Node, into pending: inout [Node]) {
+        var child = node.firstChild
+        node.firstChild = nil
+        node.lastChild = nil
+        while let current = child {
+            child = current.nextSibling
+            current.parent = nil
+            current.previousSibling = nil
+            current.nextSibling = nil
+            if current.firstChild != nil { pending.append(current) }
         }
     }
 

@@ -51,13 +51,16 @@ public enum EncodingSniffer {
         case "gbk", "gb2312", "x-gbk", "chinese", "csgb2312", "gb18030": return "gb18030"
         case "big5", "big5-hkscs", "cn-big5", "x-x-big5", "csbig5": return "big5"
         case "euc-kr", "ks_c_5601-1987", "korean", "windows-949", "cseuckr": return "euc-kr"
-        case "koi8-r", "koi8", "cskoi8r", "koi": return "koi8-r"
+        case "koi8-r", "koi8", "cskoi8r", "koi", "koi8_r": return "koi8-r"
         case "koi8-u", "koi8-ru": return "koi8-u"
+        case "ibm866", "866", "cp866", "csibm866": return "ibm866"
+        case "macintosh", "mac", "x-mac-roman", "csmacintosh": return "macintosh"
+        case "windows-874", "tis-620", "iso-8859-11", "dos-874": return "windows-874"
+        case "iso-8859-8-i", "csiso88598i", "logical": return "iso-8859-8-i"
         default: break
         }
-        if l.hasPrefix("windows-125") || l.hasPrefix("cp125") {
-            let digit = l.last!
-            return "windows-125\(digit)"
+        if (l.hasPrefix("windows-125") || l.hasPrefix("cp125") || l.hasPrefix("x-cp125")), let digit = l.last, digit.isNumber, l.count <= 12 {
+            return digit == "2" ? "windows-1252" : "windows-125\(digit)"
         }
         for prefix in ["iso-8859-", "iso8859-", "iso_8859-", "latin"] where l.hasPrefix(prefix) {
             let rest = l.dropFirst(prefix.count).prefix { $0.isNumber }
@@ -81,9 +84,22 @@ public enum EncodingSniffer {
         case "utf-16le": return decodeFoundation(bytes, .utf16LittleEndian)
         case "utf-16be": return decodeFoundation(bytes, .utf16BigEndian)
         default:
+            if let table = SingleByteEncodings.tables[encoding] { return decodeSingleByte(bytes, table) }
             if let foundation = foundationEncoding(encoding) { return decodeFoundation(bytes, foundation) }
             return decodeWindows1252(bytes)
         }
+    }
+
+    /// Decodes a single-byte encoding through its generated 0x80...0xFF table.
+    static func decodeSingleByte(_ bytes: [UInt8], _ table: [UInt16]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + bytes.count / 4)
+        for b in bytes {
+            if b < 0x80 { out.append(b); continue }
+            let code = UInt32(table[Int(b - 0x80)])
+            for u in String(Character(Unicode.Scalar(code)!)).utf8 { out.append(u) }
+        }
+        return out
     }
 
     static func foundationEncoding(_ name: String) -> String.Encoding? {
