@@ -60,6 +60,17 @@ targets += [
 cliDependencies.append("HTML5")
 
 // MARK: - MailSafety (issue 4): sanitizer, remote content, trackers, CSP
+products.append(.library(name: "MailSafety", targets: ["MailSafety"]))
+targets += [
+    .target(name: "MailSafety", dependencies: ["HTML5", "RampartCore"], swiftSettings: swiftSettings),
+    .testTarget(
+        name: "MailSafetyTests",
+        dependencies: ["MailSafety", "HTML5", .product(name: "PropertyBased", package: "swift-property-based")],
+        resources: [.copy("Resources")],
+        swiftSettings: swiftSettings
+    ),
+]
+cliDependencies.append("MailSafety")
 
 // MARK: - SealedStore (issue 5): sealed SQLite store
 let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")

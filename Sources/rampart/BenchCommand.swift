@@ -19,6 +19,7 @@ struct BenchCommand: AsyncParsableCommand {
         HTML5Bench.self,
         BenchPinning.self,
         StoreBenchCommand.self,
+        BenchSanitizeCommand.self,
     ]
 }
 

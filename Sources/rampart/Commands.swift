@@ -11,5 +11,6 @@ enum RampartCommands {
         PinCommand.self,
         TransportCommand.self,
         StoreCommand.self,
+        SanitizeCommand.self,
     ]
 }
