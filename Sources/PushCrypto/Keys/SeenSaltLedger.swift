@@ -23,9 +23,18 @@ public struct SeenSaltLedger: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    /// Whether `salt` was recorded. - Throws: keychain errors.
+    /// Whether `salt` was recorded. - Throws: keychain errors, ``PushCryptoError/corruptKeyItem(_:)``.
     public func contains(_ salt: [UInt8]) throws -> Bool {
-        try salts().contains(salt)
+        guard salt.count == 16, let value = try keychain.readIfPresent(itemID) else { return false }
+        defer { value.wipe() }
+        return try value.withUnsafeBytes { bytes in
+            try Self.check(bytes)
+            return salt.withUnsafeBytes { needle in
+                stride(from: 0, to: bytes.count, by: 16).contains { offset in
+                    memcmp(bytes.baseAddress! + offset, needle.baseAddress!, 16) == 0
+                }
+            }
+        }
     }
 
     /// The recorded salts, oldest first.
@@ -33,19 +42,33 @@ public struct SeenSaltLedger: Sendable {
         guard let value = try keychain.readIfPresent(itemID) else { return [] }
         defer { value.wipe() }
         return try value.withUnsafeBytes { bytes in
-            guard bytes.count % 16 == 0 else {
-                throw PushCryptoError.corruptKeyItem("the replay ledger is \(bytes.count) bytes, not a multiple of 16")
-            }
+            try Self.check(bytes)
             return stride(from: 0, to: bytes.count, by: 16).map { [UInt8](bytes[$0..<$0 + 16]) }
         }
     }
 
     /// Records `salt`, dropping the oldest entries beyond ``capacity``.
     public func record(_ salt: [UInt8]) throws {
-        var all = try salts()
-        all.append(salt)
-        if all.count > capacity { all.removeFirst(all.count - capacity) }
-        var flat = all.flatMap { $0 }
-        try keychain.set(SecretBytes(consuming: &flat), for: itemID, accessibility: .afterFirstUnlockThisDeviceOnly)
+        guard salt.count == 16 else { throw PushCryptoError.truncated("a salt of \(salt.count) bytes") }
+        let existing = try keychain.readIfPresent(itemID)
+        defer { existing?.wipe() }
+        let updated = try { () throws -> SecretBytes in
+            guard let existing else { return SecretBytes(copying: salt) }
+            return try existing.withUnsafeBytes { bytes in
+                try Self.check(bytes)
+                let keep = min(bytes.count, (capacity - 1) * 16)
+                return SecretBytes(count: keep + 16) { buffer in
+                    buffer.baseAddress!.copyMemory(from: bytes.baseAddress! + (bytes.count - keep), byteCount: keep)
+                    salt.withUnsafeBytes { (buffer.baseAddress! + keep).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+                }
+            }
+        }()
+        try keychain.set(updated, for: itemID, accessibility: .afterFirstUnlockThisDeviceOnly)
+    }
+
+    private static func check(_ bytes: UnsafeRawBufferPointer) throws {
+        guard bytes.count % 16 == 0 else {
+            throw PushCryptoError.corruptKeyItem("the replay ledger is \(bytes.count) bytes, not a multiple of 16")
+        }
     }
 }
