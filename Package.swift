@@ -32,8 +32,14 @@ cliDependencies.append("RampartCore")
 // MARK: - Keychain (issue 2): keychain protocol and backends
 products.append(.library(name: "Keychain", targets: ["Keychain"]))
 targets += [
-    .target(name: "Keychain", dependencies: ["RampartCore"], swiftSettings: swiftSettings),
-    .testTarget(name: "KeychainTests", dependencies: ["Keychain"], swiftSettings: swiftSettings),
+    // libsecret (Secret Service: GNOME Keyring, KWallet) on Linux; Debian: libsecret-1-dev.
+    .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1",
+                   providers: [.apt(["libsecret-1-dev"]), .brew(["libsecret"])]),
+    .target(name: "Keychain",
+            dependencies: ["RampartCore", crypto,
+                           .target(name: "CLibSecret", condition: .when(platforms: [.linux]))],
+            swiftSettings: swiftSettings),
+    .testTarget(name: "KeychainTests", dependencies: ["Keychain", "RampartCore"], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("Keychain")
 
