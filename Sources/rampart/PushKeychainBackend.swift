@@ -2,12 +2,10 @@ import Foundation
 import Keychain
 import RampartCore
 
-/// The persistent keychain the push commands open under `--home`.
-///
-/// `FileKeychain` (issue 2, branch wip/keychain) is the backend; until it is merged into this
-/// branch the push commands that need persistence report that it is missing.
+/// The persistent keychain the push commands open under `--home`: a ``FileKeychain`` in
+/// `<home>/keychain`, one subfolder per access group.
 enum PushKeychainBackend {
     static func open(home: URL) throws -> any Keychain {
-        throw KeychainError.backendUnavailable("this build has no file keychain backend yet (FileKeychain, issue 2)")
+        FileKeychain(directory: home.appendingPathComponent("keychain", isDirectory: true))
     }
 }
