@@ -84,6 +84,12 @@ cliDependencies += ["SealedStore", grdb]
 // MARK: - HardwareKeys (issue 6): TPM 2.0 / Secure Enclave protector
 
 // MARK: - PushCrypto (issue 7): Web Push encryption
+products.append(.library(name: "PushCrypto", targets: ["PushCrypto"]))
+targets += [
+    .target(name: "PushCrypto", dependencies: ["RampartCore", "Keychain", crypto], swiftSettings: swiftSettings),
+    .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "Keychain", "RampartCore", crypto], swiftSettings: swiftSettings),
+]
+cliDependencies.append("PushCrypto")
 
 // MARK: - PinnedTransport (issue 8): certificate pinning
 products.append(.library(name: "PinnedTransport", targets: ["PinnedTransport"]))

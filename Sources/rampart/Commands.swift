@@ -12,5 +12,6 @@ enum RampartCommands {
         TransportCommand.self,
         StoreCommand.self,
         SanitizeCommand.self,
+        PushCommand.self,
     ]
 }
