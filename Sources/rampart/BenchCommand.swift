@@ -20,6 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
         BenchPinning.self,
         StoreBenchCommand.self,
         BenchSanitizeCommand.self,
+        PushBenchmark.self,
     ]
 }
 

@@ -19,14 +19,16 @@ struct PushCommand: ParsableCommand {
 
 /// Options shared by the push commands that open the keychain under `--home`.
 struct PushKeychainOptions: ParsableArguments {
-    @Option(name: .long, help: "Rampart's home folder (the keychain is <home>/keychain).")
-    var home: String
+    @OptionGroup var global: GlobalOptions
 
-    /// The keychain of `home`, limited to `groups` (the entitlement of this process).
+    /// The keychain chosen by the global options (`--home`, `--keychain`), limited to `groups`
+    /// (the entitlement of this process).
     func keychain(groups: Set<KeychainAccessGroup>) throws -> any Keychain {
-        let base = try PushKeychainBackend.open(home: URL(fileURLWithPath: home, isDirectory: true))
+        let base = KeychainBackend.keychain(for: try global.environment())
         return AccessGroupLimitedKeychain(base, allowedGroups: groups)
     }
+
+    func userID() throws -> UserID { try global.userID() }
 }
 
 /// Prints a Rampart error on stderr and exits with the code from `Rampart.swift`.
@@ -73,12 +75,11 @@ struct PushSubscribe: ParsableCommand {
         abstract: "At login: generate a new push key pair in the shared keychain group and print the registration record."
     )
     @OptionGroup var keychainOptions: PushKeychainOptions
-    @Option(help: "The user id.") var user: String
     @Option(help: "The session id given by the server at login.") var session: String
 
     func run() throws {
         try PushCLIErrors.run {
-            let userID = try UserID(validating: user)
+            let userID = try keychainOptions.userID()
             let keyring = PushKeyring(keychain: try keychainOptions.keychain(groups: [.shared]), clock: SystemClock(), userID: userID)
             print(try keyring.subscribe(sessionID: PushSessionID(session)).jsonString())
         }
@@ -137,26 +138,16 @@ struct PushEncrypt: ParsableCommand {
 struct PushLogout: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "logout", abstract: "At logout: delete every push key and replay ledger of the user.")
     @OptionGroup var keychainOptions: PushKeychainOptions
-    @Option(help: "The user id.") var user: String
 
     func run() throws {
         try PushCLIErrors.run {
-            let keyring = PushKeyring(keychain: try keychainOptions.keychain(groups: [.shared]), clock: SystemClock(), userID: try UserID(validating: user))
+            let keyring = PushKeyring(keychain: try keychainOptions.keychain(groups: [.shared]), clock: SystemClock(), userID: try keychainOptions.userID())
             try keyring.logout()
         }
     }
 }
 
 // MARK: - Benchmark
-
-/// `rampart bench …`: benchmarks that print a ratio against a baseline measured in the same run.
-struct BenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "bench",
-        abstract: "Benchmarks, each against a baseline measured in the same run.",
-        subcommands: [PushBenchmark.self]
-    )
-}
 
 /// Decrypt latency of a push payload against a bare P-256 ECDH (the floor of any RFC 8291 receiver).
 struct PushBenchmark: ParsableCommand {
