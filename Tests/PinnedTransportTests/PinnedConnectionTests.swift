@@ -27,7 +27,7 @@ struct PinningWorld: Sendable {
     func client(
         _ policies: [DomainPinningPolicy],
         unpinnedHosts: UnpinnedHostHandling = .refuse,
-        requestTimeout: Duration = .seconds(10),
+        requestTimeout: Duration = .seconds(60),
         maxResponseBytes: Int = 1 << 20,
         trustRoots: PinnedTrustRoots? = nil
     ) throws -> (PinnedHTTPClient, JSONLinesReportFile) {
@@ -38,7 +38,7 @@ struct PinningWorld: Sendable {
             unpinnedHosts: unpinnedHosts,
             reportSink: sink,
             connectAddressOverrides: Dictionary(uniqueKeysWithValues: (PinningWorld.names + ["evil.test", "other.rampart.test"]).map { ($0, "127.0.0.1") }),
-            connectTimeout: .seconds(5),
+            connectTimeout: .seconds(30),
             requestTimeout: requestTimeout,
             maxResponseBytes: maxResponseBytes)
         return (try PinnedHTTPClient(configuration: configuration), sink)

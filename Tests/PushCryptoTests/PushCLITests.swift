@@ -46,7 +46,7 @@ struct PushCLITests {
 
     init() throws {
         home = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-push-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
     var keychain: FileKeychain { FileKeychain(directory: home.appendingPathComponent("keychain", isDirectory: true)) }
