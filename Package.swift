@@ -143,6 +143,11 @@ cliDependencies += [
 
 // MARK: - FileVault (issue 9): attachment cache and drive block store
 
+// MARK: - Integration (cross-module attacker tests)
+targets.append(.testTarget(name: "RampartIntegrationTests",
+                           dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
+                           swiftSettings: swiftSettings))
+
 // MARK: - Server (issue 10): embedded local backend
 
 // MARK: - rampart (the command-line tool)

@@ -165,12 +165,16 @@ struct KeyContext {
     let user: UserContainer
     let userID: UserID
     let keymaker: Keymaker
+    /// The wipes of every store of the user's data, registered before anything can trigger a
+    /// wipe (logout, too many wrong PINs), whether or not the store is open in this process.
+    let dataWipes: [ObserverToken]
 
     init(_ options: GlobalOptions) throws {
         let environment = try options.environment()
         global = GlobalContainer(environment: environment)
         userID = try options.userID()
         user = UserContainer(userID: userID, global: global)
+        dataWipes = UserDataWipes.register(in: global)
         keymaker = user.keymaker
     }
 
