@@ -148,6 +148,14 @@ targets.append(.testTarget(name: "RampartIntegrationTests",
                            dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
                            swiftSettings: swiftSettings))
 
+// MARK: - RampartAPI (issue 10): wire models and mailbox crypto shared by the server and the client
+products.append(.library(name: "RampartAPI", targets: ["RampartAPI"]))
+targets += [
+    .target(name: "RampartAPI", dependencies: ["RampartCore", crypto, cryptoExtras], swiftSettings: swiftSettings),
+    .testTarget(name: "RampartAPITests", dependencies: ["RampartAPI", "RampartCore", crypto], swiftSettings: swiftSettings),
+]
+cliDependencies.append("RampartAPI")
+
 // MARK: - Server (issue 10): embedded local backend
 
 // MARK: - rampart (the command-line tool)
