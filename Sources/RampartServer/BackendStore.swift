@@ -23,13 +23,22 @@ final class BackendStore: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.label = "rampart.server"
+        // Deleted rows (a deleted message, an ended session's token hashes) are overwritten, not
+        // left in free pages.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
+        // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the mode of
+        // the database file.
+        if !FileManager.default.fileExists(atPath: url.path) {
+            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if fd >= 0 { close(fd) }
+        }
+        _ = chmod(url.path, 0o600)
         do {
             pool = try DatabasePool(path: url.path, configuration: configuration)
             try Self.migrator.migrate(pool)
         } catch {
             throw ServerError.startFailed("the database \(url.path) cannot be opened (\(error))")
         }
-        _ = chmod(url.path, 0o600)
     }
 
     static var migrator: DatabaseMigrator {

@@ -27,6 +27,18 @@ final class TestBackend: Sendable {
         return TestBackend(server: server, client: try client(for: server.info), folder: folder, clock: clock)
     }
 
+    /// Runs `body` against a fresh backend, then stops it and deletes its folder (also on failure).
+    static func with(_ body: (TestBackend) async throws -> Void) async throws {
+        let backend = try await start()
+        do {
+            try await body(backend)
+        } catch {
+            await backend.close()
+            throw error
+        }
+        await backend.close()
+    }
+
     /// A client configured only from what `server.json` says (as the real client does).
     static func client(for info: ServerInfo, pins: [String]? = nil) throws -> PinnedHTTPClient {
         let ca = try Certificate(pemEncoded: info.certificatePEM)
