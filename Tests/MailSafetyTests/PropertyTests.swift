@@ -68,21 +68,28 @@ private func checkProperties(_ html: String) throws {
     }
 }
 
+/// How many inputs each property sees: the default keeps the suite quick; set
+/// `RAMPART_PROPERTY_SCALE` (e.g. 50) for a long stress run.
+private func scaled(_ count: Int) -> Int {
+    let scale = ProcessInfo.processInfo.environment["RAMPART_PROPERTY_SCALE"].flatMap(Int.init) ?? 1
+    return count * max(1, scale)
+}
+
 @Suite struct PropertyTests {
     @Test func randomMarkupIsSanitizedStablyWithoutCrashing() async {
-        await propertyCheck(count: 400, input: randomHTML) { html in
+        await propertyCheck(count: scaled(400), input: randomHTML) { html in
             try checkProperties(html)
         }
     }
 
     @Test func mutatedVectorsAreSanitizedStablyWithoutCrashing() async {
-        await propertyCheck(count: 400, input: mutatedVector.withoutShrink()) { html in
+        await propertyCheck(count: scaled(400), input: mutatedVector.withoutShrink()) { html in
             try checkProperties(html)
         }
     }
 
     @Test func arbitraryBytesGiveAResultOrATypedError() async {
-        await propertyCheck(count: 300, input: Gen<UInt8>.value(in: 0...255).array(of: 0...200)) { bytes in
+        await propertyCheck(count: scaled(300), input: Gen<UInt8>.value(in: 0...255).array(of: 0...200)) { bytes in
             do {
                 let result = try MailSanitizer().sanitize(bytes: bytes)
                 #expect(try MailSanitizer().sanitize(result.html).html == result.html)
@@ -97,7 +104,7 @@ private func checkProperties(_ html: String) throws {
                          "expression(", "!important", " ", "-", "1e3", ".5", "#x", "--v", "var(", "position", "fixed", "z-index",
                          "99999", ",", ">", "~", "+", "body", "html", ":root", "\\3c", "</style>", "<!--", "-->"]
         let gen = Gen<String?>.element(of: cssPieces).compactMap { $0 }.array(of: 0...30).map { $0.joined() }
-        await propertyCheck(count: 300, input: gen) { css in
+        await propertyCheck(count: scaled(300), input: gen) { css in
             let html = "<style>\(css)</style><p style=\"\(css.replacingOccurrences(of: "\"", with: "&quot;"))\">x</p>"
             try checkProperties(html)
             let result = try MailSanitizer().sanitize(html)
