@@ -156,7 +156,31 @@ targets += [
 ]
 cliDependencies.append("RampartAPI")
 
-// MARK: - Server (issue 10): embedded local backend
+// MARK: - RampartServer (issue 10): embedded local backend (TLS on loopback, zero-access storage)
+// Only the `rampart` executable and the tests link it; no core library depends on it.
+products.append(.library(name: "RampartServer", targets: ["RampartServer"]))
+targets += [
+    .target(
+        name: "RampartServer",
+        dependencies: [
+            "RampartAPI", "RampartCore", "PushCrypto", crypto, cryptoExtras, grdb,
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+            .product(name: "Logging", package: "swift-log"),
+        ],
+        swiftSettings: swiftSettings
+    ),
+    .testTarget(
+        name: "RampartServerTests",
+        dependencies: ["RampartServer", "RampartAPI", "RampartCore", "PinnedTransport", "PushCrypto", crypto,
+                       .product(name: "Logging", package: "swift-log")],
+        swiftSettings: swiftSettings
+    ),
+]
+cliDependencies.append("RampartServer")
 
 // MARK: - RampartClient (issue 10): API client, session, login, sync, reading, attachments, drive
 products.append(.library(name: "RampartClient", targets: ["RampartClient"]))

@@ -165,8 +165,10 @@ public struct DriveNodeRequest: Codable, Sendable {
     public var parentId: String?
     public var blockIds: [String]
     public var size: Int64
-    public init(sealedName: String, parentId: String?, blockIds: [String], size: Int64) {
-        self.sealedName = sealedName; self.parentId = parentId; self.blockIds = blockIds; self.size = size
+    /// A folder has no blocks (default: a file).
+    public var isFolder: Bool?
+    public init(sealedName: String, parentId: String?, blockIds: [String], size: Int64, isFolder: Bool? = nil) {
+        self.sealedName = sealedName; self.parentId = parentId; self.blockIds = blockIds; self.size = size; self.isFolder = isFolder
     }
 }
 
@@ -177,8 +179,13 @@ public struct DriveNodeResponse: Codable, Sendable, Equatable {
     public var blockIds: [String]
     public var size: Int64
     public var modified: Int64
-    public init(id: String, sealedName: String, parentId: String?, blockIds: [String], size: Int64, modified: Int64) {
+    /// The revision whose blocks ``blockIds`` lists (files only).
+    public var revisionId: String?
+    public var isFolder: Bool?
+    public init(id: String, sealedName: String, parentId: String?, blockIds: [String], size: Int64, modified: Int64,
+                revisionId: String? = nil, isFolder: Bool? = nil) {
         self.id = id; self.sealedName = sealedName; self.parentId = parentId; self.blockIds = blockIds; self.size = size; self.modified = modified
+        self.revisionId = revisionId; self.isFolder = isFolder
     }
 }
 
@@ -200,7 +207,79 @@ public struct ServerInfo: Codable, Sendable {
     /// PEM of the self-signed CA certificate the client trusts as the only root.
     public var certificatePEM: String
     public var pid: Int32
-    public init(port: Int, pins: [String], certificatePEM: String, pid: Int32) {
+    /// The host name the certificate is issued for (`localhost`; `127.0.0.1` is in it too).
+    public var host: String?
+    /// The folder holding one push inbox per session: `<pushDirectory>/<sessionId>/*.push`, each
+    /// file one RFC 8291 `aes128gcm` body (what a push service would deliver).
+    public var pushDirectory: String?
+    public init(port: Int, pins: [String], certificatePEM: String, pid: Int32, host: String? = nil, pushDirectory: String? = nil) {
         self.port = port; self.pins = pins; self.certificatePEM = certificatePEM; self.pid = pid
+        self.host = host; self.pushDirectory = pushDirectory
     }
+    /// The base URL of the API (`https://localhost:<port>`).
+    public var baseURL: URL { URL(string: "https://\(host ?? "localhost"):\(port)")! }
+}
+
+/// `GET /v1/messages`: one page of messages, newest first.
+public struct MessageListResponse: Codable, Sendable {
+    public var messages: [MessageResponse]
+    /// Messages matching the filter, over all pages.
+    public var total: Int
+    public init(messages: [MessageResponse], total: Int) { self.messages = messages; self.total = total }
+}
+
+/// `GET /v1/labels`.
+public struct LabelListResponse: Codable, Sendable {
+    public var labels: [APILabel]
+    public init(labels: [APILabel]) { self.labels = labels }
+}
+
+/// The well-known label ids every mailbox has (custom labels have random ids).
+public enum SystemLabel {
+    public static let inbox = "inbox"
+    public static let sent = "sent"
+    public static let archive = "archive"
+    public static let trash = "trash"
+}
+
+/// `POST /v1/messages/{id}/labels` (add) and `DELETE`-like removal with `remove`.
+public struct LabelChangeRequest: Codable, Sendable {
+    public var add: [String]
+    public var remove: [String]
+    public init(add: [String] = [], remove: [String] = []) { self.add = add; self.remove = remove }
+}
+
+/// `GET /v1/drive/volume`: the user's volume, its main share and the share's root folder
+/// (created on first use).
+public struct DriveVolumeResponse: Codable, Sendable, Equatable {
+    public var volumeId: String
+    public var shareId: String
+    public var rootNodeId: String
+    public init(volumeId: String, shareId: String, rootNodeId: String) {
+        self.volumeId = volumeId; self.shareId = shareId; self.rootNodeId = rootNodeId
+    }
+}
+
+/// `GET /v1/drive/nodes[?parent=ID]`.
+public struct DriveNodeListResponse: Codable, Sendable {
+    public var nodes: [DriveNodeResponse]
+    public init(nodes: [DriveNodeResponse]) { self.nodes = nodes }
+}
+
+/// `GET /v1/drive/nodes/{id}/revisions`: every revision of a file, oldest first.
+public struct DriveRevisionResponse: Codable, Sendable, Equatable {
+    public var id: String
+    public var nodeId: String
+    public var blockIds: [String]
+    public var size: Int64
+    public var created: Int64
+    public init(id: String, nodeId: String, blockIds: [String], size: Int64, created: Int64) {
+        self.id = id; self.nodeId = nodeId; self.blockIds = blockIds; self.size = size; self.created = created
+    }
+}
+
+/// `{"ok": true}`, the body of calls that return nothing else (logout, push registration).
+public struct OKResponse: Codable, Sendable {
+    public var ok: Bool
+    public init() { ok = true }
 }

@@ -1,0 +1,5 @@
+import Hummingbird
+import HummingbirdTLS
+import GRDB
+import X509
+import RampartAPI
