@@ -22,9 +22,8 @@ public struct ServerEndpoint: Codable, Sendable, Equatable {
     }
 
     /// The endpoint of a local server from its `server.json`.
-    public init(serverInfo: ServerInfo, host: String = "localhost") {
-        self.init(url: URL(string: "https://\(host):\(serverInfo.port)")!, pins: serverInfo.pins,
-                  certificatePEM: serverInfo.certificatePEM)
+    public init(serverInfo: ServerInfo) {
+        self.init(url: serverInfo.baseURL, pins: serverInfo.pins, certificatePEM: serverInfo.certificatePEM)
     }
 
     /// Reads a `server.json` file written by `rampart server start`.
@@ -136,7 +135,10 @@ public final class APIClient: @unchecked Sendable {
     }
 
     /// `GET /v1/labels`.
-    public func labels() async throws -> [APILabel] { try await json(.GET, APIRoute.labels) }
+    public func labels() async throws -> [APILabel] {
+        let list: LabelListResponse = try await json(.GET, APIRoute.labels)
+        return list.labels
+    }
 
     /// `GET /v1/messages/<id>`.
     public func message(_ id: String) async throws -> MessageResponse { try await json(.GET, APIRoute.message(Self.escape(id))) }
@@ -168,7 +170,13 @@ public final class APIClient: @unchecked Sendable {
     }
 
     /// `GET /v1/drive/nodes`.
-    public func nodes() async throws -> [DriveNodeResponse] { try await json(.GET, APIRoute.driveNodes) }
+    public func nodes(parent: String? = nil) async throws -> [DriveNodeResponse] {
+        let list: DriveNodeListResponse = try await json(.GET, APIRoute.driveNodes + (parent.map { "?parent=\(Self.escape($0))" } ?? ""))
+        return list.nodes
+    }
+
+    /// `GET /v1/drive/volume`: the volume, its share and root folder.
+    public func driveVolume() async throws -> DriveVolumeResponse { try await json(.GET, APIRoute.driveVolume) }
 
     /// `GET /v1/drive/nodes/<id>`.
     public func node(_ id: String) async throws -> DriveNodeResponse { try await json(.GET, APIRoute.driveNode(Self.escape(id))) }

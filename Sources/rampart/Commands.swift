@@ -13,5 +13,13 @@ enum RampartCommands {
         StoreCommand.self,
         SanitizeCommand.self,
         PushCommand.self,
+        LoginCommand.self,
+        ProtectCommand.self,
+        SyncCommand.self,
+        ListCommand.self,
+        ReadCommand.self,
+        AttachmentCommand.self,
+        DriveCommand.self,
+        LogoutCommand.self,
     ]
 }
