@@ -44,7 +44,7 @@ final class ClientContext {
             try keymaker.unlock(.none)
             return
         }
-        let pin = pinStdin ? try StandardInput.readSecretLine("the PIN") : try SecretPrompt.read("PIN for \(userID): ")
+        let pin = pinStdin ? try StandardInput.readSecretLine("the PIN") : try SecretPrompt.secret("PIN for \(userID): ")
         try keymaker.unlock(.pin(pin))
     }
 
@@ -69,7 +69,7 @@ final class ClientContext {
 
 /// Reads a secret from the terminal with echo off (or a line of standard input when it is not a terminal).
 enum SecretPrompt {
-    static func read(_ prompt: String) throws -> SecretBytes {
+    static func secret(_ prompt: String) throws -> SecretBytes {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return try StandardInput.readSecretLine(prompt.trimmingCharacters(in: .whitespaces)) }
         defer { close(fd) }
@@ -85,10 +85,18 @@ enum SecretPrompt {
         }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
-        while read(fd, &byte, 1) == 1, byte != 0x0A {
+        while readByte(fd, &byte), byte != 0x0A {
             if byte != 0x0D { bytes.append(byte) }
         }
         return SecretBytes(consuming: &bytes)
+    }
+
+    private static func readByte(_ fd: Int32, _ byte: inout UInt8) -> Bool {
+        #if canImport(Glibc)
+        Glibc.read(fd, &byte, 1) == 1
+        #else
+        Darwin.read(fd, &byte, 1) == 1
+        #endif
     }
 
     static func readLine(_ prompt: String) -> String? {
@@ -187,8 +195,8 @@ struct LoginCommand: AsyncParsableCommand {
             guard let name = username ?? SecretPrompt.readLine("Username: "), !name.isEmpty else {
                 throw CLIError.badInput("A username is needed (--username).")
             }
-            let password = passwordStdin ? try StandardInput.readSecretLine("the login password") : try SecretPrompt.read("Password: ")
-            let mailbox = mailboxPasswordStdin ? try StandardInput.readSecretLine("the mailbox password") : try SecretPrompt.read("Mailbox password: ")
+            let password = passwordStdin ? try StandardInput.readSecretLine("the login password") : try SecretPrompt.secret("Password: ")
+            let mailbox = mailboxPasswordStdin ? try StandardInput.readSecretLine("the mailbox password") : try SecretPrompt.secret("Mailbox password: ")
             let result = try await LoginFlow.login(endpoint: endpoint,
                                                    credentials: LoginCredentials(username: name, password: password, mailboxPassword: mailbox),
                                                    account: context.account, keymaker: context.keymaker)
@@ -242,8 +250,8 @@ struct ProtectCommand: AsyncParsableCommand {
             if pinStdin {
                 newPIN = try StandardInput.readSecretLine("the new PIN")
             } else {
-                newPIN = try SecretPrompt.read("New PIN: ")
-                let again = try SecretPrompt.read("New PIN again: ")
+                newPIN = try SecretPrompt.secret("New PIN: ")
+                let again = try SecretPrompt.secret("New PIN again: ")
                 guard newPIN == again else { throw CLIError.badInput("The two PINs differ; nothing changed.") }
             }
             if try keymaker.activeProtectors().contains(.pin) {
