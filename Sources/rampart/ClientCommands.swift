@@ -239,13 +239,16 @@ struct ProtectCommand: AsyncParsableCommand {
             if hardware {
                 throw CLIError.badInput("The hardware protector is not available in this build (the HardwareKeys module has not landed); use --pin.")
             }
-            try context.unlock(pinStdin: pinStdin)
             let keymaker = context.keymaker
+            guard try keymaker.hasMainKey() else { throw ClientError.notLoggedIn(context.userID) }
+            let hasPIN = try keymaker.activeProtectors().contains(.pin)
             if none {
+                try context.unlock(pinStdin: pinStdin)
                 try keymaker.disableProtection()
                 print("MainKey protection removed: the key is in clear in the keychain.")
                 return
             }
+            let oldPIN = hasPIN ? (pinStdin ? try StandardInput.readSecretLine("the current PIN") : try SecretPrompt.secret("Current PIN: ")) : nil
             let newPIN: SecretBytes
             if pinStdin {
                 newPIN = try StandardInput.readSecretLine("the new PIN")
@@ -254,10 +257,12 @@ struct ProtectCommand: AsyncParsableCommand {
                 let again = try SecretPrompt.secret("New PIN again: ")
                 guard newPIN == again else { throw CLIError.badInput("The two PINs differ; nothing changed.") }
             }
-            if try keymaker.activeProtectors().contains(.pin) {
-                try keymaker.deactivate(.pin)
+            if let oldPIN {
+                try keymaker.changePIN(from: oldPIN, to: newPIN)
+            } else {
+                try context.unlock(pinStdin: false)
+                try keymaker.activate(.pin, credential: .pin(newPIN))
             }
-            try keymaker.activate(.pin, credential: .pin(newPIN))
             print("MainKey protected by a PIN (\(keymaker.configuration.maxFailedAttempts) wrong PINs erase the account's local data).")
         }
     }
