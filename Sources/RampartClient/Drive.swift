@@ -118,7 +118,9 @@ public struct DriveClient: Sendable {
             guard received == secrets.size else { throw ClientError.tampered("Drive file \(id) (size differs)") }
             try out.synchronize()
             try out.close()
-            _ = try FileManager.default.replaceItemAt(destination, withItemAt: partial)
+            guard rename(partial.path, destination.path) == 0 else {
+                throw ClientError.file("Cannot move the download into \(destination.path): errno \(errno).")
+            }
         } catch {
             try? out.close()
             try? FileManager.default.removeItem(at: partial)

@@ -23,14 +23,16 @@ public struct RenderedMessage: Sendable {
     public var remote: RemoteContentPolicy
 
     /// Trackers found (blocked, whatever the remote-content policy).
-    public var trackerCount: Int { Set(sanitized.report.trackers.map(\.url)).count }
-    /// Remote images blocked (`img`, `srcset`, CSS backgrounds, SVG images, posters, input images).
+    public var trackerCount: Int { trackerURLs.count }
+    var trackerURLs: Set<String> { Set(sanitized.report.trackers.map(\.url)) }
+    /// Remote images blocked that are not trackers (`img`, `srcset`, CSS backgrounds, SVG
+    /// images, posters, input images): zero once remote content is allowed.
     public var blockedImageCount: Int {
         let imageKinds: Set<RemoteResourceKind> = [.image, .srcset, .cssBackground, .svgImage, .poster, .inputImage, .background]
-        return Set(sanitized.report.blockedRemote.filter { imageKinds.contains($0.kind) }.map(\.url)).count
+        return Set(sanitized.report.blockedRemote.filter { imageKinds.contains($0.kind) }.map(\.url)).subtracting(trackerURLs).count
     }
-    /// Every remote resource blocked (images, fonts, stylesheets, media, ...).
-    public var blockedRemoteCount: Int { Set(sanitized.report.blockedRemote.map(\.url)).count }
+    /// Every remote resource blocked that is not a tracker (images, fonts, stylesheets, media, ...).
+    public var blockedRemoteCount: Int { Set(sanitized.report.blockedRemote.map(\.url)).subtracting(trackerURLs).count }
 
     /// One line saying what was blocked, e.g. `Blocked: 2 trackers, 3 remote images (4 remote resources); removed 1 script.`
     public var blockedSummary: String {

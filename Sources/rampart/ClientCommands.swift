@@ -325,7 +325,7 @@ struct ListCommand: AsyncParsableCommand {
                 let unread = message.flags.contains(.unread) ? "*" : " "
                 let clip = message.flags.contains(.hasAttachments) ? "@" : " "
                 let from = TerminalTextLine.clean(message.sender.name.isEmpty ? message.sender.address : message.sender.name)
-                print("\(unread)\(clip) \(message.id.padding(toLength: 14, withPad: " ", startingAt: 0)) \(formatter.string(from: Date(timeIntervalSince1970: TimeInterval(message.time))))  \(from.prefix(24).padding(toLength: 24, withPad: " ", startingAt: 0))  \(TerminalTextLine.clean(message.subject))")
+                print("\(unread)\(clip) \(message.id) \(formatter.string(from: Date(timeIntervalSince1970: TimeInterval(message.time))))  \(from.prefix(24).padding(toLength: 24, withPad: " ", startingAt: 0))  \(TerminalTextLine.clean(message.subject))")
             }
         }
     }
