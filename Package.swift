@@ -166,6 +166,7 @@ targets += [
             "RampartAPI", "RampartCore", "PushCrypto", crypto, cryptoExtras, grdb,
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -176,7 +177,8 @@ targets += [
     .testTarget(
         name: "RampartServerTests",
         dependencies: ["RampartServer", "RampartAPI", "RampartCore", "PinnedTransport", "PushCrypto", crypto,
-                       .product(name: "Logging", package: "swift-log")],
+                       .product(name: "NIOHTTP1", package: "swift-nio"),
+                       .product(name: "X509", package: "swift-certificates")],
         swiftSettings: swiftSettings
     ),
 ]

@@ -21,5 +21,6 @@ enum RampartCommands {
         AttachmentCommand.self,
         DriveCommand.self,
         LogoutCommand.self,
+        ServerCommand.self,
     ]
 }
