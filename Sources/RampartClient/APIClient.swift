@@ -153,6 +153,11 @@ public final class APIClient: @unchecked Sendable {
         _ = try await send(.POST, APIRoute.pushSubscriptions, body: try Self.encoder.encode(registration))
     }
 
+    /// `POST /v1/mail/send`: the server seals the message to each recipient's public key.
+    public func send(_ request: SendRequest) async throws -> SendResponse {
+        try await json(.POST, APIRoute.send, body: request)
+    }
+
     // MARK: Drive
 
     /// `POST /v1/drive/blocks`: stores one encrypted block (raw bytes).

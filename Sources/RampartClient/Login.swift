@@ -86,7 +86,10 @@ public enum LoginFlow {
 
         var pushProblem: String?
         do {
-            let keyring = PushKeyring(keychain: account.keychain, clock: account.clock, userID: account.userID)
+            // Pushes name the server's user id: the keyring lives under it, linked to the local account.
+            let pushUser = try UserID(validating: response.userId)
+            try PushKeysWipe.link(account.userID, to: pushUser, in: account.keychain)
+            let keyring = PushKeyring(keychain: account.keychain, clock: account.clock, userID: pushUser)
             let registration = try keyring.subscribe(sessionID: try PushSessionID(response.sessionId))
             try await api.registerPush(registration)
         } catch {

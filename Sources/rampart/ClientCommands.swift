@@ -573,3 +573,78 @@ struct LogoutCommand: AsyncParsableCommand {
         }
     }
 }
+
+// MARK: - send, notifications
+
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a message (the body, HTML or text, is read from standard input).",
+        discussion: "The server seals the message to each recipient's public key and pushes a notification to their sessions.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "A recipient address (repeat for several).") var to: [String]
+    @Option(help: "The subject.") var subject: String
+    @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from the first line of standard input (the body follows).") var pinStdin = false
+
+    func validate() throws {
+        guard !to.isEmpty else { throw ValidationError("Give at least one --to address.") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try ClientContext(global)
+            defer { context.finish() }
+            try context.unlock(pinStdin: pinStdin)
+            var lines: [String] = []
+            while let line = Swift.readLine(strippingNewline: true) { lines.append(line) }
+            let body = lines.joined(separator: "\n")
+            let html = body.contains("<") ? body : "<p>" + body.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: "\n", with: "<br>") + "</p>"
+            let sent = try await context.withAPI { try await $0.send(SendRequest(to: to, subject: subject, html: html)) }
+            print("Sent to \(to.joined(separator: ", ")) (\(sent.messageIds.count) message\(sent.messageIds.count == 1 ? "" : "s")).")
+        }
+    }
+}
+
+struct NotificationsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notifications",
+        abstract: "The push process: open the pushes waiting for this device's sessions (no PIN needed).",
+        discussion: """
+        Reads <push folder>/<session>/*.push (the embedded server's stand-in for a push service), opens each with the \
+        session's push key from the keychain's shared group only, prints sender and subject, and deletes the push. \
+        Works while the MainKey is locked.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .customLong("server-info"), help: "The server's server.json (gives the push folder).") var serverInfo: String?
+    @Option(name: .customLong("push-dir"), help: "The push folder itself.") var pushDirectory: String?
+
+    func validate() throws {
+        guard (serverInfo == nil) != (pushDirectory == nil) else { throw ValidationError("Give --server-info FILE or --push-dir DIR.") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let folder: URL
+            if let pushDirectory {
+                folder = URL(fileURLWithPath: pushDirectory)
+            } else {
+                let data: Data
+                do { data = try Data(contentsOf: URL(fileURLWithPath: serverInfo!)) } catch { throw CLIError.badInput("Cannot read \(serverInfo!).") }
+                guard let info = try? JSONDecoder().decode(ServerInfo.self, from: data), let push = info.pushDirectory else {
+                    throw CLIError.badInput("\(serverInfo!) names no push folder.")
+                }
+                folder = URL(fileURLWithPath: push)
+            }
+            let environment = try global.environment()
+            let inbox = PushInbox(directory: folder, keychain: KeychainBackend.keychain(for: environment))
+            let only = global.user != nil || ProcessInfo.processInfo.environment["RAMPART_USER"].map({ !$0.isEmpty }) == true ? try global.userID() : nil
+            let (deliveries, failures) = inbox.drain(only: only)
+            for delivery in deliveries {
+                print("\(only.map { "[\($0)] " } ?? "")New mail from \(TerminalTextLine.clean(delivery.notification.sender)): \(TerminalTextLine.clean(delivery.notification.subject)) (\(delivery.notification.messageId))")
+            }
+            if deliveries.isEmpty { print("No new notifications.") }
+            if failures > 0 { FileHandle.standardError.write(Data("rampart: \(failures) push(es) did not open and were dropped.\n".utf8)) }
+        }
+    }
+}

@@ -21,6 +21,8 @@ enum RampartCommands {
         AttachmentCommand.self,
         DriveCommand.self,
         LogoutCommand.self,
+        SendCommand.self,
+        NotificationsCommand.self,
         ServerCommand.self,
     ]
 }

@@ -1,3 +1,4 @@
+import Keychain
 import RampartCore
 import RampartClient
 import SealedStore
@@ -13,6 +14,7 @@ enum UserDataWipes {
         [
             global.wipeRegistry.register(SealedStoreWipe(files: StoreFiles(environment: global.environment))),
             global.wipeRegistry.register(ClientFilesWipe(files: ClientFiles(environment: global.environment))),
+            global.wipeRegistry.register(PushKeysWipe(keychain: global.keychain)),
         ]
     }
 }

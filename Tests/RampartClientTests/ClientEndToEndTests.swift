@@ -232,7 +232,31 @@ struct ClientEndToEndTests {
         #expect(aliceList.stdout.contains("Welcome to Rampart, Alice"))
         #expect(!aliceList.stdout.contains("Northwind"))
 
+        // Alice writes to demo: demo's push process opens the notification without the PIN,
+        // then a sync brings the message itself.
+        let send = try world.rampart(["send", "--user", "alice", "--to", "demo@rampart.test", "--subject", "Hello from Alice"],
+                                     stdin: "Are you free on Friday?\n")
+        #expect(send.status == 0, "\(send.stderr)")
+        let pushes = try world.rampart(["notifications", "--user", "demo", "--server-info", info])
+        #expect(pushes.status == 0, "\(pushes.stderr)")
+        #expect(pushes.stdout.contains("New mail from Alice Example: Hello from Alice"), "\(pushes.stdout)")
+        #expect(try world.rampart(["notifications", "--user", "demo", "--server-info", info]).stdout.contains("No new notifications."))
+        let resync = try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(resync.stdout.contains("Synced: 1 message stored"), "\(resync.stdout)")
+        #expect(try world.rampart(["list", "--user", "demo", "--search", "friday", "--pin-stdin"], stdin: "\(Self.pin)\n").stdout.contains("Hello from Alice"))
+
+        // The sanitized document opened "in the browser" through a lease that is gone afterwards.
+        let openDoc = try world.rampart(["read", newsletterID, "--open", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(openDoc.status == 0, "\(openDoc.stderr)")
+        let shown = try String(contentsOf: world.capture, encoding: .utf8)
+        #expect(shown.hasPrefix("<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\""))
+        let docPath = try String(contentsOf: URL(fileURLWithPath: world.capture.path + ".path"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!FileManager.default.fileExists(atPath: docPath))
+
         // Logout: server session ended, every local trace of the user erased.
+        let keychainFolder = world.home.appendingPathComponent("keychain").path
+        let pushKeysBefore = try world.rampart(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
+            .stdout.split(separator: "\n").filter { $0.contains("/push.key.") }.count
         let logout = try world.rampart(["logout", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(logout.stdout.contains("Session ended on the server."))
@@ -253,6 +277,9 @@ struct ClientEndToEndTests {
             #expect(keychainDump.status == 0, "\(keychainDump.stderr)")
             #expect(!keychainDump.stdout.contains("rampart.user.demo/"), "\(keychainDump.stdout)")
         }
+        let pushKeysAfter = try world.rampart(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
+            .stdout.split(separator: "\n").filter { $0.contains("/push.key.") }.count
+        #expect(pushKeysBefore == 2 && pushKeysAfter == 1, "push keys before \(pushKeysBefore), after \(pushKeysAfter)")
         // The other account is untouched.
         #expect(try world.rampart(["list", "--user", "alice"]).stdout.contains("Welcome to Rampart, Alice"))
     }

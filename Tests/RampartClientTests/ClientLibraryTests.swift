@@ -16,10 +16,10 @@ final class TestHome {
     let user: UserContainer
     let tokens: [ObserverToken]
 
-    init(user name: String = "alice") throws {
+    init(user name: String = "alice", clock: any RampartClock = SystemClock()) throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-client-\(UUID().uuidString)")
         try PrivateFiles.ensurePrivateDirectory(url)
-        global = GlobalContainer(environment: RampartEnvironment(homeDirectory: url, settings: ["keychain.backend": "file", "pin.kdf.logN": "15"]))
+        global = GlobalContainer(environment: RampartEnvironment(homeDirectory: url, clock: clock, settings: ["keychain.backend": "file", "pin.kdf.logN": "15"]))
         user = UserContainer(userID: try UserID(validating: name), global: global)
         tokens = [global.wipeRegistry.register(SealedStoreWipe(files: StoreFiles(environment: global.environment))),
                   global.wipeRegistry.register(ClientFilesWipe(files: ClientFiles(environment: global.environment)))]
@@ -220,5 +220,33 @@ struct LeaseTests {
         #expect(report.isComplete)
         #expect(report.wiped.contains("client-files"))
         #expect(home.files().filter { $0.contains("alice") }.isEmpty)
+    }
+}
+
+@Suite("Autolock")
+struct AutolockTests {
+    @Test func afterAutolockTheSessionTheKeyAndTheStoreAreUnreadableUntilThePIN() throws {
+        let clock = ManualClock()
+        let home = try TestHome(clock: clock)
+        let keymaker = home.user.keymaker
+        let key = try keymaker.createMainKey()
+        let account = home.account
+        try account.vault.saveSession(sampleSession(), with: key)
+        try account.vault.saveMailboxKey(MailboxKeyPair.generate(), with: key)
+        try account.store().mail.save(label: MailLabel(id: "inbox", kind: 0, sortOrder: 0, name: "Inbox", color: ""))
+        let pin = SecretBytes(copying: Array("864213".utf8))
+        try keymaker.activate(.pin, credential: .pin(pin))
+        try keymaker.setAutolockPolicy(.after(minutes: 1))
+        clock.advance(by: 30)
+        #expect(keymaker.checkAutolock() == nil)
+        #expect(try account.session().username == "alice")
+        clock.advance(by: 31)
+        #expect(keymaker.checkAutolock() != nil)
+        #expect(key.isWiped)
+        #expect(throws: LockedError.self) { try account.session() }
+        #expect(throws: LockedError.self) { try account.mailboxKey() }
+        #expect(throws: SealedStoreError.self) { try account.store().mail.labels() }
+        try keymaker.unlock(.pin(pin))
+        #expect(try account.store().mail.labels().map(\.name) == ["Inbox"])
     }
 }
