@@ -112,6 +112,19 @@ struct DemoCommand: AsyncParsableCommand {
                 account.close()
                 keymaker.lock()
                 step("Locked: the MainKey is zeroized; reading now fails: \(Self.failure { _ = try account.store().mail.messageCount() })")
+                // Alice writes to demo while demo is locked: the push process opens the
+                // notification with the push key alone (shared keychain group, no PIN).
+                let alice = try APIClient(endpoint: ServerEndpoint(serverInfo: server.info))
+                _ = try await alice.login(username: DemoAccounts.alice.username, password: DemoAccounts.alice.loginPassword)
+                _ = try await alice.send(SendRequest(to: [DemoAccounts.demo.address], subject: "Dinner on Friday?", html: "<p>Are you free?</p>"))
+                try? await alice.logout()
+                await alice.shutdown()
+                if let pushFolder = server.info.pushDirectory {
+                    let (pushes, _) = PushInbox(directory: URL(fileURLWithPath: pushFolder), keychain: global.keychain).drain(only: "demo")
+                    for push in pushes {
+                        step("Push while locked (no PIN needed): new mail from \(push.notification.sender): \(push.notification.subject)")
+                    }
+                }
                 do {
                     try keymaker.unlock(.pin(SecretBytes(copying: Array("000000".utf8))))
                 } catch {
