@@ -44,6 +44,8 @@ final class ClientContext {
             try keymaker.unlock(.none)
             return
         }
+        // No PIN on stdin and no terminal to ask on: the account stays locked (exit 3).
+        guard pinStdin || SecretPrompt.hasTerminal else { throw LockedError(userID: userID) }
         let pin = pinStdin ? try StandardInput.readSecretLine("the PIN") : try SecretPrompt.secret("PIN for \(userID): ")
         try keymaker.unlock(.pin(pin))
     }
@@ -69,6 +71,14 @@ final class ClientContext {
 
 /// Reads a secret from the terminal with echo off (or a line of standard input when it is not a terminal).
 enum SecretPrompt {
+    /// Whether a controlling terminal can be asked.
+    static var hasTerminal: Bool {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
+
     static func secret(_ prompt: String) throws -> SecretBytes {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return try StandardInput.readSecretLine(prompt.trimmingCharacters(in: .whitespaces)) }

@@ -221,13 +221,35 @@ struct ClientEndToEndTests {
         #expect(wrong.status == 4)
         #expect(wrong.stderr.contains("attempts left"))
 
+        // No PIN and no terminal to ask on: the account stays locked (exit 3). (Only checkable
+        // when the test itself runs without a controlling terminal, as in CI.)
+        if let terminal = FileHandle(forUpdatingAtPath: "/dev/tty") {
+            try? terminal.close()
+        } else {
+            let locked = try world.rampart(["list", "--user", "demo"])
+            #expect(locked.status == 3, "\(locked.stderr)")
+            #expect(locked.stderr.contains("locked"))
+        }
+
         // A second account at once, in its own container.
         let alice = DemoAccounts.alice
         let aliceLogin = try world.rampart(["login", "--user", "alice", "--server-info", info, "--username", alice.username,
                                             "--password-stdin", "--mailbox-password-stdin"],
                                            stdin: "\(alice.loginPassword)\n\(alice.mailboxPassword)\n")
         #expect(aliceLogin.status == 0, "\(aliceLogin.stderr)")
-        #expect(try world.rampart(["sync", "--user", "alice"]).status == 0)
+        // Alice's first sync runs on a terminal (a pty from `script`): stderr carries a redrawn bar.
+        let ttyRun = Process()
+        ttyRun.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        ttyRun.arguments = ["-qec", "'\(RampartExecutable.url.path)' sync --user alice", "/dev/null"]
+        ttyRun.environment = ProcessInfo.processInfo.environment.merging(world.environment) { $1 }
+        let ttyOut = Pipe()
+        ttyRun.standardOutput = ttyOut
+        ttyRun.standardInput = FileHandle.nullDevice
+        try ttyRun.run()
+        let screen = String(decoding: ttyOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        ttyRun.waitUntilExit()
+        #expect(ttyRun.terminationStatus == 0, "\(screen)")
+        #expect(screen.contains("\rmessages [") && screen.contains("100%"), "\(screen)")
         let aliceList = try world.rampart(["list", "--user", "alice"])
         #expect(aliceList.stdout.contains("Welcome to Rampart, Alice"))
         #expect(!aliceList.stdout.contains("Northwind"))
