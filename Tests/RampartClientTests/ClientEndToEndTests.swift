@@ -162,6 +162,10 @@ struct ClientEndToEndTests {
         let noMatch = try world.rampart(["list", "--user", "demo", "--search", "zebra-crossing-unlikely", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(noMatch.stdout.contains("No message matches"))
 
+        // Unknown ids are refused cleanly.
+        let missing = try world.rampart(["read", "no-such-message", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(missing.status == 6 && missing.stderr.contains("No message 'no-such-message'"), "\(missing.stderr)")
+
         // Reading the newsletter: trackers and remote images blocked and reported.
         let read = try world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(read.status == 0, "\(read.stderr)")
@@ -342,9 +346,18 @@ struct ClientEndToEndTests {
         clock.advance(by: 120)   // the access token expired; the refresh token is valid
         let refreshed = try world.rampart(["sync", "--user", "demo"])
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        clock.advance(by: 120)   // again: works only if the rotated refresh token was sealed back
+        let again = try world.rampart(["sync", "--user", "demo"])
+        #expect(again.status == 0, "\(again.stderr)")
         clock.advance(by: 3600)  // both expired
         let expired = try world.rampart(["sync", "--user", "demo"])
         #expect(expired.status == 9, "\(expired.stderr)")
         #expect(expired.stderr.contains("session expired"))
+        // Local data stays readable; logout still erases everything even though the server refuses.
+        #expect(try world.rampart(["list", "--user", "demo"]).status == 0)
+        let logout = try world.rampart(["logout", "--user", "demo"])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(logout.stderr.contains("the server session may still be open"))
+        #expect(try world.rampart(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
     }
 }
