@@ -44,7 +44,18 @@ public enum LoginFlow {
         defer { credentials.password.wipe(); credentials.mailboxPassword.wipe() }
         guard try !keymaker.hasMainKey(), try !account.isLoggedIn() else { throw ClientError.alreadyLoggedIn(account.userID) }
         let api = try APIClient(endpoint: endpoint)
-        defer { Task { await api.shutdown() } }
+        do {
+            let result = try await login(api: api, endpoint: endpoint, credentials: credentials, account: account, keymaker: keymaker)
+            await api.shutdown()
+            return result
+        } catch {
+            await api.shutdown()
+            throw error
+        }
+    }
+
+    static func login(api: APIClient, endpoint: ServerEndpoint, credentials: LoginCredentials,
+                      account: ClientAccount, keymaker: Keymaker) async throws -> LoginResult {
         let password = try credentials.password.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         let response = try await api.login(username: credentials.username, password: password)
 

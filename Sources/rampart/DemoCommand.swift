@@ -66,7 +66,6 @@ struct DemoCommand: AsyncParsableCommand {
                 step("Protected the MainKey with a PIN; protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", "))")
 
                 let api = try account.api()
-                defer { Task { await api.shutdown() } }
                 let summary = try await MailSync(account: account).run(api: api) { progress in
                     if progress.done == progress.total { detail("sync: \(progress.done)/\(progress.total ?? 0) messages") }
                 }
@@ -109,6 +108,7 @@ struct DemoCommand: AsyncParsableCommand {
                     detail("lease ended: the cleartext file exists: \(FileManager.default.fileExists(atPath: lease.url.path))")
                 }
 
+                await api.shutdown()
                 account.close()
                 keymaker.lock()
                 step("Locked: the MainKey is zeroized; reading now fails: \(Self.failure { _ = try account.store().mail.messageCount() })")
