@@ -330,6 +330,17 @@ struct ClientEndToEndTests {
                                       "--username", "demo", "--password-stdin", "--mailbox-password-stdin"],
                                      stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
         #expect(good.status == 0, "\(good.stderr)")
+
+        // Protector changes: none → PIN → another PIN → none.
+        #expect(try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "246802\n").status == 0)
+        let change = try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "246802\n135799\n")
+        #expect(change.status == 0, "\(change.stderr)")
+        #expect(try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "246802\n").status == 4)
+        #expect(try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "135799\n").status == 0)
+        let none = try world.rampart(["protect", "--user", "demo", "--none", "--pin-stdin"], stdin: "135799\n")
+        #expect(none.status == 0, "\(none.stderr)")
+        #expect(try world.rampart(["list", "--user", "demo"]).stdout.contains("Northwind"))
+        #expect(try world.rampart(["protect", "--user", "demo", "--hardware"]).status == 2)
     }
 
     @Test func anExpiredSessionIsRefreshedOnceThenReportedAsExpired() async throws {
