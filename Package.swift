@@ -166,6 +166,7 @@ targets += [
             "RampartAPI", "RampartCore", "PushCrypto", crypto, cryptoExtras, grdb,
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "X509", package: "swift-certificates"),
@@ -231,6 +232,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // Already resolved as Hummingbird's dependency; RampartServer uses its ServiceGroup for a graceful stop.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: targets

@@ -220,7 +220,8 @@ public struct ServerInfo: Codable, Sendable {
     public var baseURL: URL { URL(string: "https://\(host ?? "localhost"):\(port)")! }
 }
 
-/// `GET /v1/messages`: one page of messages, newest first.
+/// `GET /v1/messages`: one page of messages, newest first. Trust-model row **database
+/// (critical)**: each message's content is a ``SealedPart`` only the mailbox key opens.
 public struct MessageListResponse: Codable, Sendable {
     public var messages: [MessageResponse]
     /// Messages matching the filter, over all pages.
@@ -234,7 +235,8 @@ public struct LabelListResponse: Codable, Sendable {
     public init(labels: [APILabel]) { self.labels = labels }
 }
 
-/// The well-known label ids every mailbox has (custom labels have random ids).
+/// The well-known label ids every mailbox has (custom labels have random ids). Trust-model row
+/// **database (critical)**: label membership is metadata the server sees.
 public enum SystemLabel {
     public static let inbox = "inbox"
     public static let sent = "sent"
@@ -250,7 +252,7 @@ public struct LabelChangeRequest: Codable, Sendable {
 }
 
 /// `GET /v1/drive/volume`: the user's volume, its main share and the share's root folder
-/// (created on first use).
+/// (created on first use). Trust-model row **drive database (critical)**: ids only.
 public struct DriveVolumeResponse: Codable, Sendable, Equatable {
     public var volumeId: String
     public var shareId: String
@@ -266,7 +268,8 @@ public struct DriveNodeListResponse: Codable, Sendable {
     public init(nodes: [DriveNodeResponse]) { self.nodes = nodes }
 }
 
-/// `GET /v1/drive/nodes/{id}/revisions`: every revision of a file, oldest first.
+/// `GET /v1/drive/nodes/{id}/revisions`: every revision of a file, oldest first. Trust-model row
+/// **encrypted file blocks (low)**: block ids only; the blocks are client-encrypted.
 public struct DriveRevisionResponse: Codable, Sendable, Equatable {
     public var id: String
     public var nodeId: String

@@ -14,6 +14,8 @@ struct AuthenticatedSession: Sendable {
 ///
 /// The mailbox password is used here only to seal a freshly generated private key, as a client
 /// would do at sign-up; the server keeps the sealed key and the public key, never the password.
+///
+/// Trust-model row **mailbox password (critical)**: it is consumed at creation and not stored.
 public struct NewAccount: Sendable {
     public var username: String
     public var displayName: String

@@ -6,6 +6,7 @@ import NIOCore
 import NIOSSL
 import RampartAPI
 import RampartCore
+import ServiceLifecycle
 
 /// How an embedded backend runs.
 ///
@@ -101,9 +102,10 @@ public enum EmbeddedServer {
                 bound.continuation.finish()
             },
             logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let task = Task { () -> (any Error)? in
             defer { bound.continuation.finish() }
-            do { try await app.run(); return nil } catch { return error }
+            do { try await group.run(); return nil } catch { return error }
         }
         var iterator = bound.stream.makeAsyncIterator()
         guard let port = await iterator.next(), port > 0 else {
@@ -125,7 +127,7 @@ public enum EmbeddedServer {
             throw ServerError.startFailed("cannot write \(infoURL.path) (\(error))")
         }
         logger.info("listening", metadata: ["port": "\(port)", "pins": "\(info.pins.joined(separator: ","))"])
-        return RunningServer(info: info, dataDirectory: data, infoFile: infoURL, task: task, logger: logger)
+        return RunningServer(info: info, dataDirectory: data, infoFile: infoURL, group: group, task: task, logger: logger)
     }
 
     /// Reads the `server.json` a running server wrote in `dataDirectory`.
@@ -140,17 +142,22 @@ public enum EmbeddedServer {
 }
 
 /// A backend started with ``EmbeddedServer/start(configuration:)``.
+///
+/// Trust-model row **transport (network), low trust**: ``pins`` and ``info`` are what a client
+/// pins and trusts.
 public final class RunningServer: Sendable {
     /// What `server.json` holds: port, pins, CA certificate, pid, push folder.
     public let info: ServerInfo
     /// The data folder.
     public let dataDirectory: URL
     let infoFile: URL
+    let group: ServiceGroup
     let task: Task<(any Error)?, Never>
     let logger: Logger
 
-    init(info: ServerInfo, dataDirectory: URL, infoFile: URL, task: Task<(any Error)?, Never>, logger: Logger) {
-        self.info = info; self.dataDirectory = dataDirectory; self.infoFile = infoFile; self.task = task; self.logger = logger
+    init(info: ServerInfo, dataDirectory: URL, infoFile: URL, group: ServiceGroup, task: Task<(any Error)?, Never>, logger: Logger) {
+        self.info = info; self.dataDirectory = dataDirectory; self.infoFile = infoFile; self.group = group; self.task = task
+        self.logger = logger
     }
 
     /// The bound port on 127.0.0.1.
@@ -160,10 +167,11 @@ public final class RunningServer: Sendable {
     /// `https://localhost:<port>`.
     public var baseURL: URL { info.baseURL }
 
-    /// Stops listening, waits for the server to finish and removes `server.json`.
+    /// Stops accepting connections, lets requests in flight finish (graceful shutdown), waits for
+    /// the server to end and removes `server.json`.
     public func stop() async {
         try? FileManager.default.removeItem(at: infoFile)
-        task.cancel()
+        await group.triggerGracefulShutdown()
         _ = await task.value
         logger.info("stopped")
     }

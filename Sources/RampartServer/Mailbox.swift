@@ -6,6 +6,8 @@ import RampartCore
 
 /// A message as it arrives at the server, before it is sealed (from the demo seed or a local
 /// submission). It exists only in memory for the time of ``Mailbox/deliver(_:to:labels:unread:)``.
+///
+/// Trust-model row **database (critical)**: it is sealed before anything is stored.
 public struct IncomingMessage: Sendable {
     public struct Part: Sendable {
         public var name: String
@@ -41,10 +43,32 @@ struct Mailbox: Sendable {
     /// The most events one call returns.
     static let eventPage = 500
 
-    /// Seals `message` to `userID`'s key and stores it with `labels`, appends the events, then
+    /// A message sealed for one recipient, ready to be inserted.
+    struct SealedMessage {
+        let id: String
+        let userID: String
+        let labels: [String]
+        let unread: Bool
+        let time: Date
+        let size: Int64
+        let sealedBody: Data
+        let parts: [(id: String, part: IncomingMessage.Part, sealed: Data)]
+        let sender: Correspondent
+        let subject: String
+    }
+
+    /// Seals `message` to `userID`'s key and stores it with `labels`, appends the event, then
     /// writes a push to each of the user's registered sessions. Returns the new message id.
     @discardableResult
     func deliver(_ message: IncomingMessage, to userID: String, labels: [String], unread: Bool = true) throws -> String {
+        let sealed = try seal(message, to: userID, labels: labels, unread: unread)
+        try store.write { db in try Self.insert(db, sealed) }
+        notify(sealed)
+        return sealed.id
+    }
+
+    /// Seals a message for one recipient (no storage yet).
+    func seal(_ message: IncomingMessage, to userID: String, labels: [String], unread: Bool) throws -> SealedMessage {
         let messageID = BackendStore.newID("m")
         let publicKeyData: Data = try store.read { db in
             guard let data = try Data.fetchOne(db, sql: "SELECT publicKey FROM users WHERE id = ?", arguments: [userID])
@@ -67,29 +91,35 @@ struct Mailbox: Sendable {
                                                               part: SealedPartName.attachment(id))))
         }
         let size = Int64(bodyJSON.count + message.attachments.reduce(0) { $0 + $1.data.count })
-        try store.write { db in
+        return SealedMessage(id: messageID, userID: userID, labels: labels, unread: unread, time: message.time, size: size,
+                             sealedBody: sealedBody, parts: sealedParts, sender: message.content.sender, subject: message.content.subject)
+    }
+
+    /// Inserts a sealed message and its event (inside the caller's transaction).
+    static func insert(_ db: Database, _ message: SealedMessage) throws {
+        try db.execute(sql: """
+            INSERT INTO messages (id, userId, conversationId, time, size, unread, sealedBody) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [message.id, message.userID, BackendStore.newID("c"), Int64(message.time.timeIntervalSince1970),
+                             message.size, message.unread ? 1 : 0, message.sealedBody])
+        for label in Set(message.labels) {
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM labels WHERE userId = ? AND id = ?", arguments: [message.userID, label]) == true
+            else { throw ServerError.notFound("The label \(label)") }
+            try db.execute(sql: "INSERT INTO messageLabels (messageId, labelId) VALUES (?, ?)", arguments: [message.id, label])
+        }
+        for (position, item) in message.parts.enumerated() {
             try db.execute(sql: """
-                INSERT INTO messages (id, userId, conversationId, time, size, unread, sealedBody) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [messageID, userID, BackendStore.newID("c"), Int64(message.time.timeIntervalSince1970),
-                                 size, unread ? 1 : 0, sealedBody])
-            for label in Set(labels) {
-                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM labels WHERE userId = ? AND id = ?", arguments: [userID, label]) == true
-                else { throw ServerError.notFound("The label \(label)") }
-                try db.execute(sql: "INSERT INTO messageLabels (messageId, labelId) VALUES (?, ?)", arguments: [messageID, label])
-            }
-            for (position, item) in sealedParts.enumerated() {
-                try db.execute(sql: """
-                    INSERT INTO attachments (id, messageId, userId, position, name, mimeType, size, contentId, sealedData)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [item.id, messageID, userID, position, item.part.name, item.part.mimeType,
-                                     item.part.data.count, item.part.contentID, item.sealed])
-            }
-            try BackendStore.appendEvent(db, userID: userID, kind: .message, action: .create, objectID: messageID)
+                INSERT INTO attachments (id, messageId, userId, position, name, mimeType, size, contentId, sealedData)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [item.id, message.id, message.userID, position, item.part.name, item.part.mimeType,
+                                 item.part.data.count, item.part.contentID, item.sealed])
         }
-        if labels.contains(SystemLabel.inbox) {
-            push.notify(userID: userID, messageID: messageID, sender: message.content.sender, subject: message.content.subject)
-        }
-        return messageID
+        try BackendStore.appendEvent(db, userID: message.userID, kind: .message, action: .create, objectID: message.id)
+    }
+
+    /// Pushes a delivered inbox message to the recipient's sessions (after the commit).
+    func notify(_ message: SealedMessage) {
+        guard message.labels.contains(SystemLabel.inbox) else { return }
+        push.notify(userID: message.userID, messageID: message.id, sender: message.sender, subject: message.subject)
     }
 
     /// One page of the user's messages, newest first, optionally only those with `label`.
@@ -224,10 +254,16 @@ struct Mailbox: Sendable {
         let content = MessageContent(subject: request.subject, sender: sender,
                                      to: request.to.map { Correspondent(name: "", address: $0) }, html: request.html)
         let message = IncomingMessage(content: content, attachments: parts, time: clock.now)
-        var ids = [try deliver(message, to: userID, labels: [SystemLabel.sent], unread: false)]
+        // Every copy is sealed first, then all are stored in one transaction: a crash leaves
+        // either the Sent copy and every delivery, or none of them.
+        var copies = [try seal(message, to: userID, labels: [SystemLabel.sent], unread: false)]
         for recipient in recipients {
-            ids.append(try deliver(message, to: recipient.userID, labels: [SystemLabel.inbox]))
+            copies.append(try seal(message, to: recipient.userID, labels: [SystemLabel.inbox], unread: true))
         }
-        return SendResponse(messageIds: ids)
+        try store.write { db in
+            for copy in copies { try Self.insert(db, copy) }
+        }
+        copies.forEach(notify)
+        return SendResponse(messageIds: copies.map(\.id))
     }
 }
