@@ -157,7 +157,7 @@ final class ProgressBar: @unchecked Sendable {
 
     static func amount(_ value: Int64, _ progress: TransferProgress) -> String {
         guard progress.phase.hasPrefix("upload") || progress.phase.hasPrefix("download") else { return String(value) }
-        return ByteCountFormatter.string(fromByteCount: value, countStyle: .binary)
+        return value == 0 ? "0 B" : ByteCountFormatter.string(fromByteCount: value, countStyle: .binary)
     }
 }
 

@@ -159,6 +159,10 @@ struct ClientEndToEndTests {
         #expect(search.status == 0)
         #expect(search.stdout.contains("Northwind"))
         #expect(!search.stdout.contains("Lunch on Thursday"))
+        let byLabel = try world.rampart(["list", "--user", "demo", "--label", "newsletters", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(byLabel.stdout.contains("Northwind") && !byLabel.stdout.contains("Lunch on Thursday"), "\(byLabel.stdout)")
+        let badLabel = try world.rampart(["list", "--user", "demo", "--label", "no-such-label", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(badLabel.status == 2 && badLabel.stderr.contains("Labels: "))
         let noMatch = try world.rampart(["list", "--user", "demo", "--search", "zebra-crossing-unlikely", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(noMatch.stdout.contains("No message matches"))
 
