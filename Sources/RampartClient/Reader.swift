@@ -21,6 +21,8 @@ public struct RenderedMessage: Sendable {
     /// Terminal rendering of the sanitized DOM.
     public var text: String
     public var remote: RemoteContentPolicy
+    /// Stored privacy settings that failed their integrity check (their safe default was used).
+    public var settingsWarnings: [String] = []
 
     /// Trackers found (blocked, whatever the remote-content policy).
     public var trackerCount: Int { trackerURLs.count }
@@ -50,6 +52,12 @@ public struct RenderedMessage: Sendable {
         if unsafe > 0 { removed.append("\(unsafe) unsafe URL\(unsafe == 1 ? "" : "s")") }
         if !removed.isEmpty { line += "; removed " + removed.joined(separator: ", ") }
         if !remote.allowsRemote && blockedRemoteCount > 0 { line += " (use --load-remote to load remote content)" }
+        switch remote {
+        case .allowAll: line += " Remote content loaded: automatic loading is on in your settings"
+        case .allowTrustedSender: line += " Remote content loaded: the sender is trusted in your settings"
+        case .allowThisMessage: line += " Remote content loaded for this message"
+        case .block: break
+        }
         return line + "."
     }
 }
@@ -70,6 +78,29 @@ public struct MessageReader: Sendable {
         do { return try account.store().mail.message(id: id) } catch SealedStoreError.notFound {
             throw ClientError.notFound(kind: "message", id: id)
         }
+    }
+
+    /// The remote-content policy for a message: asked for this message, else the user's
+    /// (integrity-checked) settings — automatic loading, or a trusted sender — else blocked.
+    ///
+    /// Trust-model row **settings (modified: high)**: a setting changed on disk without the
+    /// MainKey fails its MAC and falls back to "blocked"; the warning is returned.
+    public func remotePolicy(for message: MailMessage, requested: Bool) throws -> (RemoteContentPolicy, [String]) {
+        if requested { return (.allowThisMessage, []) }
+        let readout = try account.store().privacySettings()
+        let warnings = readout.warnings.map(\.description)
+        if readout.settings.autoLoadRemoteContent { return (.allowAll, warnings) }
+        let sender = message.sender.address.lowercased()
+        if readout.settings.trustedSenders.contains(where: { $0.lowercased() == sender }) { return (.allowTrustedSender, warnings) }
+        return (.block, warnings)
+    }
+
+    /// Renders message `id` with the policy chosen by ``remotePolicy(for:requested:)``.
+    public func render(_ id: String, loadRemote: Bool, api: APIClient?) async throws -> RenderedMessage {
+        let (policy, warnings) = try remotePolicy(for: try message(id), requested: loadRemote)
+        var rendered = try await render(id, remote: policy, api: api)
+        rendered.settingsWarnings = warnings
+        return rendered
     }
 
     /// Sanitizes and renders message `id`. Embedded images are fetched through the attachment

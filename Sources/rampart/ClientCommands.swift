@@ -381,7 +381,7 @@ struct ReadCommand: AsyncParsableCommand {
             defer { context.finish() }
             try context.unlock(pinStdin: pinStdin)
             let rendered = try await context.withAPI { api in
-                try await MessageReader(account: context.account).render(id, remote: loadRemote ? .allowThisMessage : .block, api: api)
+                try await MessageReader(account: context.account).render(id, loadRemote: loadRemote, api: api)
             }
             let message = rendered.message
             print("From:    \(TerminalTextLine.clean(message.sender.name)) <\(TerminalTextLine.clean(message.sender.address))>")
@@ -402,6 +402,7 @@ struct ReadCommand: AsyncParsableCommand {
                 print("")
                 print(rendered.text)
             }
+            for warning in rendered.settingsWarnings { FileHandle.standardError.write(Data("rampart: warning: \(warning)\n".utf8)) }
             FileHandle.standardError.write(Data("\(rendered.blockedSummary)\n".utf8))
             if !rendered.sanitized.report.trackers.isEmpty {
                 for tracker in rendered.sanitized.report.trackers {
@@ -655,6 +656,53 @@ struct NotificationsCommand: AsyncParsableCommand {
             }
             if deliveries.isEmpty { print("No new notifications.") }
             if failures > 0 { FileHandle.standardError.write(Data("rampart: \(failures) push(es) did not open and were dropped.\n".utf8)) }
+        }
+    }
+}
+
+// MARK: - settings
+
+struct SettingsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings",
+        abstract: "Privacy settings (stored in the sealed store with a MAC under the MainKey).",
+        discussion: """
+        show | remote-content on|off | trust ADDRESS | untrust ADDRESS. A setting changed on disk without the \
+        MainKey fails its check: its safe default (remote content blocked, nobody trusted) is used and a warning shown.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "show, remote-content, trust or untrust") var action: String = "show"
+    @Argument(help: "on|off for remote-content; an address for trust/untrust") var value: String?
+    @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input.") var pinStdin = false
+
+    func validate() throws {
+        switch action {
+        case "show": break
+        case "remote-content": guard value == "on" || value == "off" else { throw ValidationError("remote-content takes on or off.") }
+        case "trust", "untrust": guard let value, value.contains("@") else { throw ValidationError("\(action) takes a sender address.") }
+        default: throw ValidationError("Unknown action '\(action)': show, remote-content, trust, untrust.")
+        }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try ClientContext(global)
+            defer { context.finish() }
+            try context.unlock(pinStdin: pinStdin)
+            let store = try context.account.store()
+            let readout = try store.privacySettings()
+            for warning in readout.warnings { FileHandle.standardError.write(Data("rampart: warning: \(warning)\n".utf8)) }
+            var settings = readout.settings
+            switch action {
+            case "remote-content": settings.autoLoadRemoteContent = value == "on"
+            case "trust": if !settings.trustedSenders.contains(value!.lowercased()) { settings.trustedSenders.append(value!.lowercased()) }
+            case "untrust": settings.trustedSenders.removeAll { $0 == value!.lowercased() }
+            default: break
+            }
+            if action != "show" { try store.setPrivacySettings(settings) }
+            print("remote content:   \(settings.autoLoadRemoteContent ? "loaded automatically (trackable)" : "blocked unless asked for")")
+            print("trusted senders:  \(settings.trustedSenders.isEmpty ? "-" : settings.trustedSenders.joined(separator: ", "))")
+            print("strip image metadata: \(settings.stripImageMetadata ? "on" : "off")")
         }
     }
 }

@@ -23,6 +23,7 @@ enum RampartCommands {
         LogoutCommand.self,
         SendCommand.self,
         NotificationsCommand.self,
+        SettingsCommand.self,
         ServerCommand.self,
     ]
 }

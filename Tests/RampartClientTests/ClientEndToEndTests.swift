@@ -193,6 +193,15 @@ struct ClientEndToEndTests {
         #expect(strict.contains("content=\"default-src 'none'; img-src data:;"))
         #expect(!strict.contains(" src=\"http"))
 
+        // A trusted sender's remote content loads without asking (a sealed, MAC-checked setting).
+        let trust = try world.rampart(["settings", "trust", "news@northwind.example", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(trust.status == 0 && trust.stdout.contains("news@northwind.example"), "\(trust.stderr)")
+        let trusted = try world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(trusted.stderr.contains("0 remote images") && trusted.stderr.contains("the sender is trusted"), "\(trusted.stderr)")
+        #expect(try world.rampart(["settings", "untrust", "news@northwind.example", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
+        let untrusted = try world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(!untrusted.stderr.contains("0 remote images"), "\(untrusted.stderr)")
+
         // An attachment: opened through a cleartext lease that is gone afterwards; and saved.
         let planning = try world.rampart(["read", planningID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         let attachmentLine = try #require(planning.stdout.split(separator: "\n").first { $0.contains("minutes.txt") })
