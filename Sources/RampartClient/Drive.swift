@@ -4,7 +4,8 @@ import RampartAPI
 import RampartCore
 import SealedStore
 
-/// A drive file as listed.
+/// A drive file as listed, its name opened in memory (trust-model row **database (nodes…),
+/// critical**: names are never stored or sent in clear).
 public struct DriveEntry: Sendable, Equatable {
     public var id: String
     public var name: String

@@ -5,7 +5,8 @@ import RampartAPI
 import RampartCore
 import SealedStore
 
-/// What the user types at login. The passwords are secrets and are wiped after use.
+/// What the user types at login. The passwords are secrets and are wiped after use (trust-model
+/// row **mailbox password (critical)**).
 public struct LoginCredentials: Sendable {
     public var username: String
     /// The login password (sent to the server over the pinned connection, never stored).
@@ -18,7 +19,8 @@ public struct LoginCredentials: Sendable {
     }
 }
 
-/// What a login did.
+/// What a login did (trust-model rows **MainKey**, **push payload key**: the new key's
+/// fingerprint, and whether push was registered).
 public struct LoginResult: Sendable {
     public var session: SessionRecord
     public var mainKeyFingerprint: String

@@ -3,7 +3,8 @@ import RampartAPI
 import RampartCore
 import SealedStore
 
-/// How far a long operation (sync, drive transfer) has come.
+/// How far a long operation (sync, drive transfer) has come. Carries counts and a phase name
+/// only, never content (trust-model row **database**: progress output must not leak mail).
 public struct TransferProgress: Sendable, Equatable {
     /// What is being done (`messages`, `upload report.pdf`, ...).
     public var phase: String
@@ -15,7 +16,8 @@ public struct TransferProgress: Sendable, Equatable {
 
 public typealias ProgressHandler = @Sendable (TransferProgress) -> Void
 
-/// What one sync applied.
+/// What one sync applied (counts only; trust-model row **database (critical)**: the content went
+/// into the sealed store).
 public struct SyncSummary: Sendable, Equatable {
     public var messagesStored = 0
     public var messagesDeleted = 0
