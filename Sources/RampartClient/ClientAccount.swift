@@ -26,8 +26,14 @@ public final class ClientAccount: @unchecked Sendable {
     private let lock = NSLock()
     private var openedStore: SealedStore?
 
-    public init(dependencies: any Dependencies, environment: RampartEnvironment) {
-        keys = dependencies.mainKeyProvider
+    public convenience init(dependencies: any Dependencies, environment: RampartEnvironment) {
+        self.init(keys: dependencies.mainKeyProvider, dependencies: dependencies, environment: environment)
+    }
+
+    /// With another MainKey provider than the container's Keymaker — e.g. the agent's, which
+    /// holds the unlocked key in another process.
+    public init(keys: any MainKeyProvider, dependencies: any Dependencies, environment: RampartEnvironment) {
+        self.keys = keys
         userID = keys.userID
         keychain = dependencies.keychain
         clock = dependencies.clock
