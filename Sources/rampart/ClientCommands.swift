@@ -433,11 +433,27 @@ enum Opener {
         process.arguments = Array(argv.dropFirst()) + [url.path]
         do { try process.run() } catch { throw CLIError.badInput("Cannot start the opener \(argv[0]): \(error.localizedDescription)") }
         process.waitUntilExit()
+        waitForPreviewToClose()
         return process.terminationStatus
     }
 
+    /// `xdg-open` and `open` return as soon as the viewer starts, while the viewer still needs the
+    /// file: with the default opener, the lease lasts until the user says the preview is closed
+    /// (Enter on the terminal), or 20 s without a terminal. A `$RAMPART_OPENER` is expected to
+    /// return when the preview closes.
+    static func waitForPreviewToClose() {
+        if let custom = ProcessInfo.processInfo.environment["RAMPART_OPENER"], !custom.isEmpty { return }
+        if SecretPrompt.hasTerminal, let tty = FileHandle(forUpdatingAtPath: "/dev/tty") {
+            tty.write(Data("Press Enter when you have closed the preview (the cleartext is then erased)… ".utf8))
+            _ = tty.availableData
+            try? tty.close()
+        } else {
+            Thread.sleep(forTimeInterval: 20)
+        }
+    }
+
     /// Writes the sanitized document into a cleartext lease, opens it, and ends the lease once the
-    /// opener returns (browsers that fork keep their own copy in memory).
+    /// preview is closed (see ``waitForPreviewToClose()``).
     static func openDocument(_ document: String, account: ClientAccount) throws {
         let lease = try account.leaseDocument(document)
         defer { lease.end() }
