@@ -195,7 +195,7 @@ targets += [
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartClientTests",
                 dependencies: ["RampartClient", "RampartAPI", "PinnedTransport", "SealedStore", "Keymaker", "Keychain",
-                               "MailSafety", "HTML5", "RampartCore", crypto,
+                               "MailSafety", "HTML5", "RampartCore", "PushCrypto", crypto,
                                // The end-to-end test starts the embedded server and runs the built `rampart`.
                                "RampartServer", "rampart"],
                 swiftSettings: swiftSettings),

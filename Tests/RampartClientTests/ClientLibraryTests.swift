@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Keychain
 import Keymaker
+import PushCrypto
 import MailSafety
 import RampartAPI
 @testable import RampartClient
@@ -248,5 +249,34 @@ struct AutolockTests {
         #expect(throws: SealedStoreError.self) { try account.store().mail.labels() }
         try keymaker.unlock(.pin(pin))
         #expect(try account.store().mail.labels().map(\.name) == ["Inbox"])
+    }
+}
+
+@Suite("Push process")
+struct PushInboxTests {
+    @Test func pushesOpenWithTheSharedGroupAloneAreDeletedAndReplaysAreRefused() throws {
+        let home = try TestHome(user: "demo")
+        let keychain = home.global.keychain
+        let serverUser: UserID = "u0123abcd"
+        try PushKeysWipe.link("demo", to: serverUser, in: keychain)
+        let registration = try PushKeyring(keychain: keychain, clock: SystemClock(), userID: serverUser).subscribe(sessionID: try PushSessionID("s42"))
+        let folder = home.url.appendingPathComponent("push/s42", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let body = Data(try WebPushSender.encrypt(PushNotification(sender: "Alice", subject: "Lunch?", messageId: "m9", userId: serverUser), to: registration))
+        try body.write(to: folder.appendingPathComponent("1.push"))
+
+        let inbox = PushInbox(directory: folder.deletingLastPathComponent(), keychain: keychain)
+        let first = inbox.drain(only: "demo")
+        #expect(first.deliveries.map(\.notification.subject) == ["Lunch?"] && first.failures == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        #expect(inbox.drain(only: "bob").deliveries.isEmpty)
+
+        try body.write(to: folder.appendingPathComponent("2.push"))   // the same push again
+        let replay = inbox.drain(only: "demo")
+        #expect(replay.deliveries.isEmpty && replay.failures == 1)
+
+        // Logout's wipe deletes the push keys (found through the link) without the MainKey.
+        try PushKeysWipe(keychain: keychain).wipe(user: "demo")
+        #expect(try keychain.itemIDs(accessGroup: .shared).isEmpty)
     }
 }
