@@ -92,6 +92,17 @@ final class EndToEndWorld {
         try RampartExecutable.run(arguments, stdin: stdin, environment: environment)
     }
 
+    /// The same, waiting on a thread of its own: the test's cooperative threads stay free for an
+    /// embedded server running in this process.
+    func rampartAsync(_ arguments: [String], stdin: String? = nil) async throws -> CLIResult {
+        let environment = self.environment
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try RampartExecutable.run(arguments, stdin: stdin, environment: environment) })
+            }.start()
+        }
+    }
+
     /// Every regular file under the client's home, as paths relative to it.
     func homeFiles() -> [String] {
         var found: [String] = []
@@ -113,6 +124,47 @@ final class EndToEndWorld {
     deinit { try? FileManager.default.removeItem(at: root) }
 }
 
+
+/// `rampart server start` in a child process (as a user runs it), so the server is not starved by
+/// other test suites sharing this process's thread pool.
+final class ServerProcess {
+    let process = Process()
+    let info: ServerInfo
+
+    init(data: URL) throws {
+        process.executableURL = RampartExecutable.url
+        process.arguments = ["server", "start", "--data", data.path, "--port", "0"]
+        var env = ProcessInfo.processInfo.environment
+        env["RAMPART_HOME"] = data.deletingLastPathComponent().appendingPathComponent("server-home").path
+        process.environment = env
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let file = data.appendingPathComponent("server.json")
+        let deadline = Date().addingTimeInterval(120)
+        var found: ServerInfo?
+        while found == nil && Date() < deadline && process.isRunning {
+            if let bytes = try? Data(contentsOf: file) { found = try? JSONDecoder().decode(ServerInfo.self, from: bytes) }
+            if found == nil { usleep(50_000) }
+        }
+        guard let found else {
+            process.terminate()
+            throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: file.path])
+        }
+        info = found
+    }
+
+    var baseURL: URL { info.baseURL }
+    var pins: [String] { info.pins }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
 /// The id in the second column of a `rampart list` line whose subject contains `text`.
 func messageID(in listing: String, subject text: String) -> String? {
     for line in listing.split(separator: "\n") where line.contains(text) {
@@ -126,10 +178,10 @@ func messageID(in listing: String, subject text: String) -> String? {
 struct ClientEndToEndTests {
     static let pin = "135792"
 
-    @Test func aUserLogsInReadsMailSafelyAndLeavesNothingBehindAfterLogout() async throws {
+    @Test func aUserLogsInReadsMailSafelyAndLeavesNothingBehindAfterLogout() throws {
         let world = try EndToEndWorld()
-        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(dataDirectory: world.serverData, port: 0))
-        defer { Task { await server.stop() } }
+        let server = try ServerProcess(data: world.serverData)
+        defer { server.stop() }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let demo = DemoAccounts.demo
 
@@ -323,10 +375,10 @@ struct ClientEndToEndTests {
         #expect(try world.rampart(["list", "--user", "alice"]).stdout.contains("Welcome to Rampart, Alice"))
     }
 
-    @Test func aPinMismatchIsAnAlertAndCutsTheConnection() async throws {
+    @Test func aPinMismatchIsAnAlertAndCutsTheConnection() throws {
         let world = try EndToEndWorld()
-        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(dataDirectory: world.serverData, port: 0))
-        defer { Task { await server.stop() } }
+        let server = try ServerProcess(data: world.serverData)
+        defer { server.stop() }
         let ca = world.root.appendingPathComponent("ca.pem")
         try server.info.certificatePEM.write(to: ca, atomically: true, encoding: .utf8)
         let wrongPins = ["other live key", "other backup key"].map { Data(SHA256.hash(data: Data($0.utf8))).base64EncodedString() }
@@ -361,27 +413,27 @@ struct ClientEndToEndTests {
         let clock = ManualClock(now: Date(), monotonicNanoseconds: 1_000_000_000)
         let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(
             dataDirectory: world.serverData, port: 0, clock: clock, accessTokenLifetime: 60, refreshTokenLifetime: 600))
-        defer { Task { await server.stop() } }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
-        let login = try world.rampart(["login", "--user", "demo", "--server-info", info, "--username", "demo",
+        let login = try await world.rampartAsync(["login", "--user", "demo", "--server-info", info, "--username", "demo",
                                        "--password-stdin", "--mailbox-password-stdin"],
                                       stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
         #expect(login.status == 0, "\(login.stderr)")
         clock.advance(by: 120)   // the access token expired; the refresh token is valid
-        let refreshed = try world.rampart(["sync", "--user", "demo"])
+        let refreshed = try await world.rampartAsync(["sync", "--user", "demo"])
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         clock.advance(by: 120)   // again: works only if the rotated refresh token was sealed back
-        let again = try world.rampart(["sync", "--user", "demo"])
+        let again = try await world.rampartAsync(["sync", "--user", "demo"])
         #expect(again.status == 0, "\(again.stderr)")
         clock.advance(by: 3600)  // both expired
-        let expired = try world.rampart(["sync", "--user", "demo"])
+        let expired = try await world.rampartAsync(["sync", "--user", "demo"])
         #expect(expired.status == 9, "\(expired.stderr)")
         #expect(expired.stderr.contains("session expired"))
         // Local data stays readable; logout still erases everything even though the server refuses.
-        #expect(try world.rampart(["list", "--user", "demo"]).status == 0)
-        let logout = try world.rampart(["logout", "--user", "demo"])
+        #expect(try await world.rampartAsync(["list", "--user", "demo"]).status == 0)
+        let logout = try await world.rampartAsync(["logout", "--user", "demo"])
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(logout.stderr.contains("the server session may still be open"))
-        #expect(try world.rampart(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
+        #expect(try await world.rampartAsync(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
+        await server.stop()
     }
 }
