@@ -185,6 +185,23 @@ targets += [
 ]
 cliDependencies.append("RampartServer")
 
+// MARK: - RampartClient (issue 10): API client, session, login, sync, reading, attachments, drive
+products.append(.library(name: "RampartClient", targets: ["RampartClient"]))
+targets += [
+    .target(name: "RampartClient",
+            dependencies: ["RampartAPI", "PinnedTransport", "SealedStore", "Keymaker", "Keychain", "PushCrypto",
+                           "MailSafety", "HTML5", "RampartCore", crypto,
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
+            swiftSettings: swiftSettings),
+    .testTarget(name: "RampartClientTests",
+                dependencies: ["RampartClient", "RampartAPI", "PinnedTransport", "SealedStore", "Keymaker", "Keychain",
+                               "MailSafety", "HTML5", "RampartCore", "PushCrypto", crypto,
+                               // The end-to-end test starts the embedded server and runs the built `rampart`.
+                               "RampartServer", "rampart"],
+                swiftSettings: swiftSettings),
+]
+cliDependencies.append("RampartClient")
+
 // MARK: - rampart (the command-line tool)
 products.append(.executable(name: "rampart", targets: ["rampart"]))
 targets += [

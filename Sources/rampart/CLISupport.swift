@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Keychain
 import Keymaker
+import RampartClient
 import RampartCore
 
 /// Options every command shares: where Rampart keeps its files, and which account.
@@ -70,6 +71,7 @@ enum ExitStatus {
     static let notFound: Int32 = 6
     static let tampered: Int32 = 7
     static let pinMismatch: Int32 = 8
+    static let sessionExpired: Int32 = 9
 
     static func code(for error: any Error) -> Int32 {
         if error is LockedError { return locked }
@@ -85,6 +87,16 @@ enum ExitStatus {
             }
         }
         if error is CLIError || error is ValidationError { return badInput }
+        if let client = error as? ClientError {
+            switch client {
+            case .pinMismatch: return pinMismatch
+            case .sessionExpired: return sessionExpired
+            case .notLoggedIn, .notFound: return notFound
+            case .tampered: return tampered
+            case .badServer: return badInput
+            default: return failure
+            }
+        }
         if let typed = error as? any RampartError {
             let code = typed.code.lowercased()
             if code.contains("locked") { return locked }

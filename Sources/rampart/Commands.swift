@@ -13,6 +13,17 @@ enum RampartCommands {
         StoreCommand.self,
         SanitizeCommand.self,
         PushCommand.self,
+        LoginCommand.self,
+        ProtectCommand.self,
+        SyncCommand.self,
+        ListCommand.self,
+        ReadCommand.self,
+        AttachmentCommand.self,
+        DriveCommand.self,
+        LogoutCommand.self,
+        SendCommand.self,
+        NotificationsCommand.self,
+        SettingsCommand.self,
         ServerCommand.self,
     ]
 }

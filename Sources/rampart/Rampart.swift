@@ -19,6 +19,7 @@ struct Rampart: AsyncParsableCommand {
           6   not found (no key, no item)
           7   tampered or corrupt data
           8   certificate pin mismatch
+          9   session expired: log in again
         """,
         subcommands: RampartCommands.all
     )

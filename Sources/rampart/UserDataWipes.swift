@@ -1,4 +1,6 @@
+import Keychain
 import RampartCore
+import RampartClient
 import SealedStore
 
 /// The composition root's list of every component that keeps data of a user on disk.
@@ -11,6 +13,8 @@ enum UserDataWipes {
     static func register(in global: GlobalContainer) -> [ObserverToken] {
         [
             global.wipeRegistry.register(SealedStoreWipe(files: StoreFiles(environment: global.environment))),
+            global.wipeRegistry.register(ClientFilesWipe(files: ClientFiles(environment: global.environment))),
+            global.wipeRegistry.register(PushKeysWipe(keychain: global.keychain)),
         ]
     }
 }

@@ -1,0 +1,257 @@
+import Foundation
+import NIOHTTP1
+import PinnedTransport
+import RampartAPI
+import RampartCore
+
+/// Where the backend is and which keys it may present.
+///
+/// Trust-model row **transport (network), low**: the client trusts only `certificatePEM` as a
+/// root (for the embedded backend, its own self-signed CA) and, on top, requires the served key
+/// to match one of `pins` (the live key and a backup key).
+public struct ServerEndpoint: Codable, Sendable, Equatable {
+    /// `https://host:port` (no path).
+    public var url: URL
+    /// SPKI pins, base64 SHA-256 (at least two: live and backup).
+    public var pins: [String]
+    /// PEM of the only trusted root, or nil for the system's roots.
+    public var certificatePEM: String?
+
+    public init(url: URL, pins: [String], certificatePEM: String? = nil) {
+        self.url = url; self.pins = pins; self.certificatePEM = certificatePEM
+    }
+
+    /// The endpoint of a local server from its `server.json`.
+    public init(serverInfo: ServerInfo) {
+        self.init(url: serverInfo.baseURL, pins: serverInfo.pins, certificatePEM: serverInfo.certificatePEM)
+    }
+
+    /// Reads a `server.json` file written by `rampart server start`.
+    /// - Throws: ``ClientError/badServer(_:)``.
+    public static func fromServerInfoFile(_ url: URL) throws -> ServerEndpoint {
+        do {
+            let info = try JSONDecoder().decode(ServerInfo.self, from: Data(contentsOf: url))
+            return ServerEndpoint(serverInfo: info)
+        } catch {
+            throw ClientError.badServer("cannot read \(url.path): \(error)")
+        }
+    }
+
+    var host: String { url.host ?? "localhost" }
+
+    func transportConfiguration() throws -> PinnedHTTPClientConfiguration {
+        do {
+            let policy = try PinningPolicy([DomainPinningPolicy(domain: host, pins: pins)])
+            let roots: PinnedTrustRoots = try certificatePEM.map {
+                .certificates(try SPKIPin.pins(fromPEM: $0).map(\.certificate))
+            } ?? .system
+            // Loopback names resolve to IPv4 here (the embedded server listens on 127.0.0.1).
+            let overrides = host == "localhost" ? ["localhost": "127.0.0.1"] : [:]
+            return PinnedHTTPClientConfiguration(policy: policy, trustRoots: roots, connectAddressOverrides: overrides,
+                                                 connectTimeout: .seconds(10), requestTimeout: .seconds(60),
+                                                 maxResponseBytes: 64 << 20)
+        } catch let error as any RampartError {
+            throw ClientError.badServer(error.description)
+        }
+    }
+}
+
+/// The backend API over a pinned TLS connection.
+///
+/// Trust-model rows **transport (low)** (every request goes through ``PinnedHTTPClient``: chain
+/// validation to the endpoint's root, then the SPKI pins; a mismatch is ``ClientError/pinMismatch(host:served:)``)
+/// and **access token (read: high)** (tokens live in memory here only for the command's run;
+/// on disk they are sealed by ``SessionVault``). An expired access token is refreshed once; if
+/// that fails the call throws ``ClientError/sessionExpired``.
+public final class APIClient: @unchecked Sendable {
+    public let endpoint: ServerEndpoint
+    private let http: PinnedHTTPClient
+    private let lock = NSLock()
+    private var tokens: SessionTokens?
+    private let tokensChanged: (@Sendable (SessionTokens) -> Void)?
+
+    /// - Parameters:
+    ///   - tokens: the session's tokens, if logged in.
+    ///   - tokensChanged: called after a refresh, so the caller can store the new tokens sealed.
+    public init(endpoint: ServerEndpoint, tokens: SessionTokens? = nil,
+                tokensChanged: (@Sendable (SessionTokens) -> Void)? = nil) throws {
+        self.endpoint = endpoint
+        do {
+            self.http = try PinnedHTTPClient(configuration: try endpoint.transportConfiguration())
+        } catch let error as ClientError {
+            throw error
+        } catch {
+            throw ClientError.transport(String(describing: error))
+        }
+        self.tokens = tokens
+        self.tokensChanged = tokensChanged
+    }
+
+    /// The current tokens (after any refresh).
+    public var currentTokens: SessionTokens? { lock.withLock { tokens } }
+
+    /// Closes the connection machinery.
+    public func shutdown() async { try? await http.shutdown() }
+
+    // MARK: Auth
+
+    /// `POST /v1/auth/login`.
+    public func login(username: String, password: String) async throws -> LoginResponse {
+        let response: LoginResponse
+        do {
+            response = try await json(.POST, APIRoute.login, body: LoginRequest(username: username, password: password), authenticated: false)
+        } catch ClientError.http(let status, let body) where status == 401 || status == 403 {
+            throw ClientError.loginRefused(body?.error.message ?? "wrong username or password")
+        }
+        lock.withLock { tokens = response.tokens }
+        return response
+    }
+
+    /// `POST /v1/auth/logout`: ends the session on the server.
+    public func logout() async throws {
+        _ = try await send(.POST, APIRoute.logout, body: Data("{}".utf8), authenticated: true, refreshOnExpiry: false)
+    }
+
+    /// `POST /v1/auth/refresh`: new tokens for the session.
+    /// - Throws: ``ClientError/sessionExpired`` when the refresh token is refused.
+    public func refresh() async throws -> SessionTokens {
+        guard let refreshToken = currentTokens?.refreshToken else { throw ClientError.sessionExpired }
+        let fresh: SessionTokens
+        do {
+            fresh = try await json(.POST, APIRoute.refresh, body: RefreshRequest(refreshToken: refreshToken), authenticated: false)
+        } catch ClientError.http(let status, _) where (400..<500).contains(status) {
+            throw ClientError.sessionExpired
+        }
+        lock.withLock { tokens = fresh }
+        tokensChanged?(fresh)
+        return fresh
+    }
+
+    // MARK: Mail
+
+    /// `GET /v1/events?since=<cursor>`.
+    public func events(since cursor: Int64) async throws -> EventsResponse {
+        try await json(.GET, APIRoute.events + "?since=\(cursor)")
+    }
+
+    /// `GET /v1/labels`.
+    public func labels() async throws -> [APILabel] {
+        let list: LabelListResponse = try await json(.GET, APIRoute.labels)
+        return list.labels
+    }
+
+    /// `GET /v1/messages/<id>`.
+    public func message(_ id: String) async throws -> MessageResponse { try await json(.GET, APIRoute.message(Self.escape(id))) }
+
+    /// `GET /v1/attachments/<id>`: the attachment's ``SealedPart`` (raw bytes).
+    public func attachment(_ id: String) async throws -> Data {
+        try await send(.GET, APIRoute.attachment(Self.escape(id))).body
+    }
+
+    /// `POST /v1/push/subscriptions`: registers this session's push public key.
+    public func registerPush(_ registration: some Encodable) async throws {
+        _ = try await send(.POST, APIRoute.pushSubscriptions, body: try Self.encoder.encode(registration))
+    }
+
+    /// `POST /v1/mail/send`: the server seals the message to each recipient's public key.
+    public func send(_ request: SendRequest) async throws -> SendResponse {
+        try await json(.POST, APIRoute.send, body: request)
+    }
+
+    // MARK: Drive
+
+    /// `POST /v1/drive/blocks`: stores one encrypted block (raw bytes).
+    public func uploadBlock(_ sealed: Data) async throws -> DriveBlockResponse {
+        let response = try await send(.POST, APIRoute.driveBlocks, body: sealed, contentType: "application/octet-stream")
+        return try Self.decode(DriveBlockResponse.self, response.body)
+    }
+
+    /// `GET /v1/drive/blocks/<id>`: one encrypted block.
+    public func block(_ id: String) async throws -> Data { try await send(.GET, APIRoute.driveBlock(Self.escape(id))).body }
+
+    /// `POST /v1/drive/nodes`.
+    public func createNode(_ request: DriveNodeRequest) async throws -> DriveNodeResponse {
+        try await json(.POST, APIRoute.driveNodes, body: request)
+    }
+
+    /// `GET /v1/drive/nodes`.
+    public func nodes(parent: String? = nil) async throws -> [DriveNodeResponse] {
+        let list: DriveNodeListResponse = try await json(.GET, APIRoute.driveNodes + (parent.map { "?parent=\(Self.escape($0))" } ?? ""))
+        return list.nodes
+    }
+
+    /// `GET /v1/drive/volume`: the volume, its share and root folder.
+    public func driveVolume() async throws -> DriveVolumeResponse { try await json(.GET, APIRoute.driveVolume) }
+
+    /// `GET /v1/drive/nodes/<id>`.
+    public func node(_ id: String) async throws -> DriveNodeResponse { try await json(.GET, APIRoute.driveNode(Self.escape(id))) }
+
+    // MARK: Plumbing
+
+    static let encoder = JSONEncoder()
+
+    static func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        do { return try JSONDecoder().decode(type, from: data) } catch {
+            throw ClientError.malformedResponse("expected \(type): \(error)")
+        }
+    }
+
+    static func escape(_ id: String) -> String {
+        id.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? id
+    }
+
+    func json<T: Decodable>(_ method: HTTPMethod, _ path: String, authenticated: Bool = true) async throws -> T {
+        try Self.decode(T.self, try await send(method, path, body: nil, authenticated: authenticated).body)
+    }
+
+    func json<T: Decodable, B: Encodable>(_ method: HTTPMethod, _ path: String, body: B, authenticated: Bool = true) async throws -> T {
+        let data = try Self.encoder.encode(body)
+        return try Self.decode(T.self, try await send(method, path, body: data, authenticated: authenticated).body)
+    }
+
+    /// Sends one request; on 401 refreshes the session once and retries.
+    func send(_ method: HTTPMethod, _ path: String, body: Data? = nil, contentType: String = "application/json",
+              authenticated: Bool = true, refreshOnExpiry: Bool = true) async throws -> PinnedResponse {
+        let first = try await exchange(method, path, body: body, contentType: contentType, authenticated: authenticated)
+        if first.status.code == 401 && authenticated {
+            guard refreshOnExpiry else { throw ClientError.sessionExpired }
+            _ = try await refresh()
+            let second = try await exchange(method, path, body: body, contentType: contentType, authenticated: true)
+            if second.status.code == 401 { throw ClientError.sessionExpired }
+            return try Self.check(second)
+        }
+        return try Self.check(first)
+    }
+
+    static func check(_ response: PinnedResponse) throws -> PinnedResponse {
+        guard (200..<300).contains(Int(response.status.code)) else {
+            throw ClientError.http(status: Int(response.status.code), body: try? JSONDecoder().decode(APIErrorBody.self, from: response.body))
+        }
+        return response
+    }
+
+    private func exchange(_ method: HTTPMethod, _ path: String, body: Data?, contentType: String,
+                          authenticated: Bool) async throws -> PinnedResponse {
+        guard let url = URL(string: path, relativeTo: endpoint.url)?.absoluteURL else {
+            throw ClientError.badServer("cannot build a URL for \(path)")
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Accept", value: "application/json")
+        if let body {
+            headers.add(name: "Content-Type", value: contentType)
+            headers.add(name: "Content-Length", value: String(body.count))
+        }
+        if authenticated {
+            guard let token = currentTokens?.accessToken else { throw ClientError.sessionExpired }
+            headers.add(name: "Authorization", value: "Bearer \(token)")
+        }
+        do {
+            return try await http.send(PinnedRequest(method: method, url: url, headers: headers, body: body))
+        } catch let error as PinnedTransportError {
+            if case .pinMismatch(let host, _, let served) = error {
+                throw ClientError.pinMismatch(host: host, served: served.map(\.base64))
+            }
+            throw ClientError.transport(error.description)
+        }
+    }
+}

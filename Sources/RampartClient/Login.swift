@@ -1,0 +1,140 @@
+import Foundation
+import Keymaker
+import PushCrypto
+import RampartAPI
+import RampartCore
+import SealedStore
+
+/// What the user types at login. The passwords are secrets and are wiped after use (trust-model
+/// row **mailbox password (critical)**).
+public struct LoginCredentials: Sendable {
+    public var username: String
+    /// The login password (sent to the server over the pinned connection, never stored).
+    public var password: SecretBytes
+    /// The mailbox password (never sent: it opens the private key locally).
+    public var mailboxPassword: SecretBytes
+
+    public init(username: String, password: SecretBytes, mailboxPassword: SecretBytes) {
+        self.username = username; self.password = password; self.mailboxPassword = mailboxPassword
+    }
+}
+
+/// What a login did (trust-model rows **MainKey**, **push payload key**: the new key's
+/// fingerprint, and whether push was registered).
+public struct LoginResult: Sendable {
+    public var session: SessionRecord
+    public var mainKeyFingerprint: String
+    /// Nil when the push key was registered; otherwise why not (login still succeeds).
+    public var pushProblem: String?
+}
+
+/// The login flow.
+///
+/// Trust-model rows **mailbox password (critical)** — it never leaves the device: the server
+/// sends the private key sealed under it, and it is opened here; **MainKey** — a fresh random
+/// MainKey is created per login (protector *none* until `rampart protect`); **the user's private
+/// key (critical)**, **access token (high)** — both sealed under the MainKey in the keychain;
+/// **push payload key** — a new key pair per session, its public half registered with the session id.
+public enum LoginFlow {
+    /// Logs in and sets the account up on this device.
+    ///
+    /// - Throws: ``ClientError/alreadyLoggedIn(_:)``, ``ClientError/loginRefused(_:)``,
+    ///   `MailboxCryptoError.wrongMailboxPassword` (the server session is ended again),
+    ///   ``ClientError/pinMismatch(host:served:)``, transport errors.
+    public static func login(endpoint: ServerEndpoint, credentials: LoginCredentials,
+                             account: ClientAccount, keymaker: Keymaker) async throws -> LoginResult {
+        defer { credentials.password.wipe(); credentials.mailboxPassword.wipe() }
+        guard try !keymaker.hasMainKey(), try !account.isLoggedIn() else { throw ClientError.alreadyLoggedIn(account.userID) }
+        let api = try APIClient(endpoint: endpoint)
+        do {
+            let result = try await login(api: api, endpoint: endpoint, credentials: credentials, account: account, keymaker: keymaker)
+            await api.shutdown()
+            return result
+        } catch {
+            await api.shutdown()
+            throw error
+        }
+    }
+
+    static func login(api: APIClient, endpoint: ServerEndpoint, credentials: LoginCredentials,
+                      account: ClientAccount, keymaker: Keymaker) async throws -> LoginResult {
+        let password = try credentials.password.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        let response = try await api.login(username: credentials.username, password: password)
+
+        let keys: MailboxKeyPair
+        do {
+            guard let sealed = Data(base64Encoded: response.keys.sealedPrivateKey) else {
+                throw ClientError.malformedResponse("the sealed private key is not base64")
+            }
+            keys = try MailboxKeyPair.open(sealed: sealed, password: credentials.mailboxPassword, userID: response.userId)
+            guard keys.publicKey.rawRepresentation.base64EncodedString() == response.keys.publicKey else {
+                throw ClientError.tampered("The private key sent by the server (it does not match the account's public key)")
+            }
+        } catch {
+            try? await api.logout()
+            throw error
+        }
+
+        var record = SessionRecord(serverUserID: response.userId, username: response.user.username,
+                                   displayName: response.user.displayName, addresses: response.user.addresses,
+                                   endpoint: endpoint, sessionID: response.sessionId, accessToken: response.accessToken,
+                                   refreshToken: response.refreshToken, accessTokenExpiry: 0)
+        record.update(response.tokens, now: account.clock.now)
+        let mainKey = try keymaker.createMainKey()
+        do {
+            try account.vault.saveSession(record, with: mainKey)
+            try account.vault.saveMailboxKey(keys, with: mainKey)
+            let store = try account.store()
+            try store.mail.save(account: AccountRecord(id: response.userId, username: response.user.username,
+                                                       displayName: response.user.displayName, addresses: response.user.addresses))
+            try store.recordFirstLogin(account.clock.now)
+            try account.files.prepare(for: account.userID)
+        } catch {
+            // Leave nothing half set up.
+            account.close()
+            keymaker.logout()
+            try? await api.logout()
+            throw error
+        }
+
+        var pushProblem: String?
+        do {
+            // Pushes name the server's user id: the keyring lives under it, linked to the local account.
+            let pushUser = try UserID(validating: response.userId)
+            try PushKeysWipe.link(account.userID, to: pushUser, in: account.keychain)
+            let keyring = PushKeyring(keychain: account.keychain, clock: account.clock, userID: pushUser)
+            let registration = try keyring.subscribe(sessionID: try PushSessionID(response.sessionId))
+            try await api.registerPush(registration)
+        } catch {
+            pushProblem = String(describing: error)
+        }
+        return LoginResult(session: record, mainKeyFingerprint: mainKey.fingerprint, pushProblem: pushProblem)
+    }
+}
+
+/// Logout: ends the server session, then erases everything of the user on this device.
+///
+/// Trust-model rows **access token** (the session is closed on the server), **push payload key**
+/// (deleted), **device storage (low)** (the Keymaker's wipe runs every registered wipe: sealed
+/// store, client files; then deletes every keychain item of the user).
+public enum LogoutFlow {
+    public struct Result: Sendable {
+        /// Nil when the server ended the session; otherwise why not (the local wipe still ran).
+        public var serverProblem: String?
+        public var report: WipeReport
+    }
+
+    public static func logout(account: ClientAccount, keymaker: Keymaker) async -> Result {
+        var serverProblem: String?
+        do {
+            let api = try account.api()
+            do { try await api.logout() } catch { serverProblem = String(describing: error) }
+            await api.shutdown()
+        } catch {
+            serverProblem = String(describing: error)
+        }
+        account.close()
+        let report = keymaker.logout()
+        return Result(serverProblem: serverProblem, report: report)
+    }
+}

@@ -1,0 +1,131 @@
+import Crypto
+import Foundation
+import Keychain
+import RampartAPI
+import RampartCore
+
+/// What the client remembers about a logged-in account: the server, the session and its tokens.
+///
+/// Trust-model rows **access token (read: high)** and **username (read: critical)**: never on
+/// disk in clear; ``SessionVault`` seals it under the MainKey.
+public struct SessionRecord: Codable, Sendable, Equatable {
+    /// The account's id on the server.
+    public var serverUserID: String
+    public var username: String
+    public var displayName: String
+    public var addresses: [String]
+    public var endpoint: ServerEndpoint
+    public var sessionID: String
+    public var accessToken: String
+    public var refreshToken: String
+    /// Unix seconds when the access token expires (as announced at login or refresh).
+    public var accessTokenExpiry: Int64
+
+    public var tokens: SessionTokens {
+        SessionTokens(sessionId: sessionID, accessToken: accessToken, refreshToken: refreshToken,
+                      expiresIn: Int(max(0, accessTokenExpiry - Int64(Date().timeIntervalSince1970))))
+    }
+
+    mutating func update(_ fresh: SessionTokens, now: Date = Date()) {
+        sessionID = fresh.sessionId
+        accessToken = fresh.accessToken
+        refreshToken = fresh.refreshToken
+        accessTokenExpiry = Int64(now.timeIntervalSince1970) + Int64(fresh.expiresIn)
+    }
+}
+
+/// The session and the user's private key, sealed under the MainKey and kept in the keychain.
+///
+/// Trust-model rows **keychain (low)** — what the keychain holds is itself sealed with a
+/// sub-key of the MainKey, so a dumped keychain yields nothing without the protector — and
+/// **the user's private and public keys (critical)**, **access token (high)**.
+///
+/// Envelope, version 1: `"RCV1" ‖ nonce (12) ‖ ciphertext ‖ tag (16)`, AES-256-GCM under
+/// HKDF(MainKey, "rampart.client.vault" / item name); associated data
+/// `"rampart.client.vault.v1" ‖ 0 ‖ local user ‖ 0 ‖ item name`, so an envelope copied to
+/// another item or another user does not open.
+public struct SessionVault: Sendable {
+    public let keychain: any Keychain
+    public let userID: UserID
+
+    static let sessionItem = "client.session"
+    static let mailboxKeyItem = "client.mailbox-key"
+    static let magic = Array("RCV1".utf8)
+
+    public init(keychain: any Keychain, userID: UserID) {
+        self.keychain = keychain; self.userID = userID
+    }
+
+    /// Whether a session is stored (readable without the MainKey: only its presence).
+    public func hasSession() throws -> Bool { try keychain.readIfPresent(.user(userID, Self.sessionItem)) != nil }
+
+    public func saveSession(_ record: SessionRecord, with key: MainKey) throws {
+        var json = [UInt8](try JSONEncoder().encode(record))
+        let secret = SecretBytes(consuming: &json)
+        try store(secret, item: Self.sessionItem, key: key)
+    }
+
+    /// - Throws: ``ClientError/notLoggedIn(_:)``, ``ClientError/tampered(_:)``.
+    public func session(with key: MainKey) throws -> SessionRecord {
+        let plain = try load(item: Self.sessionItem, key: key)
+        return try plain.withUnsafeBytes { bytes in
+            do { return try JSONDecoder().decode(SessionRecord.self, from: Data(bytes)) } catch {
+                throw ClientError.tampered("The stored session")
+            }
+        }
+    }
+
+    public func saveMailboxKey(_ keys: MailboxKeyPair, with key: MainKey) throws {
+        try store(SecretBytes(copying: keys.privateKey.rawRepresentation), item: Self.mailboxKeyItem, key: key)
+    }
+
+    /// The user's private key, opened with the MainKey.
+    public func mailboxKey(with key: MainKey) throws -> MailboxKeyPair {
+        let plain = try load(item: Self.mailboxKeyItem, key: key)
+        return try plain.withUnsafeBytes { bytes in
+            do { return MailboxKeyPair(privateKey: try .init(rawRepresentation: bytes)) } catch {
+                throw ClientError.tampered("The stored private key")
+            }
+        }
+    }
+
+    // MARK: Envelope
+
+    func associatedData(_ item: String) -> Data { Data("rampart.client.vault.v1\u{0}\(userID.rawValue)\u{0}\(item)".utf8) }
+
+    func store(_ plain: SecretBytes, item: String, key: MainKey) throws {
+        defer { plain.wipe() }
+        let derived = try key.derivedKey(for: KeyPurpose("rampart.client.vault", context: item))
+        defer { derived.wipe() }
+        let box = try derived.withSymmetricKey { symmetric in
+            try plain.withUnsafeBytes { try AES.GCM.seal($0, using: symmetric, authenticating: associatedData(item)) }
+        }
+        var envelope = Self.magic
+        envelope += box.nonce.withUnsafeBytes { Array($0) }
+        envelope += box.ciphertext
+        envelope += box.tag
+        try keychain.set(SecretBytes(consuming: &envelope), for: .user(userID, item))
+    }
+
+    func load(item: String, key: MainKey) throws -> SecretBytes {
+        guard let stored = try keychain.readIfPresent(.user(userID, item)) else { throw ClientError.notLoggedIn(userID) }
+        defer { stored.wipe() }
+        let derived = try key.derivedKey(for: KeyPurpose("rampart.client.vault", context: item))
+        defer { derived.wipe() }
+        return try stored.withUnsafeBytes { bytes -> SecretBytes in
+            guard bytes.count >= 4 + 12 + 16, Array(bytes[0..<4]) == Self.magic else {
+                throw ClientError.tampered("The stored \(item)")
+            }
+            do {
+                let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: bytes[4..<16]),
+                                                ciphertext: bytes[16..<(bytes.count - 16)],
+                                                tag: bytes[(bytes.count - 16)...])
+                var opened = try derived.withSymmetricKey { try AES.GCM.open(box, using: $0, authenticating: associatedData(item)) }
+                defer { opened.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+                return SecretBytes(copying: opened)
+            } catch {
+                throw ClientError.tampered("The stored \(item)")
+            }
+        }
+    }
+}

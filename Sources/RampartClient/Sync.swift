@@ -1,0 +1,131 @@
+import Foundation
+import RampartAPI
+import RampartCore
+import SealedStore
+
+/// How far a long operation (sync, drive transfer) has come. Carries counts and a phase name
+/// only, never content (trust-model row **database**: progress output must not leak mail).
+public struct TransferProgress: Sendable, Equatable {
+    /// What is being done (`messages`, `upload report.pdf`, ...).
+    public var phase: String
+    public var done: Int64
+    /// Nil while unknown.
+    public var total: Int64?
+    public init(phase: String, done: Int64, total: Int64?) { self.phase = phase; self.done = done; self.total = total }
+}
+
+public typealias ProgressHandler = @Sendable (TransferProgress) -> Void
+
+/// What one sync applied (counts only; trust-model row **database (critical)**: the content went
+/// into the sealed store).
+public struct SyncSummary: Sendable, Equatable {
+    public var messagesStored = 0
+    public var messagesDeleted = 0
+    public var labels = 0
+    public var attachments = 0
+    public var cursor: Int64 = 0
+}
+
+/// Brings the sealed store up to date from the server's event stream.
+///
+/// Trust-model rows **database (critical)** and **device storage (low)**: message bodies arrive
+/// as HPKE ``SealedPart``s, are opened in memory with the private key (itself opened with the
+/// MainKey), and are written only through ``SealedStore``, which seals every sensitive column
+/// under the MainKey. The event cursor is sealed too. Attachment contents are not fetched here
+/// (see ``AttachmentVault``); their metadata is.
+public struct MailSync: Sendable {
+    public let account: ClientAccount
+
+    public init(account: ClientAccount) { self.account = account }
+
+    /// Applies every event after the stored cursor.
+    /// - Throws: `LockedError`, ``ClientError``, `MailboxCryptoError.tampered` for a modified part.
+    public func run(api: APIClient, progress: ProgressHandler? = nil) async throws -> SyncSummary {
+        let store = try account.store()
+        let session = try account.session()
+        let keys = try account.mailboxKey()
+        var summary = SyncSummary()
+        var cursor = Int64(try store.mail.eventCursor() ?? "0") ?? 0
+        let firstSync = cursor == 0
+        var labelsDirty = firstSync
+        var done: Int64 = 0
+        while true {
+            let page = try await api.events(since: cursor)
+            // The last action per object wins (a message created then deleted is just deleted).
+            var latest: [String: APIEvent] = [:]
+            var order: [String] = []
+            for event in page.events where event.kind == .message {
+                if latest[event.objectId] == nil { order.append(event.objectId) }
+                latest[event.objectId] = event
+            }
+            if page.events.contains(where: { $0.kind == .label }) { labelsDirty = true }
+            let total = done + Int64(order.count)
+            if labelsDirty {
+                let labels = try await api.labels()
+                for (index, label) in labels.enumerated() {
+                    try store.mail.save(label: MailLabel(id: label.id, kind: Self.isSystem(label.id) ? 0 : 1,
+                                                         sortOrder: index, name: label.name, color: ""))
+                }
+                summary.labels = labels.count
+                labelsDirty = false
+            }
+            for id in order {
+                guard let event = latest[id] else { continue }
+                if event.action == .delete {
+                    if try store.mail.deleteMessage(id: id) { summary.messagesDeleted += 1 }
+                } else {
+                    let response: MessageResponse
+                    do {
+                        response = try await api.message(id)
+                    } catch ClientError.http(404, _) {
+                        _ = try store.mail.deleteMessage(id: id)
+                        continue
+                    }
+                    let (message, attachments) = try Self.open(response, keys: keys, userID: session.serverUserID)
+                    try store.mail.insert(message: message)
+                    for attachment in attachments { try store.mail.save(attachment: attachment) }
+                    summary.messagesStored += 1
+                    summary.attachments += attachments.count
+                }
+                done += 1
+                progress?(TransferProgress(phase: "messages", done: done, total: total))
+            }
+            cursor = max(cursor, page.cursor)
+            try store.mail.setEventCursor(String(cursor))
+            if !page.more { break }
+        }
+        summary.cursor = cursor
+        return summary
+    }
+
+    static func isSystem(_ id: String) -> Bool {
+        [SystemLabel.inbox, SystemLabel.sent, SystemLabel.archive, SystemLabel.trash].contains(id)
+    }
+
+    /// Opens a message from the server into the store's records.
+    /// - Throws: `MailboxCryptoError` when the body does not open (modified, moved, other key).
+    public static func open(_ response: MessageResponse, keys: MailboxKeyPair, userID: String) throws -> (MailMessage, [AttachmentMetadata]) {
+        guard let sealed = Data(base64Encoded: response.sealedBody) else {
+            throw ClientError.malformedResponse("the sealed body of message \(response.id) is not base64")
+        }
+        var json = try SealedPart.open(sealed, with: keys, userID: userID, messageID: response.id, part: SealedPartName.body)
+        defer { json.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        let content: MessageContent
+        do { content = try JSONDecoder().decode(MessageContent.self, from: json) } catch {
+            throw ClientError.malformedResponse("the body of message \(response.id) is not a message: \(error)")
+        }
+        var flags: MessageFlags = []
+        if response.unread { flags.insert(.unread) }
+        if !response.attachments.isEmpty { flags.insert(.hasAttachments) }
+        let message = MailMessage(
+            id: response.id, conversationID: response.conversationId, time: response.time, size: response.size,
+            flags: flags, labelIDs: response.labelIds, subject: content.subject,
+            sender: MailAddress(name: content.sender.name, address: content.sender.address),
+            recipients: content.to.map { MailAddress(name: $0.name, address: $0.address) }, body: content.html)
+        let attachments = response.attachments.map {
+            AttachmentMetadata(id: $0.id, messageID: response.id, size: Int64($0.size), name: $0.name, mimeType: $0.mimeType,
+                               keyPackets: AttachmentVault.encodeContentID($0.contentId))
+        }
+        return (message, attachments)
+    }
+}

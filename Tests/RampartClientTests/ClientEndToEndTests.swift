@@ -1,0 +1,439 @@
+import Crypto
+import Foundation
+import RampartAPI
+import RampartCore
+import RampartServer
+import Testing
+
+/// Runs the built `rampart` executable as a user would.
+struct CLIResult {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+}
+
+enum RampartExecutable {
+    static var url: URL {
+        if let path = ProcessInfo.processInfo.environment["RAMPART_BIN"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("rampart")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("rampart")
+    }
+
+    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String]) throws -> CLIResult {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        process.environment = env
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes concurrently so a chatty stderr cannot block the child.
+        let errData = LockedData()
+        let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+        reader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errData.isSet { usleep(1000) }
+        return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                         stderr: String(decoding: errData.value, as: UTF8.self))
+    }
+}
+
+final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    private var done = false
+    func set(_ value: Data) { lock.withLock { data = value; done = true } }
+    var isSet: Bool { lock.withLock { done } }
+    var value: Data { lock.withLock { data } }
+}
+
+/// A home folder for the client, a data folder for the server, and an opener script.
+final class EndToEndWorld {
+    let root: URL
+    let home: URL
+    let serverData: URL
+    let capture: URL
+    let opener: URL
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-e2e-\(UUID().uuidString)")
+        home = root.appendingPathComponent("home")
+        serverData = root.appendingPathComponent("server")
+        capture = root.appendingPathComponent("opened")
+        opener = root.appendingPathComponent("opener.sh")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // The "previewer": copies what it was given (and where it was) for the test to inspect.
+        try """
+        #!/bin/sh
+        cat "$1" > "\(capture.path)"
+        echo "$1" > "\(capture.path).path"
+        ls -l "$1" > "\(capture.path).mode"
+        """.write(to: opener, atomically: true, encoding: .utf8)
+        chmod(opener.path, 0o755)
+    }
+
+    var environment: [String: String] {
+        ["RAMPART_HOME": home.path, "RAMPART_PIN_KDF_LOGN": "15", "RAMPART_OPENER": opener.path, "RAMPART_USER": ""]
+    }
+
+    func rampart(_ arguments: [String], stdin: String? = nil) throws -> CLIResult {
+        try RampartExecutable.run(arguments, stdin: stdin, environment: environment)
+    }
+
+    /// The same, waiting on a thread of its own: the test's cooperative threads stay free for an
+    /// embedded server running in this process.
+    func rampartAsync(_ arguments: [String], stdin: String? = nil) async throws -> CLIResult {
+        let environment = self.environment
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try RampartExecutable.run(arguments, stdin: stdin, environment: environment) })
+            }.start()
+        }
+    }
+
+    /// Every regular file under the client's home, as paths relative to it.
+    func homeFiles() -> [String] {
+        var found: [String] = []
+        let walker = FileManager.default.enumerator(at: home, includingPropertiesForKeys: [.isRegularFileKey])
+        while let item = walker?.nextObject() as? URL {
+            if (try? item.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                found.append(String(item.path.dropFirst(home.path.count)))
+            }
+        }
+        return found
+    }
+
+    func homeBytes() -> Data {
+        var data = Data()
+        for file in homeFiles() { if let bytes = try? Data(contentsOf: home.appendingPathComponent(file)) { data.append(bytes) } }
+        return data
+    }
+
+    deinit { try? FileManager.default.removeItem(at: root) }
+}
+
+
+/// `rampart server start` in a child process (as a user runs it), so the server is not starved by
+/// other test suites sharing this process's thread pool.
+final class ServerProcess {
+    let process = Process()
+    let info: ServerInfo
+
+    init(data: URL) throws {
+        process.executableURL = RampartExecutable.url
+        process.arguments = ["server", "start", "--data", data.path, "--port", "0"]
+        var env = ProcessInfo.processInfo.environment
+        env["RAMPART_HOME"] = data.deletingLastPathComponent().appendingPathComponent("server-home").path
+        process.environment = env
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let file = data.appendingPathComponent("server.json")
+        let deadline = Date().addingTimeInterval(120)
+        var found: ServerInfo?
+        while found == nil && Date() < deadline && process.isRunning {
+            if let bytes = try? Data(contentsOf: file) { found = try? JSONDecoder().decode(ServerInfo.self, from: bytes) }
+            if found == nil { usleep(50_000) }
+        }
+        guard let found else {
+            process.terminate()
+            throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: file.path])
+        }
+        info = found
+    }
+
+    var baseURL: URL { info.baseURL }
+    var pins: [String] { info.pins }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+/// The id in the second column of a `rampart list` line whose subject contains `text`.
+func messageID(in listing: String, subject text: String) -> String? {
+    for line in listing.split(separator: "\n") where line.contains(text) {
+        let columns = line.dropFirst(3).split(separator: " ", omittingEmptySubsequences: true)
+        if let id = columns.first { return String(id) }
+    }
+    return nil
+}
+
+@Suite("rampart client, end to end against the embedded server", .serialized)
+struct ClientEndToEndTests {
+    static let pin = "135792"
+
+    @Test func aUserLogsInReadsMailSafelyAndLeavesNothingBehindAfterLogout() throws {
+        let world = try EndToEndWorld()
+        let server = try ServerProcess(data: world.serverData)
+        defer { server.stop() }
+        let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
+        let demo = DemoAccounts.demo
+
+        // Login (passwords from stdin), then protect with a PIN.
+        let login = try world.rampart(["login", "--user", "demo", "--server-info", info, "--username", demo.username,
+                                       "--password-stdin", "--mailbox-password-stdin"],
+                                      stdin: "\(demo.loginPassword)\n\(demo.mailboxPassword)\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout.contains("Logged in as demo"))
+        #expect(login.stdout.contains("Push notifications registered"))
+        let protect = try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(protect.status == 0, "\(protect.stderr)")
+
+        // Sync with progress lines on a non-terminal stderr.
+        let sync = try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stdout.contains("Synced: "))
+        #expect(sync.stderr.contains("messages: "))
+        #expect(!sync.stderr.contains("\r"))
+
+        // The inbox and a search over the sealed blind index.
+        let inbox = try world.rampart(["list", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(inbox.status == 0, "\(inbox.stderr)")
+        let newsletterID = try #require(messageID(in: inbox.stdout, subject: "Northwind"))
+        let planningID = try #require(messageID(in: inbox.stdout, subject: "Quarterly planning notes"))
+        let search = try world.rampart(["list", "--user", "demo", "--search", "northwind", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(search.status == 0)
+        #expect(search.stdout.contains("Northwind"))
+        #expect(!search.stdout.contains("Lunch on Thursday"))
+        let byLabel = try world.rampart(["list", "--user", "demo", "--label", "newsletters", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(byLabel.stdout.contains("Northwind") && !byLabel.stdout.contains("Lunch on Thursday"), "\(byLabel.stdout)")
+        let badLabel = try world.rampart(["list", "--user", "demo", "--label", "no-such-label", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(badLabel.status == 2 && badLabel.stderr.contains("Labels: "))
+        let noMatch = try world.rampart(["list", "--user", "demo", "--search", "zebra-crossing-unlikely", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(noMatch.stdout.contains("No message matches"))
+
+        // Unknown ids are refused cleanly.
+        let missing = try world.rampart(["read", "no-such-message", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(missing.status == 6 && missing.stderr.contains("No message 'no-such-message'"), "\(missing.stderr)")
+
+        // Reading the newsletter: trackers and remote images blocked and reported.
+        let read = try world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout.contains("Subject: This week at Northwind"))
+        let blocked = try #require(read.stderr.split(separator: "\n").first { $0.hasPrefix("Blocked: ") })
+        let numbers = blocked.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        #expect(numbers.count >= 2 && numbers[0] >= 1 && numbers[1] >= 1, "\(blocked)")
+        #expect(!read.stdout.unicodeScalars.contains { $0.value == 0x1B })
+
+        // The same message with remote content allowed, to an HTML file: CSP stage 3, images kept.
+        let htmlFile = world.root.appendingPathComponent("newsletter.html")
+        let remote = try world.rampart(["read", newsletterID, "--user", "demo", "--load-remote", "--html", htmlFile.path, "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(remote.status == 0, "\(remote.stderr)")
+        let document = try String(contentsOf: htmlFile, encoding: .utf8)
+        #expect(document.contains("img-src data: https:"))
+        #expect(document.contains("script-src 'none'"))
+        #expect(remote.stderr.contains("0 remote images"))
+        let blockedDocument = world.root.appendingPathComponent("blocked.html")
+        _ = try world.rampart(["read", newsletterID, "--user", "demo", "--html", blockedDocument.path, "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let strict = try String(contentsOf: blockedDocument, encoding: .utf8)
+        #expect(strict.contains("content=\"default-src 'none'; img-src data:;"))
+        #expect(!strict.contains(" src=\"http"))
+
+        // A trusted sender's remote content loads without asking (a sealed, MAC-checked setting).
+        let trust = try world.rampart(["settings", "trust", "news@northwind.example", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(trust.status == 0 && trust.stdout.contains("news@northwind.example"), "\(trust.stderr)")
+        let trusted = try world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(trusted.stderr.contains("0 remote images") && trusted.stderr.contains("the sender is trusted"), "\(trusted.stderr)")
+        #expect(try world.rampart(["settings", "untrust", "news@northwind.example", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
+        let untrusted = try world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(!untrusted.stderr.contains("0 remote images"), "\(untrusted.stderr)")
+
+        // An attachment: opened through a cleartext lease that is gone afterwards; and saved.
+        let planning = try world.rampart(["read", planningID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let attachmentLine = try #require(planning.stdout.split(separator: "\n").first { $0.contains("minutes.txt") })
+        let attachmentID = String(attachmentLine.split(separator: " ")[1])
+        let open = try world.rampart(["attachment", attachmentID, "--open", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(open.status == 0, "\(open.stderr)")
+        let opened = try Data(contentsOf: world.capture)
+        #expect(!opened.isEmpty)
+        let leasePath = try String(contentsOf: URL(fileURLWithPath: world.capture.path + ".path"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(leasePath.hasPrefix(world.home.path))
+        #expect(try String(contentsOf: URL(fileURLWithPath: world.capture.path + ".mode"), encoding: .utf8).hasPrefix("-rw-------"))
+        #expect(!FileManager.default.fileExists(atPath: leasePath), "the cleartext lease outlived the preview")
+        let saved = world.root.appendingPathComponent("minutes-copy.txt")
+        let save = try world.rampart(["attachment", attachmentID, "--save", saved.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(save.status == 0, "\(save.stderr)")
+        #expect(try Data(contentsOf: saved) == opened)
+
+        // Drive: a multi-block file goes up encrypted and comes back identical.
+        let original = world.root.appendingPathComponent("payload.bin")
+        try Data((0..<(2_500_000)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(to: original)
+        let upload = try world.rampart(["drive", "upload", original.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(upload.status == 0, "\(upload.stderr)")
+        #expect(upload.stderr.contains("upload payload.bin: "))
+        let nodeID = try #require(upload.stdout.split(separator: " ").last.map { String($0.dropLast(2)) })
+        let ls = try world.rampart(["drive", "ls", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(ls.stdout.contains("payload.bin") && ls.stdout.contains(nodeID))
+        let back = world.root.appendingPathComponent("payload-back.bin")
+        let download = try world.rampart(["drive", "download", nodeID, back.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(download.status == 0, "\(download.stderr)")
+        #expect(try Data(contentsOf: back) == Data(contentsOf: original))
+
+        // A wrong PIN is refused with the attempts left; the right one still works.
+        let wrong = try world.rampart(["list", "--user", "demo", "--pin-stdin"], stdin: "000000\n")
+        #expect(wrong.status == 4)
+        #expect(wrong.stderr.contains("attempts left"))
+
+        // No PIN and no terminal to ask on: the account stays locked (exit 3). (Only checkable
+        // when the test itself runs without a controlling terminal, as in CI.)
+        if let terminal = FileHandle(forUpdatingAtPath: "/dev/tty") {
+            try? terminal.close()
+        } else {
+            let locked = try world.rampart(["list", "--user", "demo"])
+            #expect(locked.status == 3, "\(locked.stderr)")
+            #expect(locked.stderr.contains("locked"))
+        }
+
+        // A second account at once, in its own container.
+        let alice = DemoAccounts.alice
+        let aliceLogin = try world.rampart(["login", "--user", "alice", "--server-info", info, "--username", alice.username,
+                                            "--password-stdin", "--mailbox-password-stdin"],
+                                           stdin: "\(alice.loginPassword)\n\(alice.mailboxPassword)\n")
+        #expect(aliceLogin.status == 0, "\(aliceLogin.stderr)")
+        // Alice's first sync runs on a terminal (a pty from `script`): stderr carries a redrawn bar.
+        let ttyRun = Process()
+        ttyRun.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        ttyRun.arguments = ["-qec", "'\(RampartExecutable.url.path)' sync --user alice", "/dev/null"]
+        ttyRun.environment = ProcessInfo.processInfo.environment.merging(world.environment) { $1 }
+        let ttyOut = Pipe()
+        ttyRun.standardOutput = ttyOut
+        ttyRun.standardInput = FileHandle.nullDevice
+        try ttyRun.run()
+        let screen = String(decoding: ttyOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        ttyRun.waitUntilExit()
+        #expect(ttyRun.terminationStatus == 0, "\(screen)")
+        #expect(screen.contains("\rmessages [") && screen.contains("100%"), "\(screen)")
+        let aliceList = try world.rampart(["list", "--user", "alice"])
+        #expect(aliceList.stdout.contains("Welcome to Rampart, Alice"))
+        #expect(!aliceList.stdout.contains("Northwind"))
+
+        // Alice writes to demo: demo's push process opens the notification without the PIN,
+        // then a sync brings the message itself.
+        let send = try world.rampart(["send", "--user", "alice", "--to", "demo@rampart.test", "--subject", "Hello from Alice"],
+                                     stdin: "Are you free on Friday?\n")
+        #expect(send.status == 0, "\(send.stderr)")
+        let pushes = try world.rampart(["notifications", "--user", "demo", "--server-info", info])
+        #expect(pushes.status == 0, "\(pushes.stderr)")
+        #expect(pushes.stdout.contains("New mail from Alice Example: Hello from Alice"), "\(pushes.stdout)")
+        #expect(try world.rampart(["notifications", "--user", "demo", "--server-info", info]).stdout.contains("No new notifications."))
+        let resync = try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(resync.stdout.contains("Synced: 1 message stored"), "\(resync.stdout)")
+        #expect(try world.rampart(["list", "--user", "demo", "--search", "friday", "--pin-stdin"], stdin: "\(Self.pin)\n").stdout.contains("Hello from Alice"))
+
+        // The sanitized document opened "in the browser" through a lease that is gone afterwards.
+        let openDoc = try world.rampart(["read", newsletterID, "--open", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(openDoc.status == 0, "\(openDoc.stderr)")
+        let shown = try String(contentsOf: world.capture, encoding: .utf8)
+        #expect(shown.hasPrefix("<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\""))
+        let docPath = try String(contentsOf: URL(fileURLWithPath: world.capture.path + ".path"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!FileManager.default.fileExists(atPath: docPath))
+
+        // Logout: server session ended, every local trace of the user erased.
+        let keychainFolder = world.home.appendingPathComponent("keychain").path
+        let pushKeysBefore = try world.rampart(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
+            .stdout.split(separator: "\n").filter { $0.contains("/push.key.") }.count
+        let logout = try world.rampart(["logout", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(logout.stdout.contains("Session ended on the server."))
+        let status = try world.rampart(["key", "status", "--user", "demo"])
+        #expect(status.stdout.contains("MainKey:           none"))
+        let after = try world.rampart(["list", "--user", "demo"])
+        #expect(after.status == 6)
+
+        // Forensic check: no file of demo under the home, and none of its data anywhere in it.
+        let files = world.homeFiles()
+        #expect(files.filter { $0.split(separator: "/").contains("demo") }.isEmpty, "\(files)")
+        let disk = world.homeBytes()
+        for trace in ["Northwind", "demo@rampart.test", "Dana Demo", "Quarterly planning", "payload.bin", String(decoding: opened.prefix(24), as: UTF8.self)] {
+            #expect(disk.range(of: Data(trace.utf8)) == nil, "found \(trace) under the home after logout")
+        }
+        for group in ["rampart.app", "rampart.shared"] {
+            let keychainDump = try world.rampart(["keychain", "list", "--dir", world.home.appendingPathComponent("keychain").path, "--group", group])
+            #expect(keychainDump.status == 0, "\(keychainDump.stderr)")
+            #expect(!keychainDump.stdout.contains("rampart.user.demo/"), "\(keychainDump.stdout)")
+        }
+        let pushKeysAfter = try world.rampart(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
+            .stdout.split(separator: "\n").filter { $0.contains("/push.key.") }.count
+        #expect(pushKeysBefore == 2 && pushKeysAfter == 1, "push keys before \(pushKeysBefore), after \(pushKeysAfter)")
+        // The other account is untouched.
+        #expect(try world.rampart(["list", "--user", "alice"]).stdout.contains("Welcome to Rampart, Alice"))
+    }
+
+    @Test func aPinMismatchIsAnAlertAndCutsTheConnection() throws {
+        let world = try EndToEndWorld()
+        let server = try ServerProcess(data: world.serverData)
+        defer { server.stop() }
+        let ca = world.root.appendingPathComponent("ca.pem")
+        try server.info.certificatePEM.write(to: ca, atomically: true, encoding: .utf8)
+        let wrongPins = ["other live key", "other backup key"].map { Data(SHA256.hash(data: Data($0.utf8))).base64EncodedString() }
+        let result = try world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
+                                        "--pin", wrongPins[0], "--pin", wrongPins[1], "--ca", ca.path,
+                                        "--username", "demo", "--password-stdin", "--mailbox-password-stdin"],
+                                       stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
+        #expect(result.status == 8, "\(result.stderr)")
+        #expect(result.stderr.contains("ALERT"))
+        #expect(try world.rampart(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
+        // With the right pins (given by hand) the same login works.
+        let good = try world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
+                                      "--pin", server.pins[0], "--pin", server.pins[1], "--ca", ca.path,
+                                      "--username", "demo", "--password-stdin", "--mailbox-password-stdin"],
+                                     stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
+        #expect(good.status == 0, "\(good.stderr)")
+
+        // Protector changes: none → PIN → another PIN → none.
+        #expect(try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "246802\n").status == 0)
+        let change = try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "246802\n135799\n")
+        #expect(change.status == 0, "\(change.stderr)")
+        #expect(try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "246802\n").status == 4)
+        #expect(try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "135799\n").status == 0)
+        let none = try world.rampart(["protect", "--user", "demo", "--none", "--pin-stdin"], stdin: "135799\n")
+        #expect(none.status == 0, "\(none.stderr)")
+        #expect(try world.rampart(["list", "--user", "demo"]).stdout.contains("Northwind"))
+        #expect(try world.rampart(["protect", "--user", "demo", "--hardware"]).status == 2)
+    }
+
+    @Test func anExpiredSessionIsRefreshedOnceThenReportedAsExpired() async throws {
+        let world = try EndToEndWorld()
+        let clock = ManualClock(now: Date(), monotonicNanoseconds: 1_000_000_000)
+        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(
+            dataDirectory: world.serverData, port: 0, clock: clock, accessTokenLifetime: 60, refreshTokenLifetime: 600))
+        let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
+        let login = try await world.rampartAsync(["login", "--user", "demo", "--server-info", info, "--username", "demo",
+                                       "--password-stdin", "--mailbox-password-stdin"],
+                                      stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        clock.advance(by: 120)   // the access token expired; the refresh token is valid
+        let refreshed = try await world.rampartAsync(["sync", "--user", "demo"])
+        #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        clock.advance(by: 120)   // again: works only if the rotated refresh token was sealed back
+        let again = try await world.rampartAsync(["sync", "--user", "demo"])
+        #expect(again.status == 0, "\(again.stderr)")
+        clock.advance(by: 3600)  // both expired
+        let expired = try await world.rampartAsync(["sync", "--user", "demo"])
+        #expect(expired.status == 9, "\(expired.stderr)")
+        #expect(expired.stderr.contains("session expired"))
+        // Local data stays readable; logout still erases everything even though the server refuses.
+        #expect(try await world.rampartAsync(["list", "--user", "demo"]).status == 0)
+        let logout = try await world.rampartAsync(["logout", "--user", "demo"])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(logout.stderr.contains("the server session may still be open"))
+        #expect(try await world.rampartAsync(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
+        await server.stop()
+    }
+}

@@ -1,0 +1,282 @@
+import Crypto
+import Foundation
+import Keychain
+import Keymaker
+import PushCrypto
+import MailSafety
+import RampartAPI
+@testable import RampartClient
+import RampartCore
+import SealedStore
+import Testing
+
+/// A throwaway home with a file keychain and a Keymaker whose PIN KDF is at the 2^15 floor.
+final class TestHome {
+    let url: URL
+    let global: GlobalContainer
+    let user: UserContainer
+    let tokens: [ObserverToken]
+
+    init(user name: String = "alice", clock: any RampartClock = SystemClock()) throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-client-\(UUID().uuidString)")
+        try PrivateFiles.ensurePrivateDirectory(url)
+        global = GlobalContainer(environment: RampartEnvironment(homeDirectory: url, clock: clock, settings: ["keychain.backend": "file", "pin.kdf.logN": "15"]))
+        user = UserContainer(userID: try UserID(validating: name), global: global)
+        tokens = [global.wipeRegistry.register(SealedStoreWipe(files: StoreFiles(environment: global.environment))),
+                  global.wipeRegistry.register(ClientFilesWipe(files: ClientFiles(environment: global.environment)))]
+    }
+
+    var account: ClientAccount { ClientAccount(dependencies: user, environment: global.environment) }
+
+    /// Every regular file under the home folder, relative paths.
+    func files() -> [String] {
+        let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey])
+        var found: [String] = []
+        while let item = walker?.nextObject() as? URL {
+            if (try? item.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                found.append(String(item.path.dropFirst(url.path.count)))
+            }
+        }
+        return found
+    }
+
+    /// Every byte of every file under the home folder, concatenated.
+    func allBytes() -> Data {
+        var data = Data()
+        let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil)
+        while let item = walker?.nextObject() as? URL { if let bytes = try? Data(contentsOf: item) { data.append(bytes) } }
+        return data
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+func sampleSession() -> SessionRecord {
+    SessionRecord(serverUserID: "u-123", username: "alice", displayName: "Alice Example", addresses: ["alice@rampart.test"],
+                  endpoint: ServerEndpoint(url: URL(string: "https://localhost:4443")!, pins: ["a", "b"]),
+                  sessionID: "s-1", accessToken: "ACCESS-TOKEN-7f3a9c", refreshToken: "REFRESH-TOKEN-51be02", accessTokenExpiry: 1_900_000_000)
+}
+
+@Suite("Session vault")
+struct SessionVaultTests {
+    @Test func sessionAndPrivateKeyRoundTripUnderTheMainKey() throws {
+        let home = try TestHome()
+        let keymaker = home.user.keymaker
+        let key = try keymaker.createMainKey()
+        let vault = home.account.vault
+        let mailbox = MailboxKeyPair.generate()
+        try vault.saveSession(sampleSession(), with: key)
+        try vault.saveMailboxKey(mailbox, with: key)
+        #expect(try vault.session(with: key) == sampleSession())
+        #expect(try vault.mailboxKey(with: key).publicKey.rawRepresentation == mailbox.publicKey.rawRepresentation)
+    }
+
+    @Test func tokensAndUsernameNeverReachTheDiskInClear() throws {
+        let home = try TestHome()
+        let keymaker = home.user.keymaker
+        let key = try keymaker.createMainKey()
+        try keymaker.activate(.pin, credential: .pin(SecretBytes(copying: Array("864213".utf8))))
+        try home.account.vault.saveSession(sampleSession(), with: key)
+        let disk = home.allBytes()
+        for secret in ["ACCESS-TOKEN-7f3a9c", "REFRESH-TOKEN-51be02", "alice@rampart.test", "Alice Example"] {
+            #expect(disk.range(of: Data(secret.utf8)) == nil, "\(secret) found in clear on disk")
+        }
+    }
+
+    @Test func anEnvelopeCopiedToAnotherUserDoesNotOpen() throws {
+        let home = try TestHome()
+        let key = try home.user.keymaker.createMainKey()
+        let alice = home.account.vault
+        try alice.saveSession(sampleSession(), with: key)
+        let bob = SessionVault(keychain: alice.keychain, userID: "bob")
+        let stolen = try alice.keychain.read(.user("alice", SessionVault.sessionItem))
+        try bob.keychain.set(stolen, for: .user("bob", SessionVault.sessionItem))
+        #expect(throws: ClientError.tampered("The stored client.session")) { try bob.session(with: key) }
+    }
+
+    @Test func anotherMainKeyCannotOpenTheSession() throws {
+        let home = try TestHome()
+        let key = try home.user.keymaker.createMainKey()
+        try home.account.vault.saveSession(sampleSession(), with: key)
+        #expect(throws: ClientError.self) { try home.account.vault.session(with: MainKey.generate()) }
+    }
+}
+
+@Suite("Drive block envelope")
+struct DriveEnvelopeTests {
+    @Test func blocksOpenOnlyAtTheirIndexAndCount() throws {
+        let key = SecretBytes(randomCount: 32)
+        let block = try DriveClient.sealBlock(Data("block zero".utf8), index: 0, count: 2, key: key)
+        #expect(try DriveClient.openBlock(block, index: 0, count: 2, key: key) == Data("block zero".utf8))
+        #expect(throws: ClientError.self) { try DriveClient.openBlock(block, index: 1, count: 2, key: key) }
+        #expect(throws: ClientError.self) { try DriveClient.openBlock(block, index: 0, count: 1, key: key) }
+        #expect(throws: ClientError.self) { try DriveClient.openBlock(block, index: 0, count: 2, key: SecretBytes(randomCount: 32)) }
+    }
+
+    @Test func aTamperedBlockIsRejected() throws {
+        let key = SecretBytes(randomCount: 32)
+        var block = try DriveClient.sealBlock(Data(repeating: 7, count: 1000), index: 3, count: 9, key: key)
+        block[40] ^= 1
+        #expect(throws: ClientError.tampered("Drive block 3")) { try DriveClient.openBlock(block, index: 3, count: 9, key: key) }
+    }
+}
+
+@Suite("Reading")
+struct ReadingTests {
+    static let newsletter = """
+    <html><head><style>body{background:url(https://cdn.example.net/bg.png)}</style></head><body>
+    <h1>Weekly \u{1B}[31mnews</h1><p>Hello <b>reader</b>, see <a href="https://example.net/a?utm_source=x">our site</a>.</p>
+    <img src="https://cdn.example.net/hero.png" alt="Hero">
+    <img src="https://pixel.mailchimp.com/open.gif?u=1" width="1" height="1">
+    <script>alert(1)</script><img src="cid:logo@x" alt="Logo">
+    <ul><li>one</li><li>two</li></ul></body></html>
+    """
+
+    func message(_ html: String) -> MailMessage {
+        MailMessage(id: "m1", conversationID: "c1", time: 1_800_000_000, size: 10, labelIDs: ["inbox"], subject: "Weekly",
+                    sender: MailAddress(name: "News", address: "news@example.net"), recipients: [], body: html)
+    }
+
+    @Test func remoteImagesAndTrackersAreBlockedByDefaultAndReported() throws {
+        let logo = EmbeddedAttachment(mimeType: "image/png", bytes: Data([0x89, 0x50, 0x4E, 0x47]))
+        let rendered = try MessageReader.render(message: message(Self.newsletter), attachments: [], embedded: ["logo@x": logo], remote: .block)
+        #expect(rendered.trackerCount >= 1)
+        #expect(rendered.blockedImageCount >= 2)
+        #expect(rendered.blockedSummary.hasPrefix("Blocked: \(rendered.trackerCount) tracker"))
+        #expect(!rendered.document.contains(" src=\"https://cdn.example.net/hero.png\""))
+        #expect(!rendered.document.contains("<script"))
+        #expect(rendered.document.contains("default-src 'none'"))
+        #expect(rendered.policy == ContentSecurityPolicy.viewer(.embeddedImagesOnly))
+        #expect(rendered.text.contains("[embedded image: Logo]"))
+        #expect(rendered.text.contains("• one"))
+        #expect(rendered.text.contains("<https://example.net/a>"))
+    }
+
+    @Test func loadingRemoteContentKeepsImagesButStillBlocksTrackers() throws {
+        let rendered = try MessageReader.render(message: message(Self.newsletter), attachments: [], embedded: [:], remote: .allowThisMessage)
+        #expect(rendered.document.contains(" src=\"https://cdn.example.net/hero.png\""))
+        #expect(rendered.trackerCount >= 1)
+        #expect(!rendered.document.contains(" src=\"https://pixel.mailchimp.com/open.gif?u=1\""))
+        #expect(rendered.policy == ContentSecurityPolicy.viewer(.remoteAllowed))
+    }
+
+    @Test func terminalTextCarriesNoControlCharacters() throws {
+        let rendered = try MessageReader.render(message: message(Self.newsletter), attachments: [], embedded: [:], remote: .block)
+        #expect(!rendered.text.unicodeScalars.contains { $0.value == 0x1B })
+        #expect(rendered.text.contains("Weekly [31mnews"))
+        #expect(!rendered.text.contains("alert(1)"))
+    }
+}
+
+@Suite("Messages from the server")
+struct MessageOpeningTests {
+    func response(id: String, keys: MailboxKeyPair, sealedFor messageID: String) throws -> MessageResponse {
+        let content = MessageContent(subject: "Hi", sender: Correspondent(name: "Bob", address: "bob@rampart.test"),
+                                     to: [Correspondent(name: "Alice", address: "alice@rampart.test")], html: "<p>hello</p>")
+        let sealed = try SealedPart.seal(try JSONEncoder().encode(content), to: keys.publicKey, userID: "u-1", messageID: messageID, part: SealedPartName.body)
+        return MessageResponse(id: id, conversationId: "c", labelIds: ["inbox"], time: 1_800_000_000, size: 12, unread: true,
+                               sealedBody: sealed.base64EncodedString(),
+                               attachments: [AttachmentInfo(id: "a1", name: "logo.png", mimeType: "image/png", size: 4, contentId: "logo@x")])
+    }
+
+    @Test func aSealedBodyOpensIntoStoreRecords() throws {
+        let keys = MailboxKeyPair.generate()
+        let (message, attachments) = try MailSync.open(try response(id: "m1", keys: keys, sealedFor: "m1"), keys: keys, userID: "u-1")
+        #expect(message.subject == "Hi" && message.sender.address == "bob@rampart.test" && message.flags.contains(.unread))
+        #expect(message.flags.contains(.hasAttachments))
+        #expect(AttachmentVault.contentID(of: attachments[0]) == "logo@x")
+    }
+
+    @Test func aBodyMovedToAnotherMessageIsRejected() throws {
+        let keys = MailboxKeyPair.generate()
+        #expect(throws: MailboxCryptoError.self) {
+            try MailSync.open(try response(id: "m2", keys: keys, sealedFor: "m1"), keys: keys, userID: "u-1")
+        }
+    }
+}
+
+@Suite("Cleartext leases")
+struct LeaseTests {
+    @Test func theCleartextExistsOnlyWhileTheLeaseIsOpen() throws {
+        let home = try TestHome()
+        let account = home.account
+        let lease = try account.leaseDocument("<p>secret preview</p>", name: "../../etc/passwd")
+        #expect(lease.url.lastPathComponent == "_.._etc_passwd")
+        #expect(lease.url.path.hasPrefix(account.files.directory(for: "alice").path))
+        #expect(try String(contentsOf: lease.url, encoding: .utf8) == "<p>secret preview</p>")
+        let mode = try FileManager.default.attributesOfItem(atPath: lease.url.path)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+        lease.end()
+        #expect(!FileManager.default.fileExists(atPath: lease.url.path))
+        #expect(!FileManager.default.fileExists(atPath: lease.url.deletingLastPathComponent().path))
+    }
+
+    @Test func logoutWipeRemovesTheClientFolder() throws {
+        let home = try TestHome()
+        let keymaker = home.user.keymaker
+        try keymaker.createMainKey()
+        let lease = try home.account.leaseDocument("x")
+        #expect(FileManager.default.fileExists(atPath: lease.url.path))
+        let report = keymaker.logout()
+        #expect(report.isComplete)
+        #expect(report.wiped.contains("client-files"))
+        #expect(home.files().filter { $0.contains("alice") }.isEmpty)
+    }
+}
+
+@Suite("Autolock")
+struct AutolockTests {
+    @Test func afterAutolockTheSessionTheKeyAndTheStoreAreUnreadableUntilThePIN() throws {
+        let clock = ManualClock()
+        let home = try TestHome(clock: clock)
+        let keymaker = home.user.keymaker
+        let key = try keymaker.createMainKey()
+        let account = home.account
+        try account.vault.saveSession(sampleSession(), with: key)
+        try account.vault.saveMailboxKey(MailboxKeyPair.generate(), with: key)
+        try account.store().mail.save(label: MailLabel(id: "inbox", kind: 0, sortOrder: 0, name: "Inbox", color: ""))
+        let pin = SecretBytes(copying: Array("864213".utf8))
+        try keymaker.activate(.pin, credential: .pin(pin))
+        try keymaker.setAutolockPolicy(.after(minutes: 1))
+        clock.advance(by: 30)
+        #expect(keymaker.checkAutolock() == nil)
+        #expect(try account.session().username == "alice")
+        clock.advance(by: 31)
+        #expect(keymaker.checkAutolock() != nil)
+        #expect(key.isWiped)
+        #expect(throws: LockedError.self) { try account.session() }
+        #expect(throws: LockedError.self) { try account.mailboxKey() }
+        #expect(throws: SealedStoreError.self) { try account.store().mail.labels() }
+        try keymaker.unlock(.pin(pin))
+        #expect(try account.store().mail.labels().map(\.name) == ["Inbox"])
+    }
+}
+
+@Suite("Push process")
+struct PushInboxTests {
+    @Test func pushesOpenWithTheSharedGroupAloneAreDeletedAndReplaysAreRefused() throws {
+        let home = try TestHome(user: "demo")
+        let keychain = home.global.keychain
+        let serverUser: UserID = "u0123abcd"
+        try PushKeysWipe.link("demo", to: serverUser, in: keychain)
+        let registration = try PushKeyring(keychain: keychain, clock: SystemClock(), userID: serverUser).subscribe(sessionID: try PushSessionID("s42"))
+        let folder = home.url.appendingPathComponent("push/s42", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let body = Data(try WebPushSender.encrypt(PushNotification(sender: "Alice", subject: "Lunch?", messageId: "m9", userId: serverUser), to: registration))
+        try body.write(to: folder.appendingPathComponent("1.push"))
+
+        let inbox = PushInbox(directory: folder.deletingLastPathComponent(), keychain: keychain)
+        let first = inbox.drain(only: "demo")
+        #expect(first.deliveries.map(\.notification.subject) == ["Lunch?"] && first.failures == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        #expect(inbox.drain(only: "bob").deliveries.isEmpty)
+
+        try body.write(to: folder.appendingPathComponent("2.push"))   // the same push again
+        let replay = inbox.drain(only: "demo")
+        #expect(replay.deliveries.isEmpty && replay.failures == 1)
+
+        // Logout's wipe deletes the push keys (found through the link) without the MainKey.
+        try PushKeysWipe(keychain: keychain).wipe(user: "demo")
+        #expect(try keychain.itemIDs(accessGroup: .shared).isEmpty)
+    }
+}
