@@ -14,5 +14,9 @@ enum RampartCommands {
         SanitizeCommand.self,
         PushCommand.self,
         ServerCommand.self,
+        AgentCommand.self,
+        UnlockCommand.self,
+        LockCommand.self,
+        StatusCommand.self,
     ]
 }

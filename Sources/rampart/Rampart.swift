@@ -19,6 +19,7 @@ struct Rampart: AsyncParsableCommand {
           6   not found (no key, no item)
           7   tampered or corrupt data
           8   certificate pin mismatch
+          10  the agent is unavailable (not running, cannot start, refused)
         """,
         subcommands: RampartCommands.all
     )
