@@ -238,7 +238,7 @@ enum AgentSupport {
             sources.append(source)
         }
         print("Rampart agent \(getpid()) listening on \(location.socketURL.path).")
-        fflush(stdout)
+        fflush(nil)
         server.waitUntilStopped()
         sources.forEach { $0.cancel() }
         withExtendedLifetime(wipes) {}
@@ -264,9 +264,17 @@ enum AgentPINPrompt {
         }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
-        while Glibc.read(fd, &byte, 1) == 1, byte != 0x0A {
+        while readByte(fd, &byte), byte != 0x0A {
             if byte != 0x0D { bytes.append(byte) }
         }
         return SecretBytes(consuming: &bytes)
+    }
+
+    private static func readByte(_ fd: Int32, _ byte: inout UInt8) -> Bool {
+        #if canImport(Glibc)
+        Glibc.read(fd, &byte, 1) == 1
+        #else
+        Darwin.read(fd, &byte, 1) == 1
+        #endif
     }
 }

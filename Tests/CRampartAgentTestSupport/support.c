@@ -39,6 +39,7 @@ int rampart_test_exchange_as_uid(uid_t uid, gid_t gid, const char *socket_path,
             if (n < 0) { if (errno == EINTR) continue; code = 13; err = errno; goto done; }
             sent += (size_t)n;
         }
+        shutdown(fd, SHUT_WR);
         unsigned char buffer[4096];
         for (;;) {
             ssize_t n = read(fd, buffer, sizeof(buffer));

@@ -5,7 +5,7 @@
 #include <sys/types.h>
 
 /* Forks; the child drops to (uid, gid) with setgroups/setgid/setuid, connects to the Unix socket
- * at `socket_path`, sends `request`, reads the reply until EOF (at most `reply_capacity` bytes)
+ * at `socket_path`, sends `request`, shuts down its sending side, reads the reply until EOF (at most `reply_capacity` bytes)
  * and passes it to the parent through a pipe. Only async-signal-safe calls run in the child.
  * Returns the child's exit code: 0 ok, 10 privilege drop failed, 11 socket(), 12 connect()
  * failed (its errno in *child_errno), 13 write failed; -1 if fork/pipe failed.
