@@ -36,7 +36,12 @@ int rampart_test_exchange_as_uid(uid_t uid, gid_t gid, const char *socket_path,
         size_t sent = 0;
         while (sent < request_length) {
             ssize_t n = send(fd, request + sent, request_length - sent, MSG_NOSIGNAL);
-            if (n < 0) { if (errno == EINTR) continue; code = 13; err = errno; goto done; }
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                /* The peer may answer (a refusal) and close before reading the request: read it. */
+                if (errno == EPIPE || errno == ECONNRESET) break;
+                code = 13; err = errno; goto done;
+            }
             sent += (size_t)n;
         }
         shutdown(fd, SHUT_WR);

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Drives the built `rampart` executable: the agent starts on demand as its own process.
 enum AgentCLI {
     struct Run {
@@ -85,7 +89,39 @@ struct AgentCLITests {
         #expect(stop.status == 0)
         #expect(try AgentCLI.run(["agent", "status"] + h).stdout.contains("not running"))
         #expect(!FileManager.default.fileExists(atPath: socket), "the socket is removed at stop")
-        // Locking without an agent is not an error; a command needing the agent says so.
+        // Locking without an agent is not an error.
         #expect(try AgentCLI.run(["lock"] + h).status == 0)
+    }
+
+    @Test func aTerminatedAgentZeroizesAndRemovesItsSocket() async throws {
+        let home = try shortHome()
+        defer {
+            _ = try? AgentCLI.run(["agent", "stop", "--home", home.path])
+            try? FileManager.default.removeItem(at: home)
+        }
+        let h = ["--home", home.path]
+        #expect(try AgentCLI.run(["key", "init"] + h).status == 0)
+        let started = try AgentCLI.run(["agent", "start", "--idle-exit", "120"] + h)
+        #expect(started.status == 0, "\(started.stderr)")
+        let second = try AgentCLI.run(["agent", "start"] + h)
+        #expect(second.status == 10, "a second agent is refused with the agent-unavailable code")
+        let unlock = try AgentCLI.run(["unlock"] + h)
+        #expect(unlock.status == 0, "\(unlock.stderr)")
+        let status = try AgentCLI.run(["status", "--json"] + h)
+        let report = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect(report?["unlocked"] as? Bool == true)
+        let pid = try #require(report?["agentProcessID"] as? Int)
+        #expect(kill(pid_t(pid), SIGTERM) == 0)
+        let socket = home.appendingPathComponent("agent/agent.sock").path
+        var waited = 0
+        while FileManager.default.fileExists(atPath: socket), waited < 50 {
+            try await Task.sleep(for: .milliseconds(100))
+            waited += 1
+        }
+        #expect(!FileManager.default.fileExists(atPath: socket), "SIGTERM: the agent removed its socket")
+        let log = try String(contentsOf: home.appendingPathComponent("agent/agent.log"), encoding: .utf8)
+        #expect(log.contains("stopped; every MainKey was zeroized"))
+        let after = try AgentCLI.run(["status"] + h)
+        #expect(after.stdout.contains("state:       locked"))
     }
 }

@@ -213,6 +213,32 @@ struct AgentTests {
         }
     }
 
+    @Test func anIdleAgentExitsOnlyWithEveryUserLocked() async throws {
+        let home = try shortHome()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let location = AgentLocation(homeDirectory: home)
+        let global = GlobalContainer(environment: RampartEnvironment(homeDirectory: home, settings: AgentFixture.settings))
+        let other = GlobalContainer(environment: RampartEnvironment(homeDirectory: home, settings: AgentFixture.settings))
+        _ = try UserContainer(userID: "gina", global: other).keymaker.createMainKey()
+        let server = AgentServer(location: location, global: global, options: .init(autolockCheckInterval: 0.1, idleExit: 0.5))
+        try server.start()
+        let client = AgentClient(location: location)
+        try client.unlock(user: "gina", credential: .none)
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(server.isRunning, "an unlocked user keeps the agent alive")
+        let held = try #require(server.heldKey("gina"))
+        try client.lock(user: "gina")
+        var waited = 0
+        while server.isRunning, waited < 40 {
+            try await Task.sleep(for: .milliseconds(100))
+            waited += 1
+        }
+        #expect(!server.isRunning, "idle and locked: the agent exited")
+        #expect(held.isWiped)
+        #expect(!FileManager.default.fileExists(atPath: location.socketURL.path))
+        #expect(!client.isRunning())
+    }
+
     @Test func aSecondAgentOnTheSameSocketIsRefused() throws {
         let fixture = try AgentFixture()
         #expect(throws: AgentError.alreadyRunning(socketPath: fixture.location.socketURL.path)) {
