@@ -123,8 +123,11 @@ public final class AgentServer: @unchecked Sendable {
         }
     }
 
-    /// Whether the agent is serving.
+    /// Whether the agent is serving (false from the moment ``stop()`` begins).
     public var isRunning: Bool { lock.withLock { running } }
+
+    /// Whether ``stop()`` has finished: socket removed, every key zeroized.
+    public var hasStopped: Bool { lock.withLock { stopped } }
 
     /// Locks (zeroizes) every user's MainKey, closes and removes the socket, and wakes
     /// ``waitUntilStopped()``. Idempotent.
@@ -193,7 +196,7 @@ public final class AgentServer: @unchecked Sendable {
         while isRunning {
             var poller = pollfd(fd: listening, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, 200)
-            guard isRunning else { break }
+            guard isRunning, poller.revents & Int16(POLLNVAL) == 0 else { break }
             guard ready > 0 else { continue }
             let fd = accept(listening, nil, nil)
             guard fd >= 0 else { continue }
@@ -264,6 +267,8 @@ public final class AgentServer: @unchecked Sendable {
             }
             let stopAfter = handle(request, secret: frame.secret, fd: fd)
             frame.secret?.wipe()
+            // An unlock that raced a stop must not leave a key behind.
+            if !isRunning, let user = request.user { container(for: user).keymaker.lock(reason: .userRequest) }
             lock.withLock { lastRequest = Date() }
             if stopAfter {
                 stop()

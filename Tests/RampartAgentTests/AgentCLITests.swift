@@ -119,6 +119,12 @@ struct AgentCLITests {
             waited += 1
         }
         #expect(!FileManager.default.fileExists(atPath: socket), "SIGTERM: the agent removed its socket")
+        waited = 0
+        while kill(pid_t(pid), 0) == 0, waited < 50 {
+            try await Task.sleep(for: .milliseconds(100))
+            waited += 1
+        }
+        #expect(kill(pid_t(pid), 0) != 0, "the agent exited")
         let log = try String(contentsOf: home.appendingPathComponent("agent/agent.log"), encoding: .utf8)
         #expect(log.contains("stopped; every MainKey was zeroized"))
         let after = try AgentCLI.run(["status"] + h)

@@ -229,7 +229,7 @@ struct AgentTests {
         let held = try #require(server.heldKey("gina"))
         try client.lock(user: "gina")
         var waited = 0
-        while server.isRunning, waited < 40 {
+        while !server.hasStopped, waited < 40 {
             try await Task.sleep(for: .milliseconds(100))
             waited += 1
         }
