@@ -21,7 +21,8 @@ import Darwin
 /// - a thread that runs every user's autolock check every ``Options/autolockCheckInterval``, so a
 ///   timed-out key is zeroized even when nobody asks for it;
 /// - no core dumps and no `ptrace` attach by same-uid processes (`PR_SET_DUMPABLE` = 0);
-/// - locks (zeroizes) every key on ``stop()``;
+/// - locks (zeroizes) every key on ``stop()``, and a user's key as soon as a request finds that
+///   a logout in another process erased the user's keychain items;
 /// - optional exit after ``Options/idleExit`` seconds with every user locked and no request.
 ///
 /// Also trust-model row **keychain (low)**: the agent reads only the wrapped MainKey from the
@@ -309,16 +310,21 @@ public final class AgentServer: @unchecked Sendable {
                 try AgentWire.write(fd, header: AgentResponse.success(AgentStatus(try container(for: user).keymaker.status())))
             case .status:
                 let user = try requireUser(request)
-                try AgentWire.write(fd, header: AgentResponse.success(AgentStatus(try container(for: user).keymaker.status())))
+                let keymaker = container(for: user).keymaker
+                _ = try lockIfLoggedOut(keymaker)
+                try AgentWire.write(fd, header: AgentResponse.success(AgentStatus(try keymaker.status())))
             case .touch:
                 let user = try requireUser(request)
                 let keymaker = container(for: user).keymaker
+                if try lockIfLoggedOut(keymaker) { throw KeymakerError.noMainKey }
                 keymaker.userActivity()
                 guard keymaker.isUnlocked else { throw LockedError(userID: user) }
                 try AgentWire.write(fd, header: AgentResponse.success(AgentStatus(try keymaker.status())))
             case .mainKey:
                 let user = try requireUser(request)
-                let key = try container(for: user).keymaker.currentMainKey()
+                let keymaker = container(for: user).keymaker
+                if try lockIfLoggedOut(keymaker) { throw KeymakerError.noMainKey }
+                let key = try keymaker.currentMainKey()
                 // The key is copied straight from the MainKey's buffer into the frame buffer.
                 let copy = try key.withUnsafeKeyBytes { SecretBytes(copying: $0) }
                 defer { copy.wipe() }
@@ -328,6 +334,14 @@ public final class AgentServer: @unchecked Sendable {
             try? AgentWire.write(fd, header: AgentResponse.failure(WireError(error, user: request.user)))
         }
         return false
+    }
+
+    /// A logout (or wipe) in another process erased the user's keychain items while the agent
+    /// still holds the key: lock it now. Returns whether the user has no MainKey any more.
+    private func lockIfLoggedOut(_ keymaker: Keymaker) throws -> Bool {
+        guard try !keymaker.hasMainKey() else { return false }
+        if keymaker.isUnlocked { keymaker.lock(reason: .logout) }
+        return true
     }
 
     private func requireUser(_ request: AgentRequest) throws -> UserID {

@@ -174,6 +174,21 @@ struct AgentTests {
         }
     }
 
+    @Test func aLogoutInAnotherProcessLocksTheAgentsKey() throws {
+        let fixture = try AgentFixture()
+        let user: UserID = "hana"
+        _ = try fixture.createUser(user, pin: "5555")
+        try fixture.client.unlock(user: user, credential: AgentFixture.pin("5555"))
+        let held = try #require(fixture.server.heldKey(user))
+        // The CLI's logout runs its own Keymaker and erases the user's keychain items.
+        let other = GlobalContainer(environment: RampartEnvironment(homeDirectory: fixture.home, settings: AgentFixture.settings))
+        _ = UserContainer(userID: user, global: other).keymaker.logout()
+        #expect(throws: AgentError.noMainKey(user)) { try fixture.client.mainKey(user: user) }
+        #expect(held.isWiped)
+        let status = try fixture.client.status(user: user)
+        #expect(!status.unlocked && !status.hasMainKey)
+    }
+
     @Test func unsafeSocketFoldersAreRefused() throws {
         let home = try shortHome()
         defer { try? FileManager.default.removeItem(at: home) }
@@ -247,16 +262,15 @@ struct AgentTests {
         #expect(fixture.client.isRunning())
     }
 
-    @Test func aPeerWithAnotherUIDIsRefused() throws {
-        // Needs root to run a child under another uid (setuid). Without root, the rule itself is
-        // checked, and the reason is recorded.
+    @Test func thePeerRuleAdmitsOnlyTheAgentsOwnUID() {
         #expect(AgentServer.isPeerAllowed(peerUID: 1000, ownUID: 1000))
         #expect(!AgentServer.isPeerAllowed(peerUID: 65534, ownUID: 1000))
-        #expect(!AgentServer.isPeerAllowed(peerUID: 0, ownUID: 1000))
-        guard geteuid() == 0 else {
-            Issue.record("not root: the cross-uid connection test needs setuid(); only the rule was checked")
-            return
-        }
+        #expect(!AgentServer.isPeerAllowed(peerUID: 0, ownUID: 1000), "root is refused too")
+    }
+
+    /// Runs a child under uid 65534 (nobody), which needs root for setuid().
+    @Test(.enabled(if: geteuid() == 0, "needs root to run a child under another uid"))
+    func aPeerWithAnotherUIDIsRefused() throws {
         let fixture = try AgentFixture()
         let user: UserID = "frank"
         _ = try fixture.createUser(user, pin: "2222")
