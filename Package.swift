@@ -202,6 +202,21 @@ targets += [
 ]
 cliDependencies.append("RampartClient")
 
+// MARK: - RampartAgent (issue 10): the agent that holds unlocked MainKeys, over a Unix socket
+products.append(.library(name: "RampartAgent", targets: ["RampartAgent"]))
+targets += [
+    .target(name: "CRampartAgentShims"),
+    .target(name: "RampartAgent",
+            dependencies: ["RampartCore", "Keymaker", "Keychain", "CRampartShims", "CRampartAgentShims"],
+            swiftSettings: swiftSettings),
+    // Test support only: a child process that connects under another uid (the peer-uid check).
+    .target(name: "CRampartAgentTestSupport", path: "Tests/CRampartAgentTestSupport"),
+    .testTarget(name: "RampartAgentTests",
+                dependencies: ["RampartAgent", "RampartCore", "Keymaker", "Keychain", "CRampartAgentTestSupport", "rampart"],
+                swiftSettings: swiftSettings),
+]
+cliDependencies.append("RampartAgent")
+
 // MARK: - rampart (the command-line tool)
 products.append(.executable(name: "rampart", targets: ["rampart"]))
 targets += [

@@ -3,6 +3,7 @@ import Foundation
 import Keychain
 import Keymaker
 import RampartClient
+import RampartAgent
 import RampartCore
 
 /// Options every command shares: where Rampart keeps its files, and which account.
@@ -72,6 +73,7 @@ enum ExitStatus {
     static let tampered: Int32 = 7
     static let pinMismatch: Int32 = 8
     static let sessionExpired: Int32 = 9
+    static let agentUnavailable: Int32 = 10
 
     static func code(for error: any Error) -> Int32 {
         if error is LockedError { return locked }
@@ -84,6 +86,23 @@ enum ExitStatus {
             case .emptyPIN, .pinTooShort, .pinTooLong, .invalidAutolockDelay, .protectorAlreadyActive,
                  .cannotRemoveLastProtector, .mainKeyAlreadyExists: return badInput
             default: return failure
+            }
+        }
+        if let agent = error as? AgentError {
+            switch agent {
+            case .locked: return locked
+            case .wrongPIN, .pinRequired: return wrongPIN
+            case .wiped: return wiped
+            case .noMainKey: return notFound
+            case .notRunning, .alreadyRunning, .startFailed, .socketFolderUnsafe, .socketPathTooLong, .peerRefused:
+                return agentUnavailable
+            case .keymakerRefused(let code, _):
+                let lower = code.lowercased()
+                if lower.contains("corrupt") || lower.contains("envelope") { return tampered }
+                if lower.contains("hardwarelockedout") { return wrongPIN }
+                if lower.contains("pin") || lower.contains("invalid") { return badInput }
+                return failure
+            case .protocolViolation, .unsupportedVersion, .frameTooLarge, .socketFailure: return failure
             }
         }
         if error is CLIError || error is ValidationError { return badInput }

@@ -25,5 +25,9 @@ enum RampartCommands {
         NotificationsCommand.self,
         SettingsCommand.self,
         ServerCommand.self,
+        AgentCommand.self,
+        UnlockCommand.self,
+        LockCommand.self,
+        StatusCommand.self,
     ]
 }

@@ -20,6 +20,7 @@ struct Rampart: AsyncParsableCommand {
           7   tampered or corrupt data
           8   certificate pin mismatch
           9   session expired: log in again
+          10  the agent is unavailable (not running, cannot start, refused)
         """,
         subcommands: RampartCommands.all
     )

@@ -1,0 +1,351 @@
+import Foundation
+import Keychain
+import Keymaker
+import RampartCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The agent: holds the unlocked MainKeys of one Rampart home in memory and hands them to the
+/// `rampart` processes of the same user, like `ssh-agent` holds SSH keys.
+///
+/// Trust-model row: **device memory (moderate)** — "keep secrets in memory only while unlocked;
+/// wipe them on lock". One ``Keymaker`` per user does the unwrapping, counting of wrong PINs,
+/// the wipe after too many, and autolock; this type adds:
+/// - a Unix socket in a 0700 folder owned by this uid (``AgentLocation``), and a check of every
+///   connection's peer uid (`SO_PEERCRED`): another uid (root included) gets a refusal and the
+///   connection is closed before any request is read;
+/// - a thread that runs every user's autolock check every ``Options/autolockCheckInterval``, so a
+///   timed-out key is zeroized even when nobody asks for it;
+/// - no core dumps and no `ptrace` attach by same-uid processes (`PR_SET_DUMPABLE` = 0);
+/// - locks (zeroizes) every key on ``stop()``, and a user's key as soon as a request finds that
+///   a logout in another process erased the user's keychain items;
+/// - optional exit after ``Options/idleExit`` seconds with every user locked and no request.
+///
+/// Also trust-model row **keychain (low)**: the agent reads only the wrapped MainKey from the
+/// keychain; the PIN comes over the socket and is zeroized when the unlock returns.
+public final class AgentServer: @unchecked Sendable {
+    /// Tunables.
+    public struct Options: Sendable {
+        /// How often the autolock of every user is checked.
+        public var autolockCheckInterval: TimeInterval
+        /// Exit after this many seconds with every user locked and no request (nil: never).
+        public var idleExit: TimeInterval?
+        /// Send/receive timeout of a connection, so a stalled peer cannot hold a thread.
+        public var connectionTimeoutSeconds: Int
+        /// Connections served at once; more wait in the listen backlog.
+        public var maxConcurrentConnections: Int
+
+        public init(autolockCheckInterval: TimeInterval = 1, idleExit: TimeInterval? = nil,
+                    connectionTimeoutSeconds: Int = 10, maxConcurrentConnections: Int = 8) {
+            self.autolockCheckInterval = autolockCheckInterval
+            self.idleExit = idleExit
+            self.connectionTimeoutSeconds = connectionTimeoutSeconds
+            self.maxConcurrentConnections = maxConcurrentConnections
+        }
+    }
+
+    /// Makes the Keymaker of a user (default: the user container's ``Keymaker``).
+    public typealias KeymakerFactory = @Sendable (UserContainer) -> Keymaker
+
+    public let location: AgentLocation
+    public let options: Options
+    private let global: GlobalContainer
+    private let makeKeymaker: KeymakerFactory
+    private let ownUID = Int64(geteuid())
+
+    private let lock = NSCondition()
+    private var users: [UserID: UserContainer] = [:]
+    private var listeningSocket: Int32 = -1
+    private var running = false
+    private var stopped = false
+    private var activeConnections = 0
+    private var lastRequest = Date()
+    private var refusedPeers = 0
+
+    /// - Parameters:
+    ///   - global: the app-wide container of the home folder (its keychain and wipe registry —
+    ///     register every store's wipe there, so a wipe after too many wrong PINs erases them).
+    ///   - makeKeymaker: how to make a user's Keymaker (tests choose `maxFailedAttempts`).
+    public init(location: AgentLocation, global: GlobalContainer, options: Options = Options(),
+                makeKeymaker: @escaping KeymakerFactory = { $0.keymaker }) {
+        self.location = location
+        self.global = global
+        self.options = options
+        self.makeKeymaker = makeKeymaker
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// How many connections were refused for their peer uid (for tests and `agent status`).
+    public var refusedPeerCount: Int { lock.withLock { refusedPeers } }
+
+    /// Prepares the socket folder, binds the socket and starts serving in background threads.
+    /// - Throws: ``AgentError/alreadyRunning(socketPath:)`` when another agent answers,
+    ///   ``AgentError/socketFolderUnsafe(path:reason:)``, ``AgentError/socketPathTooLong(path:length:limit:)``.
+    public func start() throws {
+        ProcessHardening.disableCoreDumps()
+        signal(SIGPIPE, SIG_IGN)
+        try location.prepareDirectory()
+        let path = location.socketURL.path
+        if AgentClient(location: location).isRunning() { throw AgentError.alreadyRunning(socketPath: path) }
+        // A socket file nobody answers on is left over from an agent that died: replace it.
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+                throw AgentError.socketFolderUnsafe(path: path, reason: "a non-socket file sits where the socket goes")
+            }
+            unlink(path)
+        }
+        let fd = try UnixSocket.listen(path: path)
+        lock.withLock {
+            listeningSocket = fd
+            running = true
+            stopped = false
+            lastRequest = Date()
+        }
+        let acceptThread = Thread { [self] in acceptLoop(fd) }
+        acceptThread.name = "rampart-agent-accept"
+        acceptThread.start()
+        let autolockThread = Thread { [self] in autolockLoop() }
+        autolockThread.name = "rampart-agent-autolock"
+        autolockThread.start()
+    }
+
+    /// Blocks until the agent stops (a `stop` request, ``stop()``, or idle exit).
+    public func waitUntilStopped() {
+        lock.withLock {
+            while !stopped { lock.wait() }
+        }
+    }
+
+    /// Whether the agent is serving (false from the moment ``stop()`` begins).
+    public var isRunning: Bool { lock.withLock { running } }
+
+    /// Whether ``stop()`` has finished: socket removed, every key zeroized.
+    public var hasStopped: Bool { lock.withLock { stopped } }
+
+    /// Locks (zeroizes) every user's MainKey, closes and removes the socket, and wakes
+    /// ``waitUntilStopped()``. Idempotent.
+    public func stop() {
+        let (fd, containers) = lock.withLock { () -> (Int32, [UserContainer]) in
+            let fd = listeningSocket
+            listeningSocket = -1
+            running = false
+            return (fd, Array(users.values))
+        }
+        for container in containers { container.keymaker.lock(reason: .userRequest) }
+        if fd >= 0 {
+            close(fd)
+            unlink(location.socketURL.path)
+        }
+        lock.withLock {
+            stopped = true
+            lock.broadcast()
+        }
+    }
+
+    // MARK: Users
+
+    private func container(for user: UserID) -> UserContainer {
+        lock.withLock {
+            if let existing = users[user] { return existing }
+            let container = makeContainer(user)
+            users[user] = container
+            return container
+        }
+    }
+
+    private func makeContainer(_ user: UserID) -> UserContainer {
+        let container = UserContainer(userID: user, global: global)
+        container.override(.keymaker, with: makeKeymaker(container))
+        return container
+    }
+
+    /// The Keymaker an unlock goes to. A locked Keymaker holds no secret; it is replaced by a
+    /// fresh one so that state changed by other processes since (the autolock policy, a new
+    /// MainKey after a wipe and a new login) is read again from the keychain.
+    private func keymakerForUnlock(_ user: UserID) -> Keymaker {
+        lock.withLock {
+            if let existing = users[user], existing.keymaker.isUnlocked { return existing.keymaker }
+            let container = makeContainer(user)
+            users[user] = container
+            return container.keymaker
+        }
+    }
+
+    /// The MainKey the agent holds for `user` (tests check it is zeroized on lock).
+    func heldKey(_ user: UserID) -> MainKey? {
+        let container = lock.withLock { users[user] }
+        return try? container?.keymaker.currentMainKey()
+    }
+
+    /// Every user's autolock, checked now (the autolock thread calls this periodically).
+    func enforceAutolock() {
+        let containers = lock.withLock { Array(users.values) }
+        for container in containers { container.keymaker.checkAutolock() }
+    }
+
+    // MARK: Threads
+
+    private func acceptLoop(_ listening: Int32) {
+        while isRunning {
+            var poller = pollfd(fd: listening, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 200)
+            guard isRunning, poller.revents & Int16(POLLNVAL) == 0 else { break }
+            guard ready > 0 else { continue }
+            let fd = accept(listening, nil, nil)
+            guard fd >= 0 else { continue }
+            let admitted = lock.withLock { () -> Bool in
+                guard activeConnections < options.maxConcurrentConnections else { return false }
+                activeConnections += 1
+                return true
+            }
+            guard admitted else { close(fd); continue }
+            let worker = Thread { [self] in
+                defer { lock.withLock { activeConnections -= 1 } }
+                serve(connection: fd)
+            }
+            worker.name = "rampart-agent-connection"
+            worker.start()
+        }
+    }
+
+    private func autolockLoop() {
+        while true {
+            let done = lock.withLock { () -> Bool in
+                if !stopped { _ = lock.wait(until: Date().addingTimeInterval(options.autolockCheckInterval)) }
+                return stopped
+            }
+            if done { return }
+            enforceAutolock()
+            if let idle = options.idleExit, shouldExitIdle(after: idle) { stop() }
+        }
+    }
+
+    private func shouldExitIdle(after seconds: TimeInterval) -> Bool {
+        let (containers, last, busy) = lock.withLock { (Array(users.values), lastRequest, activeConnections) }
+        guard busy == 0, Date().timeIntervalSince(last) >= seconds else { return false }
+        return containers.allSatisfy { !$0.keymaker.isUnlocked }
+    }
+
+    // MARK: One connection
+
+    /// Serves one accepted connection: checks the peer uid first, then answers requests until
+    /// the peer closes. Closes `fd`.
+    func serve(connection fd: Int32) {
+        defer { close(fd) }
+        UnixSocket.setTimeouts(fd, seconds: options.connectionTimeoutSeconds)
+        guard let peer = UnixSocket.peerUID(fd), Self.isPeerAllowed(peerUID: peer, ownUID: ownUID) else {
+            let peer = UnixSocket.peerUID(fd) ?? -1
+            lock.withLock { refusedPeers += 1 }
+            let refusal = AgentError.peerRefused(peerUID: peer, expectedUID: ownUID)
+            try? AgentWire.write(fd, header: AgentResponse.failure(WireError(refusal, user: nil)))
+            return
+        }
+        while isRunning {
+            let frame: AgentWire.Frame
+            do {
+                guard let received = try AgentWire.read(fd) else { return }
+                frame = received
+            } catch {
+                try? AgentWire.write(fd, header: AgentResponse.failure(WireError(error, user: nil)))
+                return
+            }
+            lock.withLock { lastRequest = Date() }
+            let request: AgentRequest
+            do {
+                request = try AgentWire.decode(AgentRequest.self, frame)
+            } catch {
+                frame.secret?.wipe()
+                try? AgentWire.write(fd, header: AgentResponse.failure(WireError(error, user: nil)))
+                return
+            }
+            let stopAfter = handle(request, secret: frame.secret, fd: fd)
+            frame.secret?.wipe()
+            // An unlock that raced a stop must not leave a key behind.
+            if !isRunning, let user = request.user { container(for: user).keymaker.lock(reason: .userRequest) }
+            lock.withLock { lastRequest = Date() }
+            if stopAfter {
+                stop()
+                return
+            }
+        }
+    }
+
+    /// The peer rule: only the agent's own uid. Root is refused too: root can read the agent's
+    /// memory anyway, but nothing in Rampart runs as root on purpose, so a root peer is a mistake.
+    static func isPeerAllowed(peerUID: Int64, ownUID: Int64) -> Bool {
+        peerUID == ownUID
+    }
+
+    /// Answers one request. Returns whether the agent must stop afterwards.
+    private func handle(_ request: AgentRequest, secret: SecretBytes?, fd: Int32) -> Bool {
+        do {
+            switch request.op {
+            case .ping:
+                try AgentWire.write(fd, header: AgentResponse.success())
+            case .stop:
+                try? AgentWire.write(fd, header: AgentResponse.success())
+                return true
+            case .unlock:
+                let user = try requireUser(request)
+                let keymaker = keymakerForUnlock(user)
+                let credential: UnlockCredential = secret.map { .pin($0) } ?? .none
+                do {
+                    try keymaker.unlock(credential)
+                } catch {
+                    try AgentWire.write(fd, header: AgentResponse.failure(WireError(error, user: user)))
+                    return false
+                }
+                try AgentWire.write(fd, header: AgentResponse.success(AgentStatus(try keymaker.status())))
+            case .lock:
+                let user = try requireUser(request)
+                container(for: user).keymaker.lock(reason: .userRequest)
+                try AgentWire.write(fd, header: AgentResponse.success(AgentStatus(try container(for: user).keymaker.status())))
+            case .status:
+                let user = try requireUser(request)
+                let keymaker = container(for: user).keymaker
+                _ = try lockIfLoggedOut(keymaker)
+                try AgentWire.write(fd, header: AgentResponse.success(AgentStatus(try keymaker.status())))
+            case .touch:
+                let user = try requireUser(request)
+                let keymaker = container(for: user).keymaker
+                if try lockIfLoggedOut(keymaker) { throw KeymakerError.noMainKey }
+                keymaker.userActivity()
+                guard keymaker.isUnlocked else { throw LockedError(userID: user) }
+                try AgentWire.write(fd, header: AgentResponse.success(AgentStatus(try keymaker.status())))
+            case .mainKey:
+                let user = try requireUser(request)
+                let keymaker = container(for: user).keymaker
+                if try lockIfLoggedOut(keymaker) { throw KeymakerError.noMainKey }
+                let key = try keymaker.currentMainKey()
+                // The key is copied straight from the MainKey's buffer into the frame buffer.
+                let copy = try key.withUnsafeKeyBytes { SecretBytes(copying: $0) }
+                defer { copy.wipe() }
+                try AgentWire.write(fd, header: AgentResponse.success(), secret: copy)
+            }
+        } catch {
+            try? AgentWire.write(fd, header: AgentResponse.failure(WireError(error, user: request.user)))
+        }
+        return false
+    }
+
+    /// A logout (or wipe) in another process erased the user's keychain items while the agent
+    /// still holds the key: lock it now. Returns whether the user has no MainKey any more.
+    private func lockIfLoggedOut(_ keymaker: Keymaker) throws -> Bool {
+        guard try !keymaker.hasMainKey() else { return false }
+        if keymaker.isUnlocked { keymaker.lock(reason: .logout) }
+        return true
+    }
+
+    private func requireUser(_ request: AgentRequest) throws -> UserID {
+        guard let user = request.user else { throw AgentError.protocolViolation("the request names no user") }
+        return user
+    }
+}
