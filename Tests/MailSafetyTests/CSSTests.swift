@@ -59,6 +59,18 @@ private func sheet(_ css: String, remote: RemoteContentPolicy = .block) throws -
         #expect(html == "<style>#rampart-message{margin:0}#rampart-message{color:red}#rampart-message p.x > a{color:red}#rampart-message *{font-size:2px}#rampart-message p{color:blue}</style>")
     }
 
+    /// Found by the property test: `>p` was scoped as `#rampart-message>p`, which the next pass
+    /// read as `#rampart-message p` — not idempotent. A leading combinator is invalid CSS.
+    @Test(arguments: [">p{color:red}", ">pag{margin:0}", ">{fixed:}", " > p{x:y}", "+p{x:y}"])
+    func selectorsStartingWithACombinatorAreDroppedStably(_ css: String) throws {
+        let once = try sheet(css)
+        #expect(once == "")
+        #expect(try MailSanitizer().sanitize(once).html == once)
+        let body = try sheet("body>p{color:red}")
+        #expect(body == "<style>#rampart-message p{color:red}</style>")
+        #expect(try MailSanitizer().sanitize(body).html == body)
+    }
+
     @Test func importFontFaceAndMediaAreHandled() throws {
         let html = try sheet("@import url(https://t.example/a.css); @media (max-width: 600px) { .c { width: 100% } } @font-face { font-family: X; src: url(https://fonts.example/x.woff2) format('woff2') } @font-face { font-family: Y; src: local(Arial) } @keyframes k { from {} }")
         #expect(html == "<style>@media (max-width: 600px){#rampart-message .c{width:100%}}@font-face{font-family:Y;src:local(Arial)}</style>")

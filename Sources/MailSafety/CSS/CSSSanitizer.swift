@@ -307,12 +307,11 @@ struct CSSSanitizer {
             rest = probe
             mappedToScope = true
         }
-        // A selector may not start with a sibling combinator (it would reach outside the wrapper).
-        if case .token(.delim(let d)) = rest.first, d == "+" || d == "~" { return nil }
+        // A selector may not start with a combinator: a sibling one would reach outside the
+        // wrapper, and any leading combinator is invalid CSS that browsers drop. (Scoping `>p`
+        // as `#scope>p` was not stable: the next pass read it as `#scope p`.)
+        if case .token(.delim(let d)) = rest.first, d == "+" || d == "~" || d == ">" { return nil }
         if rest.isEmpty { return mappedToScope ? scope : nil }
-        if case .token(.delim(">")) = rest.first {
-            return scope + CSSSerializer.serialize(Array(rest))
-        }
         return scope + " " + CSSSerializer.serialize(Array(rest))
     }
 }
