@@ -32,8 +32,14 @@ cliDependencies.append("RampartCore")
 // MARK: - Keychain (issue 2): keychain protocol and backends
 products.append(.library(name: "Keychain", targets: ["Keychain"]))
 targets += [
-    .target(name: "Keychain", dependencies: ["RampartCore"], swiftSettings: swiftSettings),
-    .testTarget(name: "KeychainTests", dependencies: ["Keychain"], swiftSettings: swiftSettings),
+    // libsecret (Secret Service: GNOME Keyring, KWallet) on Linux; Debian: libsecret-1-dev.
+    .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1",
+                   providers: [.apt(["libsecret-1-dev"]), .brew(["libsecret"])]),
+    .target(name: "Keychain",
+            dependencies: ["RampartCore", crypto,
+                           .target(name: "CLibSecret", condition: .when(platforms: [.linux]))],
+            swiftSettings: swiftSettings),
+    .testTarget(name: "KeychainTests", dependencies: ["Keychain", "RampartCore"], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("Keychain")
 
@@ -46,10 +52,34 @@ targets += [
 cliDependencies.append("Keymaker")
 
 // MARK: - HTML5 (issue 3): spec-exact HTML5 parser
+products.append(.library(name: "HTML5", targets: ["HTML5"]))
+targets += [
+    .target(name: "HTML5", swiftSettings: swiftSettings),
+    .testTarget(name: "HTML5Tests", dependencies: ["HTML5"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("HTML5")
 
 // MARK: - MailSafety (issue 4): sanitizer, remote content, trackers, CSP
+products.append(.library(name: "MailSafety", targets: ["MailSafety"]))
+targets += [
+    .target(name: "MailSafety", dependencies: ["HTML5", "RampartCore"], swiftSettings: swiftSettings),
+    .testTarget(
+        name: "MailSafetyTests",
+        dependencies: ["MailSafety", "HTML5", .product(name: "PropertyBased", package: "swift-property-based")],
+        resources: [.copy("Resources")],
+        swiftSettings: swiftSettings
+    ),
+]
+cliDependencies.append("MailSafety")
 
 // MARK: - SealedStore (issue 5): sealed SQLite store
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+products.append(.library(name: "SealedStore", targets: ["SealedStore"]))
+targets += [
+    .target(name: "SealedStore", dependencies: ["RampartCore", crypto, grdb], swiftSettings: swiftSettings),
+    .testTarget(name: "SealedStoreTests", dependencies: ["SealedStore", "RampartCore", "Keymaker", crypto, grdb], swiftSettings: swiftSettings),
+]
+cliDependencies += ["SealedStore", grdb]
 
 // MARK: - HardwareKeys (issue 6): TPM 2.0 / Secure Enclave protector
 // CTSS2: the TPM 2.0 Software Stack (tpm2-tss ESYS + TCTI loader), Linux only (Debian libtss2-dev).
@@ -66,10 +96,69 @@ targets += [
 cliDependencies.append("HardwareKeys")
 
 // MARK: - PushCrypto (issue 7): Web Push encryption
+products.append(.library(name: "PushCrypto", targets: ["PushCrypto"]))
+targets += [
+    .target(name: "PushCrypto", dependencies: ["RampartCore", "Keychain", crypto], swiftSettings: swiftSettings),
+    .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "Keychain", "RampartCore", crypto], swiftSettings: swiftSettings),
+]
+cliDependencies.append("PushCrypto")
 
 // MARK: - PinnedTransport (issue 8): certificate pinning
+products.append(.library(name: "PinnedTransport", targets: ["PinnedTransport"]))
+targets += [
+    .target(
+        name: "PinnedTransport",
+        dependencies: [
+            "RampartCore",
+            crypto,
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOTLS", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+        ],
+        swiftSettings: swiftSettings
+    ),
+    .testTarget(
+        name: "PinnedTransportTests",
+        dependencies: [
+            "PinnedTransport",
+            "RampartCore",
+            crypto,
+            cryptoExtras,
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOTLS", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+        ],
+        swiftSettings: swiftSettings
+    ),
+]
+cliDependencies.append("PinnedTransport")
+// `rampart bench pinning` runs a loopback TLS server and a BoringSSL-verified baseline client.
+cliDependencies += [
+    crypto,
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOTLS", package: "swift-nio"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    .product(name: "X509", package: "swift-certificates"),
+]
 
 // MARK: - FileVault (issue 9): attachment cache and drive block store
+
+// MARK: - Integration (cross-module attacker tests)
+targets.append(.testTarget(name: "RampartIntegrationTests",
+                           dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
+                           swiftSettings: swiftSettings))
 
 // MARK: - Server (issue 10): embedded local backend
 
@@ -81,9 +170,12 @@ targets += [
         dependencies: cliDependencies + [
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            crypto,
         ],
         swiftSettings: swiftSettings
     ),
+    // Runs the built `rampart` executable (located next to the test bundle) as a user would.
+    .testTarget(name: "RampartCLITests", dependencies: ["rampart"], swiftSettings: swiftSettings),
 ]
 
 let package = Package(
