@@ -24,6 +24,8 @@ public enum HardwareKeysError: Error, Equatable, RampartError {
     case lockedOut(String)
     /// The protector-specific part of the envelope cannot be decoded.
     case corruptParameters(String)
+    /// The envelope (ciphertext, nonce or header) was modified after it was made.
+    case envelopeTampered(String)
     /// The credential does not fit the protector (a PIN for *hardware*, none for *hardware + PIN*).
     case credentialMismatch(String)
 
@@ -37,6 +39,7 @@ public enum HardwareKeysError: Error, Equatable, RampartError {
         case .wrongAuthorization: "hardware.wrongAuthorization"
         case .lockedOut: "hardware.lockedOut"
         case .corruptParameters: "hardware.corruptParameters"
+        case .envelopeTampered: "hardware.envelopeTampered"
         case .credentialMismatch: "hardware.credentialMismatch"
         }
     }
@@ -59,6 +62,8 @@ public enum HardwareKeysError: Error, Equatable, RampartError {
             "The TPM is in dictionary-attack lockout and refuses every PIN for now (\(detail)). Wait for the recovery interval or reset the lockout with the lockout authorization."
         case .corruptParameters(let why):
             "The hardware part of the wrapped MainKey is corrupt (\(why)). Log in again to create a new one."
+        case .envelopeTampered(let why):
+            "The hardware-wrapped MainKey was modified (\(why)) and is refused. Log in again to create a new one."
         case .credentialMismatch(let why):
             "Wrong kind of credential for this protector: \(why)."
         }

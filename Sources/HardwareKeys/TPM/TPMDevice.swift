@@ -44,7 +44,7 @@ public struct TPMDevice: Sendable {
     // MARK: Public operations
 
     /// Reads the TPM's identity and dictionary-attack state.
-    public func describe() throws(HardwareKeysError) -> TPMDescription {
+    public func describe() throws -> TPMDescription {
         try withContext { context in
             let manufacturer = try context.property(0x105, "TPM2_PT_MANUFACTURER") ?? 0
             var vendor = ""
@@ -58,14 +58,14 @@ public struct TPMDevice: Sendable {
     }
 
     /// Reads the dictionary-attack counter and parameters.
-    public func dictionaryAttackStatus() throws(HardwareKeysError) -> TPMDictionaryAttackStatus {
+    public func dictionaryAttackStatus() throws -> TPMDictionaryAttackStatus {
         try withContext { try $0.dictionaryAttackStatus() }
     }
 
     /// Sets the dictionary-attack parameters (needs the lockout hierarchy's authorization,
     /// empty on a fresh TPM). Provisioning, not normal use: the OS owner usually does this.
     public func setDictionaryAttackParameters(_ parameters: TPMDictionaryAttackParameters,
-                                              lockoutAuthorization: SecretBytes? = nil) throws(HardwareKeysError) {
+                                              lockoutAuthorization: SecretBytes? = nil) throws {
         try withContext { context in
             try context.setAuth(lockoutHandle, lockoutAuthorization)
             let rc = Esys_DictionaryAttackParameters(context.esys, lockoutHandle, passwordSession, noHandle, noHandle,
@@ -75,7 +75,7 @@ public struct TPMDevice: Sendable {
     }
 
     /// Ends a lockout and zeroes the failure counter (needs the lockout authorization).
-    public func resetDictionaryAttackLockout(lockoutAuthorization: SecretBytes? = nil) throws(HardwareKeysError) {
+    public func resetDictionaryAttackLockout(lockoutAuthorization: SecretBytes? = nil) throws {
         try withContext { context in
             try context.setAuth(lockoutHandle, lockoutAuthorization)
             let rc = Esys_DictionaryAttackLockReset(context.esys, lockoutHandle, passwordSession, noHandle, noHandle)
@@ -86,7 +86,7 @@ public struct TPMDevice: Sendable {
     /// Seals `secret` (at most 128 bytes) into a new object under the storage primary key.
     /// - Parameter authorization: the object's authValue (at most 32 bytes); nil makes an
     ///   object with an empty authValue that is exempt from DA (noDA), bound to this TPM only.
-    public func seal(_ secret: SecretBytes, authorization: SecretBytes?) throws(HardwareKeysError) -> TPMSealedObject {
+    public func seal(_ secret: SecretBytes, authorization: SecretBytes?) throws -> TPMSealedObject {
         try withContext { context in
             let primary = try context.createStoragePrimary()
             let session = try context.startSaltedSession(tpmKey: primary)
@@ -126,7 +126,7 @@ public struct TPMDevice: Sendable {
     /// Loads `object` under the storage primary key and unseals it with `authorization`.
     /// - Throws: ``HardwareKeysError/wrongAuthorization(responseCode:)`` (counted by the TPM),
     ///   ``HardwareKeysError/lockedOut(_:)``, ``HardwareKeysError/sealedObjectFromAnotherTPM(responseCode:)``.
-    public func unseal(_ object: TPMSealedObject, authorization: SecretBytes?) throws(HardwareKeysError) -> SecretBytes {
+    public func unseal(_ object: TPMSealedObject, authorization: SecretBytes?) throws -> SecretBytes {
         var publicArea = try Self.unmarshalPublic(object.publicArea)
         var privateArea = try Self.unmarshalPrivate(object.privateArea)
         guard rampart_tpm_object_type(&publicArea) == 0x0008 else {
@@ -175,7 +175,7 @@ public struct TPMDevice: Sendable {
 
     // MARK: Context
 
-    private func withContext<R>(_ body: (TPMContext) throws(HardwareKeysError) -> R) throws(HardwareKeysError) -> R {
+    private func withContext<R>(_ body: (TPMContext) throws -> R) throws -> R {
         _ = Self.quietLogging
         guard let tcti = configuration.tcti else { throw HardwareKeysError.noTPM(configuration.origin) }
         Self.commandLock.lock()
@@ -187,7 +187,7 @@ public struct TPMDevice: Sendable {
 
     // MARK: Marshaling
 
-    static func marshal(_ value: UnsafePointer<TPM2B_PUBLIC>) throws(HardwareKeysError) -> Data {
+    static func marshal(_ value: UnsafePointer<TPM2B_PUBLIC>) throws -> Data {
         var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PUBLIC>.size)
         var offset = 0
         let rc = Tss2_MU_TPM2B_PUBLIC_Marshal(value, &buffer, buffer.count, &offset)
@@ -195,7 +195,7 @@ public struct TPMDevice: Sendable {
         return Data(buffer.prefix(offset))
     }
 
-    static func marshal(_ value: UnsafePointer<TPM2B_PRIVATE>) throws(HardwareKeysError) -> Data {
+    static func marshal(_ value: UnsafePointer<TPM2B_PRIVATE>) throws -> Data {
         var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PRIVATE>.size)
         var offset = 0
         let rc = Tss2_MU_TPM2B_PRIVATE_Marshal(value, &buffer, buffer.count, &offset)
@@ -203,7 +203,7 @@ public struct TPMDevice: Sendable {
         return Data(buffer.prefix(offset))
     }
 
-    static func unmarshalPublic(_ data: Data) throws(HardwareKeysError) -> TPM2B_PUBLIC {
+    static func unmarshalPublic(_ data: Data) throws -> TPM2B_PUBLIC {
         var value = TPM2B_PUBLIC()
         var offset = 0
         let bytes = [UInt8](data)
@@ -212,7 +212,7 @@ public struct TPMDevice: Sendable {
         return value
     }
 
-    static func unmarshalPrivate(_ data: Data) throws(HardwareKeysError) -> TPM2B_PRIVATE {
+    static func unmarshalPrivate(_ data: Data) throws -> TPM2B_PRIVATE {
         var value = TPM2B_PRIVATE()
         var offset = 0
         let bytes = [UInt8](data)
@@ -245,7 +245,7 @@ final class TPMContext {
     private var tctiContext: OpaquePointer?
     private var transients: [UInt32] = []
 
-    init(tcti: String) throws(HardwareKeysError) {
+    init(tcti: String) throws {
         self.tcti = tcti
         var loaded: OpaquePointer?
         let rc = Tss2_TctiLdr_Initialize(tcti, &loaded)
@@ -273,7 +273,7 @@ final class TPMContext {
     }
 
     /// Maps a response code to an error (success passes).
-    func check(_ rc: UInt32, _ command: String) throws(HardwareKeysError) {
+    func check(_ rc: UInt32, _ command: String) throws {
         guard rc != 0 else { return }
         if TPMResponseCode.isFromTPM(rc) {
             switch TPMResponseCode.base(rc) {
@@ -292,14 +292,14 @@ final class TPMContext {
         throw HardwareKeysError.commandFailed(command: command, responseCode: rc, message: TPMDevice.decode(rc))
     }
 
-    func property(_ property: UInt32, _ name: String) throws(HardwareKeysError) -> UInt32? {
+    func property(_ property: UInt32, _ name: String) throws -> UInt32? {
         var value: UInt32 = 0
         var found: Int32 = 0
         try check(rampart_tpm_property(esys, property, &value, &found), "TPM2_GetCapability(\(name))")
         return found != 0 ? value : nil
     }
 
-    func dictionaryAttackStatus() throws(HardwareKeysError) -> TPMDictionaryAttackStatus {
+    func dictionaryAttackStatus() throws -> TPMDictionaryAttackStatus {
         let permanent = try property(0x200, "TPM2_PT_PERMANENT") ?? 0
         return TPMDictionaryAttackStatus(
             failedTries: try property(0x20E, "TPM2_PT_LOCKOUT_COUNTER") ?? 0,
@@ -312,7 +312,7 @@ final class TPMContext {
         )
     }
 
-    func setAuth(_ handle: UInt32, _ authorization: SecretBytes?) throws(HardwareKeysError) {
+    func setAuth(_ handle: UInt32, _ authorization: SecretBytes?) throws {
         var auth = TPM2B_AUTH()
         defer { rampart_tpm_zero(&auth, MemoryLayout<TPM2B_AUTH>.size) }
         if let authorization {
@@ -328,7 +328,7 @@ final class TPMContext {
     }
 
     /// Creates the deterministic storage primary key under the owner hierarchy.
-    func createStoragePrimary() throws(HardwareKeysError) -> UInt32 {
+    func createStoragePrimary() throws -> UInt32 {
         var sensitive = TPM2B_SENSITIVE_CREATE()
         var template = TPM2B_PUBLIC()
         rampart_tpm_storage_primary_template(&template)
@@ -347,7 +347,7 @@ final class TPMContext {
 
     /// Starts an HMAC session salted with `tpmKey` (ECDH to the primary key), SHA-256,
     /// AES-128-CFB parameter encryption.
-    func startSaltedSession(tpmKey: UInt32) throws(HardwareKeysError) -> UInt32 {
+    func startSaltedSession(tpmKey: UInt32) throws -> UInt32 {
         var symmetric = TPMT_SYM_DEF()
         rampart_tpm_session_symmetric(&symmetric)
         var session: UInt32 = noHandle
@@ -358,7 +358,7 @@ final class TPMContext {
         return session
     }
 
-    func setSessionAttributes(_ session: UInt32, decrypt: Bool, encrypt: Bool) throws(HardwareKeysError) {
+    func setSessionAttributes(_ session: UInt32, decrypt: Bool, encrypt: Bool) throws {
         var flags: UInt8 = 0x01 // continueSession: flushed explicitly at close
         if decrypt { flags |= 0x20 }
         if encrypt { flags |= 0x40 }
