@@ -160,7 +160,42 @@ targets.append(.testTarget(name: "RampartIntegrationTests",
                            dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
                            swiftSettings: swiftSettings))
 
-// MARK: - Server (issue 10): embedded local backend
+// MARK: - RampartAPI (issue 10): wire models and mailbox crypto shared by the server and the client
+products.append(.library(name: "RampartAPI", targets: ["RampartAPI"]))
+targets += [
+    .target(name: "RampartAPI", dependencies: ["RampartCore", crypto, cryptoExtras], swiftSettings: swiftSettings),
+    .testTarget(name: "RampartAPITests", dependencies: ["RampartAPI", "RampartCore", crypto], swiftSettings: swiftSettings),
+]
+cliDependencies.append("RampartAPI")
+
+// MARK: - RampartServer (issue 10): embedded local backend (TLS on loopback, zero-access storage)
+// Only the `rampart` executable and the tests link it; no core library depends on it.
+products.append(.library(name: "RampartServer", targets: ["RampartServer"]))
+targets += [
+    .target(
+        name: "RampartServer",
+        dependencies: [
+            "RampartAPI", "RampartCore", "PushCrypto", crypto, cryptoExtras, grdb,
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+            .product(name: "Logging", package: "swift-log"),
+        ],
+        swiftSettings: swiftSettings
+    ),
+    .testTarget(
+        name: "RampartServerTests",
+        dependencies: ["RampartServer", "RampartAPI", "RampartCore", "PinnedTransport", "PushCrypto", crypto,
+                       .product(name: "NIOHTTP1", package: "swift-nio"),
+                       .product(name: "X509", package: "swift-certificates")],
+        swiftSettings: swiftSettings
+    ),
+]
+cliDependencies.append("RampartServer")
 
 // MARK: - rampart (the command-line tool)
 products.append(.executable(name: "rampart", targets: ["rampart"]))
@@ -192,6 +227,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // Already resolved as Hummingbird's dependency; RampartServer uses its ServiceGroup for a graceful stop.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: targets

@@ -13,5 +13,6 @@ enum RampartCommands {
         StoreCommand.self,
         SanitizeCommand.self,
         PushCommand.self,
+        ServerCommand.self,
     ]
 }
