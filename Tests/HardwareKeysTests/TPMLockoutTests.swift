@@ -117,3 +117,46 @@ struct TPMLockoutTests {
         #expect(try keyBytes(hardware.unwrap(envelope, credential: .none)) == keyBytes(key))
     }
 }
+
+/// Hardware + PIN beside the PIN protector: the PIN envelope is a fallback for absent hardware
+/// only, never a way around the TPM's lockout.
+@Suite("Hardware + PIN with PIN fallback", .enabled(if: swtpmInstalled, noSwtpmMessage))
+struct TPMFallbackTests {
+    @Test func pinFallbackOpensWhenTheTPMIsGoneButNotDuringALockout() throws {
+        let swtpm = try PrivateSoftwareTPM()
+        defer { swtpm.remove() }
+        try TPMDevice(configuration: swtpm.configuration).setDictionaryAttackParameters(TPMLockoutTests.parameters)
+        let dependencies = KeymakerDependencies()
+        func keymaker(_ tpm: TPMConfiguration) -> Keymaker {
+            let protectors: [any MainKeyProtector] = [NoneProtector(), PINProtector(strength: .fixed(logN: 15))]
+                + SecureHardware.protectors(tpm: tpm)
+            return Keymaker(userID: "u1", dependencies: dependencies, configuration: .init(protectors: protectors, autolock: .never))
+        }
+        let here = keymaker(swtpm.configuration)
+        let original = try keyBytes(here.createMainKey())
+        try here.activate(.pin, credential: .pin(pin("482913")))
+        try here.activate(.hardwarePIN, credential: .pin(pin("482913")))
+        #expect(try here.activeProtectors() == [.pin, .hardwarePIN])
+        here.lock()
+
+        // The TPM is unreachable: the PIN protector opens the same key; no attempt is spent.
+        let noTPM = keymaker(TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=1"))
+        try noTPM.unlock(.pin(pin("482913")))
+        #expect(try keyBytes(noTPM.currentMainKey()) == original)
+        #expect(try noTPM.failedAttempts() == 0)
+        noTPM.lock()
+
+        // With the TPM present, wrong PINs go to the TPM; once it locks out, the right PIN is
+        // refused even though the PIN envelope could open: no bypass of the hardware's count.
+        for guess in ["1111", "2222", "3333"] {
+            #expect(throws: KeymakerError.self) { try here.unlock(.pin(pin(guess))) }
+        }
+        #expect(try TPMDevice(configuration: swtpm.configuration).dictionaryAttackStatus().inLockout)
+        do {
+            try here.unlock(.pin(pin("482913")))
+            Issue.record("the PIN envelope was used to get around the TPM lockout")
+        } catch KeymakerError.hardwareLockedOut {
+        }
+        #expect(throws: LockedError.self) { try here.currentMainKey() }
+    }
+}
