@@ -168,4 +168,36 @@ struct HardwareKeysCLITests {
         #expect(run.status != 0)
         #expect(run.stderr.contains("cannot be reached"), "\(run.stderr)")
     }
+
+    /// The attacker's copy: the whole home folder (file keychain included) taken to another
+    /// machine (a second swtpm with its own state). The right PIN does not help there; on the
+    /// original machine the same copy opens, so the copy is complete.
+    @Test func copiedKeychainOnAnotherMachineCannotUnlock() throws {
+        let machine = try CLISoftwareTPM()
+        defer { machine.remove() }
+        let other = try CLISoftwareTPM()
+        defer { other.remove() }
+        let home = try temporaryHome()
+        let copy = try temporaryHome()
+        defer {
+            try? FileManager.default.removeItem(at: home)
+            try? FileManager.default.removeItem(at: copy)
+        }
+        func rampart(_ home: URL, _ tcti: String, _ arguments: [String], stdin: String? = nil) throws -> CLIRun {
+            try RampartBinary.run(["--home", home.path] + arguments, stdin: stdin,
+                                  environment: ["RAMPART_TPM_TCTI": tcti, "RAMPART_PIN_KDF_LOGN": "15"])
+        }
+        var run = try rampart(home, machine.tcti, ["key", "init"])
+        #expect(run.status == 0, "\(run.stderr)")
+        run = try rampart(home, machine.tcti, ["key", "protect", "--hardware", "--pin-stdin"], stdin: "2580\n")
+        #expect(run.status == 0, "\(run.stderr)")
+        try FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: home, to: copy)
+
+        run = try rampart(copy, other.tcti, ["key", "unlock", "--pin-stdin"], stdin: "2580\n")
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("sealed by another TPM"), "\(run.stderr)")
+        run = try rampart(copy, machine.tcti, ["key", "unlock", "--pin-stdin"], stdin: "2580\n")
+        #expect(run.status == 0, "\(run.stderr)")
+    }
 }
