@@ -42,7 +42,9 @@ public struct SecureEnclaveProtector: MainKeyProtector {
             guard case .pin(let pin) = credential else { throw ProtectorUnwrapFailure.wrongCredential }
             try PINProtector.validate(pin)
             let text = try pin.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-            context.setCredential(Data(text.utf8), type: .applicationPassword)
+            guard context.setCredential(Data(text.utf8), type: .applicationPassword) else {
+                throw HardwareKeysError.credentialMismatch("the Secure Enclave refused the PIN as application password")
+            }
         }
         return context
     }
@@ -64,6 +66,10 @@ public struct SecureEnclaveProtector: MainKeyProtector {
         do {
             enclaveKey = try SecureEnclave.P256.KeyAgreement.PrivateKey(accessControl: access, authenticationContext: try context(credential))
         } catch let error as ProtectorUnwrapFailure {
+            throw error
+        } catch let error as KeymakerError {
+            throw error
+        } catch let error as HardwareKeysError {
             throw error
         } catch {
             throw HardwareKeysError.commandFailed(command: "SecureEnclave key creation", responseCode: 0, message: "\(error)")
@@ -97,6 +103,8 @@ public struct SecureEnclaveProtector: MainKeyProtector {
         } catch let error as ProtectorUnwrapFailure {
             throw error
         } catch let error as KeymakerError {
+            throw error
+        } catch let error as HardwareKeysError {
             throw error
         } catch {
             // Wrong application password, cancelled authentication, or a key from another device.

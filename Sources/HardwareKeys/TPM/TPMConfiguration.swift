@@ -44,6 +44,9 @@ public struct TPMConfiguration: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// TPM 2.0 response codes the hardware protector tells apart (TPM 2.0 Part 2, §6.6).
+///
+/// Trust-model row: **secure hardware (high)** — telling a counted wrong PIN (0x98e) from a
+/// lockout (0x921) from a blob of another TPM is what lets the protector report each clearly.
 public enum TPMResponseCode {
     /// The authorization HMAC check failed and the DA counter was incremented (format 1).
     public static let authFail: UInt32 = 0x08E

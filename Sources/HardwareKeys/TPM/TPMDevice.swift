@@ -6,6 +6,9 @@ import RampartCore
 /// A sealed data object as stored in an envelope: the marshaled TPM2B_PUBLIC and TPM2B_PRIVATE.
 /// The private part is encrypted by the TPM under its storage primary key; only the TPM that
 /// made it (same owner seed) can load it.
+///
+/// Trust-model row: **keychain (low)** — this is what the keychain holds for the hardware
+/// protectors; without this TPM it is useless.
 public struct TPMSealedObject: Sendable, Equatable {
     public var publicArea: Data
     public var privateArea: Data

@@ -30,6 +30,9 @@ public struct TPMDictionaryAttackParameters: Sendable, Equatable, CustomStringCo
 }
 
 /// A reading of the TPM's dictionary-attack state.
+///
+/// Trust-model row: **secure hardware (high)** — shows the lockout that bounds PIN guesses
+/// (`rampart key status`, `rampart key tpm-lockout`).
 public struct TPMDictionaryAttackStatus: Sendable, Equatable, CustomStringConvertible {
     /// Current failure count (TPM2_PT_LOCKOUT_COUNTER).
     public var failedTries: UInt32
@@ -43,6 +46,8 @@ public struct TPMDictionaryAttackStatus: Sendable, Equatable, CustomStringConver
 }
 
 /// Identity of the TPM found, for `rampart key status`.
+///
+/// Trust-model row: **secure hardware (high)** — which hardware the protector relies on.
 public struct TPMDescription: Sendable, Equatable, CustomStringConvertible {
     public var tcti: String
     /// Manufacturer id as text, e.g. "IBM" (swtpm), "INTC", "MSFT", "STM".
