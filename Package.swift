@@ -82,6 +82,18 @@ targets += [
 cliDependencies += ["SealedStore", grdb]
 
 // MARK: - HardwareKeys (issue 6): TPM 2.0 / Secure Enclave protector
+// CTSS2: the TPM 2.0 Software Stack (tpm2-tss ESYS + TCTI loader), Linux only (Debian libtss2-dev).
+products.append(.library(name: "HardwareKeys", targets: ["HardwareKeys"]))
+targets += [
+    .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
+    .target(
+        name: "HardwareKeys",
+        dependencies: ["RampartCore", "Keymaker", crypto, .target(name: "CTSS2", condition: .when(platforms: [.linux]))],
+        swiftSettings: swiftSettings
+    ),
+    .testTarget(name: "HardwareKeysTests", dependencies: ["HardwareKeys", "Keymaker", "Keychain"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("HardwareKeys")
 
 // MARK: - PushCrypto (issue 7): Web Push encryption
 products.append(.library(name: "PushCrypto", targets: ["PushCrypto"]))

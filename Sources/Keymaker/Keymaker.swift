@@ -146,11 +146,13 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
             let active = try activeProtectors()
             guard !active.isEmpty else { throw KeymakerError.noMainKey }
             let key: MainKey
-            if let pin = credential.pin, let kind = [ProtectorKind.hardwarePIN, .pin].first(where: active.contains) {
+            let pinKinds = [ProtectorKind.hardwarePIN, .pin].filter(active.contains)
+            let plainKinds = [ProtectorKind.none, .hardware].filter(active.contains)
+            if let pin = credential.pin, !pinKinds.isEmpty {
                 try PINProtector.validate(pin)
-                key = try unlockCounted(kind: kind, credential: credential)
-            } else if let kind = [ProtectorKind.none, .hardware].first(where: active.contains) {
-                key = try protector(kind).unwrap(try envelope(kind), credential: .none)
+                key = try firstWorking(pinKinds) { try unlockCounted(kind: $0, credential: credential) }
+            } else if !plainKinds.isEmpty {
+                key = try firstWorking(plainKinds) { try protector($0).unwrap(try envelope($0), credential: .none) }
             } else {
                 throw KeymakerError.pinRequired
             }
@@ -158,6 +160,26 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
             inBackground = false
             session.unlock(with: key)
         }
+    }
+
+    /// Tries `kinds` in order; moves on to the next one only when a *hardware* protector cannot
+    /// work here at all (no TPM, TPM unreachable, envelope sealed by another TPM) — never after
+    /// a wrong PIN or a lockout, which would let a guesser bypass the hardware's counting.
+    private func firstWorking(_ kinds: [ProtectorKind], _ body: (ProtectorKind) throws -> MainKey) throws -> MainKey {
+        for (index, kind) in kinds.enumerated() {
+            do {
+                return try body(kind)
+            } catch let error where index < kinds.count - 1 && (kind == .hardware || kind == .hardwarePIN)
+                        && !(error is KeymakerError && !Self.isUnavailable(error)) && !(error is ProtectorUnwrapFailure) {
+                continue
+            }
+        }
+        throw KeymakerError.noMainKey
+    }
+
+    private static func isUnavailable(_ error: any Error) -> Bool {
+        if case KeymakerError.protectorUnavailable = error { return true }
+        return false
     }
 
     private func unlockCounted(kind: ProtectorKind, credential: UnlockCredential) throws -> MainKey {
@@ -176,9 +198,11 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
             }
             throw KeymakerError.wrongPIN(attemptsLeft: configuration.maxFailedAttempts - failures)
         } catch ProtectorUnwrapFailure.hardwareLockedOut(let detail) {
+            // The hardware refused before checking the PIN: not a guess, give the attempt back.
+            try? setFailedAttempts(failures - 1)
             throw KeymakerError.hardwareLockedOut(detail)
-        } catch let error as KeymakerError {
-            // A damaged envelope is not a wrong PIN: give the attempt back.
+        } catch {
+            // A damaged envelope or unreachable hardware is not a wrong PIN: give the attempt back.
             try? setFailedAttempts(failures - 1)
             throw error
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HardwareKeys
 import Keychain
 import Keymaker
 import RampartCore
@@ -54,7 +55,8 @@ func formatMillis(_ value: Double) -> String { String(format: "%.2f ms", value) 
 struct BenchUnlock: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unlock",
-        abstract: "Time the scrypt KDF alone and the whole PIN unlock (file keychain), in one run.")
+        abstract: "Time the scrypt KDF alone, the whole PIN unlock and the TPM unlocks (file keychain), in one run.",
+        discussion: "The TPM variants (hardware, hardware + PIN) run when a TPM is found (RAMPART_TPM_TCTI, e.g. the swtpm of scripts/services/swtpm.sh, or /dev/tpmrm0).")
 
     @Option(help: "Number of unlocks to time.") var iterations = 9
     @Option(help: "Target KDF time in seconds for calibration.") var target = 0.25
@@ -66,6 +68,7 @@ struct BenchUnlock: AsyncParsableCommand {
             try PrivateFiles.ensurePrivateDirectory(home)
             let global = GlobalContainer(environment: RampartEnvironment(homeDirectory: home))
             global.override(.mainKeyProtectors, with: [NoneProtector(), PINProtector(strength: .calibrated(seconds: target))])
+            global.addSecureHardwareProtectors()
             let user = UserContainer(userID: "bench", global: global)
             let keymaker = user.keymaker
             try keymaker.createMainKey()
@@ -91,6 +94,34 @@ struct BenchUnlock: AsyncParsableCommand {
             print("whole unlock:            median \(formatMillis(unlock.median)), max \(formatMillis(unlock.percentile(1)))")
             print("unlock / KDF ratio:      \(String(format: "%.3f", unlock.median / kdf.median))")
             print("overhead beyond the KDF: \(formatMillis(overhead)) (goal < 20 ms: \(overhead < 20 ? "met" : "NOT met"))")
+            try benchHardware(global: global, pin: pin, pinUnlock: unlock)
+        }
+    }
+
+    /// The same unlock through the TPM: *hardware* (no PIN) and *hardware + PIN* (the PIN as the
+    /// sealed object's authorization), against the PIN-only unlock measured just before.
+    private func benchHardware(global: GlobalContainer, pin: SecretBytes, pinUnlock: Timing) throws {
+        let found = SecureHardware.found()
+        guard SecureHardware.protectors().allSatisfy({ $0.availability().isAvailable }) else {
+            print("TPM unlock:              not measured (\(found))")
+            return
+        }
+        print("secure hardware:         \(found)")
+        for (kind, credential) in [(ProtectorKind.hardware, UnlockCredential.none), (.hardwarePIN, .pin(pin))] {
+            let user = UserContainer(userID: try UserID(validating: "bench-\(kind.rawValue.lowercased())"), global: global)
+            let keymaker = user.keymaker
+            try keymaker.createMainKey()
+            try keymaker.activate(kind, credential: credential)
+            keymaker.lock()
+            var timing = Timing()
+            for _ in 0..<iterations {
+                try timing.measure { try keymaker.unlock(credential) }
+                keymaker.lock()
+            }
+            _ = keymaker.wipe(reason: .userRequest)
+            let label = kind == .hardware ? "TPM (hardware) unlock:" : "TPM + PIN unlock:"
+            print("\(label.padding(toLength: 25, withPad: " ", startingAt: 0))median \(formatMillis(timing.median)), max \(formatMillis(timing.percentile(1)))")
+            print("  ratio to PIN-only:     \(String(format: "%.3f", timing.median / pinUnlock.median))")
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HardwareKeys
 import Keychain
 import Keymaker
 import RampartCore
@@ -9,7 +10,7 @@ struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
         abstract: "Create, protect, unlock and inspect the MainKey.",
-        subcommands: [Init.self, Protect.self, ChangePIN.self, Unlock.self, Status.self, Autolock.self, Wipe.self]
+        subcommands: [Init.self, Protect.self, RemoveProtector.self, ChangePIN.self, Unlock.self, Status.self, Autolock.self, Wipe.self, TPMLockout.self]
     )
 
     struct Init: AsyncParsableCommand {
@@ -33,7 +34,8 @@ struct KeyCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Flag(name: .customLong("pin-stdin"), help: "Protect with a PIN read from standard input.") var pinStdin = false
         @Flag(name: .long, help: "Remove every protector: the MainKey is kept in clear in the keychain.") var none = false
-        @Flag(name: .long, help: "Protect with the secure hardware (TPM 2.0) — combined with --pin-stdin, hardware + PIN.") var hardware = false
+        @Flag(name: .long, help: "Protect with the secure hardware (TPM 2.0 via RAMPART_TPM_TCTI or /dev/tpmrm0; Secure Enclave on Apple) — combined with --pin-stdin, hardware + PIN: the PIN becomes the TPM object's authorization, checked and rate-limited by the TPM.") var hardware = false
+        @Flag(name: .long, help: "Keep the other PIN protector as a fallback (e.g. hardware + PIN beside PIN) instead of replacing it.") var keep = false
 
         func validate() throws {
             guard pinStdin || none || hardware else { throw ValidationError("Choose --pin-stdin, --hardware or --none.") }
@@ -54,8 +56,73 @@ struct KeyCommand: AsyncParsableCommand {
                 let credential: UnlockCredential = pinStdin ? .pin(try StandardInput.readSecretLine("the new PIN")) : .none
                 let previous = try keymaker.activeProtectors().filter { $0 != .none && $0 != kind }
                 try keymaker.activate(kind, credential: credential)
-                for old in previous where old.needsPIN == kind.needsPIN { try keymaker.deactivate(old) }
+                if !keep {
+                    for old in previous where old.needsPIN == kind.needsPIN { try keymaker.deactivate(old) }
+                }
                 print("MainKey protected by \(kind); active protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
+            }
+        }
+    }
+
+    struct RemoveProtector: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-protector",
+            abstract: "Remove one protector (none, pin, hardware, hardwarePIN); at least one must stay.",
+            discussion: "The MainKey is unlocked first (reading the current PIN if needed) and never changes: no data is re-encrypted or lost.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "none | pin | hardware | hardwarePIN") var kind: String
+
+        func validate() throws {
+            guard ProtectorKind(rawValue: kind) != nil else {
+                throw ValidationError("Unknown protector '\(kind)'; choose none, pin, hardware or hardwarePIN.")
+            }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let parsed = ProtectorKind(rawValue: kind) ?? .none
+                let context = try KeyContext(global)
+                try context.unlockForChange()
+                try context.keymaker.deactivate(parsed)
+                context.keymaker.lock()
+                print("Removed the \(parsed) protector; active protectors: \(try context.keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
+            }
+        }
+    }
+
+    struct TPMLockout: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "tpm-lockout",
+            abstract: "Show the TPM's dictionary-attack state; provision its parameters or end a lockout.",
+            discussion: "--set and --reset need the TPM's lockout authorization, which Rampart assumes empty (a fresh or test TPM such as swtpm). On a real machine the OS owner provisions these.")
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .customLong("set"), help: "MAX_TRIES,RECOVERY_SECONDS,LOCKOUT_RECOVERY_SECONDS, e.g. 3,1000,1000.") var parameters: String?
+        @Flag(name: .long, help: "End a lockout and zero the failure counter.") var reset = false
+
+        func validate() throws {
+            if let parameters {
+                let parts = parameters.split(separator: ",").compactMap { UInt32($0) }
+                guard parts.count == 3, parts[0] >= 1 else {
+                    throw ValidationError("--set takes three numbers: MAX_TRIES,RECOVERY_SECONDS,LOCKOUT_RECOVERY_SECONDS (MAX_TRIES >= 1).")
+                }
+            }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                #if os(Linux)
+                let configuration = TPMConfiguration.fromEnvironment()
+                let device = TPMDevice(configuration: configuration)
+                if let parameters {
+                    let parts = parameters.split(separator: ",").compactMap { UInt32($0) }
+                    try device.setDictionaryAttackParameters(
+                        TPMDictionaryAttackParameters(maxTries: parts[0], recoveryTime: parts[1], lockoutRecovery: parts[2]))
+                }
+                if reset { try device.resetDictionaryAttackLockout() }
+                print(try device.describe())
+                #else
+                throw HardwareKeysError.noTPM("the TPM commands are Linux only")
+                #endif
             }
         }
     }
@@ -117,6 +184,7 @@ struct KeyCommand: AsyncParsableCommand {
                 print("failed PINs:       \(status.failedAttempts) of \(status.maxFailedAttempts) before wipe")
                 print("autolock:          \(status.autolock)")
                 print("keychain:          \(status.keychainBackend)")
+                print("secure hardware:   \(SecureHardware.found())")
                 for entry in status.availableProtectors {
                     print("protector \(entry.kind.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0))\(entry.available ? "available" : "unavailable"): \(entry.detail)")
                 }
@@ -175,6 +243,7 @@ struct KeyContext {
         userID = try options.userID()
         user = UserContainer(userID: userID, global: global)
         dataWipes = UserDataWipes.register(in: global)
+        global.addSecureHardwareProtectors()
         keymaker = user.keymaker
     }
 

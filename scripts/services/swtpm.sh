@@ -1,0 +1,100 @@
+# Starts a software TPM 2.0 (swtpm) for the HardwareKeys tests (source me with bash):
+#   source scripts/services/swtpm.sh
+# swtpm in socket mode on 127.0.0.1 (command port P, control port P+1), TPM state in
+# $RAMPART_SWTPM_DIR, else $RAMPART_SERVICES_DIR/swtpm (set by scripts/test.sh, which also kills
+# the pids this script appends to RAMPART_SERVICE_PIDS), else /tmp/rampart-swtpm-$UID.
+# Command actually run (P = first free port from $RAMPART_SWTPM_PORT, default 2321):
+#   swtpm socket --tpm2 --tpmstate dir=STATE --server type=tcp,port=P,bindaddr=127.0.0.1 \
+#     --ctrl type=tcp,port=P+1,bindaddr=127.0.0.1 --flags not-need-init,startup-clear --daemon
+# Idempotent: a second `source` with the same state folder reuses the running swtpm.
+# Exports RAMPART_TPM_TCTI="swtpm:host=127.0.0.1,port=P" and RAMPART_SWTPM=1 (or =0 with a
+# reason on stderr). Never fails the sourcing shell (safe under `set -euo pipefail`).
+# `bash scripts/services/swtpm.sh stop [STATE]` stops it.
+
+rampart_swtpm_state() {
+    if [ -n "${RAMPART_SWTPM_DIR:-}" ]; then
+        printf '%s' "$RAMPART_SWTPM_DIR"
+    elif [ -n "${RAMPART_SERVICES_DIR:-}" ]; then
+        printf '%s' "$RAMPART_SERVICES_DIR/swtpm"
+    else
+        printf '%s' "/tmp/rampart-swtpm-$(id -u)"
+    fi
+}
+
+# Whether something listens on 127.0.0.1:$1.
+rampart_swtpm_port_busy() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+rampart_swtpm_start() {
+    local state
+    state="$(rampart_swtpm_state)"
+    if ! command -v swtpm >/dev/null 2>&1; then
+        echo "swtpm.sh: swtpm missing (apt-get install \$(cat scripts/deps/hardwarekeys.apt))" >&2
+        export RAMPART_SWTPM=0
+        return 1
+    fi
+    mkdir -p "$state/tpm" && chmod 700 "$state" "$state/tpm"
+    local port=""
+    if [ -f "$state/swtpm.pid" ] && [ -f "$state/port" ] && kill -0 "$(cat "$state/swtpm.pid")" 2>/dev/null; then
+        port="$(cat "$state/port")"
+    else
+        port="${RAMPART_SWTPM_PORT:-2321}"
+        local tries=0
+        while rampart_swtpm_port_busy "$port" || rampart_swtpm_port_busy "$((port + 1))"; do
+            port=$((port + 2))
+            tries=$((tries + 1))
+            if [ "$tries" -gt 50 ]; then
+                echo "swtpm.sh: no free port pair from ${RAMPART_SWTPM_PORT:-2321}" >&2
+                export RAMPART_SWTPM=0
+                return 1
+            fi
+        done
+        rm -f "$state/swtpm.pid"
+        swtpm socket --tpm2 --tpmstate dir="$state/tpm" \
+            --server type=tcp,port="$port",bindaddr=127.0.0.1 \
+            --ctrl type=tcp,port="$((port + 1))",bindaddr=127.0.0.1 \
+            --flags not-need-init,startup-clear \
+            --pid file="$state/swtpm.pid" --log file="$state/swtpm.log" --daemon || {
+            echo "swtpm.sh: swtpm failed to start: $(tail -3 "$state/swtpm.log" 2>/dev/null)" >&2
+            export RAMPART_SWTPM=0
+            return 1
+        }
+        local wait=0
+        until [ -s "$state/swtpm.pid" ] && rampart_swtpm_port_busy "$port"; do
+            wait=$((wait + 1))
+            if [ "$wait" -gt 50 ]; then
+                echo "swtpm.sh: swtpm did not listen on port $port" >&2
+                export RAMPART_SWTPM=0
+                return 1
+            fi
+            sleep 0.1
+        done
+        printf '%s\n' "$port" > "$state/port"
+    fi
+    if declare -p RAMPART_SERVICE_PIDS >/dev/null 2>&1; then
+        RAMPART_SERVICE_PIDS+=("$(cat "$state/swtpm.pid")")
+    fi
+    export RAMPART_TPM_TCTI="swtpm:host=127.0.0.1,port=$port"
+    export RAMPART_SWTPM=1
+    return 0
+}
+
+rampart_swtpm_stop() {
+    local state="${1:-}"
+    [ -n "$state" ] || state="$(rampart_swtpm_state)"
+    [ -f "$state/swtpm.pid" ] || return 0
+    local pid
+    pid="$(cat "$state/swtpm.pid")"
+    kill "$pid" 2>/dev/null
+    sleep 0.2
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+    rm -f "$state/swtpm.pid" "$state/port"
+    return 0
+}
+
+if [ "${1:-}" = "stop" ]; then
+    rampart_swtpm_stop "${2:-}"
+else
+    rampart_swtpm_start || true
+fi
