@@ -58,6 +58,14 @@ cliDependencies.append("Keymaker")
 // MARK: - PinnedTransport (issue 8): certificate pinning
 
 // MARK: - FileVault (issue 9): attachment cache and drive block store
+products.append(.library(name: "FileVault", targets: ["FileVault"]))
+targets += [
+    .target(name: "FileVault",
+            dependencies: ["RampartCore", crypto, .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings),
+    .testTarget(name: "FileVaultTests", dependencies: ["FileVault", "rampart"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("FileVault")
 
 // MARK: - Server (issue 10): embedded local backend
 
