@@ -32,8 +32,14 @@ cliDependencies.append("RampartCore")
 // MARK: - Keychain (issue 2): keychain protocol and backends
 products.append(.library(name: "Keychain", targets: ["Keychain"]))
 targets += [
-    .target(name: "Keychain", dependencies: ["RampartCore"], swiftSettings: swiftSettings),
-    .testTarget(name: "KeychainTests", dependencies: ["Keychain"], swiftSettings: swiftSettings),
+    // libsecret (Secret Service: GNOME Keyring, KWallet) on Linux; Debian: libsecret-1-dev.
+    .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1",
+                   providers: [.apt(["libsecret-1-dev"]), .brew(["libsecret"])]),
+    .target(name: "Keychain",
+            dependencies: ["RampartCore", crypto,
+                           .target(name: "CLibSecret", condition: .when(platforms: [.linux]))],
+            swiftSettings: swiftSettings),
+    .testTarget(name: "KeychainTests", dependencies: ["Keychain", "RampartCore"], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("Keychain")
 
@@ -46,16 +52,94 @@ targets += [
 cliDependencies.append("Keymaker")
 
 // MARK: - HTML5 (issue 3): spec-exact HTML5 parser
+products.append(.library(name: "HTML5", targets: ["HTML5"]))
+targets += [
+    .target(name: "HTML5", swiftSettings: swiftSettings),
+    .testTarget(name: "HTML5Tests", dependencies: ["HTML5"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("HTML5")
 
 // MARK: - MailSafety (issue 4): sanitizer, remote content, trackers, CSP
+products.append(.library(name: "MailSafety", targets: ["MailSafety"]))
+targets += [
+    .target(name: "MailSafety", dependencies: ["HTML5", "RampartCore"], swiftSettings: swiftSettings),
+    .testTarget(
+        name: "MailSafetyTests",
+        dependencies: ["MailSafety", "HTML5", .product(name: "PropertyBased", package: "swift-property-based")],
+        resources: [.copy("Resources")],
+        swiftSettings: swiftSettings
+    ),
+]
+cliDependencies.append("MailSafety")
 
 // MARK: - SealedStore (issue 5): sealed SQLite store
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+products.append(.library(name: "SealedStore", targets: ["SealedStore"]))
+targets += [
+    .target(name: "SealedStore", dependencies: ["RampartCore", crypto, grdb], swiftSettings: swiftSettings),
+    .testTarget(name: "SealedStoreTests", dependencies: ["SealedStore", "RampartCore", "Keymaker", crypto, grdb], swiftSettings: swiftSettings),
+]
+cliDependencies += ["SealedStore", grdb]
 
 // MARK: - HardwareKeys (issue 6): TPM 2.0 / Secure Enclave protector
 
 // MARK: - PushCrypto (issue 7): Web Push encryption
+products.append(.library(name: "PushCrypto", targets: ["PushCrypto"]))
+targets += [
+    .target(name: "PushCrypto", dependencies: ["RampartCore", "Keychain", crypto], swiftSettings: swiftSettings),
+    .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "Keychain", "RampartCore", crypto], swiftSettings: swiftSettings),
+]
+cliDependencies.append("PushCrypto")
 
 // MARK: - PinnedTransport (issue 8): certificate pinning
+products.append(.library(name: "PinnedTransport", targets: ["PinnedTransport"]))
+targets += [
+    .target(
+        name: "PinnedTransport",
+        dependencies: [
+            "RampartCore",
+            crypto,
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOTLS", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+        ],
+        swiftSettings: swiftSettings
+    ),
+    .testTarget(
+        name: "PinnedTransportTests",
+        dependencies: [
+            "PinnedTransport",
+            "RampartCore",
+            crypto,
+            cryptoExtras,
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOTLS", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+        ],
+        swiftSettings: swiftSettings
+    ),
+]
+cliDependencies.append("PinnedTransport")
+// `rampart bench pinning` runs a loopback TLS server and a BoringSSL-verified baseline client.
+cliDependencies += [
+    crypto,
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOTLS", package: "swift-nio"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    .product(name: "X509", package: "swift-certificates"),
+]
 
 // MARK: - FileVault (issue 9): attachment cache and drive block store
 products.append(.library(name: "FileVault", targets: ["FileVault"]))
@@ -67,7 +151,47 @@ targets += [
 ]
 cliDependencies.append("FileVault")
 
-// MARK: - Server (issue 10): embedded local backend
+// MARK: - Integration (cross-module attacker tests)
+targets.append(.testTarget(name: "RampartIntegrationTests",
+                           dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
+                           swiftSettings: swiftSettings))
+
+// MARK: - RampartAPI (issue 10): wire models and mailbox crypto shared by the server and the client
+products.append(.library(name: "RampartAPI", targets: ["RampartAPI"]))
+targets += [
+    .target(name: "RampartAPI", dependencies: ["RampartCore", crypto, cryptoExtras], swiftSettings: swiftSettings),
+    .testTarget(name: "RampartAPITests", dependencies: ["RampartAPI", "RampartCore", crypto], swiftSettings: swiftSettings),
+]
+cliDependencies.append("RampartAPI")
+
+// MARK: - RampartServer (issue 10): embedded local backend (TLS on loopback, zero-access storage)
+// Only the `rampart` executable and the tests link it; no core library depends on it.
+products.append(.library(name: "RampartServer", targets: ["RampartServer"]))
+targets += [
+    .target(
+        name: "RampartServer",
+        dependencies: [
+            "RampartAPI", "RampartCore", "PushCrypto", crypto, cryptoExtras, grdb,
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+            .product(name: "Logging", package: "swift-log"),
+        ],
+        swiftSettings: swiftSettings
+    ),
+    .testTarget(
+        name: "RampartServerTests",
+        dependencies: ["RampartServer", "RampartAPI", "RampartCore", "PinnedTransport", "PushCrypto", crypto,
+                       .product(name: "NIOHTTP1", package: "swift-nio"),
+                       .product(name: "X509", package: "swift-certificates")],
+        swiftSettings: swiftSettings
+    ),
+]
+cliDependencies.append("RampartServer")
 
 // MARK: - rampart (the command-line tool)
 products.append(.executable(name: "rampart", targets: ["rampart"]))
@@ -77,9 +201,12 @@ targets += [
         dependencies: cliDependencies + [
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            crypto,
         ],
         swiftSettings: swiftSettings
     ),
+    // Runs the built `rampart` executable (located next to the test bundle) as a user would.
+    .testTarget(name: "RampartCLITests", dependencies: ["rampart"], swiftSettings: swiftSettings),
 ]
 
 let package = Package(
@@ -96,6 +223,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // Already resolved as Hummingbird's dependency; RampartServer uses its ServiceGroup for a graceful stop.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: targets

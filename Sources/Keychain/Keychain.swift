@@ -80,7 +80,9 @@ public struct KeychainAccessGroup: Hashable, Sendable, Codable, CustomStringConv
 ///   for a missing item;
 /// - ``deleteAll(accessGroup:)`` and ``deleteAll(service:accessGroup:)`` succeed when nothing
 ///   matches;
-/// - items of one access group are invisible to another.
+/// - items of one access group are invisible to another;
+/// - values of up to ``KeychainLimits/maximumValueSize`` bytes (the empty value included) are
+///   stored exactly; larger ones throw ``KeychainError/itemTooLarge(_:size:limit:)``.
 public protocol Keychain: Sendable {
     /// A short name of the backend (`file`, `secret-service`, `apple`, `memory`).
     var backendName: String { get }
@@ -131,6 +133,12 @@ extension Keychain {
     }
 }
 
+/// Limits every backend enforces alike.
+public enum KeychainLimits {
+    /// The largest item value (64 KiB): keychains hold keys, wrapped keys and tokens.
+    public static let maximumValueSize = 64 * 1024
+}
+
 /// Why a keychain operation failed.
 public enum KeychainError: Error, Equatable, RampartError {
     /// No item at this address.
@@ -147,6 +155,11 @@ public enum KeychainError: Error, Equatable, RampartError {
     case boundToAnotherDevice(KeychainItemID)
     /// An item value is larger than the backend accepts.
     case itemTooLarge(KeychainItemID, size: Int, limit: Int)
+    /// A keychain folder or item file is readable or writable by other users; it is refused
+    /// rather than trusted (file backend).
+    case permissionsTooOpen(path: String, mode: String)
+    /// The backend's storage failed (disk full, I/O error, …).
+    case storageFailure(path: String, reason: String)
 
     public var code: String {
         switch self {
@@ -157,6 +170,8 @@ public enum KeychainError: Error, Equatable, RampartError {
         case .corruptItem: "keychain.corruptItem"
         case .boundToAnotherDevice: "keychain.boundToAnotherDevice"
         case .itemTooLarge: "keychain.itemTooLarge"
+        case .permissionsTooOpen: "keychain.permissionsTooOpen"
+        case .storageFailure: "keychain.storageFailure"
         }
     }
 
@@ -170,6 +185,9 @@ public enum KeychainError: Error, Equatable, RampartError {
         case .boundToAnotherDevice(let id):
             "Keychain item \(id) belongs to another device (this-device-only items are not portable); log in again on this device."
         case .itemTooLarge(let id, let size, let limit): "Keychain item \(id) is \(size) bytes; the limit is \(limit)."
+        case .permissionsTooOpen(let path, let mode):
+            "\(path) has permissions \(mode); other users could read or replace keychain items. Run `chmod go-rwx \(path)` after checking nobody else changed it."
+        case .storageFailure(let path, let reason): "The keychain could not use \(path): \(reason)"
         }
     }
 }

@@ -3,5 +3,16 @@ import ArgumentParser
 /// Every top-level subcommand, one line per module's command group.
 enum RampartCommands {
     static let all: [any ParsableCommand.Type] = [
+        KeyCommand.self,
+        BenchCommand.self,
+        DemoCommand.self,
+        KeychainCommand.self,
+        HTML5Command.self,
+        PinCommand.self,
+        TransportCommand.self,
+        StoreCommand.self,
+        SanitizeCommand.self,
+        PushCommand.self,
+        ServerCommand.self,
     ]
 }

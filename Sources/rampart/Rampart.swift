@@ -22,4 +22,8 @@ struct Rampart: AsyncParsableCommand {
         """,
         subcommands: RampartCommands.all
     )
+
+    /// Accepted before the subcommand too (`rampart --home DIR key init`); the subcommands
+    /// declare the same group and receive the values.
+    @OptionGroup var global: GlobalOptions
 }

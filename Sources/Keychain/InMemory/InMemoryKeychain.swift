@@ -19,6 +19,7 @@ public final class InMemoryKeychain: Keychain, @unchecked Sendable {
     public var backendName: String { "memory" }
 
     public func add(_ value: SecretBytes, for id: KeychainItemID, accessibility: KeychainAccessibility) throws {
+        try checkSize(value, id)
         let copy = try value.withUnsafeBytes { SecretBytes(copying: $0) }
         try lock.withLock {
             guard entries[id] == nil else { throw KeychainError.duplicate(id) }
@@ -35,6 +36,7 @@ public final class InMemoryKeychain: Keychain, @unchecked Sendable {
     }
 
     public func update(_ value: SecretBytes, for id: KeychainItemID) throws {
+        try checkSize(value, id)
         let copy = try value.withUnsafeBytes { SecretBytes(copying: $0) }
         try lock.withLock {
             guard let existing = entries[id] else { throw KeychainError.notFound(id) }
@@ -70,6 +72,12 @@ public final class InMemoryKeychain: Keychain, @unchecked Sendable {
         lock.withLock {
             entries.keys.filter { $0.accessGroup == accessGroup }
                 .sorted { ($0.service, $0.account) < ($1.service, $1.account) }
+        }
+    }
+
+    private func checkSize(_ value: SecretBytes, _ id: KeychainItemID) throws {
+        if value.count > KeychainLimits.maximumValueSize {
+            throw KeychainError.itemTooLarge(id, size: value.count, limit: KeychainLimits.maximumValueSize)
         }
     }
 

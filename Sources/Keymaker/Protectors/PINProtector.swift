@@ -52,14 +52,14 @@ public struct ScryptParameters: Sendable, Equatable, Codable {
     }
 
     /// Serialized form inside the envelope: kdf id (1 = scrypt), logN, r, p, salt.
-    var encoded: Data {
+    public var encoded: Data {
         var data = Data([1, logN])
         for value in [r, p] { withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) } }
         data.appendLengthPrefixed(salt, width: 1)
         return data
     }
 
-    static func decode(_ data: Data) throws -> ScryptParameters {
+    public static func decode(_ data: Data) throws -> ScryptParameters {
         var reader = ByteReader(data)
         guard try reader.readByte() == 1 else { throw KeymakerError.corruptEnvelope("unknown KDF") }
         let logN = try reader.readByte()
@@ -77,7 +77,7 @@ public struct ScryptParameters: Sendable, Equatable, Codable {
     ///
     /// swift-crypto's scrypt returns a `SymmetricKey` (zeroized on release); its internal
     /// intermediate `Data` buffer is not zeroized — a limit of the library, documented.
-    func deriveKey(pin: SecretBytes) throws -> SecretBytes {
+    public func deriveKey(pin: SecretBytes) throws -> SecretBytes {
         try pin.withUnsafeBytes { pinBytes in
             let key = try KDF.Scrypt.deriveKey(
                 from: pinBytes, salt: salt, outputByteCount: 32,

@@ -61,11 +61,16 @@ public struct LockedError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Keeps an observer registered; unregisters it when released or cancelled.
+/// Keeps an observer registered; unregisters it when cancelled (and, unless created with
+/// `cancelsOnRelease: false`, when released).
 public final class ObserverToken: @unchecked Sendable {
     private let lock = NSLock()
     private var onCancel: (() -> Void)?
-    public init(onCancel: @escaping () -> Void) { self.onCancel = onCancel }
+    private let cancelsOnRelease: Bool
+    public init(cancelsOnRelease: Bool = true, onCancel: @escaping () -> Void) {
+        self.onCancel = onCancel
+        self.cancelsOnRelease = cancelsOnRelease
+    }
     public func cancel() {
         let action = lock.withLock { () -> (() -> Void)? in
             defer { onCancel = nil }
@@ -73,7 +78,7 @@ public final class ObserverToken: @unchecked Sendable {
         }
         action?()
     }
-    deinit { cancel() }
+    deinit { if cancelsOnRelease { cancel() } }
 }
 
 /// A thread-safe list of lifecycle observers and stream continuations. Building block for

@@ -18,12 +18,13 @@ public final class WipeRegistry: @unchecked Sendable {
 
     public init() {}
 
-    /// Registers `item`; returns a token that unregisters it when cancelled.
+    /// Registers `item` for the registry's lifetime; the returned token unregisters it when
+    /// cancelled explicitly (releasing the token does not).
     @discardableResult
     public func register(_ item: any Wipeable) -> ObserverToken {
         let id = UUID()
         lock.withLock { entries.append((id, item)) }
-        return ObserverToken { [weak self] in
+        return ObserverToken(cancelsOnRelease: false) { [weak self] in
             guard let self else { return }
             self.lock.withLock { self.entries.removeAll { $0.id == id } }
         }

@@ -1,0 +1,411 @@
+// The document object model the parser builds and the mail sanitizer walks and rewrites.
+//
+// Trust-model row: "inbox (incoming mail) — mail can carry malicious HTML". The sanitizer sees
+// exactly the tree a browser engine would build from the same bytes (spec-exact parsing), so no
+// markup can be hidden from it by parser differentials.
+//
+// Design: nodes are final classes linked as a doubly linked sibling list under a parent, so
+// removal, replacement and insertion are O(1) and iteration needs no array copies. The parent and
+// previous-sibling links are `unowned(unsafe)`, and every node's `deinit` clears the links of the
+// children it still holds (and frees deep subtrees iteratively), so a link never dangles and
+// freeing a 100 000-deep tree cannot overflow the stack.
+
+/// The namespace of an element.
+///
+/// Trust-model row: inbox — the sanitizer must know whether `<script>` or `<a>` is HTML, SVG or
+/// MathML, because the three are handled differently by the web view.
+public enum Namespace: Sendable, Hashable {
+    case html, svg, mathml
+
+    /// The namespace URI, e.g. `http://www.w3.org/1999/xhtml`.
+    public var uri: String {
+        switch self {
+        case .html: "http://www.w3.org/1999/xhtml"
+        case .svg: "http://www.w3.org/2000/svg"
+        case .mathml: "http://www.w3.org/1998/Math/MathML"
+        }
+    }
+}
+
+/// The namespace of a foreign attribute (`xlink:href`, `xml:lang`, `xmlns:xlink`).
+///
+/// Trust-model row: inbox — `xlink:href` on SVG is a link the sanitizer must see as such.
+public enum AttributeNamespace: Sendable, Hashable {
+    case xlink, xml, xmlns
+
+    /// The conventional prefix, e.g. `xlink`.
+    public var prefix: String {
+        switch self {
+        case .xlink: "xlink"
+        case .xml: "xml"
+        case .xmlns: "xmlns"
+        }
+    }
+}
+
+/// One attribute of an element. `name` is the local name (lowercased for HTML elements, with the
+/// spec's case adjustments for SVG and MathML); `namespace` is set only for the adjusted foreign
+/// attributes (`xlink:href` has `name == "href"`, `namespace == .xlink`).
+///
+/// Trust-model row: inbox — event-handler and URL attributes are what the sanitizer edits.
+public struct Attribute: Sendable, Hashable {
+    public var namespace: AttributeNamespace?
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String, namespace: AttributeNamespace? = nil) {
+        self.name = name
+        self.value = value
+        self.namespace = namespace
+    }
+
+    /// The qualified name as serialized: `xlink:href`, `xmlns`, `class`.
+    public var qualifiedName: String {
+        guard let namespace else { return name }
+        if namespace == .xmlns && name == "xmlns" { return name }
+        return namespace.prefix + ":" + name
+    }
+}
+
+/// A node of the tree: ``Document``, ``DocumentFragment``, ``Element``, ``Text``, ``Comment`` or
+/// ``DocumentType``. Children form a doubly linked list: use ``firstChild``/``nextSibling`` (or
+/// ``children``) to iterate, ``remove()``, ``replace(with:)``, ``appendChild(_:)`` and
+/// ``insertBefore(_:_:)`` to rewrite, all O(1).
+///
+/// Trust-model row: inbox (incoming mail) — the tree the sanitizer walks and rewrites.
+public class Node {
+    /// The parent, or `nil` for a root or a detached node.
+    public internal(set) unowned(unsafe) var parent: Node?
+    /// The first child, or `nil`.
+    public internal(set) var firstChild: Node?
+    /// The last child, or `nil`.
+    public internal(set) unowned(unsafe) var lastChild: Node?
+    /// The next sibling, or `nil`.
+    public internal(set) var nextSibling: Node?
+    /// The previous sibling, or `nil`.
+    public internal(set) unowned(unsafe) var previousSibling: Node?
+
+    init() {}
+
+    deinit {
+        // Detach every child so none keeps a dangling parent/sibling link, and free deep subtrees
+        // with an explicit worklist instead of recursive deinit.
+        guard firstChild != nil else { return }
+        // Leaves are released on the spot; nodes with children go to a worklist whose entries
+        // are flattened only when nobody else holds them.
+        var pending: [Node] = []
+        Node.detachChildren(of: self, into: &pending)
+        var index = 0
+        while index < pending.count {
+            if !isKnownUniquelyReferenced(&pending[index]) { index += 1; continue }
+            Node.detachChildren(of: pending[index], into: &pending)
+            index += 1
+        }
+    }
+
+    private static func detachChildren(of node: Node, into pending: inout [Node]) {
+        var child = node.firstChild
+        node.firstChild = nil
+        node.lastChild = nil
+        while let current = child {
+            child = current.nextSibling
+            current.parent = nil
+            current.previousSibling = nil
+            current.nextSibling = nil
+            if current.firstChild != nil { pending.append(current) }
+        }
+    }
+
+    /// `true` if the node has at least one child.
+    public var hasChildNodes: Bool { firstChild != nil }
+
+    /// The children in order. Safe to use while removing the child being visited, because the
+    /// iterator reads `nextSibling` before yielding.
+    public var children: ChildSequence { ChildSequence(first: firstChild) }
+
+    /// Child elements only.
+    public var childElements: [Element] { children.compactMap { $0 as? Element } }
+
+    /// The number of children (O(n)).
+    public var childCount: Int { var count = 0; var node = firstChild; while let n = node { count += 1; node = n.nextSibling }; return count }
+
+    /// Appends `child` (detaching it first from wherever it was).
+    public func appendChild(_ child: Node) {
+        child.remove()
+        child.parent = self
+        if let last = lastChild {
+            last.nextSibling = child
+            child.previousSibling = last
+        } else {
+            firstChild = child
+        }
+        lastChild = child
+    }
+
+    /// Inserts `child` before `reference` (a child of this node), or at the end when `reference`
+    /// is `nil`.
+    public func insertBefore(_ child: Node, _ reference: Node?) {
+        guard let reference else { appendChild(child); return }
+        precondition(reference.parent === self, "reference is not a child of this node")
+        if child === reference { return }
+        child.remove()
+        child.parent = self
+        child.nextSibling = reference
+        child.previousSibling = reference.previousSibling
+        if let previous = reference.previousSibling { previous.nextSibling = child } else { firstChild = child }
+        reference.previousSibling = child
+    }
+
+    /// Detaches this node (with its subtree) from its parent. No-op if detached.
+    public func remove() {
+        guard let parent else { return }
+        let keep = self  // keep alive while unlinking
+        if let previous = previousSibling { previous.nextSibling = nextSibling } else { parent.firstChild = nextSibling }
+        if let next = nextSibling { next.previousSibling = previousSibling } else { parent.lastChild = previousSibling }
+        keep.parent = nil
+        keep.previousSibling = nil
+        keep.nextSibling = nil
+    }
+
+    /// Puts `replacement` where this node is and detaches this node.
+    public func replace(with replacement: Node) {
+        guard let parent, replacement !== self else { return }
+        parent.insertBefore(replacement, self)
+        remove()
+    }
+
+    /// Replaces this node by its children (keeps the content, drops the tag) — the sanitizer's
+    /// "unwrap".
+    public func unwrap() {
+        guard let parent else { return }
+        while let child = firstChild { parent.insertBefore(child, self) }
+        remove()
+    }
+
+    /// Moves every child of this node to the end of `newParent`.
+    public func moveChildren(to newParent: Node) {
+        while let child = firstChild { newParent.appendChild(child) }
+    }
+
+    /// Removes every child.
+    public func removeAllChildren() {
+        while let child = firstChild { child.remove() }
+    }
+
+    /// Pre-order traversal of the descendants (not including this node); iterative, so deep trees
+    /// are safe. Template contents are not entered (walk ``Element/templateContent`` yourself).
+    public var descendants: DescendantSequence { DescendantSequence(root: self) }
+
+    /// The concatenated text of all descendant text nodes.
+    public var textContent: String {
+        if let text = self as? Text { return text.data }
+        var result = ""
+        for node in descendants { if let text = node as? Text { result += text.data } }
+        return result
+    }
+
+    /// A copy of this node; with `deep`, of its whole subtree (and template contents).
+    public func clone(deep: Bool) -> Node {
+        let copy = shallowClone()
+        guard deep else { return copy }
+        // Iterative deep copy.
+        var stack: [(Node, Node)] = [(self, copy)]
+        while let (source, target) = stack.popLast() {
+            var child = source.firstChild
+            while let c = child {
+                let cc = c.shallowClone()
+                target.appendChild(cc)
+                stack.append((c, cc))
+                child = c.nextSibling
+            }
+        }
+        return copy
+    }
+
+    func shallowClone() -> Node { fatalError("abstract") }
+}
+
+/// Iterates the children of a node.
+public struct ChildSequence: Sequence, IteratorProtocol {
+    var next_: Node?
+    init(first: Node?) { next_ = first }
+    public mutating func next() -> Node? {
+        guard let node = next_ else { return nil }
+        next_ = node.nextSibling
+        return node
+    }
+}
+
+/// Iterates the descendants of a node in document order (pre-order). The node just returned may
+/// be removed or replaced during iteration: the walk then continues after the place it occupied,
+/// without visiting its subtree or the replacement. Call ``skipChildren()`` to not descend into
+/// the node just returned.
+public struct DescendantSequence: Sequence, IteratorProtocol {
+    let root: Node
+    var current: Node?
+    var started = false
+    var skip = false
+    var savedParent: Node?
+    var savedNext: Node?
+    init(root: Node) { self.root = root }
+
+    /// Do not descend into the children of the node last returned.
+    public mutating func skipChildren() { skip = true }
+
+    public mutating func next() -> Node? {
+        let result: Node?
+        if !started {
+            started = true
+            result = root.firstChild
+        } else if let node = current {
+            if node.parent != nil {
+                if !skip, let child = node.firstChild { result = child } else { result = ascend(from: node) }
+            } else if let saved = savedNext, saved.parent != nil, saved.parent === savedParent {
+                result = saved
+            } else if let parent = savedParent, parent !== root {
+                result = parent.parent == nil && parent !== root ? nil : ascend(from: parent)
+            } else {
+                result = nil
+            }
+        } else {
+            result = nil
+        }
+        skip = false
+        current = result
+        savedParent = result?.parent
+        savedNext = result?.nextSibling
+        return result
+    }
+
+    private func ascend(from node: Node) -> Node? {
+        var n: Node? = node
+        while let x = n, x !== root {
+            if let sibling = x.nextSibling { return sibling }
+            n = x.parent
+        }
+        return nil
+    }
+}
+
+/// The root of a parsed document.
+///
+/// Trust-model row: inbox — the whole message body as the web view would see it.
+public final class Document: Node {
+    /// The document's compatibility mode, set from the doctype.
+    public enum QuirksMode: Sendable { case noQuirks, limitedQuirks, quirks }
+    public internal(set) var quirksMode: QuirksMode = .noQuirks
+    public override init() { super.init() }
+    override func shallowClone() -> Node { let d = Document(); d.quirksMode = quirksMode; return d }
+
+    /// The `<html>` element, if any.
+    public var documentElement: Element? { children.lazy.compactMap { $0 as? Element }.first }
+}
+
+/// A fragment: the result of fragment parsing, and the content of a `<template>`.
+///
+/// Trust-model row: inbox — template contents are inert but still sanitized.
+public final class DocumentFragment: Node {
+    public override init() { super.init() }
+    override func shallowClone() -> Node { DocumentFragment() }
+}
+
+/// An element: namespace, local name, attributes, children.
+///
+/// Trust-model row: inbox — the unit the sanitizer allows, rewrites or drops.
+public final class Element: Node {
+    public let namespace: Namespace
+    /// The local name: lowercase for HTML, case-adjusted for SVG (`foreignObject`).
+    public let localName: String
+    /// Attributes in source order; names are unique.
+    public var attributes: [Attribute]
+    /// The contents of a `<template>` element (HTML namespace), else `nil`.
+    public internal(set) var templateContent: DocumentFragment?
+
+    public init(localName: String, namespace: Namespace = .html, attributes: [Attribute] = []) {
+        self.localName = localName
+        self.namespace = namespace
+        self.attributes = attributes
+        if namespace == .html && localName == "template" { templateContent = DocumentFragment() }
+        super.init()
+    }
+
+    override func shallowClone() -> Node {
+        let e = Element(localName: localName, namespace: namespace, attributes: attributes)
+        if let content = templateContent { e.templateContent = content.clone(deep: true) as? DocumentFragment }
+        return e
+    }
+
+    /// `true` if this is the HTML element named `name`.
+    @inlinable public func isHTML(_ name: String) -> Bool { namespace == .html && localName == name }
+
+    /// The value of the attribute with this (non-namespaced) name, or `nil`.
+    public subscript(attribute name: String) -> String? {
+        get { attributes.first { $0.namespace == nil && $0.name == name }?.value }
+        set {
+            if let index = attributes.firstIndex(where: { $0.namespace == nil && $0.name == name }) {
+                if let newValue { attributes[index].value = newValue } else { attributes.remove(at: index) }
+            } else if let newValue {
+                attributes.append(Attribute(name: name, value: newValue))
+            }
+        }
+    }
+
+    /// Returns the value of an attribute, or `nil`.
+    public func attribute(_ name: String, namespace: AttributeNamespace? = nil) -> String? {
+        attributes.first { $0.namespace == namespace && $0.name == name }?.value
+    }
+
+    /// Sets (adds or replaces) an attribute.
+    public func setAttribute(_ name: String, _ value: String, namespace: AttributeNamespace? = nil) {
+        if let index = attributes.firstIndex(where: { $0.namespace == namespace && $0.name == name }) {
+            attributes[index].value = value
+        } else {
+            attributes.append(Attribute(name: name, value: value, namespace: namespace))
+        }
+    }
+
+    /// Removes an attribute; returns whether it existed.
+    @discardableResult
+    public func removeAttribute(_ name: String, namespace: AttributeNamespace? = nil) -> Bool {
+        guard let index = attributes.firstIndex(where: { $0.namespace == namespace && $0.name == name }) else { return false }
+        attributes.remove(at: index)
+        return true
+    }
+
+    /// Keeps only the attributes for which `keep` returns `true`.
+    public func filterAttributes(_ keep: (Attribute) -> Bool) { attributes.removeAll { !keep($0) } }
+}
+
+/// A run of text.
+///
+/// Trust-model row: inbox — text is what the user reads; it is escaped when serialized.
+public final class Text: Node {
+    public var data: String
+    public init(_ data: String) { self.data = data; super.init() }
+    override func shallowClone() -> Node { Text(data) }
+}
+
+/// A comment.
+///
+/// Trust-model row: inbox — comments can hide conditional-comment tricks; sanitizers drop them.
+public final class Comment: Node {
+    public var data: String
+    public init(_ data: String) { self.data = data; super.init() }
+    override func shallowClone() -> Node { Comment(data) }
+}
+
+/// A `<!DOCTYPE>`.
+///
+/// Trust-model row: inbox — decides quirks mode, which changes how the message renders.
+public final class DocumentType: Node {
+    public let name: String
+    public let publicId: String
+    public let systemId: String
+    public init(name: String, publicId: String = "", systemId: String = "") {
+        self.name = name
+        self.publicId = publicId
+        self.systemId = systemId
+        super.init()
+    }
+    override func shallowClone() -> Node { DocumentType(name: name, publicId: publicId, systemId: systemId) }
+}

@@ -1,0 +1,61 @@
+/// A token produced by the tokenizer.
+enum Token {
+    case doctype(DoctypeToken)
+    case startTag(TagToken)
+    case endTag(TagToken)
+    case comment(String)
+    /// A run of characters (may contain U+0000, which the tree builder handles per mode).
+    case characters(String)
+    case eof
+}
+
+struct TagToken {
+    var name: String
+    var attributes: [Attribute]
+    var selfClosing: Bool
+
+    func attribute(_ name: String) -> String? {
+        for attribute in attributes where attribute.name == name { return attribute.value }
+        return nil
+    }
+}
+
+struct DoctypeToken {
+    var name: String?
+    var publicId: String?
+    var systemId: String?
+    var forceQuirks: Bool
+}
+
+/// A parse error: the spec's error code and the byte offset in the (preprocessed) input where it
+/// was found. Parse errors are reported, never thrown: the spec defines how to recover from each.
+///
+/// Trust-model row: inbox — a message full of parse errors is a hint of an attempt to confuse a
+/// sanitizer; the errors are available to log or score, the tree is still the browser's.
+public struct ParseError: Sendable, Hashable, CustomStringConvertible {
+    public let code: String
+    public let offset: Int
+    public var description: String { "\(code) at byte \(offset)" }
+}
+
+/// Named character reference lookup, parsed once from the generated table.
+enum NamedCharacterReferences {
+    /// Name (without `&`, with `;` where the table has it) -> UTF-8 of the replacement.
+    static let table: [String: [UInt8]] = {
+        var table: [String: [UInt8]] = [:]
+        table.reserveCapacity(2300)
+        for line in NamedCharacterReferenceTable.source.split(separator: "\n") {
+            let parts = line.split(separator: "\t")
+            guard parts.count == 2 else { continue }
+            var value = ""
+            for hex in parts[1].split(separator: " ") {
+                if let code = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(code) { value.unicodeScalars.append(scalar) }
+            }
+            table[String(parts[0])] = Array(value.utf8)
+        }
+        return table
+    }()
+    /// Longest name without a semicolon among the legacy entries.
+    static let longestLegacy = 6
+    static let longest = 32
+}

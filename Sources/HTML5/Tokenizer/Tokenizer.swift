@@ -1,0 +1,761 @@
+// The WHATWG HTML tokenizer (§13.2.5), over preprocessed UTF-8 bytes. Every special character of
+// the spec is ASCII, so non-ASCII bytes flow through runs untouched; character tokens are batched
+// into one string per run.
+
+struct Tokenizer {
+    enum State {
+        case data, rcdata, rawtext, scriptData, plaintext, tagOpen, endTagOpen, tagName
+        case rcdataLessThan, rcdataEndTagOpen, rcdataEndTagName
+        case rawtextLessThan, rawtextEndTagOpen, rawtextEndTagName
+        case scriptDataLessThan, scriptDataEndTagOpen, scriptDataEndTagName
+        case scriptDataEscapeStart, scriptDataEscapeStartDash, scriptDataEscaped, scriptDataEscapedDash
+        case scriptDataEscapedDashDash, scriptDataEscapedLessThan, scriptDataEscapedEndTagOpen
+        case scriptDataEscapedEndTagName, scriptDataDoubleEscapeStart, scriptDataDoubleEscaped
+        case scriptDataDoubleEscapedDash, scriptDataDoubleEscapedDashDash, scriptDataDoubleEscapedLessThan
+        case scriptDataDoubleEscapeEnd
+        case beforeAttributeName, attributeName, afterAttributeName, beforeAttributeValue
+        case attributeValueDoubleQuoted, attributeValueSingleQuoted, attributeValueUnquoted
+        case afterAttributeValueQuoted, selfClosingStartTag, bogusComment, markupDeclarationOpen
+        case commentStart, commentStartDash, comment, commentLessThan, commentLessThanBang
+        case commentLessThanBangDash, commentLessThanBangDashDash, commentEndDash, commentEnd, commentEndBang
+        case doctype, beforeDoctypeName, doctypeName, afterDoctypeName, afterDoctypePublicKeyword
+        case beforeDoctypePublicIdentifier, doctypePublicIdentifierDoubleQuoted, doctypePublicIdentifierSingleQuoted
+        case afterDoctypePublicIdentifier, betweenDoctypePublicAndSystemIdentifiers, afterDoctypeSystemKeyword
+        case beforeDoctypeSystemIdentifier, doctypeSystemIdentifierDoubleQuoted, doctypeSystemIdentifierSingleQuoted
+        case afterDoctypeSystemIdentifier, bogusDoctype, cdataSection, cdataSectionBracket, cdataSectionEnd
+    }
+
+    let input: [UInt8]
+    var pos = 0
+    var state: State = .data
+    /// Set by the tree builder: the adjusted current node is not in the HTML namespace.
+    var allowCDATA = false
+    var lastStartTagName: String?
+    var errors: [ParseError] = []
+    var recordErrors = true
+    let maxAttributes: Int
+    var truncatedAttributes = false
+
+    // Token under construction.
+    private var text: [UInt8] = []
+    private var queue: [Token] = []
+    private var queueHead = 0
+    private var eofEmitted = false
+    private var tagName: [UInt8] = []
+    private var isEndTag = false
+    private var selfClosing = false
+    private var attributes: [Attribute] = []
+    private var attributeNames: Set<String> = []
+    private var attrName: [UInt8] = []
+    private var attrValue: [UInt8] = []
+    private var hasAttr = false
+    private var commentData: [UInt8] = []
+    private var doctypeName: [UInt8]? = nil
+    private var publicId: [UInt8]? = nil
+    private var systemId: [UInt8]? = nil
+    private var forceQuirks = false
+    private var temp: [UInt8] = []
+
+    private static let eof = -1
+    private static let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
+
+    init(input: [UInt8], maxAttributes: Int = .max) {
+        self.input = input
+        self.maxAttributes = maxAttributes
+        text.reserveCapacity(1024)
+    }
+
+    @inline(__always) private mutating func error(_ code: String) {
+        if recordErrors { errors.append(ParseError(code: code, offset: pos)) }
+    }
+
+    // MARK: Emitting
+
+    private mutating func flushText() {
+        guard !text.isEmpty else { return }
+        queue.append(.characters(String(decoding: text, as: UTF8.self)))
+        text.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func emit(_ token: Token) {
+        flushText()
+        queue.append(token)
+    }
+
+    private mutating func emitTag() {
+        finishAttribute()
+        let name = String(decoding: tagName, as: UTF8.self)
+        let tag = TagToken(name: name, attributes: attributes, selfClosing: selfClosing)
+        if isEndTag {
+            if !attributes.isEmpty { error("end-tag-with-attributes") }
+            if selfClosing { error("end-tag-with-trailing-solidus") }
+            emit(.endTag(tag))
+        } else {
+            lastStartTagName = name
+            emit(.startTag(tag))
+        }
+        attributes = []
+        if !attributeNames.isEmpty { attributeNames.removeAll() }
+    }
+
+    private mutating func emitComment() {
+        emit(.comment(String(decoding: commentData, as: UTF8.self)))
+    }
+
+    private mutating func emitDoctype() {
+        emit(.doctype(DoctypeToken(
+            name: doctypeName.map { String(decoding: $0, as: UTF8.self) },
+            publicId: publicId.map { String(decoding: $0, as: UTF8.self) },
+            systemId: systemId.map { String(decoding: $0, as: UTF8.self) },
+            forceQuirks: forceQuirks)))
+    }
+
+    private mutating func emitEOF() {
+        emit(.eof)
+        eofEmitted = true
+    }
+
+    /// The next token (`.eof` forever once the input is exhausted).
+    mutating func nextToken() -> Token {
+        while queueHead >= queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+            if eofEmitted { return .eof }
+            step()
+        }
+        let token = queue[queueHead]
+        queueHead += 1
+        return token
+    }
+
+    // MARK: Tag helpers
+
+    private mutating func startTag(end: Bool) {
+        tagName.removeAll(keepingCapacity: true)
+        isEndTag = end
+        selfClosing = false
+        attributes = []
+        hasAttr = false
+    }
+
+    private mutating func startAttribute() {
+        finishAttribute()
+        attrName.removeAll(keepingCapacity: true)
+        attrValue.removeAll(keepingCapacity: true)
+        hasAttr = true
+    }
+
+    private mutating func finishAttribute() {
+        guard hasAttr else { return }
+        hasAttr = false
+        let name = String(decoding: attrName, as: UTF8.self)
+        if attributes.count < 8 && attributeNames.isEmpty {
+            for attribute in attributes where attribute.name == name { error("duplicate-attribute"); return }
+        } else {
+            if attributeNames.isEmpty { for attribute in attributes { attributeNames.insert(attribute.name) } }
+            if attributeNames.contains(name) { error("duplicate-attribute"); return }
+        }
+        if attributes.count >= maxAttributes { truncatedAttributes = true; error("too-many-attributes"); return }
+        if !attributeNames.isEmpty { attributeNames.insert(name) }
+        attributes.append(Attribute(name: name, value: String(decoding: attrValue, as: UTF8.self)))
+    }
+
+    private var isAppropriateEndTag: Bool {
+        guard let last = lastStartTagName else { return false }
+        return last.utf8.elementsEqual(tagName)
+    }
+
+    @inline(__always) private mutating func peek() -> Int { pos < input.count ? Int(input[pos]) : Tokenizer.eof }
+    @inline(__always) private mutating func consume() -> Int {
+        if pos < input.count { let c = Int(input[pos]); pos += 1; return c }
+        pos += 1
+        return Tokenizer.eof
+    }
+    /// Reconsume: step back one (also after EOF, which advanced `pos` past the end).
+    @inline(__always) private mutating func reconsume(_ newState: State) { pos -= 1; state = newState }
+
+    @inline(__always) private static func isWhitespace(_ c: Int) -> Bool { c == 0x09 || c == 0x0A || c == 0x0C || c == 0x20 }
+    @inline(__always) private static func isAlpha(_ c: Int) -> Bool { (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A }
+    @inline(__always) private static func isUpper(_ c: Int) -> Bool { c >= 0x41 && c <= 0x5A }
+    @inline(__always) private static func isAlnum(_ c: Int) -> Bool { isAlpha(c) || (c >= 0x30 && c <= 0x39) }
+    @inline(__always) private static func lower(_ c: Int) -> UInt8 { UInt8(isUpper(c) ? c + 0x20 : c) }
+
+    private mutating func matchesCaseInsensitive(_ word: String) -> Bool {
+        var i = pos
+        for b in word.utf8 {
+            guard i < input.count else { return false }
+            var c = input[i]
+            if c >= 0x41 && c <= 0x5A { c += 0x20 }
+            if c != b { return false }
+            i += 1
+        }
+        return true
+    }
+
+    private mutating func matchesExactly(_ word: String) -> Bool {
+        var i = pos
+        for b in word.utf8 {
+            guard i < input.count, input[i] == b else { return false }
+            i += 1
+        }
+        return true
+    }
+
+    // MARK: Character references (§13.2.5.72-80), as one routine
+
+    /// Called with `pos` just after `&`. Appends the result to the text buffer or, when
+    /// `inAttribute`, to the attribute value.
+    private mutating func consumeCharacterReference(inAttribute: Bool) {
+        @inline(__always) func put(_ bytes: [UInt8]) {
+            if inAttribute { attrValue.append(contentsOf: bytes) } else { text.append(contentsOf: bytes) }
+        }
+        let c = peek()
+        if Tokenizer.isAlnum(c) {
+            var end = pos
+            while end < input.count, end - pos < NamedCharacterReferences.longest, Tokenizer.isAlnum(Int(input[end])) { end += 1 }
+            let table = NamedCharacterReferences.table
+            if end < input.count, input[end] == 0x3B {
+                let key = String(decoding: input[pos...end], as: UTF8.self)
+                if let value = table[key] { pos = end + 1; put(value); return }
+            }
+            var length = min(end - pos, NamedCharacterReferences.longestLegacy)
+            while length >= 2 {
+                let key = String(decoding: input[pos..<(pos + length)], as: UTF8.self)
+                if let value = table[key] {
+                    let next = pos + length < input.count ? Int(input[pos + length]) : Tokenizer.eof
+                    if inAttribute && (next == 0x3D || Tokenizer.isAlnum(next)) {
+                        put([0x26])  // not a reference: the name is consumed as ordinary characters
+                        return
+                    }
+                    error("missing-semicolon-after-character-reference")
+                    pos += length
+                    put(value)
+                    return
+                }
+                length -= 1
+            }
+            // No match: `&` as text; the alphanumerics are consumed normally by the caller.
+            var scan = end
+            if scan < input.count, input[scan] == 0x3B, end > pos { error("unknown-named-character-reference"); scan += 0 }
+            put([0x26])
+            return
+        }
+        if c == 0x23 {  // '#'
+            let start = pos
+            pos += 1
+            var hex = false
+            if pos < input.count, input[pos] | 0x20 == 0x78 { hex = true; pos += 1 }
+            var value: UInt32 = 0
+            var digits = 0
+            while pos < input.count {
+                let d = Int(input[pos])
+                var digit: Int
+                if d >= 0x30 && d <= 0x39 { digit = d - 0x30 }
+                else if hex && (d | 0x20) >= 0x61 && (d | 0x20) <= 0x66 { digit = (d | 0x20) - 0x61 + 10 }
+                else { break }
+                value = value > 0x10FFFF ? value : value * (hex ? 16 : 10) + UInt32(digit)
+                digits += 1
+                pos += 1
+            }
+            if digits == 0 {
+                error("absence-of-digits-in-numeric-character-reference")
+                put([0x26]); put(Array(input[start..<pos]))
+                return
+            }
+            if pos < input.count, input[pos] == 0x3B { pos += 1 } else { error("missing-semicolon-after-character-reference") }
+            var code = value
+            if code == 0 { error("null-character-reference"); code = 0xFFFD }
+            else if code > 0x10FFFF { error("character-reference-outside-unicode-range"); code = 0xFFFD }
+            else if code >= 0xD800 && code <= 0xDFFF { error("surrogate-character-reference"); code = 0xFFFD }
+            else if code >= 0x80 && code <= 0x9F, let mapped = Tokenizer.c1Replacements[Int(code - 0x80)] {
+                error("control-character-reference"); code = mapped
+            }
+            var bytes: [UInt8] = []
+            for b in String(Character(Unicode.Scalar(code)!)).utf8 { bytes.append(b) }
+            put(bytes)
+            return
+        }
+        put([0x26])
+    }
+
+    private static let c1Replacements: [UInt32?] = [
+        0x20AC, nil, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, nil, 0x017D, nil,
+        nil, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, nil, 0x017E, 0x0178,
+    ]
+
+    // MARK: The state machine
+
+    /// Runs states until at least one token is queued.
+    private mutating func step() {
+        while queueHead >= queue.count {
+            if eofEmitted { return }
+            runState()
+        }
+    }
+
+    private mutating func runState() {
+        switch state {
+        case .data:
+            // Fast path: copy the run up to the next special byte.
+            let start = pos
+            while pos < input.count {
+                let b = input[pos]
+                if b == 0x3C || b == 0x26 || b == 0x00 { break }
+                pos += 1
+            }
+            if pos > start { text.append(contentsOf: input[start..<pos]) }
+            let c = consume()
+            switch c {
+            case 0x26: consumeCharacterReference(inAttribute: false)
+            case 0x3C: state = .tagOpen
+            case 0x00: error("unexpected-null-character"); text.append(0)
+            case Tokenizer.eof: emitEOF()
+            default: text.append(UInt8(c))
+            }
+        case .rcdata:
+            let start = pos
+            while pos < input.count {
+                let b = input[pos]
+                if b == 0x3C || b == 0x26 || b == 0x00 { break }
+                pos += 1
+            }
+            if pos > start { text.append(contentsOf: input[start..<pos]) }
+            let c = consume()
+            switch c {
+            case 0x26: consumeCharacterReference(inAttribute: false)
+            case 0x3C: state = .rcdataLessThan
+            case 0x00: error("unexpected-null-character"); text.append(contentsOf: Tokenizer.replacement)
+            case Tokenizer.eof: emitEOF()
+            default: text.append(UInt8(c))
+            }
+        case .rawtext, .scriptData, .plaintext:
+            let start = pos
+            let stopAtLess = state != .plaintext
+            while pos < input.count {
+                let b = input[pos]
+                if (b == 0x3C && stopAtLess) || b == 0x00 { break }
+                pos += 1
+            }
+            if pos > start { text.append(contentsOf: input[start..<pos]) }
+            let c = consume()
+            switch c {
+            case 0x3C: state = state == .rawtext ? .rawtextLessThan : .scriptDataLessThan
+            case 0x00: error("unexpected-null-character"); text.append(contentsOf: Tokenizer.replacement)
+            case Tokenizer.eof: emitEOF()
+            default: text.append(UInt8(c))
+            }
+        case .tagOpen:
+            let c = consume()
+            if c == 0x21 { state = .markupDeclarationOpen }
+            else if c == 0x2F { state = .endTagOpen }
+            else if Tokenizer.isAlpha(c) { startTag(end: false); reconsume(.tagName) }
+            else if c == 0x3F {
+                error("unexpected-question-mark-instead-of-tag-name")
+                commentData.removeAll(keepingCapacity: true); reconsume(.bogusComment)
+            } else if c == Tokenizer.eof {
+                error("eof-before-tag-name"); text.append(0x3C); emitEOF()
+            } else {
+                error("invalid-first-character-of-tag-name"); text.append(0x3C); reconsume(.data)
+            }
+        case .endTagOpen:
+            let c = consume()
+            if Tokenizer.isAlpha(c) { startTag(end: true); reconsume(.tagName) }
+            else if c == 0x3E { error("missing-end-tag-name"); state = .data }
+            else if c == Tokenizer.eof { error("eof-before-tag-name"); text.append(contentsOf: [0x3C, 0x2F]); emitEOF() }
+            else {
+                error("invalid-first-character-of-tag-name")
+                commentData.removeAll(keepingCapacity: true); reconsume(.bogusComment)
+            }
+        case .tagName:
+            // Fast path for the common lowercase run.
+            while pos < input.count {
+                let b = input[pos]
+                if b >= 0x61 && b <= 0x7A { tagName.append(b); pos += 1 } else { break }
+            }
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { state = .beforeAttributeName }
+            else if c == 0x2F { state = .selfClosingStartTag }
+            else if c == 0x3E { state = .data; emitTag() }
+            else if c == 0x00 { error("unexpected-null-character"); tagName.append(contentsOf: Tokenizer.replacement) }
+            else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
+            else { tagName.append(Tokenizer.lower(c)) }
+        case .rcdataLessThan, .rawtextLessThan:
+            let c = consume()
+            if c == 0x2F { temp.removeAll(keepingCapacity: true); state = state == .rcdataLessThan ? .rcdataEndTagOpen : .rawtextEndTagOpen }
+            else { text.append(0x3C); reconsume(state == .rcdataLessThan ? .rcdata : .rawtext) }
+        case .rcdataEndTagOpen, .rawtextEndTagOpen, .scriptDataEndTagOpen, .scriptDataEscapedEndTagOpen:
+            let c = consume()
+            let (nameState, back): (State, State) = switch state {
+            case .rcdataEndTagOpen: (.rcdataEndTagName, .rcdata)
+            case .rawtextEndTagOpen: (.rawtextEndTagName, .rawtext)
+            case .scriptDataEndTagOpen: (.scriptDataEndTagName, .scriptData)
+            default: (.scriptDataEscapedEndTagName, .scriptDataEscaped)
+            }
+            if Tokenizer.isAlpha(c) { startTag(end: true); reconsume(nameState) }
+            else { text.append(contentsOf: [0x3C, 0x2F]); reconsume(back) }
+        case .rcdataEndTagName, .rawtextEndTagName, .scriptDataEndTagName, .scriptDataEscapedEndTagName:
+            let back: State = switch state {
+            case .rcdataEndTagName: .rcdata
+            case .rawtextEndTagName: .rawtext
+            case .scriptDataEndTagName: .scriptData
+            default: .scriptDataEscaped
+            }
+            let c = consume()
+            if Tokenizer.isWhitespace(c) && isAppropriateEndTag { state = .beforeAttributeName }
+            else if c == 0x2F && isAppropriateEndTag { state = .selfClosingStartTag }
+            else if c == 0x3E && isAppropriateEndTag { state = .data; emitTag() }
+            else if Tokenizer.isAlpha(c) { tagName.append(Tokenizer.lower(c)); temp.append(UInt8(c)) }
+            else {
+                text.append(contentsOf: [0x3C, 0x2F]); text.append(contentsOf: temp)
+                reconsume(back)
+            }
+        case .scriptDataLessThan:
+            let c = consume()
+            if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataEndTagOpen }
+            else if c == 0x21 { state = .scriptDataEscapeStart; text.append(contentsOf: [0x3C, 0x21]) }
+            else { text.append(0x3C); reconsume(.scriptData) }
+        case .scriptDataEscapeStart:
+            let c = consume()
+            if c == 0x2D { state = .scriptDataEscapeStartDash; text.append(0x2D) } else { reconsume(.scriptData) }
+        case .scriptDataEscapeStartDash:
+            let c = consume()
+            if c == 0x2D { state = .scriptDataEscapedDashDash; text.append(0x2D) } else { reconsume(.scriptData) }
+        case .scriptDataEscaped:
+            let c = consume()
+            switch c {
+            case 0x2D: state = .scriptDataEscapedDash; text.append(0x2D)
+            case 0x3C: state = .scriptDataEscapedLessThan
+            case 0x00: error("unexpected-null-character"); text.append(contentsOf: Tokenizer.replacement)
+            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
+            default: text.append(UInt8(c))
+            }
+        case .scriptDataEscapedDash:
+            let c = consume()
+            switch c {
+            case 0x2D: state = .scriptDataEscapedDashDash; text.append(0x2D)
+            case 0x3C: state = .scriptDataEscapedLessThan
+            case 0x00: error("unexpected-null-character"); state = .scriptDataEscaped; text.append(contentsOf: Tokenizer.replacement)
+            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
+            default: state = .scriptDataEscaped; text.append(UInt8(c))
+            }
+        case .scriptDataEscapedDashDash:
+            let c = consume()
+            switch c {
+            case 0x2D: text.append(0x2D)
+            case 0x3C: state = .scriptDataEscapedLessThan
+            case 0x3E: state = .scriptData; text.append(0x3E)
+            case 0x00: error("unexpected-null-character"); state = .scriptDataEscaped; text.append(contentsOf: Tokenizer.replacement)
+            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
+            default: state = .scriptDataEscaped; text.append(UInt8(c))
+            }
+        case .scriptDataEscapedLessThan:
+            let c = consume()
+            if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataEscapedEndTagOpen }
+            else if Tokenizer.isAlpha(c) { temp.removeAll(keepingCapacity: true); text.append(0x3C); reconsume(.scriptDataDoubleEscapeStart) }
+            else { text.append(0x3C); reconsume(.scriptDataEscaped) }
+        case .scriptDataDoubleEscapeStart, .scriptDataDoubleEscapeEnd:
+            let c = consume()
+            let start = state == .scriptDataDoubleEscapeStart
+            if Tokenizer.isWhitespace(c) || c == 0x2F || c == 0x3E {
+                let isScript = temp == Array("script".utf8)
+                if start { state = isScript ? .scriptDataDoubleEscaped : .scriptDataEscaped }
+                else { state = isScript ? .scriptDataEscaped : .scriptDataDoubleEscaped }
+                text.append(UInt8(c))
+            } else if Tokenizer.isAlpha(c) {
+                temp.append(Tokenizer.lower(c)); text.append(UInt8(c))
+            } else {
+                reconsume(start ? .scriptDataEscaped : .scriptDataDoubleEscaped)
+            }
+        case .scriptDataDoubleEscaped:
+            let c = consume()
+            switch c {
+            case 0x2D: state = .scriptDataDoubleEscapedDash; text.append(0x2D)
+            case 0x3C: state = .scriptDataDoubleEscapedLessThan; text.append(0x3C)
+            case 0x00: error("unexpected-null-character"); text.append(contentsOf: Tokenizer.replacement)
+            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
+            default: text.append(UInt8(c))
+            }
+        case .scriptDataDoubleEscapedDash:
+            let c = consume()
+            switch c {
+            case 0x2D: state = .scriptDataDoubleEscapedDashDash; text.append(0x2D)
+            case 0x3C: state = .scriptDataDoubleEscapedLessThan; text.append(0x3C)
+            case 0x00: error("unexpected-null-character"); state = .scriptDataDoubleEscaped; text.append(contentsOf: Tokenizer.replacement)
+            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
+            default: state = .scriptDataDoubleEscaped; text.append(UInt8(c))
+            }
+        case .scriptDataDoubleEscapedDashDash:
+            let c = consume()
+            switch c {
+            case 0x2D: text.append(0x2D)
+            case 0x3C: state = .scriptDataDoubleEscapedLessThan; text.append(0x3C)
+            case 0x3E: state = .scriptData; text.append(0x3E)
+            case 0x00: error("unexpected-null-character"); state = .scriptDataDoubleEscaped; text.append(contentsOf: Tokenizer.replacement)
+            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
+            default: state = .scriptDataDoubleEscaped; text.append(UInt8(c))
+            }
+        case .scriptDataDoubleEscapedLessThan:
+            let c = consume()
+            if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataDoubleEscapeEnd; text.append(0x2F) }
+            else { reconsume(.scriptDataDoubleEscaped) }
+        case .beforeAttributeName:
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { break }
+            if c == 0x2F || c == 0x3E || c == Tokenizer.eof { reconsume(.afterAttributeName) }
+            else if c == 0x3D {
+                error("unexpected-equals-sign-before-attribute-name")
+                startAttribute(); attrName.append(0x3D); state = .attributeName
+            } else { startAttribute(); reconsume(.attributeName) }
+        case .attributeName:
+            while pos < input.count {
+                let b = input[pos]
+                if (b >= 0x61 && b <= 0x7A) || b == 0x2D { attrName.append(b); pos += 1 } else { break }
+            }
+            let c = consume()
+            if Tokenizer.isWhitespace(c) || c == 0x2F || c == 0x3E || c == Tokenizer.eof { reconsume(.afterAttributeName) }
+            else if c == 0x3D { state = .beforeAttributeValue }
+            else if c == 0x00 { error("unexpected-null-character"); attrName.append(contentsOf: Tokenizer.replacement) }
+            else {
+                if c == 0x22 || c == 0x27 || c == 0x3C { error("unexpected-character-in-attribute-name") }
+                attrName.append(Tokenizer.lower(c))
+            }
+        case .afterAttributeName:
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { break }
+            if c == 0x2F { state = .selfClosingStartTag }
+            else if c == 0x3D { state = .beforeAttributeValue }
+            else if c == 0x3E { state = .data; emitTag() }
+            else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
+            else { startAttribute(); reconsume(.attributeName) }
+        case .beforeAttributeValue:
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { break }
+            if c == 0x22 { state = .attributeValueDoubleQuoted }
+            else if c == 0x27 { state = .attributeValueSingleQuoted }
+            else if c == 0x3E { error("missing-attribute-value"); state = .data; emitTag() }
+            else { reconsume(.attributeValueUnquoted) }
+        case .attributeValueDoubleQuoted, .attributeValueSingleQuoted:
+            let quote: UInt8 = state == .attributeValueDoubleQuoted ? 0x22 : 0x27
+            let start = pos
+            while pos < input.count {
+                let b = input[pos]
+                if b == quote || b == 0x26 || b == 0x00 { break }
+                pos += 1
+            }
+            if pos > start { attrValue.append(contentsOf: input[start..<pos]) }
+            let c = consume()
+            if c == Int(quote) { state = .afterAttributeValueQuoted }
+            else if c == 0x26 { consumeCharacterReference(inAttribute: true) }
+            else if c == 0x00 { error("unexpected-null-character"); attrValue.append(contentsOf: Tokenizer.replacement) }
+            else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
+        case .attributeValueUnquoted:
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { state = .beforeAttributeName }
+            else if c == 0x26 { consumeCharacterReference(inAttribute: true) }
+            else if c == 0x3E { state = .data; emitTag() }
+            else if c == 0x00 { error("unexpected-null-character"); attrValue.append(contentsOf: Tokenizer.replacement) }
+            else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
+            else {
+                if c == 0x22 || c == 0x27 || c == 0x3C || c == 0x3D || c == 0x60 { error("unexpected-character-in-unquoted-attribute-value") }
+                attrValue.append(UInt8(c))
+            }
+        case .afterAttributeValueQuoted:
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { state = .beforeAttributeName }
+            else if c == 0x2F { state = .selfClosingStartTag }
+            else if c == 0x3E { state = .data; emitTag() }
+            else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
+            else { error("missing-whitespace-between-attributes"); reconsume(.beforeAttributeName) }
+        case .selfClosingStartTag:
+            let c = consume()
+            if c == 0x3E { selfClosing = true; state = .data; emitTag() }
+            else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
+            else { error("unexpected-solidus-in-tag"); reconsume(.beforeAttributeName) }
+        case .bogusComment:
+            let c = consume()
+            if c == 0x3E { state = .data; emitComment() }
+            else if c == Tokenizer.eof { emitComment(); emitEOF() }
+            else if c == 0x00 { error("unexpected-null-character"); commentData.append(contentsOf: Tokenizer.replacement) }
+            else { commentData.append(UInt8(c)) }
+        case .markupDeclarationOpen:
+            if matchesExactly("--") {
+                pos += 2; commentData.removeAll(keepingCapacity: true); state = .commentStart
+            } else if matchesCaseInsensitive("doctype") {
+                pos += 7; state = .doctype
+            } else if matchesExactly("[CDATA[") {
+                pos += 7
+                if allowCDATA { state = .cdataSection }
+                else {
+                    error("cdata-in-html-content")
+                    commentData = Array("[CDATA[".utf8); state = .bogusComment
+                }
+            } else {
+                error("incorrectly-opened-comment")
+                commentData.removeAll(keepingCapacity: true); state = .bogusComment
+            }
+        case .commentStart:
+            let c = consume()
+            if c == 0x2D { state = .commentStartDash }
+            else if c == 0x3E { error("abrupt-closing-of-empty-comment"); state = .data; emitComment() }
+            else { reconsume(.comment) }
+        case .commentStartDash:
+            let c = consume()
+            if c == 0x2D { state = .commentEnd }
+            else if c == 0x3E { error("abrupt-closing-of-empty-comment"); state = .data; emitComment() }
+            else if c == Tokenizer.eof { error("eof-in-comment"); emitComment(); emitEOF() }
+            else { commentData.append(0x2D); reconsume(.comment) }
+        case .comment:
+            let start = pos
+            while pos < input.count {
+                let b = input[pos]
+                if b == 0x3C || b == 0x2D || b == 0x00 { break }
+                pos += 1
+            }
+            if pos > start { commentData.append(contentsOf: input[start..<pos]) }
+            let c = consume()
+            switch c {
+            case 0x3C: commentData.append(0x3C); state = .commentLessThan
+            case 0x2D: state = .commentEndDash
+            case 0x00: error("unexpected-null-character"); commentData.append(contentsOf: Tokenizer.replacement)
+            case Tokenizer.eof: error("eof-in-comment"); emitComment(); emitEOF()
+            default: commentData.append(UInt8(c))
+            }
+        case .commentLessThan:
+            let c = consume()
+            if c == 0x21 { commentData.append(0x21); state = .commentLessThanBang }
+            else if c == 0x3C { commentData.append(0x3C) }
+            else { reconsume(.comment) }
+        case .commentLessThanBang:
+            let c = consume()
+            if c == 0x2D { state = .commentLessThanBangDash } else { reconsume(.comment) }
+        case .commentLessThanBangDash:
+            let c = consume()
+            if c == 0x2D { state = .commentLessThanBangDashDash } else { reconsume(.commentEndDash) }
+        case .commentLessThanBangDashDash:
+            let c = consume()
+            if c != 0x3E && c != Tokenizer.eof { error("nested-comment") }
+            reconsume(.commentEnd)
+        case .commentEndDash:
+            let c = consume()
+            if c == 0x2D { state = .commentEnd }
+            else if c == Tokenizer.eof { error("eof-in-comment"); emitComment(); emitEOF() }
+            else { commentData.append(0x2D); reconsume(.comment) }
+        case .commentEnd:
+            let c = consume()
+            if c == 0x3E { state = .data; emitComment() }
+            else if c == 0x21 { state = .commentEndBang }
+            else if c == 0x2D { commentData.append(0x2D) }
+            else if c == Tokenizer.eof { error("eof-in-comment"); emitComment(); emitEOF() }
+            else { commentData.append(contentsOf: [0x2D, 0x2D]); reconsume(.comment) }
+        case .commentEndBang:
+            let c = consume()
+            if c == 0x2D { commentData.append(contentsOf: [0x2D, 0x2D, 0x21]); state = .commentEndDash }
+            else if c == 0x3E { error("incorrectly-closed-comment"); state = .data; emitComment() }
+            else if c == Tokenizer.eof { error("eof-in-comment"); emitComment(); emitEOF() }
+            else { commentData.append(contentsOf: [0x2D, 0x2D, 0x21]); reconsume(.comment) }
+        case .doctype:
+            let c = consume()
+            doctypeName = nil; publicId = nil; systemId = nil; forceQuirks = false
+            if Tokenizer.isWhitespace(c) { state = .beforeDoctypeName }
+            else if c == 0x3E { reconsume(.beforeDoctypeName) }
+            else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
+            else { error("missing-whitespace-before-doctype-name"); reconsume(.beforeDoctypeName) }
+        case .beforeDoctypeName:
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { break }
+            if c == 0x00 { error("unexpected-null-character"); doctypeName = Tokenizer.replacement; state = .doctypeName }
+            else if c == 0x3E { error("missing-doctype-name"); forceQuirks = true; state = .data; emitDoctype() }
+            else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
+            else { doctypeName = [Tokenizer.lower(c)]; state = .doctypeName }
+        case .doctypeName:
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { state = .afterDoctypeName }
+            else if c == 0x3E { state = .data; emitDoctype() }
+            else if c == 0x00 { error("unexpected-null-character"); doctypeName!.append(contentsOf: Tokenizer.replacement) }
+            else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
+            else { doctypeName!.append(Tokenizer.lower(c)) }
+        case .afterDoctypeName:
+            let c = peek()
+            if Tokenizer.isWhitespace(c) { pos += 1; break }
+            if c == 0x3E { pos += 1; state = .data; emitDoctype() }
+            else if c == Tokenizer.eof { pos += 1; error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
+            else if matchesCaseInsensitive("public") { pos += 6; state = .afterDoctypePublicKeyword }
+            else if matchesCaseInsensitive("system") { pos += 6; state = .afterDoctypeSystemKeyword }
+            else { pos += 1; error("invalid-character-sequence-after-doctype-name"); forceQuirks = true; reconsume(.bogusDoctype) }
+        case .afterDoctypePublicKeyword, .afterDoctypeSystemKeyword:
+            let isPublic = state == .afterDoctypePublicKeyword
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { state = isPublic ? .beforeDoctypePublicIdentifier : .beforeDoctypeSystemIdentifier }
+            else if c == 0x22 || c == 0x27 {
+                error(isPublic ? "missing-whitespace-after-doctype-public-keyword" : "missing-whitespace-after-doctype-system-keyword")
+                if isPublic { publicId = []; state = c == 0x22 ? .doctypePublicIdentifierDoubleQuoted : .doctypePublicIdentifierSingleQuoted }
+                else { systemId = []; state = c == 0x22 ? .doctypeSystemIdentifierDoubleQuoted : .doctypeSystemIdentifierSingleQuoted }
+            } else if c == 0x3E {
+                error(isPublic ? "missing-doctype-public-identifier" : "missing-doctype-system-identifier")
+                forceQuirks = true; state = .data; emitDoctype()
+            } else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
+            else { error("missing-quote-before-doctype-identifier"); forceQuirks = true; reconsume(.bogusDoctype) }
+        case .beforeDoctypePublicIdentifier, .beforeDoctypeSystemIdentifier:
+            let isPublic = state == .beforeDoctypePublicIdentifier
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { break }
+            if c == 0x22 || c == 0x27 {
+                if isPublic { publicId = []; state = c == 0x22 ? .doctypePublicIdentifierDoubleQuoted : .doctypePublicIdentifierSingleQuoted }
+                else { systemId = []; state = c == 0x22 ? .doctypeSystemIdentifierDoubleQuoted : .doctypeSystemIdentifierSingleQuoted }
+            } else if c == 0x3E {
+                error(isPublic ? "missing-doctype-public-identifier" : "missing-doctype-system-identifier")
+                forceQuirks = true; state = .data; emitDoctype()
+            } else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
+            else { error("missing-quote-before-doctype-identifier"); forceQuirks = true; reconsume(.bogusDoctype) }
+        case .doctypePublicIdentifierDoubleQuoted, .doctypePublicIdentifierSingleQuoted,
+             .doctypeSystemIdentifierDoubleQuoted, .doctypeSystemIdentifierSingleQuoted:
+            let isPublic = state == .doctypePublicIdentifierDoubleQuoted || state == .doctypePublicIdentifierSingleQuoted
+            let quote = (state == .doctypePublicIdentifierDoubleQuoted || state == .doctypeSystemIdentifierDoubleQuoted) ? 0x22 : 0x27
+            let c = consume()
+            if c == quote { state = isPublic ? .afterDoctypePublicIdentifier : .afterDoctypeSystemIdentifier }
+            else if c == 0x00 {
+                error("unexpected-null-character")
+                if isPublic { publicId!.append(contentsOf: Tokenizer.replacement) } else { systemId!.append(contentsOf: Tokenizer.replacement) }
+            } else if c == 0x3E {
+                error("abrupt-doctype-identifier"); forceQuirks = true; state = .data; emitDoctype()
+            } else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
+            else if isPublic { publicId!.append(UInt8(c)) } else { systemId!.append(UInt8(c)) }
+        case .afterDoctypePublicIdentifier, .betweenDoctypePublicAndSystemIdentifiers:
+            let between = state == .betweenDoctypePublicAndSystemIdentifiers
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { if !between { state = .betweenDoctypePublicAndSystemIdentifiers } }
+            else if c == 0x3E { state = .data; emitDoctype() }
+            else if c == 0x22 || c == 0x27 {
+                if !between { error("missing-whitespace-between-doctype-public-and-system-identifiers") }
+                systemId = []; state = c == 0x22 ? .doctypeSystemIdentifierDoubleQuoted : .doctypeSystemIdentifierSingleQuoted
+            } else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
+            else { error("missing-quote-before-doctype-system-identifier"); forceQuirks = true; reconsume(.bogusDoctype) }
+        case .afterDoctypeSystemIdentifier:
+            let c = consume()
+            if Tokenizer.isWhitespace(c) { break }
+            if c == 0x3E { state = .data; emitDoctype() }
+            else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
+            else { error("unexpected-character-after-doctype-system-identifier"); reconsume(.bogusDoctype) }
+        case .bogusDoctype:
+            let c = consume()
+            if c == 0x3E { state = .data; emitDoctype() }
+            else if c == 0x00 { error("unexpected-null-character") }
+            else if c == Tokenizer.eof { emitDoctype(); emitEOF() }
+        case .cdataSection:
+            let start = pos
+            while pos < input.count, input[pos] != 0x5D { pos += 1 }
+            if pos > start { text.append(contentsOf: input[start..<pos]) }
+            let c = consume()
+            if c == 0x5D { state = .cdataSectionBracket }
+            else if c == Tokenizer.eof { error("eof-in-cdata"); emitEOF() }
+        case .cdataSectionBracket:
+            let c = consume()
+            if c == 0x5D { state = .cdataSectionEnd } else { text.append(0x5D); reconsume(.cdataSection) }
+        case .cdataSectionEnd:
+            let c = consume()
+            if c == 0x5D { text.append(0x5D) }
+            else if c == 0x3E { state = .data }
+            else { text.append(contentsOf: [0x5D, 0x5D]); reconsume(.cdataSection) }
+        }
+    }
+}

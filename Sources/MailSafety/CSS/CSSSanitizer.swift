@@ -1,0 +1,318 @@
+/// Sanitizes `style` attributes and `<style>` sheets: drops script-capable CSS (`expression()`,
+/// `behavior`, `-moz-binding`, `javascript:`), `@import` and other at-rules that load or escape,
+/// sends every `url()`/`image-set()`/`@font-face src` through the remote-content policy,
+/// neutralizes `position: fixed/absolute/sticky` and huge `z-index`, and scopes every selector
+/// under the message's wrapper element.
+///
+/// Trust-model row: inbox (incoming mail) — CSS can track (remote backgrounds, fonts) and can
+/// overlay the app's UI; outbox (composer) — quoted CSS keeps its look but not its reach.
+struct CSSSanitizer {
+    let gate: ResourceGate
+    /// The wrapper element's id, e.g. `rampart-message`.
+    let scopeID: String
+    /// The wrapper's selector, e.g. `#rampart-message`.
+    var scope: String { "#" + CSSSerializer.identifier(scopeID) }
+
+    static let maxZIndex = 100
+
+    /// Properties dropped whatever their value.
+    static let forbiddenProperties: Set<String> = [
+        "behavior", "-ms-behavior", "-moz-binding", "binding", "-webkit-binding", "-o-link", "-o-link-source",
+        "-ms-filter", "filter-progid", "-webkit-user-modify", "user-modify", "-moz-user-input", "will-change",
+        "content-visibility", "container", "container-name", "anchor-name", "position-anchor", "view-transition-name",
+        "-ms-scroll-chaining", "zoom",
+    ]
+
+    /// Functions allowed in values (lowercased). Anything else drops the declaration.
+    static let allowedFunctions: Set<String> = [
+        "rgb", "rgba", "hsl", "hsla", "hwb", "lab", "lch", "oklab", "oklch", "color", "color-mix",
+        "calc", "min", "max", "clamp", "abs", "sign", "round",
+        "linear-gradient", "radial-gradient", "conic-gradient", "repeating-linear-gradient",
+        "repeating-radial-gradient", "repeating-conic-gradient", "-webkit-linear-gradient", "-webkit-radial-gradient",
+        "-moz-linear-gradient", "-o-linear-gradient",
+        "url", "image-set", "-webkit-image-set", "local", "format", "tech",
+        "translate", "translatex", "translatey", "translate3d", "rotate", "rotatex", "rotatey", "rotatez", "rotate3d",
+        "scale", "scalex", "scaley", "scale3d", "skew", "skewx", "skewy", "matrix", "matrix3d", "perspective",
+        "cubic-bezier", "steps", "repeat", "minmax", "fit-content", "blur", "brightness", "contrast", "drop-shadow",
+        "grayscale", "hue-rotate", "invert", "opacity", "saturate", "sepia", "inset", "circle", "ellipse", "polygon",
+        "counter", "counters", "rect",
+    ]
+
+    /// The declarations of a `style` attribute, sanitized; `nil` when nothing is left.
+    func sanitizeStyleAttribute(_ text: String) -> String? {
+        var dropped = 0
+        let declarations = CSSParser.declarations(CSSParser.components(text), dropped: &dropped)
+        gate.report.note(.cssDeclaration, dropped)
+        let kept = declarations.compactMap { sanitize($0, fontFace: false) }
+        guard !kept.isEmpty else { return nil }
+        return serialize(kept)
+    }
+
+    /// A `<style>` sheet, sanitized and scoped.
+    func sanitizeStyleSheet(_ text: String) -> String {
+        let rules = CSSParser.rules(CSSParser.components(text), topLevel: true)
+        return rulesText(rules, depth: 0)
+    }
+
+    private func serialize(_ declarations: [CSSDeclaration]) -> String {
+        declarations.map { d in
+            CSSSerializer.identifier(d.name.lowercased()) + ":" + CSSSerializer.serialize(d.value) + (d.important ? "!important" : "")
+        }.joined(separator: ";")
+    }
+
+    private func rulesText(_ rules: [CSSRule], depth: Int) -> String {
+        var out: [String] = []
+        for rule in rules {
+            switch rule {
+            case .qualified(let prelude, let block):
+                guard let selector = scopedSelector(prelude) else { gate.report.note(.cssRule); continue }
+                var dropped = 0
+                let declarations = CSSParser.declarations(block, dropped: &dropped)
+                gate.report.note(.cssDeclaration, dropped)
+                let kept = declarations.compactMap { sanitize($0, fontFace: false) }
+                guard !kept.isEmpty else { continue }
+                out.append(selector + "{" + serialize(kept) + "}")
+            case .at(let name, let prelude, let block):
+                switch name {
+                case "media", "supports":
+                    guard depth < 4, let block, isSafePrelude(prelude) else { gate.report.note(.cssRule); continue }
+                    let inner = rulesText(CSSParser.rules(block, topLevel: false), depth: depth + 1)
+                    guard !inner.isEmpty else { continue }
+                    out.append("@" + name + " " + CSSSerializer.serialize(trim(prelude)) + "{" + inner + "}")
+                case "font-face":
+                    guard let block, trim(prelude).isEmpty else { gate.report.note(.cssRule); continue }
+                    var dropped = 0
+                    let declarations = CSSParser.declarations(block, dropped: &dropped)
+                    gate.report.note(.cssDeclaration, dropped)
+                    let kept = declarations.compactMap { sanitize($0, fontFace: true) }
+                    guard kept.contains(where: { $0.name.lowercased() == "src" }) else { gate.report.note(.cssRule); continue }
+                    out.append("@font-face{" + serialize(kept) + "}")
+                default:
+                    // @import, @charset, @namespace, @keyframes, @page, @layer, @property,
+                    // @container, @scope and unknown at-rules: dropped.
+                    gate.report.note(.cssRule)
+                    if name == "import", let url = firstURL(prelude) {
+                        _ = gate.resource(url, kind: .stylesheet)
+                    }
+                }
+            }
+        }
+        return out.joined()
+    }
+
+    private func trim(_ components: [CSSComponent]) -> [CSSComponent] {
+        var items = components[...]
+        while let first = items.first, first.isWhitespace { items.removeFirst() }
+        while let last = items.last, last.isWhitespace { items.removeLast() }
+        return Array(items)
+    }
+
+    private func firstURL(_ components: [CSSComponent]) -> String? {
+        for c in components {
+            switch c {
+            case .token(.url(let u)), .token(.string(let u)): return u
+            case .function(let name, let args) where name.lowercased() == "url":
+                for a in args { if case .token(.string(let u)) = a { return u } }
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// A media/supports prelude may hold idents, numbers, parens, colons, commas, but no
+    /// functions or URLs and no `<` (range syntax is dropped so `</style` can never form).
+    private func isSafePrelude(_ components: [CSSComponent]) -> Bool {
+        for c in components {
+            switch c {
+            case .function: return false
+            case .block(_, let content): if !isSafePrelude(content) { return false }
+            case .token(let t):
+                switch t {
+                case .url, .badURL, .badString, .string, .delim("<"), .delim("\\"), .atKeyword, .cdo, .cdc: return false
+                default: continue
+                }
+            }
+        }
+        return true
+    }
+
+    // MARK: Declarations
+
+    private func sanitize(_ declaration: CSSDeclaration, fontFace: Bool) -> CSSDeclaration? {
+        var declaration = declaration
+        let name = declaration.name.lowercased()
+        declaration.name = name
+        if name.hasPrefix("--") || Self.forbiddenProperties.contains(name) {
+            gate.report.note(.cssDeclaration); return nil
+        }
+        let kind: RemoteResourceKind = fontFace ? .font : .cssBackground
+        guard let value = sanitizeValue(declaration.value, kind: kind, depth: 0) else { return nil }
+        declaration.value = value
+        switch name {
+        case "position":
+            let words = value.compactMap { c -> String? in if case .token(.ident(let w)) = c { return w.lowercased() }; return nil }
+            if words.contains(where: { $0 == "fixed" || $0 == "absolute" || $0 == "sticky" }) || value.count != 1 {
+                gate.report.note(.cssPositioning)
+                declaration.value = [.token(.ident("static"))]
+            }
+        case "z-index":
+            if case .token(.number(let n, _, _)) = value.first, value.count == 1 {
+                if abs(n) > Double(Self.maxZIndex) {
+                    gate.report.note(.cssPositioning)
+                    let clamped = n > 0 ? Self.maxZIndex : -Self.maxZIndex
+                    declaration.value = [.token(.number(Double(clamped), repr: String(clamped), isInteger: true))]
+                }
+            } else if case .token(.ident(let w)) = value.first, value.count == 1, w.lowercased() == "auto" {
+            } else {
+                gate.report.note(.cssPositioning)
+                return nil
+            }
+        default:
+            break
+        }
+        return declaration
+    }
+
+    /// Returns the sanitized value, or `nil` to drop the declaration.
+    private func sanitizeValue(_ value: [CSSComponent], kind: RemoteResourceKind, depth: Int) -> [CSSComponent]? {
+        var out: [CSSComponent] = []
+        for component in value {
+            switch component {
+            case .token(let token):
+                switch token {
+                case .url(let raw):
+                    guard let replaced = resource(raw, kind: kind) else { return nil }
+                    out.append(replaced)
+                case .badURL, .badString, .cdo, .cdc, .atKeyword, .openCurly, .closeCurly, .semicolon:
+                    gate.report.note(.cssDeclaration); return nil
+                case .ident(let word), .string(let word):
+                    if Self.looksScriptable(word) { gate.report.note(.cssDeclaration); return nil }
+                    out.append(component)
+                case .delim("<"), .delim("\\"):
+                    gate.report.note(.cssDeclaration); return nil
+                default:
+                    out.append(component)
+                }
+            case .function(let rawName, let arguments):
+                let name = rawName.lowercased()
+                guard Self.allowedFunctions.contains(name) else { gate.report.note(.cssDeclaration); return nil }
+                if name == "url" {
+                    // `url("...")` (string form).
+                    let strings = arguments.compactMap { c -> String? in if case .token(.string(let s)) = c { return s }; return nil }
+                    guard strings.count == 1, let replaced = resource(strings[0], kind: kind) else {
+                        gate.report.note(.cssDeclaration); return nil
+                    }
+                    out.append(replaced)
+                    continue
+                }
+                if name == "image-set" || name == "-webkit-image-set" {
+                    // Bare strings in image-set are URLs.
+                    var args: [CSSComponent] = []
+                    for a in arguments {
+                        if case .token(.string(let s)) = a {
+                            guard let replaced = resource(s, kind: kind) else { return nil }
+                            args.append(replaced)
+                        } else {
+                            args.append(a)
+                        }
+                    }
+                    guard depth < 8, let inner = sanitizeValue(args, kind: kind, depth: depth + 1) else { return nil }
+                    out.append(.function(name: name, arguments: inner))
+                    continue
+                }
+                guard depth < 8, let inner = sanitizeValue(arguments, kind: kind, depth: depth + 1) else { return nil }
+                out.append(.function(name: name, arguments: inner))
+            case .block(let open, let content):
+                guard open != .openCurly, depth < 8, let inner = sanitizeValue(content, kind: kind, depth: depth + 1) else {
+                    gate.report.note(.cssDeclaration); return nil
+                }
+                out.append(.block(open: open, content: inner))
+            }
+        }
+        return out
+    }
+
+    /// A URL in CSS: loaded, or `nil` (the declaration is dropped: a blocked remote background
+    /// leaves nothing loadable; the report lists it so the UI can offer to load it).
+    private func resource(_ raw: String, kind: RemoteResourceKind) -> CSSComponent? {
+        switch gate.resource(raw, kind: kind) {
+        case .load(let url): return .token(.url(url))
+        case .block, .drop: return nil
+        }
+    }
+
+    static func looksScriptable(_ word: String) -> Bool {
+        // Every pattern below contains ':' or '('; most words have neither.
+        guard word.utf8.contains(where: { $0 == 0x3A || $0 == 0x28 }) else { return false }
+        let lower = word.lowercased().filter { !$0.isWhitespace && $0 != "\0" }
+        return lower.contains("javascript:") || lower.contains("vbscript:") || lower.contains("expression(")
+            || lower.contains("livescript:") || lower.contains("mocha:")
+    }
+
+    // MARK: Selectors
+
+    /// Scopes a selector list under ``scope``; `nil` drops the rule.
+    func scopedSelector(_ prelude: [CSSComponent]) -> String? {
+        var selectors: [[CSSComponent]] = [[]]
+        for c in prelude {
+            if case .token(.comma) = c { selectors.append([]) } else { selectors[selectors.count - 1].append(c) }
+        }
+        var out: [String] = []
+        for selector in selectors {
+            guard let scoped = scopeOne(trim(selector)), !out.contains(scoped) else { continue }
+            out.append(scoped)
+        }
+        return out.isEmpty ? nil : out.joined(separator: ",")
+    }
+
+    private func scopeOne(_ selector: [CSSComponent]) -> String? {
+        guard !selector.isEmpty else { return nil }
+        // Forbidden anywhere: URLs, strings with script, at-keywords, `<`, pseudo-elements and
+        // classes that reach outside the tree (`:host`, `::part`, `:root` inside).
+        for c in selector {
+            switch c {
+            case .token(.url), .token(.badURL), .token(.atKeyword), .token(.delim("<")), .token(.delim("\\")), .token(.badString),
+                 .token(.cdo), .token(.cdc), .block(.openCurly, _):
+                return nil
+            case .function(let name, _):
+                let lower = name.lowercased()
+                guard ["not", "is", "where", "nth-child", "nth-last-child", "nth-of-type", "nth-last-of-type", "lang", "dir"].contains(lower) else { return nil }
+            case .token(.ident(let w)) where w.lowercased() == "host" || w.lowercased() == "part" || w.lowercased() == "slotted":
+                return nil
+            default: continue
+            }
+        }
+        var rest = selector[...]
+        // Drop leading `html`, `body`, `:root` compounds (with the combinator after them).
+        var mappedToScope = false
+        while true {
+            var probe = rest
+            var matched = false
+            if case .token(.ident(let w)) = probe.first, ["html", "body"].contains(w.lowercased()) {
+                probe.removeFirst(); matched = true
+            } else if case .token(.hash(let id, _)) = probe.first, id == scopeID {
+                probe.removeFirst(); matched = true
+            } else if case .token(.colon) = probe.first, probe.count >= 2, case .token(.ident(let w)) = probe[probe.startIndex + 1], w.lowercased() == "root" {
+                probe.removeFirst(2); matched = true
+            }
+            guard matched else { break }
+            // The compound must end here.
+            if let next = probe.first {
+                switch next {
+                case .token(.whitespace), .token(.delim(">")): break
+                default: return nil
+                }
+            }
+            while let first = probe.first, first.isWhitespace || first == .token(.delim(">")) { probe.removeFirst() }
+            rest = probe
+            mappedToScope = true
+        }
+        // A selector may not start with a sibling combinator (it would reach outside the wrapper).
+        if case .token(.delim(let d)) = rest.first, d == "+" || d == "~" { return nil }
+        if rest.isEmpty { return mappedToScope ? scope : nil }
+        if case .token(.delim(">")) = rest.first {
+            return scope + CSSSerializer.serialize(Array(rest))
+        }
+        return scope + " " + CSSSerializer.serialize(Array(rest))
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// The single place every URL of a message goes through, for HTML attributes and CSS alike: it
+/// resolves `cid:`, keeps safe `data:` images, applies the remote-content policy and the tracker
+/// list, and records what it did in the report.
+///
+/// Trust-model row: inbox (incoming mail) — remote content blocked unless allowed; trackers.
+final class ResourceGate {
+    enum Decision: Equatable {
+        /// Keep, with this (possibly rewritten) URL.
+        case load(String)
+        /// Remote and not allowed (or a tracker): move to a placeholder with this URL.
+        case block(String)
+        /// Unsafe or unusable: remove.
+        case drop
+    }
+
+    let options: SanitizerOptions
+    var report = SanitizationReport()
+
+    init(options: SanitizerOptions) { self.options = options }
+
+    /// Decides on a resource URL (something the viewer would load without a click).
+    func resource(_ raw: String, kind: RemoteResourceKind, isPixel: Bool = false) -> Decision {
+        let url = URLPolicy.clean(raw)
+        if case .appScheme(let scheme) = options.embeddedImages, URLPolicy.scheme(of: url) == scheme.lowercased(),
+           kind != .stylesheet, kind != .media {
+            // Already resolved by an earlier pass: the app serves it, never the network.
+            return .load(url)
+        }
+        let classification = URLPolicy.classify(url)
+        if kind == .svgUse {
+            // <use> and gradient/pattern references may point inside the message only: a
+            // `data:` or remote document could carry script or load more.
+            switch classification {
+            case .fragment: return .load(url)
+            case .remote:
+                report.block(url, kind)
+                return .block(url)
+            default:
+                report.note(.unsafeURL)
+                return .drop
+            }
+        }
+        switch classification {
+        case .contentID(let id):
+            guard let attachment = attachment(for: id) else {
+                report.note(.missingAttachment)
+                return .drop
+            }
+            switch options.embeddedImages {
+            case .dataURI:
+                let mime = attachment.mimeType.lowercased()
+                guard URLPolicy.imageMIMETypes.contains(mime) || (kind == .font && URLPolicy.fontMIMETypes.contains(mime)) else {
+                    report.note(.unsafeURL)
+                    return .drop
+                }
+                return .load("data:" + mime + ";base64," + attachment.bytes.base64EncodedString())
+            case .appScheme(let scheme):
+                let encoded = id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                return .load(scheme + ":" + encoded)
+            }
+        case .data(let mime):
+            let allowed = kind == .font ? URLPolicy.fontMIMETypes.contains(mime) : URLPolicy.imageMIMETypes.contains(mime)
+            if allowed && kind != .stylesheet && kind != .media { return .load(url) }
+            report.note(.unsafeURL)
+            return .drop
+        case .remote(let parts):
+            if let vendor = options.trackers.vendor(for: parts) {
+                report.tracker(url, .knownTracker, vendor: vendor)
+                report.block(url, kind)
+                return .block(url)
+            }
+            if isPixel {
+                report.tracker(url, .pixel)
+                report.block(url, kind)
+                return .block(url)
+            }
+            if options.remote.allowsRemote && kind != .stylesheet { return .load(url) }
+            report.block(url, kind)
+            return .block(url)
+        case .fragment where kind == .svgUse:
+            return .load(url)
+        default:
+            report.note(.unsafeURL)
+            return .drop
+        }
+    }
+
+    /// Decides on a link (`href` of `<a>`/`<area>`, `cite`): only `http(s)`, `mailto:`, `tel:`
+    /// and `#fragment` survive; tracking parameters are stripped and reported.
+    func link(_ raw: String) -> String? {
+        let url = URLPolicy.clean(raw)
+        switch URLPolicy.classify(url) {
+        case .remote(let parts):
+            if let vendor = options.trackers.vendor(for: parts) { report.tracker(url, .knownTracker, vendor: vendor) }
+            guard options.stripTrackingParameters else { return url }
+            let (stripped, removed) = TrackingParameters.strip(url)
+            if !removed.isEmpty {
+                report.note(.trackingParameter, removed.count)
+                report.tracker(url, .linkParameters)
+            }
+            return stripped
+        case .contact, .fragment:
+            return url
+        default:
+            report.note(.unsafeURL)
+            return nil
+        }
+    }
+
+    private func attachment(for id: String) -> EmbeddedAttachment? {
+        func normalize(_ s: String) -> String {
+            var t = s.trimmingCharacters(in: .whitespaces)
+            if t.hasPrefix("<") && t.hasSuffix(">") && t.count >= 2 { t = String(t.dropFirst().dropLast()) }
+            return t
+        }
+        let wanted = normalize(id)
+        if let exact = options.attachments[wanted] { return exact }
+        for (key, value) in options.attachments where normalize(key).lowercased() == wanted.lowercased() { return value }
+        return nil
+    }
+}

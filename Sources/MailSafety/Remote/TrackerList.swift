@@ -1,0 +1,322 @@
+import Foundation
+import RampartCore
+
+/// A list of known mail-tracker vendors and the URL patterns that identify them. Pluggable: load
+/// Rampart's own line format (``init(rampartList:)``), the MailTrackerBlocker JSON format
+/// (``init(mailTrackerBlockerJSON:)``), or merge several with ``merging(_:)``.
+///
+/// Trust-model row: inbox (incoming mail) — "mail can carry trackers". Known tracker URLs are
+/// blocked and reported even when the user allows remote content.
+///
+/// ## Rampart's list format (version 1)
+/// UTF-8 text, one directive per line; `#` starts a comment line; blank lines are ignored.
+/// ```
+/// rampart-trackers 1
+/// vendor Mailchimp
+/// host list-manage.com
+/// regex /track/open\.php
+/// ```
+/// - `rampart-trackers 1` must be the first non-comment line.
+/// - `vendor NAME` starts a vendor; the following rules belong to it.
+/// - `host DOMAIN` matches that host and every subdomain of it.
+/// - `regex PATTERN` is an ICU regular expression matched case-insensitively against
+///   `host + path + query` of the URL (no scheme).
+public struct TrackerList: Sendable {
+    /// One vendor's rules.
+    public struct Vendor: Sendable {
+        public var name: String
+        public var hosts: [String]
+        public var patterns: [String]
+    }
+
+    public private(set) var vendors: [Vendor]
+    private var compiled: [(vendor: Int, regex: NSRegularExpressionBox, literal: [UInt8]?)]
+    private var hostIndex: [String: Int]
+
+    /// A list with no entries.
+    public static let empty = TrackerList(vendors: [])
+
+    /// A small built-in list (documented in docs/modules/MailSafety.md), used when the caller
+    /// gives none.
+    public static let builtIn: TrackerList = {
+        // Entries chosen from widely documented open-tracking endpoints.
+        let text = """
+        rampart-trackers 1
+        vendor Mailchimp
+        host list-manage.com
+        regex list-manage\\.com/track/open\\.php
+        vendor SendGrid
+        regex /wf/open\\?upn=
+        vendor HubSpot
+        host t.hubspotemail.net
+        host track.hubspot.com
+        vendor Mailgun
+        regex /o/[A-Za-z0-9]+/?$
+        vendor Google Analytics
+        host google-analytics.com
+        vendor Facebook pixel
+        regex facebook\\.com/tr[/?]
+        """
+        return (try? TrackerList(rampartList: text)) ?? .empty
+    }()
+
+    public init(vendors: [Vendor]) {
+        self.vendors = []
+        self.compiled = []
+        self.hostIndex = [:]
+        for vendor in vendors { try? add(vendor) }
+    }
+
+    private mutating func add(_ vendor: Vendor) throws {
+        let index = vendors.count
+        vendors.append(vendor)
+        for host in vendor.hosts { hostIndex[host.lowercased()] = index }
+        for pattern in vendor.patterns {
+            do {
+                let regex = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
+                compiled.append((index, NSRegularExpressionBox(regex), Self.requiredLiteral(pattern).map { Array($0.utf8) }))
+            } catch {
+                throw TrackerListError.badPattern(vendor: vendor.name, pattern: pattern)
+            }
+        }
+    }
+
+    /// Parses Rampart's line format. - Throws: ``TrackerListError``.
+    public init(rampartList text: String) throws {
+        self.init(vendors: [])
+        var sawHeader = false
+        var current: Vendor?
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+            let keyword = parts[0]
+            let argument = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+            if !sawHeader {
+                guard keyword == "rampart-trackers", argument == "1" else { throw TrackerListError.badHeader }
+                sawHeader = true
+                continue
+            }
+            guard !argument.isEmpty else { throw TrackerListError.badLine(number + 1) }
+            switch keyword {
+            case "vendor":
+                if let current { try add(current) }
+                current = Vendor(name: argument, hosts: [], patterns: [])
+            case "host":
+                guard current != nil else { throw TrackerListError.badLine(number + 1) }
+                current?.hosts.append(argument)
+            case "regex":
+                guard current != nil else { throw TrackerListError.badLine(number + 1) }
+                current?.patterns.append(argument)
+            default:
+                throw TrackerListError.badLine(number + 1)
+            }
+        }
+        guard sawHeader else { throw TrackerListError.badHeader }
+        if let current { try add(current) }
+    }
+
+    /// Parses the MailTrackerBlocker JSON (`{"trackers": {vendor: [regex, ...]}}`). Its patterns
+    /// are matched against the URL's `host + path + query` (upstream matches the whole `<img>`
+    /// tag text; URL-only matching is what applies to CSS and links too).
+    /// - Throws: ``TrackerListError``.
+    public init(mailTrackerBlockerJSON data: Data) throws {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let trackers = object["trackers"] as? [String: [String]]
+        else { throw TrackerListError.badJSON }
+        self.init(vendors: [])
+        for name in trackers.keys.sorted() {
+            try add(Vendor(name: name, hosts: [], patterns: trackers[name] ?? []))
+        }
+    }
+
+    /// This list followed by `other`'s entries.
+    public func merging(_ other: TrackerList) -> TrackerList {
+        TrackerList(vendors: vendors + other.vendors)
+    }
+
+    /// The number of patterns and hosts.
+    public var ruleCount: Int { compiled.count + hostIndex.count }
+
+    /// The vendor whose rule matches this URL, if any.
+    public func vendor(for url: URLComponentsLite) -> String? {
+        var host = url.host
+        while true {
+            if let index = hostIndex[host] { return vendors[index].name }
+            guard let dot = host.firstIndex(of: ".") else { break }
+            host = String(host[host.index(after: dot)...])
+        }
+        let text = url.matchText
+        let lower = Array(text.lowercased().utf8)
+        let range = NSRange(text.startIndex..., in: text)
+        for (index, box, literal) in compiled {
+            // A regex can only match if its required literal occurs (see requiredLiteral).
+            if let literal, !Self.contains(lower, literal) { continue }
+            if box.regex.firstMatch(in: text, options: [], range: range) != nil { return vendors[index].name }
+        }
+        return nil
+    }
+
+    /// The vendor by running every regex (no literal pre-filter); for tests of the pre-filter.
+    func vendorWithoutPrefilter(for url: URLComponentsLite) -> String? {
+        let text = url.matchText
+        let range = NSRange(text.startIndex..., in: text)
+        for (index, box, _) in compiled where box.regex.firstMatch(in: text, options: [], range: range) != nil {
+            return vendors[index].name
+        }
+        return hostVendor(url.host)
+    }
+
+    private func hostVendor(_ start: String) -> String? {
+        var host = start
+        while true {
+            if let index = hostIndex[host] { return vendors[index].name }
+            guard let dot = host.firstIndex(of: ".") else { return nil }
+            host = String(host[host.index(after: dot)...])
+        }
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count, let first = needle.first else { return needle.isEmpty }
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == first {
+                var j = 1
+                while j < needle.count && haystack[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+
+    /// A lowercase literal that every match of `pattern` must contain, or `nil` when the
+    /// pattern is too complex to tell (alternation). Conservative: characters inside groups,
+    /// classes, or followed by `?`, `*` or `{` are not counted; `.` and escapes like `\d` end a
+    /// run. The longest run of 3 or more characters is returned.
+    static func requiredLiteral(_ pattern: String) -> String? {
+        let chars = Array(pattern)
+        if chars.contains("|") { return nil }
+        var runs: [String] = []
+        var current = ""
+        var depth = 0
+        var i = 0
+        func endRun() { if !current.isEmpty { runs.append(current); current = "" } }
+        while i < chars.count {
+            let c = chars[i]
+            var literal: Character?
+            switch c {
+            case "\\":
+                guard i + 1 < chars.count else { return nil }
+                let n = chars[i + 1]
+                i += 2
+                if n.isLetter || n.isNumber { endRun(); continue }
+                literal = n
+            case "[":
+                endRun()
+                i += 1
+                while i < chars.count && chars[i] != "]" { i += chars[i] == "\\" ? 2 : 1 }
+                i += 1
+                continue
+            case "(":
+                endRun(); depth += 1; i += 1; continue
+            case ")":
+                endRun(); depth -= 1; i += 1; continue
+            case "?", "*", "{":
+                if !current.isEmpty { current.removeLast() }
+                endRun()
+                if c == "{" { while i < chars.count && chars[i] != "}" { i += 1 } }
+                i += 1
+                continue
+            case "^", "$", ".", "+":
+                endRun(); i += 1; continue
+            default:
+                literal = c
+                i += 1
+            }
+            guard let literal else { continue }
+            if i < chars.count, chars[i] == "?" || chars[i] == "*" || chars[i] == "{" {
+                endRun()
+                continue
+            }
+            if depth == 0 { current.append(literal) } else { endRun() }
+        }
+        endRun()
+        guard let best = runs.max(by: { $0.count < $1.count }), best.count >= 3 else { return nil }
+        return best.lowercased()
+    }
+}
+
+/// `NSRegularExpression` is immutable and thread-safe; this box states that to the compiler.
+struct NSRegularExpressionBox: @unchecked Sendable {
+    let regex: NSRegularExpression
+    init(_ regex: NSRegularExpression) { self.regex = regex }
+}
+
+/// A tracker list that cannot be read.
+///
+/// Trust-model row: inbox — a broken list is reported, never silently ignored.
+public enum TrackerListError: RampartError, Equatable {
+    case badHeader
+    case badLine(Int)
+    case badPattern(vendor: String, pattern: String)
+    case badJSON
+
+    public var code: String {
+        switch self {
+        case .badHeader: "mailSafety.trackerList.badHeader"
+        case .badLine: "mailSafety.trackerList.badLine"
+        case .badPattern: "mailSafety.trackerList.badPattern"
+        case .badJSON: "mailSafety.trackerList.badJSON"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .badHeader: "The tracker list does not start with the line 'rampart-trackers 1'."
+        case .badLine(let n): "Line \(n) of the tracker list is not 'vendor NAME', 'host DOMAIN' or 'regex PATTERN' (or comes before any vendor)."
+        case .badPattern(let vendor, let pattern): "The tracker pattern '\(pattern)' of vendor '\(vendor)' is not a valid regular expression."
+        case .badJSON: "The tracker list is not JSON of the form {\"trackers\": {vendor: [pattern, ...]}}."
+        }
+    }
+}
+
+/// Query parameters that identify the recipient or the campaign in links (`utm_*`, `mc_eid`, ...),
+/// stripped from links by the sanitizer.
+///
+/// Trust-model row: inbox — links in mail can carry trackers.
+public enum TrackingParameters {
+    /// Exact names (lowercased).
+    public static let names: Set<String> = [
+        "mc_eid", "mc_cid", "fbclid", "gclid", "dclid", "msclkid", "yclid", "_hsenc", "_hsmi", "mkt_tok",
+        "oly_enc_id", "oly_anon_id", "vero_id", "vero_conv", "__s", "ss_email_id", "_ke", "trk_contact",
+        "trk_msg", "trk_module", "trk_sid", "rb_clickid", "s_cid", "ml_subscriber", "ml_subscriber_hash",
+        "wickedid", "igshid", "sc_cid", "ncid", "icid", "mkwid", "pcrid", "epik",
+    ]
+    /// Prefixes (lowercased): `utm_source`, `utm_medium`, ...
+    public static let prefixes: [String] = ["utm_", "pk_", "mtm_", "hsa_"]
+
+    public static func isTracking(_ name: String) -> Bool {
+        let lower = URLPolicy.percentDecode(name).lowercased()
+        return names.contains(lower) || prefixes.contains { lower.hasPrefix($0) }
+    }
+
+    /// The URL with tracking parameters removed, and the names removed (empty if none).
+    public static func strip(_ url: String) -> (url: String, removed: [String]) {
+        guard let q = url.firstIndex(of: "?") else { return (url, []) }
+        let base = url[..<q]
+        var query = url[url.index(after: q)...]
+        var fragment: Substring = ""
+        if let hash = query.firstIndex(of: "#") { fragment = query[hash...]; query = query[..<hash] }
+        var kept: [Substring] = []
+        var removed: [String] = []
+        for item in query.split(separator: "&", omittingEmptySubsequences: false) {
+            let name = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            if isTracking(name) { removed.append(name) } else { kept.append(item) }
+        }
+        guard !removed.isEmpty else { return (url, []) }
+        let newQuery = kept.joined(separator: "&")
+        return (String(base) + (newQuery.isEmpty ? "" : "?" + newQuery) + String(fragment), removed)
+    }
+}

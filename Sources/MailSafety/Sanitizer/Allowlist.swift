@@ -1,0 +1,156 @@
+import HTML5
+
+/// The elements and attributes mail may keep, per namespace.
+///
+/// Trust-model row: inbox (incoming mail) — an allowlist, never a denylist: anything not named
+/// here is removed (or unwrapped, keeping its text).
+enum Allowlist {
+    /// HTML elements kept (with their allowed attributes).
+    static let htmlElements: Set<String> = [
+        "a", "abbr", "acronym", "address", "area", "article", "aside", "audio", "b", "bdi", "bdo", "big",
+        "blockquote", "br", "caption", "center", "cite", "code", "col", "colgroup", "data", "dd", "del",
+        "details", "dfn", "div", "dl", "dt", "em", "fieldset", "figcaption", "figure", "font", "footer", "h1", "h2",
+        "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "i", "img", "ins", "kbd", "label", "legend", "li", "main",
+        "map", "mark", "menu", "nav", "ol", "p", "picture", "pre", "q", "rp", "rt", "ruby", "s", "samp", "section",
+        "small", "source", "span", "strike", "strong", "style", "sub", "summary", "sup", "table", "tbody", "td",
+        "tfoot", "th", "thead", "time", "tr", "tt", "u", "ul", "var", "video", "wbr",
+    ]
+
+    /// HTML elements removed together with their content (active, embedding, raw-text or
+    /// template content whose text would be meaningless or dangerous on its own).
+    static let htmlDropWithContent: [String: RemovalKind] = [
+        "script": .scriptElement, "iframe": .activeElement, "frame": .activeElement, "frameset": .activeElement,
+        "object": .activeElement, "embed": .activeElement, "applet": .activeElement, "param": .activeElement,
+        "base": .activeElement, "meta": .activeElement, "link": .activeElement, "template": .activeElement,
+        "noscript": .activeElement, "noembed": .activeElement, "noframes": .activeElement, "xmp": .activeElement,
+        "plaintext": .activeElement, "title": .activeElement, "portal": .activeElement, "fencedframe": .activeElement,
+        "slot": .activeElement, "dialog": .activeElement, "head": .activeElement,
+        "input": .formControl, "select": .formControl, "textarea": .formControl, "option": .formControl,
+        "optgroup": .formControl, "keygen": .formControl, "datalist": .formControl, "output": .formControl,
+        "selectedcontent": .formControl, "track": .activeElement, "image": .activeElement, "search": .formControl,
+    ]
+
+    /// HTML elements whose tag goes but whose content stays (forms are neutered this way).
+    static let htmlUnwrap: [String: RemovalKind] = ["form": .formControl, "button": .formControl]
+
+    /// SVG elements kept (local names as the parser adjusts them).
+    static let svgElements: Set<String> = [
+        "svg", "g", "path", "rect", "circle", "ellipse", "line", "polyline", "polygon", "text", "tspan", "defs",
+        "linearGradient", "radialGradient", "stop", "clipPath", "mask", "pattern", "symbol", "use", "image",
+        "desc", "title", "marker", "a", "textPath",
+    ]
+
+    /// MathML elements kept.
+    static let mathMLElements: Set<String> = [
+        "math", "mi", "mn", "mo", "ms", "mtext", "mrow", "msup", "msub", "msubsup", "mfrac", "msqrt", "mroot",
+        "mtable", "mtr", "mtd", "mspace", "mstyle", "mover", "munder", "munderover", "mpadded", "mphantom",
+        "menclose", "merror",
+    ]
+
+    /// HTML attributes kept on any allowed HTML element (URL and style attributes are checked
+    /// separately).
+    static let htmlAttributes: Set<String> = [
+        "align", "alt", "bgcolor", "border", "cellpadding", "cellspacing", "class", "clear", "color", "cols", "colspan",
+        "compact", "dir", "face", "height", "hspace", "lang", "rowspan", "size", "span", "start", "summary", "title",
+        "type", "valign", "vspace", "width", "headers", "scope", "abbr", "axis", "nowrap", "reversed", "value",
+        "datetime", "role", "id", "name", "shape", "coords", "open", "translate", "char", "charoff", "noshade",
+        "frame", "rules", "label", "controls", "loop", "muted", "playsinline", "sizes", "media", "hidden",
+    ]
+
+    /// Attributes holding a URL and how each is judged.
+    enum URLAttribute {
+        case link
+        case resource(RemoteResourceKind)
+        case srcset
+        case drop
+    }
+
+    static func urlAttribute(element: Element, attribute: Attribute) -> URLAttribute? {
+        let name = attribute.name
+        if attribute.namespace == .xlink && name == "href" {
+            return element.namespace == .svg ? svgHref(element) : .drop
+        }
+        guard attribute.namespace == nil else { return nil }
+        if element.namespace == .svg {
+            return name == "href" ? svgHref(element) : nil
+        }
+        guard element.namespace == .html else { return nil }
+        switch name {
+        case "href":
+            return element.localName == "a" || element.localName == "area" ? .link : .drop
+        case "src":
+            switch element.localName {
+            case "img": return .resource(.image)
+            case "source": return .resource(element.parent.flatMap { ($0 as? Element)?.localName } == "picture" ? .image : .media)
+            case "video", "audio": return .resource(.media)
+            default: return .drop
+            }
+        case "srcset": return element.localName == "img" || element.localName == "source" ? .srcset : .drop
+        case "poster": return element.localName == "video" ? .resource(.poster) : .drop
+        case "background": return .resource(.background)
+        case "cite": return .link
+        case "action", "formaction", "longdesc", "ping", "data", "codebase", "classid", "archive", "manifest",
+             "lowsrc", "dynsrc", "profile", "usemap", "icon", "itemtype", "srcdoc", "attributionsrc":
+            return .drop
+        default: return nil
+        }
+    }
+
+    private static func svgHref(_ element: Element) -> URLAttribute {
+        switch element.localName {
+        case "image": return .resource(.svgImage)
+        case "use": return .resource(.svgUse)
+        case "a": return .link
+        case "linearGradient", "radialGradient", "pattern", "textPath": return .resource(.svgUse)
+        default: return .drop
+        }
+    }
+
+    /// SVG attributes kept (case-adjusted local names). Presentation attributes that take
+    /// `url()` are allowed only with a local `url(#id)`.
+    static let svgAttributes: Set<String> = [
+        "viewBox", "preserveAspectRatio", "width", "height", "x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "r", "rx",
+        "ry", "d", "points", "transform", "fill", "fill-opacity", "fill-rule", "stroke", "stroke-width",
+        "stroke-opacity", "stroke-linecap", "stroke-linejoin", "stroke-dasharray", "stroke-dashoffset",
+        "stroke-miterlimit", "opacity", "class", "id", "style", "font-family", "font-size", "font-weight",
+        "font-style", "text-anchor", "dominant-baseline", "dx", "dy", "rotate", "textLength", "lengthAdjust",
+        "offset", "stop-color", "stop-opacity", "gradientUnits", "gradientTransform", "spreadMethod", "fx", "fy",
+        "clip-path", "clip-rule", "clipPathUnits", "mask", "maskUnits", "maskContentUnits", "patternUnits",
+        "patternContentUnits", "patternTransform", "visibility", "display", "color", "role", "version",
+        "marker-start", "marker-mid", "marker-end", "markerWidth", "markerHeight", "markerUnits", "refX", "refY",
+        "orient", "startOffset", "vector-effect", "shape-rendering", "text-rendering", "letter-spacing",
+        "word-spacing", "text-decoration", "direction", "writing-mode", "lang",
+    ]
+
+    /// SVG attributes whose value may contain `url(...)`.
+    static let svgPaintAttributes: Set<String> = [
+        "fill", "stroke", "clip-path", "mask", "marker-start", "marker-mid", "marker-end",
+    ]
+
+    /// MathML attributes kept.
+    static let mathMLAttributes: Set<String> = [
+        "mathvariant", "mathsize", "mathcolor", "mathbackground", "displaystyle", "scriptlevel", "dir", "display",
+        "fence", "separator", "stretchy", "symmetric", "largeop", "movablelimits", "accent", "accentunder", "lspace",
+        "rspace", "minsize", "maxsize", "linethickness", "columnalign", "rowalign", "columnspan", "rowspan",
+        "width", "height", "depth", "notation", "class", "id", "style", "form",
+    ]
+
+    /// `id`/`name` values that would shadow properties of `document` or `window` (DOM clobbering)
+    /// when the message is shown in a web view that runs the app's scripts (the composer).
+    static let clobberingNames: Set<String> = [
+        "location", "cookie", "domain", "forms", "images", "links", "anchors", "scripts", "embeds", "plugins",
+        "body", "head", "documentelement", "defaultview", "activeelement", "referrer", "url", "documenturi",
+        "baseuri", "title", "dir", "designmode", "readystate", "implementation", "doctype", "attributes",
+        "children", "childnodes", "firstchild", "lastchild", "parentnode", "nodename", "nodetype", "nodevalue",
+        "ownerdocument", "innerhtml", "outerhtml", "textcontent", "getelementbyid", "getelementsbytagname",
+        "getelementsbyclassname", "getelementsbyname", "queryselector", "queryselectorall", "createelement",
+        "createtextnode", "createrange", "write", "writeln", "open", "close", "appendchild", "removechild",
+        "insertbefore", "replacechild", "addeventlistener", "removeeventlistener", "dispatchevent", "alert",
+        "confirm", "prompt", "eval", "settimeout", "setinterval", "fetch", "xmlhttprequest", "window", "self",
+        "top", "parent", "frames", "opener", "length", "name", "status", "history", "navigator", "localstorage",
+        "sessionstorage", "indexeddb", "crypto", "origin", "document", "submit", "reset", "action", "method",
+        "target", "elements", "form", "constructor", "prototype", "__proto__", "tostring", "valueof",
+        "hasownproperty", "nodeName", "currentscript", "all", "defaultstatus", "external", "globalthis",
+        "postmessage", "trustedtypes", "customelements", "contenteditable",
+    ]
+}

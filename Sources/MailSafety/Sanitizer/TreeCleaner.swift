@@ -1,0 +1,298 @@
+import HTML5
+
+/// The tree walk: decides for each node whether it is kept, unwrapped or removed, and cleans the
+/// attributes of what is kept. Iterative (no recursion), so deep trees cannot overflow the stack.
+///
+/// Trust-model row: inbox (incoming mail) — the allowlist with namespace checks.
+struct TreeCleaner {
+    let gate: ResourceGate
+    let css: CSSSanitizer
+    let options: SanitizerOptions
+
+    private enum Action { case keep, keepWithoutChildren, remove, unwrap }
+
+    mutating func clean(_ root: Node) {
+        var node = root.firstChild
+        var depth = 1
+        while let current = node {
+            switch decide(current, depth: depth) {
+            case .keep:
+                if let child = current.firstChild {
+                    node = child
+                    depth += 1
+                } else {
+                    (node, depth) = Self.next(after: current, depth: depth, root: root)
+                }
+            case .keepWithoutChildren:
+                (node, depth) = Self.next(after: current, depth: depth, root: root)
+            case .remove:
+                let following = Self.next(after: current, depth: depth, root: root)
+                current.remove()
+                (node, depth) = following
+            case .unwrap:
+                if let first = current.firstChild {
+                    current.unwrap()
+                    node = first
+                } else {
+                    let following = Self.next(after: current, depth: depth, root: root)
+                    current.remove()
+                    (node, depth) = following
+                }
+            }
+        }
+    }
+
+    private static func next(after node: Node, depth: Int, root: Node) -> (Node?, Int) {
+        var x = node
+        var d = depth
+        while x !== root {
+            if let sibling = x.nextSibling { return (sibling, d) }
+            guard let parent = x.parent else { return (nil, d) }
+            x = parent
+            d -= 1
+        }
+        return (nil, d)
+    }
+
+    private func decide(_ node: Node, depth: Int) -> Action {
+        if node is Text { return .keep }
+        if node is Comment { gate.report.note(.comment); return .remove }
+        guard let element = node as? Element else { return .remove }
+        if depth > options.limits.maxDepth {
+            gate.report.truncated = true
+            gate.report.note(.truncated)
+            return .remove
+        }
+        let parentNamespace = (element.parent as? Element)?.namespace ?? .html
+        switch element.namespace {
+        case .html:
+            guard parentNamespace == .html else { gate.report.note(.foreignElement); return .remove }
+            let name = element.localName
+            if let kind = Allowlist.htmlDropWithContent[name] {
+                gate.report.note(kind)
+                if name == "link", let href = element[attribute: "href"] { _ = gate.resource(href, kind: .stylesheet) }
+                if name == "input", element[attribute: "type"]?.lowercased() == "image", let src = element[attribute: "src"] {
+                    _ = gate.resource(src, kind: .inputImage)
+                }
+                return .remove
+            }
+            if let kind = Allowlist.htmlUnwrap[name] { gate.report.note(kind); return .unwrap }
+            guard Allowlist.htmlElements.contains(name) else { gate.report.note(.unknownElement); return .unwrap }
+            if name == "style" {
+                let sheet = css.sanitizeStyleSheet(element.textContent)
+                guard !sheet.isEmpty else { gate.report.note(.cssRule, 0); return .remove }
+                element.removeAllChildren()
+                element.appendChild(Text(sheet))
+                element.attributes = []
+                return .keepWithoutChildren
+            }
+            cleanAttributes(element)
+            return .keep
+        case .svg:
+            let allowedHere = parentNamespace == .svg || (element.localName == "svg" && parentNamespace == .html)
+            guard allowedHere else { gate.report.note(.foreignElement); return .remove }
+            guard Allowlist.svgElements.contains(element.localName) else {
+                gate.report.note(element.localName == "script" ? .scriptElement : .activeElement)
+                return .remove
+            }
+            cleanAttributes(element)
+            if element.localName == "use", element.attribute("href") == nil, element.attribute("href", namespace: .xlink) == nil,
+               element.attribute("data-rampart-href") == nil, element.attribute("data-rampart-xlink-href") == nil {
+                return .remove
+            }
+            return .keep
+        case .mathml:
+            let allowedHere = parentNamespace == .mathml || (element.localName == "math" && parentNamespace == .html)
+            guard allowedHere else { gate.report.note(.foreignElement); return .remove }
+            guard Allowlist.mathMLElements.contains(element.localName) else { gate.report.note(.activeElement); return .remove }
+            cleanAttributes(element)
+            return .keep
+        }
+    }
+
+    // MARK: Attributes
+
+    private static let placeholderPrefix = "data-rampart-"
+
+    /// Placeholder attributes (`data-rampart-src`) are read back as the attribute they stand
+    /// for, so sanitizing sanitized output gives the same output.
+    private static func restoredName(_ attribute: Attribute) -> Attribute {
+        guard attribute.namespace == nil, attribute.name.hasPrefix(placeholderPrefix) else { return attribute }
+        let original = String(attribute.name.dropFirst(placeholderPrefix.count))
+        switch original {
+        case "src", "srcset", "poster", "background", "href": return Attribute(name: original, value: attribute.value)
+        case "xlink-href": return Attribute(name: "href", value: attribute.value, namespace: .xlink)
+        default: return attribute
+        }
+    }
+
+    private static func placeholder(for attribute: Attribute) -> String {
+        placeholderPrefix + attribute.qualifiedName.replacingOccurrences(of: ":", with: "-")
+    }
+
+    private func cleanAttributes(_ element: Element) {
+        var kept: [Attribute] = []
+        let isPixel = element.isHTML("img") && Self.looksLikePixel(element)
+        // Placeholders are read back as the attribute they stand for; then a name may repeat.
+        let hasPlaceholders = element.attributes.contains { $0.name.hasPrefix(Self.placeholderPrefix) }
+        var seen = Set<String>()
+        for original in element.attributes {
+            let attribute = hasPlaceholders ? Self.restoredName(original) : original
+            let lowerName = attribute.name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? attribute.name.lowercased() : attribute.name
+            if hasPlaceholders { guard seen.insert(attribute.qualifiedName).inserted else { continue } }
+            if lowerName.hasPrefix("on") { gate.report.note(.eventHandler); continue }
+            if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.report.note(.attribute); continue }
+            if attribute.namespace == nil && lowerName.hasPrefix(Self.placeholderPrefix) { gate.report.note(.attribute); continue }
+            if let use = Allowlist.urlAttribute(element: element, attribute: attribute) {
+                switch use {
+                case .link:
+                    if let url = gate.link(attribute.value) {
+                        kept.append(Attribute(name: attribute.name, value: url, namespace: attribute.namespace))
+                    }
+                case .resource(let kind):
+                    switch gate.resource(attribute.value, kind: kind, isPixel: isPixel) {
+                    case .load(let url): kept.append(Attribute(name: attribute.name, value: url, namespace: attribute.namespace))
+                    case .block(let url): kept.append(Attribute(name: Self.placeholder(for: attribute), value: url))
+                    case .drop: break
+                    }
+                case .srcset:
+                    cleanSrcset(attribute, isPixel: isPixel, into: &kept)
+                case .drop:
+                    if lowerName == "ping" {
+                        for url in attribute.value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) {
+                            gate.report.tracker(URLPolicy.clean(String(url)), .ping)
+                            gate.report.block(URLPolicy.clean(String(url)), .ping)
+                        }
+                    } else {
+                        gate.report.note(.unsafeURL)
+                    }
+                }
+                continue
+            }
+            guard attribute.namespace == nil else { gate.report.note(.attribute); continue }
+            if lowerName == "style" {
+                if let style = css.sanitizeStyleAttribute(attribute.value) { kept.append(Attribute(name: "style", value: style)) }
+                continue
+            }
+            if lowerName == "id" || lowerName == "name" {
+                let value = attribute.value.lowercased()
+                if Allowlist.clobberingNames.contains(value) || value.hasPrefix("rampart") || value == options.wrapperID.lowercased() {
+                    gate.report.note(.clobberingName)
+                    continue
+                }
+            }
+            switch element.namespace {
+            case .html:
+                if lowerName == "target" || lowerName == "rel" { continue }
+                if Allowlist.htmlAttributes.contains(lowerName) || lowerName.hasPrefix("aria-")
+                    || (lowerName.hasPrefix("data-") && lowerName.count > 5) {
+                    kept.append(attribute)
+                } else {
+                    gate.report.note(.attribute)
+                }
+            case .svg:
+                guard Allowlist.svgAttributes.contains(attribute.name) else { gate.report.note(.attribute); continue }
+                if attribute.value.lowercased().contains("url(") || Allowlist.svgPaintAttributes.contains(attribute.name) {
+                    guard Self.isLocalPaint(attribute.value) else { gate.report.note(.unsafeURL); continue }
+                }
+                kept.append(attribute)
+            case .mathml:
+                if Allowlist.mathMLAttributes.contains(lowerName) { kept.append(attribute) } else { gate.report.note(.attribute) }
+            }
+        }
+        if element.namespace == .html && (element.localName == "a" || element.localName == "area"),
+           kept.contains(where: { $0.name == "href" && $0.namespace == nil }) {
+            kept.append(Attribute(name: "target", value: "_blank"))
+            kept.append(Attribute(name: "rel", value: "noopener noreferrer"))
+        }
+        element.attributes = kept
+    }
+
+    /// A paint/reference attribute may use `url(#local)` only (no external document).
+    private static func isLocalPaint(_ value: String) -> Bool {
+        let compact = value.lowercased().filter { !$0.isWhitespace && $0 != "\"" && $0 != "'" }
+        var rest = compact[...]
+        while let range = rest.range(of: "url(") {
+            let after = rest[range.upperBound...]
+            guard after.hasPrefix("#") else { return false }
+            rest = after
+        }
+        return !compact.contains("\\") && !compact.contains("javascript:")
+    }
+
+    private func cleanSrcset(_ attribute: Attribute, isPixel: Bool, into kept: inout [Attribute]) {
+        var loadable: [String] = []
+        var blocked = false
+        var all: [String] = []
+        for (first, descriptor) in Self.srcsetCandidates(attribute.value) {
+            switch gate.resource(first, kind: .srcset, isPixel: isPixel) {
+            case .load(let url):
+                let item = descriptor.isEmpty ? url : url + " " + descriptor
+                loadable.append(item); all.append(item)
+            case .block(let url):
+                blocked = true
+                all.append(descriptor.isEmpty ? url : url + " " + descriptor)
+            case .drop:
+                continue
+            }
+        }
+        if blocked {
+            kept.append(Attribute(name: Self.placeholder(for: attribute), value: all.joined(separator: ", ")))
+        } else if !loadable.isEmpty {
+            kept.append(Attribute(name: "srcset", value: loadable.joined(separator: ", ")))
+        }
+    }
+
+    /// The HTML spec's srcset parsing, simplified: a URL is a run of non-space characters (a
+    /// trailing comma ends it), then descriptors up to the next comma. Only numeric `w`/`x`/`h`
+    /// descriptors are kept.
+    static func srcsetCandidates(_ value: String) -> [(String, String)] {
+        var result: [(String, String)] = []
+        var scalars = Substring(value).unicodeScalars[...]
+        func isSpace(_ s: Unicode.Scalar) -> Bool { s == " " || s == "\t" || s == "\n" || s == "\r" || s == "\u{0C}" }
+        while true {
+            while let f = scalars.first, isSpace(f) || f == "," { scalars.removeFirst() }
+            if scalars.isEmpty { break }
+            var url = String.UnicodeScalarView()
+            while let f = scalars.first, !isSpace(f) { url.append(f); scalars.removeFirst() }
+            var descriptors: [String] = []
+            if url.last == "," {
+                while url.last == "," { url.removeLast() }
+            } else {
+                var current = ""
+                var inParens = false
+                while let f = scalars.first {
+                    scalars.removeFirst()
+                    if f == "(" { inParens = true } else if f == ")" { inParens = false }
+                    if f == "," && !inParens { break }
+                    if isSpace(f) { if !current.isEmpty { descriptors.append(current); current = "" } } else { current.unicodeScalars.append(f) }
+                }
+                if !current.isEmpty { descriptors.append(current) }
+            }
+            let kept = descriptors.filter { d in
+                guard let unit = d.last, unit == "w" || unit == "x" || unit == "h" else { return false }
+                return Double(d.dropLast()) != nil
+            }
+            if !url.isEmpty { result.append((String(url), kept.joined(separator: " "))) }
+        }
+        return result
+    }
+
+    /// 1×1 (or 0×0) images, and images hidden by style: the classic open-tracking pixel.
+    private static func looksLikePixel(_ element: Element) -> Bool {
+        func tiny(_ value: String?) -> Bool {
+            guard let value else { return false }
+            let digits = value.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber }
+            guard let n = Int(digits), !digits.isEmpty else { return false }
+            return n <= 1
+        }
+        if tiny(element[attribute: "width"]) || tiny(element[attribute: "height"]) { return true }
+        if let style = element[attribute: "style"]?.lowercased().filter({ !$0.isWhitespace }) {
+            let hints = ["display:none", "visibility:hidden", "opacity:0;", "width:1px", "height:1px", "width:0", "height:0", "max-width:0", "max-height:0"]
+            if hints.contains(where: { style.contains($0) }) || style.hasSuffix("opacity:0") { return true }
+        }
+        return false
+    }
+}
+
+import Foundation

@@ -1,0 +1,143 @@
+import Foundation
+import RampartCore
+
+/// Why a pinning policy was refused when it was built.
+///
+/// Trust-model row: **transport (network), low trust**: a policy that cannot protect (no backup
+/// pin, a pin that can never match, no domain) is refused up front instead of failing open or
+/// locking users out later.
+public enum PinningPolicyError: RampartError, Equatable {
+    /// The domain is empty (or only whitespace and dots).
+    case emptyDomain
+    /// The domain is not a host name the policy can match.
+    case invalidDomain(String, reason: String)
+    /// A pin is not the base64 of a 32-byte SHA-256 digest.
+    case malformedPin(domain: String, pin: String, reason: String)
+    /// Fewer than two distinct pins: no backup pin.
+    case tooFewPins(domain: String, count: Int)
+    /// Two policies name the same domain.
+    case duplicateDomain(String)
+
+    public var code: String {
+        switch self {
+        case .emptyDomain: "pinningPolicy.emptyDomain"
+        case .invalidDomain: "pinningPolicy.invalidDomain"
+        case .malformedPin: "pinningPolicy.malformedPin"
+        case .tooFewPins: "pinningPolicy.tooFewPins"
+        case .duplicateDomain: "pinningPolicy.duplicateDomain"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .emptyDomain:
+            return "The pinning policy has an empty domain: give the backend's host name, such as \"api.example.com\"."
+        case .invalidDomain(let domain, let reason):
+            return "The pinning policy's domain \"\(domain)\" is not usable: \(reason)."
+        case .malformedPin(let domain, let pin, let reason):
+            let place = domain.isEmpty ? "" : " for \(domain)"
+            return "The pin \"\(pin)\"\(place) is malformed: \(reason). Compute pins with `rampart pin <certificate.pem>`."
+        case .tooFewPins(let domain, let count):
+            return "The pinning policy for \(domain) has \(count) distinct pin\(count == 1 ? "" : "s"); at least two are "
+                + "required: the live key's pin and a backup key's pin kept offline, so that a key change does not lock "
+                + "every client out."
+        case .duplicateDomain(let domain):
+            return "Two pinning policies name the domain \(domain); merge their pins into one policy."
+        }
+    }
+}
+
+/// Every way a pinned connection or request can fail.
+///
+/// Trust-model row: **transport (network), low trust — a person in the middle**. ``pinMismatch``
+/// is the interception case: the connection is cut before any request byte is written.
+public enum PinnedTransportError: RampartError, Equatable {
+    /// The validated chain holds no certificate whose key is pinned for this host.
+    case pinMismatch(host: String, port: Int, servedPins: [SPKIPin])
+    /// Normal TLS validation failed (untrusted issuer, expired, wrong host name...): checked
+    /// before any pin.
+    case chainValidationFailed(host: String, reason: String)
+    /// The host has no pinning policy and the client refuses unpinned hosts.
+    case noPinningPolicy(host: String)
+    /// The URL cannot be used (not https, no host...).
+    case invalidURL(String, reason: String)
+    /// TCP connection failed.
+    case connectionFailed(host: String, port: Int, reason: String)
+    /// The TLS handshake failed for a reason other than certificate validation.
+    case tlsFailed(host: String, reason: String)
+    /// The exchange took longer than the configured timeout.
+    case timedOut(host: String, seconds: Double)
+    /// A redirect to another host, port or scheme was refused.
+    case redirectRefused(from: String, to: String)
+    /// More redirects than allowed.
+    case tooManyRedirects(limit: Int)
+    /// The response body is larger than the configured limit.
+    case responseTooLarge(limit: Int)
+    /// The server's response is not usable HTTP/1.1, or the connection closed before it ended.
+    case malformedResponse(String)
+    /// The trust roots could not be loaded.
+    case trustRootsUnavailable(String)
+    /// A certificate file or text could not be read.
+    case certificateUnreadable(String)
+    /// A pin violation report could not be written or sent.
+    case reportNotDelivered(String)
+    /// The client was shut down.
+    case clientShutDown
+
+    public var code: String {
+        switch self {
+        case .pinMismatch: "transport.pinMismatch"
+        case .chainValidationFailed: "transport.chainValidationFailed"
+        case .noPinningPolicy: "transport.noPinningPolicy"
+        case .invalidURL: "transport.invalidURL"
+        case .connectionFailed: "transport.connectionFailed"
+        case .tlsFailed: "transport.tlsFailed"
+        case .timedOut: "transport.timedOut"
+        case .redirectRefused: "transport.redirectRefused"
+        case .tooManyRedirects: "transport.tooManyRedirects"
+        case .responseTooLarge: "transport.responseTooLarge"
+        case .malformedResponse: "transport.malformedResponse"
+        case .trustRootsUnavailable: "transport.trustRootsUnavailable"
+        case .certificateUnreadable: "transport.certificateUnreadable"
+        case .reportNotDelivered: "transport.reportNotDelivered"
+        case .clientShutDown: "transport.clientShutDown"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .pinMismatch(let host, let port, let servedPins):
+            return "The certificate served by \(host):\(port) is valid but its keys match none of the pinned keys: "
+                + "someone may be intercepting the connection (a proxy, a hostile network). The connection was cut and "
+                + "nothing was sent. Served pins: \(servedPins.map(\.base64).joined(separator: ", "))."
+        case .chainValidationFailed(let host, let reason):
+            return "The certificate of \(host) is not trusted: \(reason). The connection was cut."
+        case .noPinningPolicy(let host):
+            return "No pinning policy covers \(host); the client only talks to pinned hosts. Add a policy for it."
+        case .invalidURL(let url, let reason):
+            return "The URL \(url) cannot be used: \(reason)."
+        case .connectionFailed(let host, let port, let reason):
+            return "Could not connect to \(host):\(port): \(reason)."
+        case .tlsFailed(let host, let reason):
+            return "The TLS handshake with \(host) failed: \(reason)."
+        case .timedOut(let host, let seconds):
+            return "The exchange with \(host) took longer than \(seconds) s and was cut."
+        case .redirectRefused(let from, let to):
+            return "The server at \(from) redirected to \(to), another host, port or scheme; the redirect was refused."
+        case .tooManyRedirects(let limit):
+            return "More than \(limit) redirects; stopped."
+        case .responseTooLarge(let limit):
+            return "The response body is larger than the limit of \(limit) bytes; the connection was cut."
+        case .malformedResponse(let reason):
+            return "The server's response is not usable: \(reason)."
+        case .trustRootsUnavailable(let reason):
+            return "The trust roots could not be loaded: \(reason)."
+        case .certificateUnreadable(let reason):
+            return "The certificate could not be read: \(reason)."
+        case .reportNotDelivered(let reason):
+            return "The pin violation report could not be delivered: \(reason)."
+        case .clientShutDown:
+            return "The pinned HTTP client was shut down; create a new one."
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/// The paths of the Rampart backend API, version 1. Both the embedded server and the client use
+/// these constants, so they cannot drift apart.
+///
+/// Every route but `login` and `refresh` needs `Authorization: Bearer <accessToken>`. Errors come
+/// as ``APIErrorBody`` with a 4xx/5xx status; an expired or unknown access token gives 401 with
+/// code `auth.expired` / `auth.invalidToken` (refresh, then retry once).
+///
+/// - `POST login` ``LoginRequest`` → ``LoginResponse``; `POST refresh` ``RefreshRequest`` →
+///   ``SessionTokens`` (the refresh token is rotated: the old one stops working);
+///   `POST logout` → ``OKResponse`` (ends the session, its tokens and its push inbox).
+/// - `GET events?since=N` → ``EventsResponse`` (events with id > N, oldest first, at most 500).
+/// - `GET labels` → ``LabelListResponse``.
+/// - `GET messages?label=ID&page=0&pageSize=50` → ``MessageListResponse``; `GET message(id)` →
+///   ``MessageResponse``; `DELETE message(id)`; `POST markRead(id)`; `POST messageLabels(id)`
+///   ``LabelChangeRequest``.
+/// - `GET attachment(id)` → the ``SealedPart`` bytes (`application/octet-stream`), opened with
+///   ``SealedPartName/attachment(_:)`` and the message id of the ``AttachmentInfo``'s message.
+/// - `POST send` ``SendRequest`` → ``SendResponse``.
+/// - `POST pushSubscriptions` with PushCrypto's `PushRegistration` JSON (`sessionId` must be the
+///   caller's session; a public key is accepted only once) → ``OKResponse``.
+/// - `GET driveVolume` → ``DriveVolumeResponse``; `POST driveBlocks` (raw encrypted bytes, at most
+///   4 MiB) → ``DriveBlockResponse``; `GET driveBlock(id)` → the bytes; `POST driveNodes`
+///   ``DriveNodeRequest`` → ``DriveNodeResponse``; `GET driveNodes[?parent=ID]` →
+///   ``DriveNodeListResponse``; `GET`/`PUT` (new revision)/`DELETE` `driveNode(id)`;
+///   `GET driveRevisions(id)` → `[DriveRevisionResponse]`.
+public enum APIRoute {
+    public static let login = "/v1/auth/login"
+    public static let refresh = "/v1/auth/refresh"
+    public static let logout = "/v1/auth/logout"
+    public static let events = "/v1/events"
+    public static let labels = "/v1/labels"
+    public static let messages = "/v1/messages"
+    public static func message(_ id: String) -> String { "/v1/messages/\(id)" }
+    public static func markRead(_ id: String) -> String { "/v1/messages/\(id)/read" }
+    public static func attachment(_ id: String) -> String { "/v1/attachments/\(id)" }
+    public static let send = "/v1/mail/send"
+    public static let pushSubscriptions = "/v1/push/subscriptions"
+    public static let driveBlocks = "/v1/drive/blocks"
+    public static func driveBlock(_ id: String) -> String { "/v1/drive/blocks/\(id)" }
+    public static let driveNodes = "/v1/drive/nodes"
+    public static func driveNode(_ id: String) -> String { "/v1/drive/nodes/\(id)" }
+    public static func messageLabels(_ id: String) -> String { "/v1/messages/\(id)/labels" }
+    public static let driveVolume = "/v1/drive/volume"
+    public static func driveRevisions(_ nodeID: String) -> String { "/v1/drive/nodes/\(nodeID)/revisions" }
+}
+
+/// The `part` names a ``SealedPart`` is bound to (HPKE info), so a body cannot be swapped for an
+/// attachment or one attachment for another.
+public enum SealedPartName {
+    /// The JSON ``MessageContent`` of a message.
+    public static let body = "body"
+    /// The content of an attachment.
+    public static func attachment(_ attachmentID: String) -> String { "attachment:\(attachmentID)" }
+}

@@ -1,0 +1,210 @@
+import Crypto
+import Foundation
+import GRDB
+import RampartAPI
+import RampartCore
+
+/// An authenticated session, as a route sees it.
+struct AuthenticatedSession: Sendable {
+    let sessionID: String
+    let userID: String
+}
+
+/// What an account is made from (the demo seed and tests).
+///
+/// The mailbox password is used here only to seal a freshly generated private key, as a client
+/// would do at sign-up; the server keeps the sealed key and the public key, never the password.
+///
+/// Trust-model row **mailbox password (critical)**: it is consumed at creation and not stored.
+public struct NewAccount: Sendable {
+    public var username: String
+    public var displayName: String
+    public var address: String
+    public var loginPassword: String
+    public var mailboxPassword: String
+    public init(username: String, displayName: String, address: String, loginPassword: String, mailboxPassword: String) {
+        self.username = username; self.displayName = displayName; self.address = address
+        self.loginPassword = loginPassword; self.mailboxPassword = mailboxPassword
+    }
+}
+
+/// Accounts, logins and sessions.
+///
+/// Trust-model row **access token (high)**: access tokens (1 h by default) and refresh tokens
+/// (30 days, rotated at each refresh) are 256-bit random values the server stores only as SHA-256
+/// hashes, so a copy of the database gives no live session; logout deletes the session row (and
+/// with it the push subscription), so its tokens stop working at once.
+struct Accounts: Sendable {
+    let store: BackendStore
+    let clock: any RampartClock
+    let accessTokenLifetime: TimeInterval
+    let refreshTokenLifetime: TimeInterval
+    let throttle: LoginThrottle
+
+    /// Creates an account with its label set; returns the user id.
+    @discardableResult
+    func create(_ account: NewAccount) throws -> String {
+        let userID = BackendStore.newID("u")
+        let loginPassword = SecretBytes(copying: Array(account.loginPassword.utf8))
+        let mailboxPassword = SecretBytes(copying: Array(account.mailboxPassword.utf8))
+        defer { loginPassword.wipe(); mailboxPassword.wipe() }
+        let hash = try LoginPasswordHash.make(password: loginPassword)
+        let keys = MailboxKeyPair.generate()
+        let sealed = try keys.sealedPrivateKey(password: mailboxPassword, userID: userID)
+        let addresses = try String(decoding: JSONEncoder().encode([account.address]), as: UTF8.self)
+        try store.write { db in
+            try db.execute(sql: """
+                INSERT INTO users (id, username, displayName, addresses, passwordSalt, passwordLogN, passwordHash,
+                                   publicKey, sealedPrivateKey, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [userID, account.username.lowercased(), account.displayName, addresses, hash.salt,
+                                 Int(hash.logN), hash.hash, keys.publicKey.rawRepresentation, sealed,
+                                 Int64(clock.now.timeIntervalSince1970)])
+            try db.execute(sql: "INSERT INTO addresses (address, userId) VALUES (?, ?)",
+                           arguments: [account.address.lowercased(), userID])
+            for (id, name) in [(SystemLabel.inbox, "Inbox"), (SystemLabel.sent, "Sent"),
+                               (SystemLabel.archive, "Archive"), (SystemLabel.trash, "Trash")] {
+                try db.execute(sql: "INSERT INTO labels (userId, id, name) VALUES (?, ?, ?)", arguments: [userID, id, name])
+                try BackendStore.appendEvent(db, userID: userID, kind: .label, action: .create, objectID: id)
+            }
+        }
+        return userID
+    }
+
+    /// Checks the login password and opens a session.
+    /// - Throws: ``ServerError/wrongCredentials`` (same answer and work for an unknown user),
+    ///   ``ServerError/tooManyAttempts(retryAfterSeconds:)``.
+    func login(username rawUsername: String, password: SecretBytes) throws -> LoginResponse {
+        let username = rawUsername.lowercased()
+        try throttle.check(username, now: clock.now)
+        let row = try store.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM users WHERE username = ?", arguments: [username])
+        }
+        guard let row else {
+            LoginPasswordHash.burnEquivalentWork(password)
+            throttle.recordFailure(username, now: clock.now)
+            throw ServerError.wrongCredentials
+        }
+        let stored = LoginPasswordHash(salt: row.data("passwordSalt"), logN: UInt8(clamping: row["passwordLogN"] as Int),
+                                       hash: row.data("passwordHash"))
+        guard try stored.verify(password) else {
+            throttle.recordFailure(username, now: clock.now)
+            throw ServerError.wrongCredentials
+        }
+        throttle.reset(username)
+        let userID: String = row["id"]
+        let tokens = try openSession(userID: userID)
+        return LoginResponse(userId: userID, tokens: tokens, user: Self.userInfo(row),
+                             keys: UserKeys(publicKey: row.data("publicKey").base64EncodedString(),
+                                            sealedPrivateKey: row.data("sealedPrivateKey").base64EncodedString()))
+    }
+
+    static func userInfo(_ row: Row) -> UserInfo {
+        let addresses = (try? JSONDecoder().decode([String].self, from: Data((row["addresses"] as String).utf8))) ?? []
+        return UserInfo(username: row["username"], displayName: row["displayName"], addresses: addresses)
+    }
+
+    func openSession(userID: String) throws -> SessionTokens {
+        let sessionID = BackendStore.newID("s")
+        let access = Self.newToken("rat_"), refresh = Self.newToken("rrt_")
+        let now = clock.now.timeIntervalSince1970
+        try store.write { db in
+            try db.execute(sql: """
+                INSERT INTO sessions (id, userId, accessHash, accessExpires, refreshHash, refreshExpires, created)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [sessionID, userID, Self.hash(access), now + accessTokenLifetime,
+                                 Self.hash(refresh), now + refreshTokenLifetime, now])
+        }
+        return SessionTokens(sessionId: sessionID, accessToken: access, refreshToken: refresh, expiresIn: Int(accessTokenLifetime))
+    }
+
+    /// The session an access token belongs to.
+    /// - Throws: ``ServerError/invalidToken`` (unknown or ended), ``ServerError/tokenExpired``.
+    func authenticate(accessToken: String) throws -> AuthenticatedSession {
+        let row = try store.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, userId, accessExpires FROM sessions WHERE accessHash = ?",
+                             arguments: [Self.hash(accessToken)])
+        }
+        guard let row else { throw ServerError.invalidToken }
+        guard (row["accessExpires"] as Double) > clock.now.timeIntervalSince1970 else { throw ServerError.tokenExpired }
+        return AuthenticatedSession(sessionID: row["id"], userID: row["userId"])
+    }
+
+    /// New access and refresh tokens for the session of `refreshToken`; the old ones stop working.
+    func refresh(refreshToken: String) throws -> SessionTokens {
+        let access = Self.newToken("rat_"), refresh = Self.newToken("rrt_")
+        let now = clock.now.timeIntervalSince1970
+        return try store.write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT id, refreshExpires FROM sessions WHERE refreshHash = ?",
+                                             arguments: [Self.hash(refreshToken)])
+            else { throw ServerError.invalidToken }
+            let sessionID: String = row["id"]
+            guard (row["refreshExpires"] as Double) > now else {
+                try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [sessionID])
+                throw ServerError.invalidToken
+            }
+            try db.execute(sql: """
+                UPDATE sessions SET accessHash = ?, accessExpires = ?, refreshHash = ?, refreshExpires = ? WHERE id = ?
+                """, arguments: [Self.hash(access), now + accessTokenLifetime, Self.hash(refresh), now + refreshTokenLifetime, sessionID])
+            return SessionTokens(sessionId: sessionID, accessToken: access, refreshToken: refresh, expiresIn: Int(accessTokenLifetime))
+        }
+    }
+
+    /// Ends a session: its tokens and its push subscription are deleted.
+    func logout(_ session: AuthenticatedSession) throws {
+        try store.write { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [session.sessionID])
+        }
+    }
+
+    /// The user id of a local address, if any.
+    func userID(forAddress address: String) throws -> String? {
+        try store.read { db in
+            try String.fetchOne(db, sql: "SELECT userId FROM addresses WHERE address = ?", arguments: [address.lowercased()])
+        }
+    }
+
+    func userRow(_ userID: String) throws -> Row {
+        guard let row = try store.read({ db in try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [userID]) })
+        else { throw ServerError.notFound("The user") }
+        return row
+    }
+
+    static func newToken(_ prefix: String) -> String {
+        let key = SymmetricKey(size: .bits256)
+        let text = key.withUnsafeBytes { Data($0) }.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return prefix + text
+    }
+
+    static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
+}
+
+/// Limits password guessing online: after 10 failures for one username within 5 minutes, further
+/// attempts are refused for the rest of that window.
+///
+/// Trust-model row **access token (high)**: online guessing of the login password is slowed.
+final class LoginThrottle: @unchecked Sendable {
+    static let maximumFailures = 10
+    static let window: TimeInterval = 300
+    private let lock = NSLock()
+    private var failures: [String: [Date]] = [:]
+
+    func check(_ username: String, now: Date) throws {
+        let recent = lock.withLock { () -> [Date] in
+            let kept = (failures[username] ?? []).filter { now.timeIntervalSince($0) < Self.window }
+            failures[username] = kept
+            return kept
+        }
+        if recent.count >= Self.maximumFailures, let oldest = recent.first {
+            throw ServerError.tooManyAttempts(retryAfterSeconds: max(1, Int(Self.window - now.timeIntervalSince(oldest))))
+        }
+    }
+
+    func recordFailure(_ username: String, now: Date) {
+        lock.withLock { failures[username, default: []].append(now) }
+    }
+
+    func reset(_ username: String) {
+        lock.withLock { _ = failures.removeValue(forKey: username) }
+    }
+}

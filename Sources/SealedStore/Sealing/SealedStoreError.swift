@@ -1,0 +1,100 @@
+import Foundation
+import RampartCore
+
+/// Every failure of the sealed store, typed.
+///
+/// Trust-model rows: **database (critical to read, disclose, modify)** — a modified or moved
+/// ciphertext surfaces as ``tampered(table:column:primaryKey:reason:)``, never as data;
+/// **device memory** — any access while the MainKey is locked is ``locked(_:)``.
+public enum SealedStoreError: RampartError, Equatable {
+    /// The MainKey is locked (or was wiped during the operation). Unlock, then retry.
+    case locked(UserID)
+    /// A sealed value failed authentication: it was changed, truncated, moved to another row,
+    /// column or user, or sealed under a key this store does not hold.
+    case tampered(table: String, column: String, primaryKey: String, reason: TamperReason)
+    /// No row with this identifier.
+    case notFound(kind: String, id: String)
+    /// The store was opened with a key provider of another user.
+    case wrongUser(store: UserID, provider: UserID)
+    /// The store was closed (after a wipe or an explicit close).
+    case closed(UserID)
+    /// A value given to the store is not acceptable (empty id, negative limit, ...).
+    case invalidInput(String)
+    /// SQLite reported an error (disk full, corrupt file, I/O error).
+    case database(code: Int32, message: String)
+    /// A file or folder of the store could not be created, checked or removed.
+    case files(String)
+    /// The dependency container cannot build a store (no MainKey provider registered).
+    case notConfigured(String)
+    /// Key rotation was asked with keys that do not match the rotation already in progress.
+    case rotationMismatch(inProgressFrom: String, inProgressTo: String)
+
+    public var code: String {
+        switch self {
+        case .locked: "store.locked"
+        case .tampered: "store.tampered"
+        case .notFound: "store.notFound"
+        case .wrongUser: "store.wrongUser"
+        case .closed: "store.closed"
+        case .invalidInput: "store.invalidInput"
+        case .database: "store.database"
+        case .files: "store.files"
+        case .notConfigured: "store.notConfigured"
+        case .rotationMismatch: "store.rotationMismatch"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .locked(let user):
+            "The local store of \(user) is locked: unlock with your PIN (or hardware key) first."
+        case .tampered(let table, let column, let primaryKey, let reason):
+            "Stored data was modified outside Rampart (\(table).\(column), row \(primaryKey): \(reason)). "
+                + "It is not shown. Log out and in again to download a clean copy."
+        case .notFound(let kind, let id):
+            "No \(kind) with id \(id) in the local store."
+        case .wrongUser(let store, let provider):
+            "The store of \(store) cannot be opened with the key of \(provider)."
+        case .closed(let user):
+            "The local store of \(user) was closed (wiped or logged out); open it again after login."
+        case .invalidInput(let detail):
+            "Invalid input for the local store: \(detail)."
+        case .database(let code, let message):
+            "The local database failed (SQLite code \(code)): \(message). If this persists, log out to rebuild it."
+        case .files(let detail):
+            "The store's files could not be prepared: \(detail)."
+        case .notConfigured(let detail):
+            "The sealed store is not configured: \(detail)."
+        case .rotationMismatch(let from, let to):
+            "A key rotation from key \(from) to key \(to) is in progress; resume it with the same keys."
+        }
+    }
+}
+
+/// Why a sealed value was rejected.
+public enum TamperReason: String, Sendable, Equatable, Codable, CustomStringConvertible {
+    /// The envelope is shorter than its header and tag.
+    case truncated
+    /// The envelope's format or algorithm byte is unknown.
+    case unknownFormat
+    /// The envelope names a key version other than the store's current one.
+    case foreignKeyVersion
+    /// The AEAD tag did not verify: content changed, or the value belongs to another
+    /// row, column, table, user or schema version.
+    case authenticationFailed
+    /// The value authenticated but its content is malformed (an encoder bug, not an attack).
+    case malformedContent
+    /// A sealed column is NULL where a value is required.
+    case missingValue
+
+    public var description: String {
+        switch self {
+        case .truncated: "truncated ciphertext"
+        case .unknownFormat: "unknown envelope format"
+        case .foreignKeyVersion: "sealed under another key"
+        case .authenticationFailed: "authentication failed (changed or moved)"
+        case .malformedContent: "malformed content"
+        case .missingValue: "missing value"
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import Keychain
+import Keymaker
+import RampartCore
+
+/// `rampart bench …`: speed and memory measurements, each against a baseline measured in the
+/// same run (never timed unit tests). Build with `-c release` for meaningful numbers.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure speed against a baseline in the same run (use a release build).",
+        subcommands: BenchCommand.all
+    )
+
+    /// Every benchmark, one line per module.
+    static let all: [any ParsableCommand.Type] = [
+        BenchUnlock.self,
+        HTML5Bench.self,
+        BenchPinning.self,
+        StoreBenchCommand.self,
+        BenchSanitizeCommand.self,
+        PushBenchmark.self,
+    ]
+}
+
+/// Milliseconds statistics over repeated runs.
+struct Timing {
+    var samples: [Double] = []
+
+    mutating func measure(_ body: () throws -> Void) rethrows {
+        let start = ContinuousClock.now
+        try body()
+        let elapsed = ContinuousClock.now - start
+        samples.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+    }
+
+    var median: Double {
+        let sorted = samples.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    func percentile(_ p: Double) -> Double {
+        let sorted = samples.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+    }
+}
+
+func formatMillis(_ value: Double) -> String { String(format: "%.2f ms", value) }
+
+/// `rampart bench unlock`: the PIN unlock path against its own KDF.
+struct BenchUnlock: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unlock",
+        abstract: "Time the scrypt KDF alone and the whole PIN unlock (file keychain), in one run.")
+
+    @Option(help: "Number of unlocks to time.") var iterations = 9
+    @Option(help: "Target KDF time in seconds for calibration.") var target = 0.25
+
+    func run() async throws {
+        try await reportingErrors {
+            let home = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-bench-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: home) }
+            try PrivateFiles.ensurePrivateDirectory(home)
+            let global = GlobalContainer(environment: RampartEnvironment(homeDirectory: home))
+            global.override(.mainKeyProtectors, with: [NoneProtector(), PINProtector(strength: .calibrated(seconds: target))])
+            let user = UserContainer(userID: "bench", global: global)
+            let keymaker = user.keymaker
+            try keymaker.createMainKey()
+            let pin = SecretBytes(copying: Array("246810".utf8))
+            try keymaker.activate(.pin, credential: .pin(pin))
+            keymaker.lock()
+
+            let stored = try global.keychain.read(Keymaker.envelopeItem("bench", .pin))
+            let envelope = try stored.withUnsafeBytes { try WrappedKeyEnvelope.parse(Data($0)) }
+            let parameters = try ScryptParameters.decode(envelope.parameters)
+
+            var kdf = Timing()
+            var unlock = Timing()
+            for _ in 0..<iterations {
+                try kdf.measure { _ = try parameters.deriveKey(pin: pin).wipe() }
+                try unlock.measure { try keymaker.unlock(.pin(pin)) }
+                keymaker.lock()
+            }
+            let overhead = unlock.median - kdf.median
+            print("rampart bench unlock — PIN protector, \(global.keychain.backendName) keychain, \(iterations) runs")
+            print("scrypt parameters:       N=2^\(parameters.logN) r=\(parameters.r) p=\(parameters.p) (calibrated to \(Int(target * 1000)) ms)")
+            print("KDF alone (baseline):    median \(formatMillis(kdf.median)), max \(formatMillis(kdf.percentile(1)))")
+            print("whole unlock:            median \(formatMillis(unlock.median)), max \(formatMillis(unlock.percentile(1)))")
+            print("unlock / KDF ratio:      \(String(format: "%.3f", unlock.median / kdf.median))")
+            print("overhead beyond the KDF: \(formatMillis(overhead)) (goal < 20 ms: \(overhead < 20 ? "met" : "NOT met"))")
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import ArgumentParser
+import Foundation
+import Keychain
+import Keymaker
+import RampartCore
+
+/// `rampart key …`: the MainKey's life cycle from a terminal or a script.
+struct KeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key",
+        abstract: "Create, protect, unlock and inspect the MainKey.",
+        subcommands: [Init.self, Protect.self, ChangePIN.self, Unlock.self, Status.self, Autolock.self, Wipe.self]
+    )
+
+    struct Init: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a new MainKey (protector: none).")
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let context = try KeyContext(global)
+                let key = try context.keymaker.createMainKey()
+                print("Created MainKey \(key.fingerprint) for \(context.userID) (protector: none; keychain: \(context.keychain.backendName)).")
+                print("Protect it with `rampart key protect --pin-stdin`.")
+            }
+        }
+    }
+
+    struct Protect: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Choose the MainKey's protector: a PIN, secure hardware, or none.",
+            discussion: "The current protector must be unlockable: with a PIN protector, the current PIN is read first (one line), then the new one.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(name: .customLong("pin-stdin"), help: "Protect with a PIN read from standard input.") var pinStdin = false
+        @Flag(name: .long, help: "Remove every protector: the MainKey is kept in clear in the keychain.") var none = false
+        @Flag(name: .long, help: "Protect with the secure hardware (TPM 2.0) — combined with --pin-stdin, hardware + PIN.") var hardware = false
+
+        func validate() throws {
+            guard pinStdin || none || hardware else { throw ValidationError("Choose --pin-stdin, --hardware or --none.") }
+            guard !(none && (pinStdin || hardware)) else { throw ValidationError("--none excludes the other protectors.") }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let context = try KeyContext(global)
+                let keymaker = context.keymaker
+                try context.unlockForChange()
+                if none {
+                    try keymaker.disableProtection()
+                    print("MainKey protection removed: the key is in clear in the keychain (\(context.keychain.backendName)).")
+                    return
+                }
+                let kind: ProtectorKind = hardware ? (pinStdin ? .hardwarePIN : .hardware) : .pin
+                let credential: UnlockCredential = pinStdin ? .pin(try StandardInput.readSecretLine("the new PIN")) : .none
+                let previous = try keymaker.activeProtectors().filter { $0 != .none && $0 != kind }
+                try keymaker.activate(kind, credential: credential)
+                for old in previous where old.needsPIN == kind.needsPIN { try keymaker.deactivate(old) }
+                print("MainKey protected by \(kind); active protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
+            }
+        }
+    }
+
+    struct ChangePIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "change-pin", abstract: "Change the PIN (reads the old PIN, then the new PIN, one per line).")
+        @OptionGroup var global: GlobalOptions
+        @Flag(name: .customLong("pin-stdin"), help: "Read both PINs from standard input.") var pinStdin = false
+
+        func validate() throws {
+            guard pinStdin else { throw ValidationError("change-pin reads the PINs from standard input: pass --pin-stdin.") }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let context = try KeyContext(global)
+                let old = try StandardInput.readSecretLine("the current PIN")
+                let new = try StandardInput.readSecretLine("the new PIN")
+                try context.keymaker.changePIN(from: old, to: new)
+                print("PIN changed; the MainKey (and every item it protects) is unchanged.")
+            }
+        }
+    }
+
+    struct Unlock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check the PIN (or hardware) and unwrap the MainKey.",
+            discussion: "Without the agent, the key is unwrapped, checked and dropped when the command ends. A wrong PIN exits with status 4 and says how many attempts are left.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input.") var pinStdin = false
+
+        func run() async throws {
+            try await reportingErrors {
+                let context = try KeyContext(global)
+                let credential: UnlockCredential = pinStdin ? .pin(try StandardInput.readSecretLine("the PIN")) : .none
+                try context.keymaker.unlock(credential)
+                let fingerprint = try context.keymaker.currentMainKey().fingerprint
+                context.keymaker.lock()
+                print("Unlocked MainKey \(fingerprint) for \(context.userID).")
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the MainKey's protectors and state.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(name: .long, help: "Print JSON.") var json = false
+
+        func run() async throws {
+            try await reportingErrors {
+                let context = try KeyContext(global)
+                let status = try context.keymaker.status()
+                if json { try printJSON(status); return }
+                print("user:              \(status.userID)")
+                print("MainKey:           \(status.hasMainKey ? "present" : "none (run `rampart key init`)")")
+                print("state:             \(status.unlocked ? "unlocked" : "locked")")
+                print("protectors:        \(status.activeProtectors.isEmpty ? "-" : status.activeProtectors.map(\.rawValue).joined(separator: ", "))")
+                print("failed PINs:       \(status.failedAttempts) of \(status.maxFailedAttempts) before wipe")
+                print("autolock:          \(status.autolock)")
+                print("keychain:          \(status.keychainBackend)")
+                for entry in status.availableProtectors {
+                    print("protector \(entry.kind.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0))\(entry.available ? "available" : "unavailable"): \(entry.detail)")
+                }
+            }
+        }
+    }
+
+    struct Autolock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set the autolock policy: never, background, or minutes (1, 2, 5, 10, 15, 30, 60).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "never | background | 1 | 2 | 5 | 10 | 15 | 30 | 60") var policy: String
+
+        func run() async throws {
+            try await reportingErrors {
+                let context = try KeyContext(global)
+                let parsed = try AutolockPolicy(parsing: policy)
+                try context.keymaker.setAutolockPolicy(parsed)
+                print("Autolock: \(parsed).")
+            }
+        }
+    }
+
+    struct Wipe: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Erase the MainKey and every local item of the account.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(name: .long, help: "Confirm the erase.") var yes = false
+
+        func validate() throws {
+            guard yes else { throw ValidationError("This erases every local item of the account; pass --yes to confirm.") }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let context = try KeyContext(global)
+                let report = context.keymaker.wipe(reason: .userRequest)
+                print("Wiped: \(report.wiped.joined(separator: ", ")).")
+                if !report.isComplete { throw KeymakerError.wipeIncomplete(report.failures) }
+            }
+        }
+    }
+}
+
+/// The containers and the Keymaker a key command works with.
+struct KeyContext {
+    let global: GlobalContainer
+    let user: UserContainer
+    let userID: UserID
+    let keymaker: Keymaker
+    /// The wipes of every store of the user's data, registered before anything can trigger a
+    /// wipe (logout, too many wrong PINs), whether or not the store is open in this process.
+    let dataWipes: [ObserverToken]
+
+    init(_ options: GlobalOptions) throws {
+        let environment = try options.environment()
+        global = GlobalContainer(environment: environment)
+        userID = try options.userID()
+        user = UserContainer(userID: userID, global: global)
+        dataWipes = UserDataWipes.register(in: global)
+        keymaker = user.keymaker
+    }
+
+    var keychain: any Keychain { global.keychain }
+
+    /// Unlocks with the current protector so it can be changed: without a PIN protector the
+    /// key opens as is; with one, the current PIN is read from standard input first.
+    func unlockForChange() throws {
+        let active = try keymaker.activeProtectors()
+        guard !active.isEmpty else { throw KeymakerError.noMainKey }
+        if active.contains(.none) || active.contains(.hardware) {
+            try keymaker.unlock(.none)
+        } else {
+            try keymaker.unlock(.pin(try StandardInput.readSecretLine("the current PIN")))
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import NIOHTTP1
+import PinnedTransport
+import Testing
+
+@Suite("Pinned HTTP client behaviour: redirects, limits, timeouts, pin tool")
+struct PinnedHTTPClientTests {
+    @Test func redirectToAnotherHostIsRefused() async throws {
+        let world = try PinningWorld()
+        let server = try await TestTLSServer.start(serving: world.certificateA) { _ in
+            TestResponse(status: .found, headers: ["Location": "https://evil.test/steal"], body: Data())
+        }
+        defer { Task { await server.close() } }
+        let (client, _) = try world.client([world.policy(pins: [world.certificateA.pin, TestPKI.unusedPin()])])
+
+        await #expect(throws: PinnedTransportError.redirectRefused(
+            from: "https://rampart.test:\(server.port)/inbox", to: "https://evil.test/steal")) {
+            try await client.send(PinnedRequest(url: url("rampart.test", server.port)))
+        }
+        #expect(server.recorder.requests.count == 1)
+        try await client.shutdown()
+    }
+
+    @Test func redirectOnTheSameHostIsFollowedOverAPinnedConnection() async throws {
+        let world = try PinningWorld()
+        let server = try await TestTLSServer.start(serving: world.certificateA) { request in
+            request.uri == "/old" ? TestResponse(status: .movedPermanently, headers: ["Location": "/new"], body: Data())
+                : TestResponse(body: Data(request.uri.utf8))
+        }
+        defer { Task { await server.close() } }
+        let (client, _) = try world.client([world.policy(pins: [world.certificateA.pin, TestPKI.unusedPin()])])
+
+        let response = try await client.send(PinnedRequest(url: url("rampart.test", server.port, "/old")))
+
+        #expect(response.body == Data("/new".utf8))
+        #expect(server.recorder.requests.map(\.uri) == ["/old", "/new"])
+        #expect(server.recorder.connections == 2)
+        try await client.shutdown()
+    }
+
+    @Test func oversizedResponseIsCut() async throws {
+        let world = try PinningWorld()
+        let server = try await TestTLSServer.start(serving: world.certificateA) { _ in
+            TestResponse(body: Data(repeating: 0x41, count: 64 * 1024))
+        }
+        defer { Task { await server.close() } }
+        let (client, _) = try world.client([world.policy(pins: [world.certificateA.pin, TestPKI.unusedPin()])],
+                                           maxResponseBytes: 1024)
+        await #expect(throws: PinnedTransportError.responseTooLarge(limit: 1024)) {
+            try await client.send(PinnedRequest(url: url("rampart.test", server.port)))
+        }
+        try await client.shutdown()
+    }
+
+    @Test func silentServerTimesOut() async throws {
+        let world = try PinningWorld()
+        let server = try await TestTLSServer.startSilent()
+        defer { Task { await server.close() } }
+        let (client, _) = try world.client([world.policy(pins: [world.certificateA.pin, TestPKI.unusedPin()])],
+                                           requestTimeout: .milliseconds(500))
+        let started = ContinuousClock.now
+        await #expect(throws: PinnedTransportError.timedOut(host: "rampart.test", seconds: 0.5)) {
+            try await client.send(PinnedRequest(url: url("rampart.test", server.port)))
+        }
+        // Not a speed check: only that the 0.5 s limit, not the 60 s default, ended the wait
+        // (generous bound so a loaded CI machine cannot make it flaky).
+        #expect(ContinuousClock.now - started < .seconds(45))
+        try await client.shutdown()
+    }
+
+    @Test func plainHTTPIsRefused() async throws {
+        let world = try PinningWorld()
+        let (client, _) = try world.client([world.policy(pins: [world.certificateA.pin, TestPKI.unusedPin()])])
+        await #expect(throws: PinnedTransportError.invalidURL("http://rampart.test/", reason: "only https URLs are accepted")) {
+            try await client.send(PinnedRequest(url: URL(string: "http://rampart.test/")!))
+        }
+        try await client.shutdown()
+        await #expect(throws: PinnedTransportError.clientShutDown) {
+            try await client.send(PinnedRequest(url: URL(string: "https://rampart.test/")!))
+        }
+    }
+
+    @Test func closedPortFailsToConnect() async throws {
+        let world = try PinningWorld()
+        let server = try await TestTLSServer.startSilent()
+        let port = server.port
+        await server.close()
+        let (client, _) = try world.client([world.policy(pins: [world.certificateA.pin, TestPKI.unusedPin()])])
+        await #expect {
+            try await client.send(PinnedRequest(url: url("rampart.test", port)))
+        } throws: { error in
+            if case PinnedTransportError.connectionFailed(let host, let failedPort, _) = error {
+                return host == "rampart.test" && failedPort == port
+            }
+            return false
+        }
+        try await client.shutdown()
+    }
+
+    @Test func servedChainOfALiveServerGivesItsPinsAndSendsNothing() async throws {
+        let world = try PinningWorld()
+        let server = try await TestTLSServer.start(serving: world.certificateA, intermediates: [world.ca])
+        defer { Task { await server.close() } }
+
+        let chain = try await ServedChain.fetch(host: "127.0.0.1", port: server.port, serverName: "rampart.test")
+
+        #expect(try chain.map { try SPKIPin(certificate: $0) } == [world.certificateA.pin, world.ca.pin])
+        #expect(server.recorder.requests.isEmpty)
+    }
+}

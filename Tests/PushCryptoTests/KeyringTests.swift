@@ -1,0 +1,155 @@
+import Crypto
+import Foundation
+import Keychain
+@_spi(TestVectors) @testable import PushCrypto
+import RampartCore
+import Testing
+
+@Suite("Push key lifecycle")
+struct KeyringTests {
+    let fixture = PushFixture()
+
+    @Test func subscriptionStoresKeysInSharedGroupAfterFirstUnlockThisDeviceOnly() throws {
+        try fixture.keyring.subscribe(sessionID: session("s1"))
+        let shared = try fixture.keychain.itemIDs(accessGroup: .shared)
+        #expect(shared.count == 1)
+        #expect(shared.allSatisfy { $0.service == KeychainItemID.userService(fixture.user) && $0.account.hasPrefix("push.key.s1.") })
+        #expect(try fixture.keychain.itemIDs(accessGroup: .app).isEmpty)
+        #expect(fixture.keychain.accessibility(of: shared[0]) == .afterFirstUnlockThisDeviceOnly)
+    }
+
+    @Test func registrationRecordCarriesUncompressedKeyAndAuthSecretInBase64URL() throws {
+        let registration = try fixture.keyring.subscribe(sessionID: session("s1"))
+        #expect(registration.sessionId == "s1")
+        let key = try #require(Base64URL.decode(registration.publicKey))
+        #expect(key.count == 65 && key[0] == 0x04)
+        #expect(!registration.publicKey.contains("=") && !registration.publicKey.contains("+") && !registration.publicKey.contains("/"))
+        #expect(Base64URL.decode(registration.authSecret)?.count == 16)
+        let json = try registration.jsonString()
+        let decoded = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String]
+        #expect(decoded.map { Set($0.keys) } == ["sessionId", "publicKey", "authSecret"])
+        #expect(try fixture.keyring.currentRegistration(sessionID: session("s1")) == registration)
+    }
+
+    @Test func everyLoginGetsANewKeyPairAndAuthSecret() throws {
+        var keys = Set<String>(), secrets = Set<String>()
+        for index in 0..<5 {
+            let registration = try fixture.keyring.subscribe(sessionID: session("s\(index)"))
+            keys.insert(registration.publicKey)
+            secrets.insert(registration.authSecret)
+        }
+        #expect(keys.count == 5 && secrets.count == 5)
+    }
+
+    @Test func logoutDeletesEveryPushKeyAndLedger() throws {
+        let registration = try fixture.keyring.subscribe(sessionID: session("s1"))
+        _ = try fixture.receiver(session("s1")).decrypt(WebPushSender.encrypt(fixture.notification(), to: registration))
+        try fixture.keyring.rotate(sessionID: session("s1"))
+        let unrelated = KeychainItemID.user(fixture.user, "mainkey.wrapped", accessGroup: .app)
+        try fixture.keychain.add(SecretBytes(randomCount: 32), for: unrelated, accessibility: .default)
+        #expect(try fixture.keychain.itemIDs(accessGroup: .shared).count == 3)
+        try fixture.keyring.logout()
+        #expect(try fixture.keychain.itemIDs(accessGroup: .shared).isEmpty)
+        #expect(try fixture.keychain.itemIDs(accessGroup: .app) == [unrelated])
+    }
+
+    @Test func payloadToPreviousSessionKeyCannotBeDecryptedAfterLogout() throws {
+        let old = try fixture.keyring.subscribe(sessionID: session("s1"))
+        let body = try WebPushSender.encrypt(fixture.notification(), to: old)
+        try fixture.keyring.logout()
+        expectPushError(.noPushKeys(session: "s1")) { _ = try fixture.receiver(session("s1")).decrypt(body) }
+        // Logging in again gives a new key; the old payload still does not open.
+        try fixture.keyring.subscribe(sessionID: session("s2"))
+        expectPushError(.authenticationFailed) { _ = try fixture.receiver(session("s2"), rotates: false).decrypt(body) }
+    }
+
+    @Test func previousSessionKeysOpenPushesWithinGracePeriod() throws {
+        let old = try fixture.keyring.subscribe(sessionID: session("s1"))
+        fixture.clock.advance(by: 3600)
+        try fixture.keyring.subscribe(sessionID: session("s2"))
+        let body = try WebPushSender.encrypt(fixture.notification(), to: old)
+        #expect(try fixture.receiver(session("s2")).decrypt(body) == fixture.notification())
+    }
+
+    @Test func atMostEightPreviousKeyPairsAreKept() throws {
+        var registrations: [PushRegistration] = []
+        for index in 0..<12 {
+            registrations.append(try fixture.keyring.subscribe(sessionID: session("s\(index)")))
+            fixture.clock.advance(by: 1)
+        }
+        let pairs = try fixture.keyring.keyPairs()
+        #expect(pairs.count == 9)
+        #expect(pairs.first?.sessionID == session("s11"))
+        #expect(try fixture.keychain.itemIDs(accessGroup: .shared).count == 9)
+        let oldest = try WebPushSender.encrypt(fixture.notification(), to: registrations[2])
+        expectPushError(.authenticationFailed) { _ = try fixture.receiver(session("s11"), rotates: false).decrypt(oldest) }
+        let kept = try WebPushSender.encrypt(fixture.notification(), to: registrations[3])
+        #expect(try fixture.receiver(session("s11")).decrypt(kept) == fixture.notification())
+    }
+
+    @Test func previousKeyPairsExpireAfterGracePeriodByInjectedClock() throws {
+        let fixture = PushFixture(policy: .init(maximumPreviousKeys: 8, gracePeriod: 600))
+        let old = try fixture.keyring.subscribe(sessionID: session("s1"))
+        fixture.clock.advance(by: 300)
+        try fixture.keyring.subscribe(sessionID: session("s2"))
+        #expect(try fixture.keyring.keyPairs().count == 2)
+        fixture.clock.advance(by: 301)
+        #expect(try fixture.keyring.keyPairs().count == 1)
+        let body = try WebPushSender.encrypt(fixture.notification(), to: old)
+        expectPushError(.authenticationFailed) { _ = try fixture.receiver(session("s2"), rotates: false).decrypt(body) }
+        // The newest pair is kept however old it is.
+        fixture.clock.advance(by: 100_000)
+        #expect(try fixture.keyring.keyPairs().count == 1)
+    }
+
+    @Test func decryptionFailureRotatesToANewKeyPair() throws {
+        let first = try fixture.keyring.subscribe(sessionID: session("s1"))
+        fixture.clock.advance(by: 120)
+        let stranger = try PushKeyPair.generate(sessionID: session("s1"), now: Date()).registration()
+        let receiver = fixture.receiver(session("s1"))
+        expectPushError(.authenticationFailed) { _ = try receiver.decrypt(WebPushSender.encrypt(fixture.notification(), to: stranger)) }
+        let rotated = try fixture.keyring.currentRegistration(sessionID: session("s1"))
+        #expect(rotated.publicKey != first.publicKey)
+        // The previous pair still opens pushes in flight, the new one too.
+        #expect(try receiver.decrypt(WebPushSender.encrypt(fixture.notification(), to: first)) == fixture.notification())
+        #expect(try receiver.decrypt(WebPushSender.encrypt(fixture.notification(), to: rotated)) == fixture.notification())
+        // A burst of failures within the minimum interval does not rotate again.
+        expectPushError(.authenticationFailed) { _ = try receiver.decrypt(WebPushSender.encrypt(fixture.notification(), to: stranger)) }
+        #expect(try fixture.keyring.currentRegistration(sessionID: session("s1")) == rotated)
+    }
+
+    @Test func pushProcessNeedsOnlyTheSharedGroup() throws {
+        let registration = try fixture.keyring.subscribe(sessionID: session("s1"))
+        let body = try WebPushSender.encrypt(fixture.notification(), to: registration)
+        // The push process: shared group only, no MainKey anywhere.
+        let sharedOnly = AccessGroupLimitedKeychain(fixture.keychain, allowedGroups: [.shared])
+        let user = try PushKeyring.user(ofSession: session("s1"), in: sharedOnly)
+        #expect(user == fixture.user)
+        let keyring = PushKeyring(keychain: sharedOnly, clock: fixture.clock, userID: user)
+        #expect(try PushReceiver(keyring: keyring, sessionID: session("s1")).decrypt(body) == fixture.notification())
+    }
+
+    @Test func processWithOnlyTheAppGroupCannotOpenPushes() throws {
+        let registration = try fixture.keyring.subscribe(sessionID: session("s1"))
+        let body = try WebPushSender.encrypt(fixture.notification(), to: registration)
+        let appOnly = AccessGroupLimitedKeychain(fixture.keychain, allowedGroups: [.app])
+        #expect(throws: KeychainError.accessDenied("this process is not entitled to the access group rampart.shared")) {
+            _ = try PushKeyring.user(ofSession: session("s1"), in: appOnly)
+        }
+        let keyring = PushKeyring(keychain: appOnly, clock: fixture.clock, userID: fixture.user)
+        #expect(throws: KeychainError.self) { _ = try PushReceiver(keyring: keyring, sessionID: session("s1")).decrypt(body) }
+    }
+
+    @Test func corruptKeyItemIsReportedNotCrashed() throws {
+        try fixture.keyring.subscribe(sessionID: session("s1"))
+        let id = try #require(try fixture.keychain.itemIDs(accessGroup: .shared).first)
+        try fixture.keychain.update(SecretBytes(randomCount: 10), for: id)
+        #expect(throws: PushCryptoError.self) { _ = try fixture.keyring.keyPairs() }
+    }
+
+    @Test func invalidSessionIDsAreRefused() {
+        for bad in ["", "../etc", "a b", String(repeating: "x", count: 129)] {
+            #expect(throws: PushCryptoError.invalidSessionID(bad)) { _ = try PushSessionID(bad) }
+        }
+    }
+}

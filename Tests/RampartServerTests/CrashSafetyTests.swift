@@ -1,0 +1,117 @@
+import Foundation
+import PinnedTransport
+import RampartAPI
+import RampartCore
+import RampartServer
+import Testing
+
+@Suite("Embedded backend: crash safety")
+struct CrashSafetyTests {
+    /// The `rampart` executable `swift test` builds next to the test bundle (or `$RAMPART_BIN`).
+    static var rampartBinary: URL {
+        if let path = ProcessInfo.processInfo.environment["RAMPART_BIN"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("rampart")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("rampart")
+    }
+
+    @Test func aServerKilledMidWriteRestartsWithEverySendWhole() async throws {
+        let folder = TestBackend.newFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = Process()
+        process.executableURL = Self.rampartBinary
+        process.arguments = ["server", "start", "--data", folder.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let infoFile = folder.appendingPathComponent(EmbeddedServer.infoFileName)
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: infoFile.path) && process.isRunning {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let info = try EmbeddedServer.info(dataDirectory: folder)
+        let client = try TestBackend.client(for: info)
+        defer { Task { try? await client.shutdown() } }
+        func post(_ path: String, _ token: String?, _ body: some Encodable) async throws -> PinnedResponse {
+            var request = PinnedRequest(method: .POST, url: URL(string: info.baseURL.absoluteString + path)!, body: try JSONEncoder().encode(body))
+            if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+            return try await client.send(request)
+        }
+        let login = try JSONDecoder().decode(LoginResponse.self, from: try await post(
+            APIRoute.login, nil, LoginRequest(username: "demo", password: DemoAccounts.demo.loginPassword)).body)
+        let attachment = OutgoingAttachment(name: "blob.bin", mimeType: "application/octet-stream",
+                                            data: Data(repeating: 0xAB, count: 256 * 1024).base64EncodedString())
+
+        // Sends in flight (4 at a time) while the process is killed with SIGKILL (no shutdown, no
+        // flush), once at least 8 have been answered.
+        let answered = Counter()
+        let total = 400
+        let sender = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<total {
+                    if index >= 4 { try await group.next() }
+                    group.addTask {
+                        if (try? await post(APIRoute.send, login.accessToken,
+                                            SendRequest(to: [DemoAccounts.alice.address], subject: "Crash \(index)", html: "<p>\(index)</p>",
+                                                        attachments: [attachment])))?.status == .ok {
+                            await answered.increment()
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        for _ in 0..<1200 where await answered.value < 8 { try await Task.sleep(for: .milliseconds(50)) }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        _ = try? await sender.value
+        let acknowledged = await answered.value
+        #expect(process.terminationReason == .uncaughtSignal)
+
+        // Restart in-process on the same folder.
+        let backend = try await TestBackend.start(folder: folder)
+        let demo = try await backend.login(DemoAccounts.demo)
+        let alice = try await backend.login(DemoAccounts.alice)
+        let demoKeys = try demo.mailboxKeys(DemoAccounts.demo.mailboxPassword)
+        let aliceKeys = try alice.mailboxKeys(DemoAccounts.alice.mailboxPassword)
+        func crashSubjects(_ login: LoginResponse, _ keys: MailboxKeyPair, label: String) async throws -> [String] {
+            let list = try await backend.call(MessageListResponse.self, .GET, APIRoute.messages + "?label=\(label)&pageSize=200", token: login.accessToken)
+            var subjects: [String] = []
+            for message in list.messages {
+                let content = try message.open(with: keys, userID: login.userId)
+                guard content.subject.hasPrefix("Crash ") else { continue }
+                subjects.append(content.subject)
+                // Whole: the attachment row and its sealed bytes are there and open.
+                #expect(message.attachments.count == 1)
+                let sealed = try await backend.send(.GET, APIRoute.attachment(message.attachments[0].id), token: login.accessToken)
+                let plain = try SealedPart.open(sealed.body, with: keys, userID: login.userId, messageID: message.id,
+                                                part: SealedPartName.attachment(message.attachments[0].id))
+                #expect(plain.count == 256 * 1024)
+            }
+            return subjects.sorted()
+        }
+        let sent = try await crashSubjects(demo, demoKeys, label: SystemLabel.sent)
+        let received = try await crashSubjects(alice, aliceKeys, label: SystemLabel.inbox)
+        // A send is one transaction: the Sent copy exists exactly when the delivery does.
+        #expect(sent == received)
+        // Every send the server acknowledged is there (a 200 is sent only after the commit), and the
+        // kill came before the end of the run.
+        #expect(sent.count >= acknowledged)
+        #expect(sent.count < total)
+        // Every stored message has its event, and every message event its message.
+        let events = try await backend.call(EventsResponse.self, .GET, APIRoute.events, token: alice.accessToken)
+        let all = try await backend.call(MessageListResponse.self, .GET, APIRoute.messages + "?pageSize=200", token: alice.accessToken)
+        #expect(Set(events.events.filter { $0.kind == .message }.map(\.objectId)) == Set(all.messages.map(\.id)))
+        await backend.stop()
+        print("crash test: \(acknowledged) sends acknowledged, \(sent.count) of \(total) committed before SIGKILL")
+    }
+}
+
+actor Counter {
+    private(set) var value = 0
+    func increment() { value += 1 }
+}

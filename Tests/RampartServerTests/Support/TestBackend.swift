@@ -1,0 +1,116 @@
+import Foundation
+import NIOHTTP1
+import PinnedTransport
+import RampartAPI
+import RampartCore
+import RampartServer
+import X509
+
+/// A real embedded backend in a temporary folder, and a pinned HTTPS client that trusts only its
+/// CA and pins the keys it published in `server.json`.
+final class TestBackend: Sendable {
+    let server: RunningServer
+    let client: PinnedHTTPClient
+    let folder: URL
+    let clock: ManualClock
+
+    private init(server: RunningServer, client: PinnedHTTPClient, folder: URL, clock: ManualClock) {
+        self.server = server; self.client = client; self.folder = folder; self.clock = clock
+    }
+
+    static func newFolder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("rampart-server-test-\(UUID().uuidString)", isDirectory: true)
+    }
+
+    static func start(folder: URL = newFolder(), clock: ManualClock = ManualClock(now: Date())) async throws -> TestBackend {
+        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(dataDirectory: folder, clock: clock))
+        return TestBackend(server: server, client: try client(for: server.info), folder: folder, clock: clock)
+    }
+
+    /// Runs `body` against a fresh backend, then stops it and deletes its folder (also on failure).
+    static func with(_ body: (TestBackend) async throws -> Void) async throws {
+        let backend = try await start()
+        do {
+            try await body(backend)
+        } catch {
+            await backend.close()
+            throw error
+        }
+        await backend.close()
+    }
+
+    /// A client configured only from what `server.json` says (as the real client does).
+    static func client(for info: ServerInfo, pins: [String]? = nil) throws -> PinnedHTTPClient {
+        let ca = try Certificate(pemEncoded: info.certificatePEM)
+        let policy = try PinningPolicy([DomainPinningPolicy(domain: info.host ?? "localhost", pins: pins ?? info.pins)])
+        return try PinnedHTTPClient(configuration: PinnedHTTPClientConfiguration(
+            policy: policy, trustRoots: .certificates([ca]),
+            connectAddressOverrides: ["localhost": "127.0.0.1"],
+            connectTimeout: .seconds(60), requestTimeout: .seconds(120)))
+    }
+
+    /// Stops the server and the client (the folder stays, for restart tests).
+    func stop() async {
+        try? await client.shutdown()
+        await server.stop()
+    }
+
+    /// Stops and deletes the folder.
+    func close() async {
+        await stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @discardableResult
+    func send(_ method: HTTPMethod, _ path: String, token: String? = nil, body: Data? = nil,
+              contentType: String = "application/json") async throws -> PinnedResponse {
+        var headers = HTTPHeaders()
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if body != nil { headers.add(name: "Content-Type", value: contentType) }
+        return try await client.send(PinnedRequest(method: method, url: URL(string: server.baseURL.absoluteString + path)!,
+                                                   headers: headers, body: body))
+    }
+
+    func send(_ method: HTTPMethod, _ path: String, token: String? = nil, json: some Encodable) async throws -> PinnedResponse {
+        try await send(method, path, token: token, body: try JSONEncoder().encode(json))
+    }
+
+    /// Sends and decodes a 200 answer; fails the test with the error body otherwise.
+    func call<T: Decodable>(_ type: T.Type, _ method: HTTPMethod, _ path: String, token: String? = nil,
+                            body: Data? = nil) async throws -> T {
+        let response = try await send(method, path, token: token, body: body)
+        guard response.status == .ok else {
+            throw TestFailure("\(method) \(path) answered \(response.status.code): \(String(decoding: response.body, as: UTF8.self))")
+        }
+        return try JSONDecoder().decode(T.self, from: response.body)
+    }
+
+    func login(_ account: NewAccount, password: String? = nil) async throws -> LoginResponse {
+        try await call(LoginResponse.self, .POST, APIRoute.login,
+                       body: try JSONEncoder().encode(LoginRequest(username: account.username, password: password ?? account.loginPassword)))
+    }
+
+    static func errorBody(_ response: PinnedResponse) -> APIErrorBody? {
+        try? JSONDecoder().decode(APIErrorBody.self, from: response.body)
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension LoginResponse {
+    /// Opens the sealed private key with the mailbox password, as the client does.
+    func mailboxKeys(_ mailboxPassword: String) throws -> MailboxKeyPair {
+        try MailboxKeyPair.open(sealed: Data(base64Encoded: keys.sealedPrivateKey)!,
+                                password: SecretBytes(copying: Array(mailboxPassword.utf8)), userID: userId)
+    }
+}
+
+extension MessageResponse {
+    func open(with keys: MailboxKeyPair, userID: String) throws -> MessageContent {
+        let plaintext = try SealedPart.open(Data(base64Encoded: sealedBody)!, with: keys, userID: userID, messageID: id, part: SealedPartName.body)
+        return try JSONDecoder().decode(MessageContent.self, from: plaintext)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import GRDB
+import RampartCore
+import Testing
+@testable import SealedStore
+
+@Suite struct SettingsIntegrityTests {
+    let chosen = PrivacySettings(autoLoadRemoteContent: true, stripImageMetadata: false,
+                                 trustedSenders: ["news@shop.example"], autolock: .afterMinutes(10))
+
+    @Test func nothingStoredGivesSafeDefaultsWithoutWarning() throws {
+        let fixture = try StoreFixture()
+        let readout = try fixture.store.privacySettings()
+        #expect(readout.settings == .safeDefaults)
+        #expect(readout.warnings.isEmpty)
+        #expect(PrivacySettings.safeDefaults.autoLoadRemoteContent == false)
+        #expect(PrivacySettings.safeDefaults.stripImageMetadata == true)
+    }
+
+    @Test func storedSettingsRoundTrip() throws {
+        let fixture = try StoreFixture()
+        try fixture.store.setPrivacySettings(chosen)
+        try fixture.reopen()
+        let readout = try fixture.store.privacySettings()
+        #expect(readout.settings == chosen)
+        #expect(readout.warnings.isEmpty)
+    }
+
+    @Test func silentChangeOnDiskFallsBackToTheSafeDefaultWithAWarning() throws {
+        let fixture = try StoreFixture()
+        try fixture.store.setPrivacySettings(PrivacySettings.safeDefaults)
+        try fixture.tamper { db in
+            // Turn on remote content and disable metadata stripping, as malware with the disk would.
+            try db.execute(sql: "UPDATE settings SET value = 'true' WHERE name = 'autoLoadRemoteContent'")
+            try db.execute(sql: "UPDATE settings SET value = 'false' WHERE name = 'stripImageMetadata'")
+            try db.execute(sql: #"UPDATE settings SET value = '["evil@tracker.example"]' WHERE name = 'trustedSenders'"#)
+        }
+        let readout = try fixture.store.privacySettings()
+        #expect(readout.settings == .safeDefaults)
+        #expect(readout.warnings.map(\.setting) == ["autoLoadRemoteContent", "stripImageMetadata", "trustedSenders"])
+        #expect(readout.warnings.allSatisfy { $0.reason == .authenticationFailed })
+    }
+
+    @Test func settingMACsAreBoundToTheirNameAndUser() throws {
+        let fixture = try StoreFixture()
+        try fixture.store.setPrivacySettings(chosen)
+        // Copy the (valid) value and MAC of one setting onto another with the same JSON type.
+        try fixture.tamper { db in
+            let row = try Row.fetchOne(db, sql: "SELECT value, mac FROM settings WHERE name = 'autoLoadRemoteContent'")!
+            try db.execute(sql: "UPDATE settings SET value = ?, mac = ? WHERE name = 'stripImageMetadata'",
+                           arguments: [row["value"] as String, row["mac"] as Data])
+        }
+        let readout = try fixture.store.privacySettings()
+        #expect(readout.settings.stripImageMetadata == true)
+        #expect(readout.settings.autoLoadRemoteContent == true)
+        #expect(readout.warnings.map(\.setting) == ["stripImageMetadata"])
+    }
+}

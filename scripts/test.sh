@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every test of Rampart on a fresh machine: installs what is missing (scripts/setup.sh),
+# starts the services the tests use (scripts/services/*.sh: a D-Bus session with
+# gnome-keyring for Secret Service, swtpm for the TPM tests, ...), builds, and runs `swift test`.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH="/opt/swift/usr/bin:$PATH"
+
+scripts/setup.sh
+
+# Services: each script, sourced, starts its service in the background (idempotently) and
+# exports what the tests read. Their processes are stopped when this script exits.
+export RAMPART_SERVICES_DIR="${RAMPART_SERVICES_DIR:-$ROOT/.build-services}"
+mkdir -p "$RAMPART_SERVICES_DIR"
+RAMPART_SERVICE_PIDS=()
+cleanup() {
+    for pid in "${RAMPART_SERVICE_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+for service in scripts/services/*.sh; do
+    [ -e "$service" ] || continue
+    echo "test: starting service $(basename "$service" .sh)"
+    # shellcheck disable=SC1090
+    source "$service"
+done
+
+export HTML5LIB_TESTS="${HTML5LIB_TESTS:-$ROOT/../shared/testdata/html5lib-tests}"
+export RAMPART_TRACKERS="${RAMPART_TRACKERS:-$ROOT/../shared/testdata/trackers}"
+export RAMPART_PYTHON="${RAMPART_PYTHON:-$ROOT/.venv/bin/python3}"
+
+swift build --build-tests
+swift test "$@"
