@@ -145,9 +145,11 @@ cliDependencies += [
 products.append(.library(name: "FileVault", targets: ["FileVault"]))
 targets += [
     .target(name: "FileVault",
-            dependencies: ["RampartCore", crypto, .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["RampartCore", crypto, grdb],
             swiftSettings: swiftSettings),
-    .testTarget(name: "FileVaultTests", dependencies: ["FileVault", "rampart"], swiftSettings: swiftSettings),
+    // The crash test runs the built `rampart` executable (`rampart vault hold-lease`), found next to
+    // the test bundle or through RAMPART_BIN, like SealedStoreTests' crash test.
+    .testTarget(name: "FileVaultTests", dependencies: ["FileVault", "RampartCore", crypto, grdb], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("FileVault")
 

@@ -9,9 +9,9 @@ import RampartCore
 ///
 /// Opening a vault first sweeps cleartext left by a crashed process (before anything else
 /// runs), then opens the caches. The vault observes the ``MainKeyProvider``: a lock ends every
-/// cleartext lease; a wipe (logout or too many wrong PINs) erases the whole folder. Registered in
-/// the ``WipeRegistry`` (it is ``Wipeable``), it is erased by the Keymaker's wipe even when the
-/// key is gone.
+/// cleartext lease; a wipe event (logout or too many wrong PINs) purges everything. The
+/// Keymaker's wipe reaches vaults that are not open through ``FileVaultWipe``, registered in the
+/// ``WipeRegistry``; ``purge()`` is the logout path of an open vault.
 ///
 /// ```
 /// <root>/<user>/            0700, CACHEDIR.TAG, backup-excluded
@@ -20,7 +20,7 @@ import RampartCore
 ///   attachment-index.sqlite sealed index (GRDB, 0600)
 ///   drive/<file id>/        manifest, blocks/0…n-1, thumbnail
 /// ```
-public final class Vault: Wipeable, @unchecked Sendable {
+public final class Vault: @unchecked Sendable {
     /// Tunables of the vault.
     public struct Configuration: Sendable {
         public var attachments: AttachmentCache.Configuration
@@ -50,6 +50,11 @@ public final class Vault: Wipeable, @unchecked Sendable {
         root.appendingPathComponent(user.rawValue)
     }
 
+    /// The conventional root under a Rampart home folder: `<home>/vault`.
+    public static func defaultRoot(environment: RampartEnvironment) -> URL {
+        environment.homeDirectory.appendingPathComponent("vault", isDirectory: true)
+    }
+
     /// Opens the vault of `provider`'s user under `root`: sweep first, then the caches.
     /// - Throws: ``FileVaultError``.
     public init(root: URL, provider: any MainKeyProvider, clock: any RampartClock = SystemClock(),
@@ -69,17 +74,17 @@ public final class Vault: Wipeable, @unchecked Sendable {
         let user = userID
         observer = provider.observeLifecycle { [weak self] event in
             if case .wiped(let who, _) = event, who == user {
-                try? self?.wipe(user: user)
+                try? self?.purge()
             }
         }
+        OpenVaults.shared.add(self, root: root)
     }
 
-    public var wipeName: String { "file-vault" }
-
-    /// Ends every lease and erases every cached attachment and drive file of `user` (logout,
-    /// wipe). Needs no key.
-    public func wipe(user: UserID) throws {
-        guard user == userID else { return }
+    /// Ends every lease and erases every cached attachment and drive file (logout). Needs no
+    /// key.
+    /// - Throws: ``FileVaultError/index(message:)`` if the index cannot be emptied (the blobs
+    ///   are deleted anyway).
+    public func purge() throws {
         previews.endAll()
         drive.purgeAll()
         try attachments.purgeAll()

@@ -21,6 +21,7 @@ struct BenchCommand: AsyncParsableCommand {
         StoreBenchCommand.self,
         BenchSanitizeCommand.self,
         PushBenchmark.self,
+        BenchVault.self,
     ]
 }
 

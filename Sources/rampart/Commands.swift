@@ -14,5 +14,6 @@ enum RampartCommands {
         SanitizeCommand.self,
         PushCommand.self,
         ServerCommand.self,
+        VaultCommand.self,
     ]
 }

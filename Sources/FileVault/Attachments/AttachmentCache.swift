@@ -85,9 +85,9 @@ public final class AttachmentCache: @unchecked Sendable {
     /// Seals `data` into the cache (replacing an earlier copy of the same attachment).
     /// - Throws: ``FileVaultError/fileTooLarge(size:limit:)``, ``FileVaultError/diskFull(path:)``,
     ///   ``FileVaultError/locked``.
-    public func store(_ data: Data, attachment id: String, fileName: String, mimeType: String) throws {
+    public func put(_ data: Data, attachment id: String, fileName: String, mimeType: String) throws {
         var offset = 0
-        try store(length: Int64(data.count), attachment: id, fileName: fileName, mimeType: mimeType,
+        try put(length: Int64(data.count), attachment: id, fileName: fileName, mimeType: mimeType,
                   sourcePath: "(memory)") { count in
             let end = min(data.count, offset + count)
             defer { offset = end }
@@ -96,15 +96,15 @@ public final class AttachmentCache: @unchecked Sendable {
     }
 
     /// Seals the file at `source` into the cache, reading it in chunks (memory stays flat).
-    /// - Throws: as ``store(_:attachment:fileName:mimeType:)``, and
+    /// - Throws: as ``put(_:attachment:fileName:mimeType:)``, and
     ///   ``FileVaultError/sourceChanged(path:)``.
-    public func store(contentsOf source: URL, attachment id: String, fileName: String, mimeType: String) throws {
+    public func put(contentsOf source: URL, attachment id: String, fileName: String, mimeType: String) throws {
         let input = try VaultInputFile(reading: source)
-        try store(length: input.size, attachment: id, fileName: fileName, mimeType: mimeType,
+        try put(length: input.size, attachment: id, fileName: fileName, mimeType: mimeType,
                   sourcePath: source.path) { try input.read(upTo: $0) }
     }
 
-    private func store(length: Int64, attachment id: String, fileName: String, mimeType: String,
+    private func put(length: Int64, attachment id: String, fileName: String, mimeType: String,
                        sourcePath: String, read: (Int) throws -> Data) throws {
         try Self.validate(id)
         let envelope = ChunkedEnvelope(chunkSize: configuration.chunkSize, plaintextLength: length)
@@ -162,11 +162,23 @@ public final class AttachmentCache: @unchecked Sendable {
         return try entry(of: row, id: id)
     }
 
+    /// Decrypts the attachment into memory (for small attachments shown inline); nothing is
+    /// written to disk. The whole attachment is authenticated before it is returned.
+    /// - Throws: as ``lease(_:)``.
+    public func get(_ id: String) throws -> Data {
+        let row = try liveRow(id)
+        var result = Data()
+        result.reserveCapacity(Int(min(row.storedBytes, configuration.maxAttachmentBytes)))
+        try openBlob(row: row, id: id) { result.append($0) }
+        try? lock.withLock { try index.touch(lookup: row.lookup, at: clock.now) }
+        return result
+    }
+
     /// Decrypts the attachment into a new ``CleartextLease``; the cleartext exists until the
     /// lease ends (the preview closes, the lease is released, or the key locks).
     /// - Throws: ``FileVaultError/notCached(attachment:)``, ``FileVaultError/attachmentTampered(attachment:)``
     ///   (the entry is then dropped), ``FileVaultError/diskFull(path:)``, ``FileVaultError/locked``.
-    public func openLease(_ id: String) throws -> CleartextLease {
+    public func lease(_ id: String) throws -> CleartextLease {
         let row = try liveRow(id)
         let meta = try entry(of: row, id: id)
         let lease = try previews.lease(fileName: meta.fileName) { url in
@@ -179,7 +191,7 @@ public final class AttachmentCache: @unchecked Sendable {
     /// Runs `body` with the URL of the attachment's cleartext and deletes the cleartext when
     /// `body` returns or throws.
     public func withCleartext<R>(_ id: String, _ body: (URL) throws -> R) throws -> R {
-        let lease = try openLease(id)
+        let lease = try self.lease(id)
         defer { lease.end() }
         return try body(try lease.url())
     }
@@ -189,7 +201,7 @@ public final class AttachmentCache: @unchecked Sendable {
     public func withCleartext<R>(_ id: String, isolation: isolated (any Actor)? = #isolation,
                                  _ body: (URL) async throws -> R) async throws -> R {
         try Task.checkCancellation()
-        let lease = try openLease(id)
+        let lease = try self.lease(id)
         defer { lease.end() }
         return try await withTaskCancellationHandler {
             try Task.checkCancellation()
@@ -279,36 +291,46 @@ public final class AttachmentCache: @unchecked Sendable {
                      storedBytes: row.storedBytes, storedAt: row.storedAt, lastUsedAt: row.lastUsedAt)
     }
 
+    /// Authenticates and decrypts the blob chunk by chunk into `write`. A blob that fails
+    /// authentication is dropped from the cache.
+    private func openBlob(row: AttachmentRow, id: String, into write: (Data) throws -> Void) throws {
+        let input: VaultInputFile
+        do {
+            input = try VaultInputFile(reading: folder.appendingPathComponent(row.blobName))
+        } catch {
+            try? remove(row)
+            throw FileVaultError.notCached(attachment: id)
+        }
+        var authentic = false
+        let header = try input.read(upTo: ChunkedEnvelope.headerSize)
+        if let envelope = try ChunkedEnvelope(header: header) {
+            authentic = try VaultKeys.with(provider, VaultKeys.attachmentBlob(userID, attachment: id)) { key in
+                try envelope.open(from: input, key: key, base: blobAD(id), write: write)
+            }
+        }
+        guard authentic else {
+            try? remove(row)
+            throw FileVaultError.attachmentTampered(attachment: id)
+        }
+    }
+
     /// Decrypts the blob into `url` through a temporary file in the same folder; the file
     /// appears under `url` only once every chunk authenticated.
     private func decrypt(row: AttachmentRow, id: String, to url: URL) throws {
-        let blob = folder.appendingPathComponent(row.blobName)
-        let input = try VaultInputFile(reading: blob)
         let partial = url.deletingLastPathComponent().appendingPathComponent("." + url.lastPathComponent + ".partial")
-        var authentic = false
         do {
-            let header = try input.read(upTo: ChunkedEnvelope.headerSize)
-            if let envelope = try ChunkedEnvelope(header: header) {
-                let output = try VaultOutputFile(creating: partial, budget: budget)
-                do {
-                    authentic = try VaultKeys.with(provider, VaultKeys.attachmentBlob(userID, attachment: id)) { key in
-                        try envelope.open(from: input, key: key, base: blobAD(id)) { try output.write($0) }
-                    }
-                    if authentic { try output.finish() } else { output.abandon() }
-                } catch {
-                    output.abandon()
-                    throw error
-                }
-            }
-            guard authentic else {
-                VaultDisk.remove(partial)
-                try? remove(row)
-                throw FileVaultError.attachmentTampered(attachment: id)
+            let output = try VaultOutputFile(creating: partial, budget: budget)
+            do {
+                try openBlob(row: row, id: id) { try output.write($0) }
+                try output.finish()
+            } catch {
+                output.abandon()
+                throw error
             }
             try VaultDisk.rename(partial, to: url)
         } catch {
             VaultDisk.remove(partial)
-            throw error
+            throw FileVaultError.wrap(error)
         }
     }
 

@@ -84,7 +84,7 @@ public final class DriveBlockStore: @unchecked Sendable {
     ///   ``FileVaultError/diskFull(path:)``, ``FileVaultError/sourceChanged(path:)``,
     ///   ``FileVaultError/locked`` — in every case nothing of the import stays on disk.
     @discardableResult
-    public func importFile(from source: URL, name: String, thumbnail: Data? = nil,
+    public func upload(from source: URL, name: String, thumbnail: Data? = nil,
                            id: DriveFileID = .random()) throws -> DriveFileID {
         let input = try VaultInputFile(reading: source)
         guard input.size <= configuration.maxFileBytes else {
@@ -161,7 +161,7 @@ public final class DriveBlockStore: @unchecked Sendable {
     ///   ``FileVaultError/missingBlock(file:index:)``, ``FileVaultError/blockTampered(file:index:)``,
     ///   ``FileVaultError/diskFull(path:)``, ``FileVaultError/locked`` — with no file left at
     ///   `destination` or beside it.
-    public func exportFile(_ id: DriveFileID, to destination: URL) throws {
+    public func download(_ id: DriveFileID, to destination: URL) throws {
         let manifest = try readManifest(id)
         let partial = destination.deletingLastPathComponent()
             .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).partial")
@@ -189,7 +189,7 @@ public final class DriveBlockStore: @unchecked Sendable {
     }
 
     /// Verifies every block of a stored file without writing any cleartext.
-    /// - Throws: as ``exportFile(_:to:)``.
+    /// - Throws: as ``download(_:to:)``.
     public func verify(_ id: DriveFileID) throws {
         let manifest = try readManifest(id)
         let contentKey = try unwrapContentKey(manifest, id: id)
@@ -202,17 +202,32 @@ public final class DriveBlockStore: @unchecked Sendable {
     }
 
     /// Decrypts the file into a new ``CleartextLease`` (a preview).
-    public func openLease(_ id: DriveFileID) throws -> CleartextLease {
+    public func lease(_ id: DriveFileID) throws -> CleartextLease {
         let fileName = try name(of: id)
-        return try previews.lease(fileName: fileName) { url in try exportFile(id, to: url) }
+        return try previews.lease(fileName: fileName) { url in try download(id, to: url) }
     }
 
     /// Runs `body` with the URL of the file's cleartext; the cleartext is deleted afterwards,
     /// also when `body` throws.
     public func withCleartext<R>(_ id: DriveFileID, _ body: (URL) throws -> R) throws -> R {
-        let lease = try openLease(id)
+        let lease = try self.lease(id)
         defer { lease.end() }
         return try body(try lease.url())
+    }
+
+    /// Runs `body` with the URL of the file's cleartext; the cleartext is deleted when `body`
+    /// returns, throws, or the task is cancelled (at once, even while `body` still runs).
+    public func withCleartext<R>(_ id: DriveFileID, isolation: isolated (any Actor)? = #isolation,
+                                 _ body: (URL) async throws -> R) async throws -> R {
+        try Task.checkCancellation()
+        let lease = try self.lease(id)
+        defer { lease.end() }
+        return try await withTaskCancellationHandler {
+            try Task.checkCancellation()
+            return try await body(try lease.url())
+        } onCancel: {
+            lease.end()
+        }
     }
 
     /// The node name, unsealed.
