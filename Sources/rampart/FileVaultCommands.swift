@@ -167,7 +167,11 @@ struct BenchVault: ParsableCommand {
     /// Peak resident set size of this process in KiB (`getrusage`, `ru_maxrss`).
     static func peakRSSKiB() -> Int {
         var usage = rusage()
+        #if canImport(Glibc)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
         getrusage(RUSAGE_SELF, &usage)
+        #endif
         #if canImport(Darwin)
         return Int(usage.ru_maxrss) / 1024
         #else

@@ -256,6 +256,9 @@ public final class AttachmentCache: @unchecked Sendable {
 
     // MARK: Internals
 
+    /// The index rows, still sealed (for tests and diagnostics).
+    func indexRows() throws -> [AttachmentRow] { try lock.withLock { try index.all() } }
+
     private func liveRow(_ id: String) throws -> AttachmentRow {
         try Self.validate(id)
         let lookup = try lookupKey(id)
@@ -317,17 +320,18 @@ public final class AttachmentCache: @unchecked Sendable {
     /// Decrypts the blob into `url` through a temporary file in the same folder; the file
     /// appears under `url` only once every chunk authenticated.
     private func decrypt(row: AttachmentRow, id: String, to url: URL) throws {
-        let partial = url.deletingLastPathComponent().appendingPathComponent("." + url.lastPathComponent + ".partial")
+        let partialName = "." + url.lastPathComponent + ".partial"
+        let partial = url.deletingLastPathComponent().appendingPathComponent(partialName)
         do {
-            let output = try VaultOutputFile(creating: partial, budget: budget)
+            let output = try VaultOutputFile(unnamedIn: url.deletingLastPathComponent(), fallbackName: partialName,
+                                             budget: budget)
             do {
                 try openBlob(row: row, id: id) { try output.write($0) }
-                try output.finish()
+                try output.publish(as: url)
             } catch {
                 output.abandon()
                 throw error
             }
-            try VaultDisk.rename(partial, to: url)
         } catch {
             VaultDisk.remove(partial)
             throw FileVaultError.wrap(error)

@@ -163,10 +163,11 @@ public final class DriveBlockStore: @unchecked Sendable {
     ///   `destination` or beside it.
     public func download(_ id: DriveFileID, to destination: URL) throws {
         let manifest = try readManifest(id)
-        let partial = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).partial")
+        let partialName = ".\(destination.lastPathComponent).\(UUID().uuidString).partial"
+        let partial = destination.deletingLastPathComponent().appendingPathComponent(partialName)
         do {
-            let output = try VaultOutputFile(creating: partial, budget: budget)
+            let output = try VaultOutputFile(unnamedIn: destination.deletingLastPathComponent(),
+                                             fallbackName: partialName, budget: budget)
             do {
                 let contentKey = try unwrapContentKey(manifest, id: id)
                 defer { contentKey.wipe() }
@@ -176,12 +177,11 @@ public final class DriveBlockStore: @unchecked Sendable {
                         try output.write(plain)
                     }
                 }
-                try output.finish()
+                try output.publish(as: destination)
             } catch {
                 output.abandon()
                 throw error
             }
-            try VaultDisk.rename(partial, to: destination)
         } catch {
             VaultDisk.remove(partial)
             throw FileVaultError.wrap(error)

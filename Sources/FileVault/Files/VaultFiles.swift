@@ -33,7 +33,7 @@ public final class WriteBudget: @unchecked Sendable {
 /// A new file opened for writing: created 0600 with `O_EXCL`, written with full-write loops,
 /// errors typed (`ENOSPC` → ``FileVaultError/diskFull(path:)``).
 final class VaultOutputFile {
-    let path: String
+    private(set) var path: String
     private var fd: Int32
     private let budget: WriteBudget?
 
@@ -68,6 +68,49 @@ final class VaultOutputFile {
     func finish() throws {
         defer { close(fd); fd = -1 }
         if fsync(fd) != 0 { throw FileVaultError.fromWrite(errno: errno, path: path, operation: "fsync") }
+    }
+
+    /// Whether this file has no name yet (Linux `O_TMPFILE`): if the process dies before
+    /// ``publish(as:)``, the kernel frees it and nothing is left on disk.
+    private(set) var isUnnamed = false
+
+    /// A new cleartext file in `directory` that gets a name only once it is complete.
+    ///
+    /// Linux: an unnamed `O_TMPFILE` (0600) linked into place by ``publish(as:)``; a crash
+    /// before that leaves nothing. Elsewhere (or on file systems without `O_TMPFILE`): a named
+    /// `.partial` file beside the destination, renamed by ``publish(as:)``.
+    init(unnamedIn directory: URL, fallbackName: String, budget: WriteBudget?) throws {
+        self.budget = budget
+        #if os(Linux)
+        // O_TMPFILE is (__O_TMPFILE | O_DIRECTORY); the Glibc module does not import the macro.
+        let unnamed = open(directory.path, O_WRONLY | O_CLOEXEC | O_DIRECTORY | 0o20000000, 0o600)
+        if unnamed >= 0 {
+            fd = unnamed
+            path = directory.appendingPathComponent(fallbackName).path
+            isUnnamed = true
+            return
+        }
+        if errno == ENOSPC || errno == EDQUOT { throw FileVaultError.diskFull(path: directory.path) }
+        #endif
+        let url = directory.appendingPathComponent(fallbackName)
+        path = url.path
+        fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileVaultError.fromWrite(errno: errno, path: url.path, operation: "open") }
+    }
+
+    /// `fsync`, then gives the file its final name (atomically replacing `destination`), then
+    /// closes it. On failure the caller removes ``path`` (a no-op for an unnamed file).
+    func publish(as destination: URL) throws {
+        if fsync(fd) != 0 { throw FileVaultError.fromWrite(errno: errno, path: path, operation: "fsync") }
+        if isUnnamed {
+            // linkat through /proc/self/fd needs no privilege (AT_EMPTY_PATH would).
+            guard linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 else {
+                throw FileVaultError.fromWrite(errno: errno, path: path, operation: "linkat")
+            }
+        }
+        close(fd)
+        fd = -1
+        try VaultDisk.rename(URL(fileURLWithPath: path), to: destination)
     }
 
     /// Closes without syncing (used before deleting the file).
