@@ -50,7 +50,9 @@ import Darwin
         defer { fixture.folder.remove() }
         #expect(DriveBlockStore.Configuration().blockSize == 4 * 1024 * 1024)
         let blocks = allFiles(under: fixture.vault.drive.fileFolder(fixture.id).appendingPathComponent("blocks"))
+            .filter { Int($0.url.lastPathComponent) != nil }
         #expect(blocks.count == 3)
+        #expect(blocks.allSatisfy { (try? Data(contentsOf: $0.url).count) ?? 0 <= 4 * 1024 * 1024 + 28 })
         let destination = fixture.out.appendingPathComponent("file.bin")
         try fixture.vault.drive.download(fixture.id, to: destination)
         #expect(try Data(contentsOf: destination) == fixture.content)
