@@ -112,13 +112,16 @@ public final class DriveBlockStore: @unchecked Sendable {
                     let output = try VaultOutputFile(creating: staging.appendingPathComponent("blocks/\(index)"), budget: budget)
                     do {
                         try output.write(sealed)
-                        try output.finish()
+                        try output.finish(sync: false)  // synced below, after the last block
                     } catch {
                         output.abandon()
                         throw error
                     }
                 }
                 guard try input.read(upTo: 1).isEmpty else { throw FileVaultError.sourceChanged(path: source.path) }
+                for index in 0..<blockCount {
+                    try VaultDisk.sync(staging.appendingPathComponent("blocks/\(index)"))
+                }
                 if let thumbnail {
                     let sealed = try SmallSeal.seal(thumbnail, key: key, ad: thumbnailAD(id))
                     thumbnailHash = Data(SHA256.hash(data: sealed))

@@ -64,10 +64,16 @@ final class VaultOutputFile {
         try data.withUnsafeBytes { try write($0) }
     }
 
-    /// `fsync` then close. Errors of either are typed (a delayed `ENOSPC` shows up here).
-    func finish() throws {
-        defer { close(fd); fd = -1 }
-        if fsync(fd) != 0 { throw FileVaultError.fromWrite(errno: errno, path: path, operation: "fsync") }
+    /// `fsync` (unless `sync` is false: the caller syncs later with ``VaultDisk/sync(_:)``) then
+    /// close. Errors of either are typed (a delayed `ENOSPC` shows up here).
+    func finish(sync: Bool = true) throws {
+        defer { fd = -1 }
+        if sync, fsync(fd) != 0 {
+            let code = errno
+            close(fd)
+            throw FileVaultError.fromWrite(errno: code, path: path, operation: "fsync")
+        }
+        if close(fd) != 0 { throw FileVaultError.fromWrite(errno: errno, path: path, operation: "close") }
     }
 
     /// Whether this file has no name yet (Linux `O_TMPFILE`): if the process dies before
@@ -210,6 +216,15 @@ enum VaultDisk {
             throw FileVaultError.fromWrite(errno: errno, path: to.path, operation: "rename")
         }
         PrivateFiles.syncDirectory(to.deletingLastPathComponent())
+    }
+
+    /// `fsync` of a file already written and closed (so writeback of many files can overlap
+    /// with the work that produced them). A delayed `ENOSPC` becomes ``FileVaultError/diskFull(path:)``.
+    static func sync(_ url: URL) throws {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileVaultError.io(path: url.path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw FileVaultError.fromWrite(errno: errno, path: url.path, operation: "fsync") }
     }
 
     static func exists(_ url: URL) -> Bool {

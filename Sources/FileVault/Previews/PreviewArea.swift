@@ -36,6 +36,7 @@ public final class PreviewArea: @unchecked Sendable {
     private let lock = NSLock()
     private var leases: [UUID: Weak] = [:]
     private var observer: ObserverToken?
+    private let provider: (any MainKeyProvider)?
     /// Session folders removed by the start-up sweep (for reports and tests).
     public let sweptSessions: Int
 
@@ -50,6 +51,7 @@ public final class PreviewArea: @unchecked Sendable {
     /// - Throws: ``FileVaultError/io(path:operation:errno:)`` or ``FileVaultError/diskFull(path:)``.
     public init(root: URL, provider: (any MainKeyProvider)? = nil) throws {
         self.root = root
+        self.provider = provider
         try VaultDisk.privateDirectory(root)
         sweptSessions = Self.sweep(root)
         let session = root.appendingPathComponent("session-\(UUID().uuidString)")
@@ -131,6 +133,12 @@ public final class PreviewArea: @unchecked Sendable {
             _ = self?.lock.withLock { self?.leases.removeValue(forKey: id) }
         }
         lock.withLock { leases[id] = Weak(lease: lease) }
+        // A lock that arrived while `fill` ran (after its key was derived) must not leave this
+        // lease behind: the session is marked locked before the event is published.
+        if let provider, !provider.isUnlocked {
+            lease.end()
+            throw FileVaultError.locked
+        }
         return lease
     }
 
