@@ -204,16 +204,44 @@ struct BenchVault: ParsableCommand {
     }
 
     /// Runs `openssl speed -evp aes-256-gcm -bytes 16384` and returns MB/s (10^6 bytes per second).
+    ///
+    /// `openssl speed` stops each measurement with `SIGALRM`. Foundation's `Process` starts the
+    /// child from a concurrency thread whose signal mask blocks it (openssl then never stops), so
+    /// the child is spawned here with `posix_spawn`, an empty signal mask and default handlers.
     static func opensslAES256GCM(seconds: Int) throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl", "speed", "-seconds", String(seconds), "-bytes", "16384", "-evp", "aes-256-gcm"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        var pipeFDs: [Int32] = [0, 0]
+        guard pipe(&pipeFDs) == 0 else { throw CLIError.badInput("pipe failed: errno \(errno)") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
+        posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGALRM)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let arguments = ["openssl", "speed", "-seconds", String(seconds), "-bytes", "16384", "-evp", "aes-256-gcm"]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawnp(&pid, "openssl", &actions, &attributes, &argv, environ)
+        close(pipeFDs[1])
+        guard status == 0 else {
+            close(pipeFDs[0])
+            throw CLIError.badInput("cannot run openssl: \(String(cString: strerror(status)))")
+        }
+        let reader = FileHandle(fileDescriptor: pipeFDs[0], closeOnDealloc: true)
+        let data = reader.readDataToEndOfFile()
+        var exitStatus: Int32 = 0
+        waitpid(pid, &exitStatus, 0)
         let text = String(decoding: data, as: UTF8.self)
         for line in text.split(separator: "\n") where line.uppercased().hasPrefix("AES-256-GCM") {
             if let field = line.split(separator: " ").last, field.hasSuffix("k"), let value = Double(field.dropLast()) {
