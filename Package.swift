@@ -154,6 +154,16 @@ cliDependencies += [
 ]
 
 // MARK: - FileVault (issue 9): attachment cache and drive block store
+products.append(.library(name: "FileVault", targets: ["FileVault"]))
+targets += [
+    .target(name: "FileVault",
+            dependencies: ["RampartCore", crypto, grdb],
+            swiftSettings: swiftSettings),
+    // The crash test runs the built `rampart` executable (`rampart vault hold-lease`), found next to
+    // the test bundle or through RAMPART_BIN, like SealedStoreTests' crash test.
+    .testTarget(name: "FileVaultTests", dependencies: ["FileVault", "RampartCore", crypto, grdb], swiftSettings: swiftSettings),
+]
+cliDependencies.append("FileVault")
 
 // MARK: - Integration (cross-module attacker tests)
 targets.append(.testTarget(name: "RampartIntegrationTests",

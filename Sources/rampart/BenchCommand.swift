@@ -22,6 +22,7 @@ struct BenchCommand: AsyncParsableCommand {
         StoreBenchCommand.self,
         BenchSanitizeCommand.self,
         PushBenchmark.self,
+        BenchVault.self,
     ]
 }
 

@@ -29,5 +29,6 @@ enum RampartCommands {
         UnlockCommand.self,
         LockCommand.self,
         StatusCommand.self,
+        VaultCommand.self,
     ]
 }

@@ -1,0 +1,224 @@
+import Foundation
+import RampartCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The private folder where cleartext files exist, and only while a preview or an upload
+/// holds a ``CleartextLease``.
+///
+/// Trust-model row: **cleartext files (during preview or upload) — critical; "can be an attack
+/// vector"**. Mechanisms:
+/// - every lease is a 0700 folder holding one 0600 file, excluded from backups; it is deleted
+///   when the lease ends — explicitly, when released, on a thrown error or task cancellation
+///   (see ``AttachmentCache/withCleartext(_:_:)-swift.method``), and on every lock or wipe of the
+///   MainKey (the area observes the ``MainKeyProvider``'s lifecycle);
+/// - each process owns one session folder under the area, marked by a `flock`ed lock file that
+///   the kernel releases when the process dies, even by `SIGKILL`; creating an area first
+///   **sweeps** every session folder whose lock is free (a crashed process's leftovers) before
+///   anything else runs, while the live sessions of other processes (say, the file-provider
+///   extension sharing the container) are left alone.
+///
+/// Memory-only files (Linux `memfd_create`) are **not** used: a preview is handed to a viewer
+/// that may run in another process and expects a path; a memfd is reachable from outside only as
+/// `/proc/<pid>/fd/<n>`, which every process of the same user can open too, so it hides nothing
+/// that a 0700 folder does not, ties the file's lifetime to one descriptor the viewer must keep,
+/// and does not exist on Apple platforms. It would help only against a later disk forensic
+/// read of deleted blocks; the lease folder's lifetime is already bounded (see the module docs).
+public final class PreviewArea: @unchecked Sendable {
+    /// The folder that holds every session folder.
+    public let root: URL
+    /// This process's session folder.
+    public let sessionFolder: URL
+    private let lockFD: Int32
+    private let lock = NSLock()
+    private var leases: [UUID: Weak] = [:]
+    private var observer: ObserverToken?
+    private let provider: (any MainKeyProvider)?
+    /// Session folders removed by the start-up sweep (for reports and tests).
+    public let sweptSessions: Int
+
+    private struct Weak { weak var lease: CleartextLease? }
+
+    /// Sweeps crash leftovers under `root`, then opens this process's session folder.
+    ///
+    /// - Parameters:
+    ///   - root: the preview folder (created 0700 if missing).
+    ///   - provider: when given, every lease ends on a ``KeyLifecycleEvent/locked(_:reason:)``
+    ///     or ``KeyLifecycleEvent/wiped(_:reason:)`` event of its user.
+    /// - Throws: ``FileVaultError/io(path:operation:errno:)`` or ``FileVaultError/diskFull(path:)``.
+    public init(root: URL, provider: (any MainKeyProvider)? = nil) throws {
+        self.root = root
+        self.provider = provider
+        try VaultDisk.privateDirectory(root)
+        sweptSessions = Self.sweep(root)
+        let session = root.appendingPathComponent("session-\(UUID().uuidString)")
+        try VaultDisk.privateDirectory(session)
+        let lockPath = session.appendingPathComponent(".owner.lock").path
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileVaultError.fromWrite(errno: errno, path: lockPath, operation: "open") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(fd)
+            throw FileVaultError.io(path: lockPath, operation: "flock", errno: code)
+        }
+        lockFD = fd
+        sessionFolder = session
+        if let provider {
+            let user = provider.userID
+            observer = provider.observeLifecycle { [weak self] event in
+                switch event {
+                case .locked(let who, _) where who == user, .wiped(let who, _) where who == user:
+                    self?.endAll()
+                default:
+                    break
+                }
+            }
+        }
+    }
+
+    deinit {
+        observer?.cancel()
+        endAll()
+        VaultDisk.remove(sessionFolder)
+        close(lockFD)
+    }
+
+    /// Removes every session folder under `root` whose owner process is gone (its lock is
+    /// free), and anything else that is not a session folder. Returns how many were removed.
+    @discardableResult
+    public static func sweep(_ root: URL) -> Int {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root.path) else { return 0 }
+        var removed = 0
+        for name in names where name != "CACHEDIR.TAG" {
+            let folder = root.appendingPathComponent(name)
+            let lockPath = folder.appendingPathComponent(".owner.lock").path
+            let fd = open(lockPath, O_RDWR | O_CLOEXEC)
+            if fd >= 0 {
+                let free = flock(fd, LOCK_EX | LOCK_NB) == 0
+                if free {
+                    VaultDisk.remove(folder)
+                    removed += 1
+                }
+                close(fd)
+            } else {
+                VaultDisk.remove(folder)
+                removed += 1
+            }
+        }
+        if removed > 0 { PrivateFiles.syncDirectory(root) }
+        return removed
+    }
+
+    /// Opens a lease: creates its private folder, lets `fill` write the cleartext to the given
+    /// URL (it must write atomically: temporary file, verify, rename), and returns the lease.
+    /// On any error the lease folder is removed before the error is rethrown.
+    public func lease(fileName: String, fill: (URL) throws -> Void) throws -> CleartextLease {
+        let id = UUID()
+        let folder = sessionFolder.appendingPathComponent(id.uuidString)
+        try VaultDisk.privateDirectory(folder)
+        let url = folder.appendingPathComponent(Self.safeName(fileName))
+        do {
+            try fill(url)
+            guard VaultDisk.exists(url) else {
+                throw FileVaultError.io(path: url.path, operation: "fill", errno: ENOENT)
+            }
+        } catch {
+            VaultDisk.remove(folder)
+            throw error
+        }
+        let lease = CleartextLease(url: url, folder: folder) { [weak self] in
+            _ = self?.lock.withLock { self?.leases.removeValue(forKey: id) }
+        }
+        lock.withLock { leases[id] = Weak(lease: lease) }
+        // A lock that arrived while `fill` ran (after its key was derived) must not leave this
+        // lease behind: the session is marked locked before the event is published.
+        if let provider, !provider.isUnlocked {
+            lease.end()
+            throw FileVaultError.locked
+        }
+        return lease
+    }
+
+    /// Number of leases currently open in this process.
+    public var activeLeaseCount: Int {
+        lock.withLock { leases.values.filter { $0.lease?.isActive == true }.count }
+    }
+
+    /// Ends every lease of this process (deletes the cleartext).
+    public func endAll() {
+        let open = lock.withLock { () -> [CleartextLease] in
+            defer { leases.removeAll() }
+            return leases.values.compactMap(\.lease)
+        }
+        open.forEach { $0.end() }
+        // Anything else in the session folder (a fill interrupted by a lock) goes too.
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: sessionFolder.path) {
+            for name in names where name != ".owner.lock" && name != "CACHEDIR.TAG" {
+                VaultDisk.remove(sessionFolder.appendingPathComponent(name))
+            }
+        }
+    }
+
+    /// A file name safe to use in the lease folder: the last path component, without control
+    /// characters, at most 120 bytes, never empty, `.` or `..`.
+    static func safeName(_ name: String) -> String {
+        var cleaned = String(name.split(separator: "/").last ?? "")
+            .unicodeScalars.filter { $0.value >= 0x20 && $0 != "\u{7F}" && $0 != "\\" }
+            .map(String.init).joined()
+        while cleaned.utf8.count > 120 { cleaned.removeFirst() }
+        if cleaned.isEmpty || cleaned == "." || cleaned == ".." || cleaned.hasPrefix(".") { cleaned = "file" + cleaned }
+        return cleaned
+    }
+}
+
+/// A cleartext file that exists only while this lease is active.
+///
+/// Trust-model row: **cleartext files (critical)** — the file is deleted by ``end()``, when the
+/// lease is released, when its ``PreviewArea`` sees a lock or wipe, and (after a crash) by the
+/// next start's sweep. A UI that controls a preview's lifetime keeps the lease object and calls
+/// ``end()`` when the preview closes.
+public final class CleartextLease: @unchecked Sendable {
+    private let lock = NSLock()
+    private let fileURL: URL
+    private let folder: URL
+    private var active = true
+    private let onEnd: () -> Void
+
+    init(url: URL, folder: URL, onEnd: @escaping () -> Void) {
+        self.fileURL = url
+        self.folder = folder
+        self.onEnd = onEnd
+    }
+
+    deinit { end() }
+
+    /// Whether the cleartext still exists.
+    public var isActive: Bool { lock.withLock { active } }
+
+    /// Where the cleartext is.
+    /// - Throws: ``FileVaultError/leaseEnded`` after the lease ended.
+    public func url() throws -> URL {
+        try lock.withLock {
+            guard active else { throw FileVaultError.leaseEnded }
+            return fileURL
+        }
+    }
+
+    /// The path whether or not the lease is active (for checks that it is gone).
+    public var path: String { fileURL.path }
+
+    /// Deletes the cleartext. Idempotent.
+    public func end() {
+        let wasActive = lock.withLock { () -> Bool in
+            defer { active = false }
+            return active
+        }
+        guard wasActive else { return }
+        VaultDisk.remove(folder)
+        PrivateFiles.syncDirectory(folder.deletingLastPathComponent())
+        onEnd()
+    }
+}
