@@ -4,6 +4,7 @@ import Keychain
 import Keymaker
 import MailSafety
 import RampartAPI
+import RampartAgent
 import RampartClient
 import RampartCore
 import SealedStore
@@ -25,19 +26,37 @@ final class ClientContext {
     let key: KeyContext
     let environment: RampartEnvironment
     let account: ClientAccount
+    /// The agent's MainKey, when an agent runs and holds this user's key unlocked
+    /// (`rampart unlock`); `nil` means the key is unwrapped in this process.
+    let agentKeys: AgentMainKeyProvider?
 
     init(_ options: GlobalOptions) throws {
         key = try KeyContext(options)
         environment = key.global.environment
-        account = ClientAccount(dependencies: key.user, environment: environment)
+        let agent = AgentClient(location: AgentLocation(homeDirectory: environment.homeDirectory))
+        if agent.isRunning(), let status = try? agent.status(user: key.userID), status.unlocked {
+            let provider = AgentMainKeyProvider(client: agent, userID: key.userID)
+            agentKeys = provider
+            account = ClientAccount(keys: provider, dependencies: key.user, environment: environment)
+        } else {
+            agentKeys = nil
+            account = ClientAccount(dependencies: key.user, environment: environment)
+        }
     }
 
     var keymaker: Keymaker { key.keymaker }
     var userID: UserID { key.userID }
 
-    /// Makes the MainKey available: already unlocked, the *none* protector, or the PIN.
+    /// Makes the MainKey available: the agent's (when it holds it), already unlocked, the *none*
+    /// protector, or the PIN.
     func unlock(pinStdin: Bool) throws {
         guard try account.isLoggedIn() || keymaker.hasMainKey() else { throw ClientError.notLoggedIn(userID) }
+        if let agentKeys {
+            // The agent holds the key: this command counts as activity for its autolock timer.
+            // If the agent autolocked in between, the account is locked: `rampart unlock` again.
+            if (try? agentKeys.client.touch(user: userID)) != nil, agentKeys.isUnlocked { return }
+            throw LockedError(userID: userID)
+        }
         if keymaker.isUnlocked { return }
         let active = try keymaker.activeProtectors()
         if active.contains(.none) || active.contains(.hardware) {
@@ -65,7 +84,14 @@ final class ClientContext {
 
     func finish() {
         account.close()
+        agentKeys?.close()
         keymaker.lock()
+    }
+
+    /// After a logout: the agent (if one runs) must not keep the erased account's key.
+    func lockAgent() {
+        let agent = agentKeys?.client ?? AgentClient(location: AgentLocation(homeDirectory: environment.homeDirectory))
+        if agent.isRunning() { try? agent.lock(user: userID) }
     }
 }
 
@@ -590,6 +616,7 @@ struct LogoutCommand: AsyncParsableCommand {
             guard try context.keymaker.hasMainKey() || context.account.isLoggedIn() else { throw ClientError.notLoggedIn(context.userID) }
             try context.unlock(pinStdin: pinStdin)
             let result = await LogoutFlow.logout(account: context.account, keymaker: context.keymaker)
+            context.lockAgent()
             if let problem = result.serverProblem {
                 FileHandle.standardError.write(Data("rampart: warning: the server session may still be open: \(problem)\n".utf8))
             } else {

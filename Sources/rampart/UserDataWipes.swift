@@ -1,3 +1,4 @@
+import FileVault
 import Keychain
 import RampartCore
 import RampartClient
@@ -15,6 +16,7 @@ enum UserDataWipes {
             global.wipeRegistry.register(SealedStoreWipe(files: StoreFiles(environment: global.environment))),
             global.wipeRegistry.register(ClientFilesWipe(files: ClientFiles(environment: global.environment))),
             global.wipeRegistry.register(PushKeysWipe(keychain: global.keychain)),
+            global.wipeRegistry.register(FileVaultWipe(environment: global.environment)),
         ]
     }
 }
