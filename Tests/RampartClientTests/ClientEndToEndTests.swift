@@ -375,6 +375,50 @@ struct ClientEndToEndTests {
         #expect(try world.rampart(["list", "--user", "alice"]).stdout.contains("Welcome to Rampart, Alice"))
     }
 
+    /// Trust-model row **device memory (moderate)**: with `rampart unlock` the MainKey lives in
+    /// the agent; user commands then need no PIN, `rampart lock` takes that away again, and a
+    /// logout leaves the agent without the erased account's key.
+    @Test func commandsUseTheAgentsKeyUntilLockAndLogoutLocksTheAgent() throws {
+        let world = try EndToEndWorld()
+        let server = try ServerProcess(data: world.serverData)
+        defer { server.stop() }
+        defer { _ = try? world.rampart(["agent", "stop"]) }
+        let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
+        let demo = DemoAccounts.demo
+        let login = try world.rampart(["login", "--user", "demo", "--server-info", info, "--username", demo.username,
+                                       "--password-stdin", "--mailbox-password-stdin"],
+                                      stdin: "\(demo.loginPassword)\n\(demo.mailboxPassword)\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
+
+        // Unlock once in the agent (started on demand); sync and list then run without a PIN.
+        let unlock = try world.rampart(["unlock", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(unlock.status == 0, "\(unlock.stderr)")
+        #expect(unlock.stdout.contains("in the agent"))
+        let sync = try world.rampart(["sync", "--user", "demo"])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let inbox = try world.rampart(["list", "--user", "demo"])
+        #expect(inbox.status == 0, "\(inbox.stderr)")
+        #expect(inbox.stdout.contains("Northwind"))
+
+        // Lock: the agent zeroizes the key; commands need the PIN again (in this process).
+        #expect(try world.rampart(["lock", "--user", "demo"]).status == 0)
+        let locked = try world.rampart(["status", "--user", "demo"])
+        #expect(locked.stdout.contains("state:       locked"), "\(locked.stdout)")
+        let withPIN = try world.rampart(["list", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(withPIN.status == 0 && withPIN.stdout.contains("Northwind"), "\(withPIN.stderr)")
+        #expect(try world.rampart(["status", "--user", "demo"]).stdout.contains("state:       locked"))
+
+        // Unlock again, log out without a PIN (the agent's key): the agent no longer holds it.
+        #expect(try world.rampart(["unlock", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
+        let logout = try world.rampart(["logout", "--user", "demo"])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(logout.stdout.contains("Session ended on the server."), "\(logout.stdout)")
+        let after = try world.rampart(["status", "--user", "demo"])
+        #expect(after.stdout.contains("state:       locked") && after.stdout.contains("MainKey:     none"), "\(after.stdout)")
+        #expect(try world.rampart(["list", "--user", "demo"]).status == 6)
+    }
+
     @Test func aPinMismatchIsAnAlertAndCutsTheConnection() throws {
         let world = try EndToEndWorld()
         let server = try ServerProcess(data: world.serverData)
