@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HardwareKeys
 import Keychain
 import Keymaker
 import MailSafety
@@ -49,9 +50,11 @@ final class ClientContext {
 
     /// Makes the MainKey available: the agent's (when it holds it), already unlocked, the *none*
     /// protector, or the PIN.
-    func unlock(pinStdin: Bool) throws {
+    /// `inProcess` unwraps the key in this process even when the agent holds it (changing a
+    /// protector needs this process's Keymaker unlocked).
+    func unlock(pinStdin: Bool, inProcess: Bool = false) throws {
         guard try account.isLoggedIn() || keymaker.hasMainKey() else { throw ClientError.notLoggedIn(userID) }
-        if let agentKeys {
+        if let agentKeys, !inProcess {
             // The agent holds the key: this command counts as activity for its autolock timer.
             // If the agent autolocked in between, the account is locked: `rampart unlock` again.
             if (try? agentKeys.client.touch(user: userID)) != nil, agentKeys.isUnlocked { return }
@@ -253,10 +256,13 @@ struct LoginCommand: AsyncParsableCommand {
 struct ProtectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "protect",
-        abstract: "Choose how the MainKey is protected: a PIN, or none.",
+        abstract: "Choose how the MainKey is protected: a PIN, the secure hardware, both, or none.",
         discussion: """
         With --pin-stdin the new PIN is read from standard input (after the current PIN, if one is set). \
-        --hardware needs the HardwareKeys module (TPM 2.0), which is not in this build yet.
+        --hardware seals the MainKey to this machine's TPM 2.0 (RAMPART_TPM_TCTI or /dev/tpmrm0): alone, no \
+        secret is asked and the key opens only on this machine; with --pin as well, the PIN becomes the TPM \
+        object's authorization, so every guess is counted by the TPM's lockout. A PIN protector already set \
+        stays as the fallback for when the TPM is gone.
         """)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Protect with a PIN.") var pin = false
@@ -265,42 +271,52 @@ struct ProtectCommand: AsyncParsableCommand {
     @Flag(name: .customLong("pin-stdin"), help: "Read the PIN(s) from standard input.") var pinStdin = false
 
     func validate() throws {
-        guard [pin, hardware, none].filter({ $0 }).count == 1 else { throw ValidationError("Choose one of --pin, --hardware, --none.") }
+        guard !(none && (pin || hardware)), none || pin || hardware else {
+            throw ValidationError("Choose --pin, --hardware (optionally with --pin), or --none.")
+        }
     }
 
     func run() async throws {
         try await reportingErrors {
             let context = try ClientContext(global)
             defer { context.finish() }
-            if hardware {
-                throw CLIError.badInput("The hardware protector is not available in this build (the HardwareKeys module has not landed); use --pin.")
-            }
             let keymaker = context.keymaker
             guard try keymaker.hasMainKey() else { throw ClientError.notLoggedIn(context.userID) }
+            if hardware {
+                try context.unlock(pinStdin: pinStdin, inProcess: true)
+                let kind: ProtectorKind = pin ? .hardwarePIN : .hardware
+                var credential = UnlockCredential.none
+                if pin { credential = .pin(try newPIN()) }
+                try keymaker.activate(kind, credential: credential)
+                print("MainKey protected by the secure hardware (\(SecureHardware.found())); active protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
+                return
+            }
             let hasPIN = try keymaker.activeProtectors().contains(.pin)
             if none {
-                try context.unlock(pinStdin: pinStdin)
+                try context.unlock(pinStdin: pinStdin, inProcess: true)
                 try keymaker.disableProtection()
                 print("MainKey protection removed: the key is in clear in the keychain.")
                 return
             }
             let oldPIN = hasPIN ? (pinStdin ? try StandardInput.readSecretLine("the current PIN") : try SecretPrompt.secret("Current PIN: ")) : nil
-            let newPIN: SecretBytes
-            if pinStdin {
-                newPIN = try StandardInput.readSecretLine("the new PIN")
-            } else {
-                newPIN = try SecretPrompt.secret("New PIN: ")
-                let again = try SecretPrompt.secret("New PIN again: ")
-                guard newPIN == again else { throw CLIError.badInput("The two PINs differ; nothing changed.") }
-            }
+            let newPIN = try newPIN()
             if let oldPIN {
                 try keymaker.changePIN(from: oldPIN, to: newPIN)
             } else {
-                try context.unlock(pinStdin: false)
+                try context.unlock(pinStdin: false, inProcess: true)
                 try keymaker.activate(.pin, credential: .pin(newPIN))
             }
             print("MainKey protected by a PIN (\(keymaker.configuration.maxFailedAttempts) wrong PINs erase the account's local data).")
         }
+    }
+
+    /// The new PIN: a line of standard input, or asked twice on the terminal.
+    private func newPIN() throws -> SecretBytes {
+        if pinStdin { return try StandardInput.readSecretLine("the new PIN") }
+        let first = try SecretPrompt.secret("New PIN: ")
+        let again = try SecretPrompt.secret("New PIN again: ")
+        guard first == again else { throw CLIError.badInput("The two PINs differ; nothing changed.") }
+        return first
     }
 }
 

@@ -419,6 +419,63 @@ struct ClientEndToEndTests {
         #expect(try world.rampart(["list", "--user", "demo"]).status == 6)
     }
 
+    /// Trust-model row **secure hardware (high)**: `rampart protect --hardware` seals the MainKey
+    /// to a TPM 2.0 (a private swtpm started with the project's own service script); commands
+    /// then open it through the TPM without a PIN, and with the TPM gone the account is not
+    /// readable from the copied keychain alone.
+    @Test func protectWithTheHardwareOpensThroughTheTPMAndNotWithoutIt() throws {
+        let world = try EndToEndWorld()
+        let server = try ServerProcess(data: world.serverData)
+        defer { server.stop() }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/services/swtpm.sh")
+        let state = world.root.appendingPathComponent("swtpm").path
+        let started = try Self.shell("RAMPART_SWTPM_DIR='\(state)' RAMPART_SWTPM_PORT=2421; export RAMPART_SWTPM_DIR RAMPART_SWTPM_PORT; "
+                                     + "source '\(script.path)'; echo \"$RAMPART_TPM_TCTI\"")
+        defer { _ = try? Self.shell("bash '\(script.path)' stop '\(state)'") }
+        let tcti = started.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(tcti.hasPrefix("swtpm:"), "swtpm did not start (apt-get install swtpm swtpm-tools): \(started)")
+        let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
+        let demo = DemoAccounts.demo
+        let login = try world.rampart(["login", "--user", "demo", "--server-info", info, "--username", demo.username,
+                                       "--password-stdin", "--mailbox-password-stdin"],
+                                      stdin: "\(demo.loginPassword)\n\(demo.mailboxPassword)\n")
+        #expect(login.status == 0, "\(login.stderr)")
+
+        var env = world.environment
+        env["RAMPART_TPM_TCTI"] = tcti
+        let protect = try RampartExecutable.run(["protect", "--user", "demo", "--hardware"], environment: env)
+        #expect(protect.status == 0, "\(protect.stderr)")
+        #expect(protect.stdout.contains("secure hardware"), "\(protect.stdout)")
+        let status = try RampartExecutable.run(["key", "status", "--user", "demo"], environment: env)
+        #expect(status.stdout.contains("hardware"), "\(status.stdout)")
+        #expect(!status.stdout.contains("protectors:        none"), "\(status.stdout)")
+        let sync = try RampartExecutable.run(["sync", "--user", "demo"], environment: env)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let inbox = try RampartExecutable.run(["list", "--user", "demo"], environment: env)
+        #expect(inbox.status == 0 && inbox.stdout.contains("Northwind"), "\(inbox.stderr)")
+
+        // The TPM stops (another machine, a removed chip): the keychain copy alone opens nothing.
+        _ = try Self.shell("bash '\(script.path)' stop '\(state)'")
+        let without = try RampartExecutable.run(["list", "--user", "demo"], environment: env)
+        #expect(without.status != 0, "\(without.stdout)")
+        #expect(!without.stdout.contains("Northwind"))
+    }
+
+    /// Runs a bash command line; its standard output.
+    static func shell(_ command: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", command]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
     @Test func aPinMismatchIsAnAlertAndCutsTheConnection() throws {
         let world = try EndToEndWorld()
         let server = try ServerProcess(data: world.serverData)

@@ -51,11 +51,22 @@ rampart_swtpm_start() {
             fi
         done
         rm -f "$state/swtpm.pid"
-        swtpm socket --tpm2 --tpmstate dir="$state/tpm" \
+        # The daemon keeps whatever descriptors it inherits; close them so that it holds no
+        # pipe or socket of its caller (Foundation's Process, for one, learns that its child
+        # exited when such a socket closes, and would wait for the daemon instead; a caller that
+        # reads our stdout to EOF, as `$(...)` does, likewise).
+        (
+            for fd in /proc/$BASHPID/fd/*; do
+                fd="${fd##*/}"
+                case "$fd" in 0|1|2|255) ;; *) eval "exec $fd>&-" 2>/dev/null ;; esac
+            done
+            exec swtpm socket --tpm2 --tpmstate dir="$state/tpm" \
             --server type=tcp,port="$port",bindaddr=127.0.0.1 \
             --ctrl type=tcp,port="$((port + 1))",bindaddr=127.0.0.1 \
             --flags not-need-init,startup-clear \
-            --pid file="$state/swtpm.pid" --log file="$state/swtpm.log" --daemon || {
+            --pid file="$state/swtpm.pid" --log file="$state/swtpm.log" --daemon \
+            </dev/null >/dev/null 2>&1
+        ) || {
             echo "swtpm.sh: swtpm failed to start: $(tail -3 "$state/swtpm.log" 2>/dev/null)" >&2
             export RAMPART_SWTPM=0
             return 1
