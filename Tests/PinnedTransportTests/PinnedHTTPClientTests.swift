@@ -108,3 +108,32 @@ struct PinnedHTTPClientTests {
         #expect(server.recorder.requests.isEmpty)
     }
 }
+
+@Suite("Pinned HTTP client under a busy concurrency pool")
+struct PinnedHTTPClientStarvationTests {
+    /// The certificate and pin check runs on the connection's own event loop: with every thread
+    /// of Swift's cooperative pool blocked while the handshake happens, the exchange still
+    /// completes inside its timeout (it used to wait for a pool thread and time out).
+    @Test func aBlockedCooperativePoolDoesNotStallTheHandshake() async throws {
+        let world = try PinningWorld()
+        let release = DispatchSemaphore(value: 0)
+        let blockers = 64  // more than any cooperative pool is wide
+        let server = try await TestTLSServer.start(serving: world.certificateA, onConnect: {
+            // On the server's event loop, when the client's TCP connection arrives: occupy
+            // every cooperative thread for 3 s, longer than the client's 1.5 s timeout.
+            for _ in 0..<blockers {
+                Task.detached { release.wait() }
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 3) {
+                for _ in 0..<blockers { release.signal() }
+            }
+        })
+        defer { Task { await server.close() } }
+        let (client, _) = try world.client([world.policy(pins: [world.certificateA.pin, TestPKI.unusedPin()])],
+                                           requestTimeout: .milliseconds(1500))
+        let response = try await client.send(PinnedRequest(url: url("rampart.test", server.port)))
+        #expect(response.body == Data("pinned hello".utf8))
+        #expect(server.recorder.requests.count == 1)
+        try await client.shutdown()
+    }
+}

@@ -506,7 +506,12 @@ struct ClientEndToEndTests {
         let none = try world.rampart(["protect", "--user", "demo", "--none", "--pin-stdin"], stdin: "135799\n")
         #expect(none.status == 0, "\(none.stderr)")
         #expect(try world.rampart(["list", "--user", "demo"]).stdout.contains("Northwind"))
-        #expect(try world.rampart(["protect", "--user", "demo", "--hardware"]).status == 2)
+        // A TPM that does not answer: a clear failure, and the MainKey stays as it was.
+        var noTPM = world.environment
+        noTPM["RAMPART_TPM_TCTI"] = "swtpm:host=127.0.0.1,port=9"
+        let hardware = try RampartExecutable.run(["protect", "--user", "demo", "--hardware"], environment: noTPM)
+        #expect(hardware.status != 0 && hardware.stderr.contains("TPM"), "\(hardware.stderr)")
+        #expect(try world.rampart(["list", "--user", "demo"]).stdout.contains("Northwind"))
     }
 
     @Test func anExpiredSessionIsRefreshedOnceThenReportedAsExpired() async throws {

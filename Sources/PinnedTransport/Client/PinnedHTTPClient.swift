@@ -150,7 +150,7 @@ public final class PinnedHTTPClient: Sendable {
                         serverHostname: target.isIPAddress ? nil : target.host,
                         customVerificationCallbackWithMetadata: { certificates, promise in
                             let served = certificates.compactMap { try? $0.toDERBytes() }
-                            Task {
+                            let verify: @Sendable () async -> Void = {
                                 let (verdict, chain) = await verifier.verify(
                                     servedChain: served, host: target.host, port: target.port)
                                 record.withLockedValue { $0 = verdict }
@@ -163,6 +163,12 @@ public final class PinnedHTTPClient: Sendable {
                                 }
                                 promise.succeed(.certificateVerified(VerificationMetadata(
                                     validated.count == chain.count ? NIOSSL.ValidatedCertificateChain(validated) : nil)))
+                            }
+                            // On the connection's own event loop, not the shared cooperative pool.
+                            if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+                                Task(executorPreference: EventLoopTaskExecutor(channel.eventLoop), operation: verify)
+                            } else {
+                                Task(operation: verify)
                             }
                         })
                     try channel.pipeline.syncOperations.addHandler(tlsHandler)

@@ -41,9 +41,11 @@ final class TestTLSServer: Sendable {
     let port: Int
     let recorder: ServerRecorder
     private let channel: any Channel
+    private let group: MultiThreadedEventLoopGroup
 
-    private init(channel: any Channel, recorder: ServerRecorder) {
+    private init(channel: any Channel, group: MultiThreadedEventLoopGroup, recorder: ServerRecorder) {
         self.channel = channel
+        self.group = group
         self.port = channel.localAddress!.port!
         self.recorder = recorder
     }
@@ -51,7 +53,8 @@ final class TestTLSServer: Sendable {
     /// Starts a TLS server serving `chain` (leaf first) with `leaf`'s key.
     static func start(
         serving leaf: Issued, intermediates: [Issued] = [],
-        respond: @escaping @Sendable (ServerRecorder.Request) -> TestResponse = { _ in TestResponse() }
+        respond: @escaping @Sendable (ServerRecorder.Request) -> TestResponse = { _ in TestResponse() },
+        onConnect: (@Sendable () -> Void)? = nil
     ) async throws -> TestTLSServer {
         let chain = try ([leaf] + intermediates).map { try NIOSSLCertificate(bytes: $0.der, format: .der) }
         let key = try NIOSSLPrivateKey(bytes: Array(leaf.keyPEM!.utf8), format: .pem)
@@ -59,10 +62,15 @@ final class TestTLSServer: Sendable {
         tls.applicationProtocols = ["http/1.1"]
         let context = try NIOSSLContext(configuration: tls)
         let recorder = ServerRecorder()
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        // Each server has its own event loop: the process-wide singleton is shared with every
+        // other suite running in parallel (in-process servers, clients), and a loop kept busy
+        // there stalled these exchanges past the client's 60 s limit in CI.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                onConnect?()
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
                     try channel.pipeline.syncOperations.addHandler(HTTPResponseEncoder())
@@ -70,23 +78,25 @@ final class TestTLSServer: Sendable {
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return TestTLSServer(channel: channel, recorder: recorder)
+        return TestTLSServer(channel: channel, group: group, recorder: recorder)
     }
 
     /// A TCP server that accepts connections and never says a word (no TLS, nothing).
     static func startSilent() async throws -> TestTLSServer {
         let recorder = ServerRecorder()
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let channel = try await ServerBootstrap(group: group)
             .childChannelInitializer { channel in
                 recorder.connectionOpened()
                 return channel.eventLoop.makeSucceededVoidFuture()
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return TestTLSServer(channel: channel, recorder: recorder)
+        return TestTLSServer(channel: channel, group: group, recorder: recorder)
     }
 
     func close() async {
         try? await channel.close().get()
+        try? await group.shutdownGracefully()
     }
 }
 
