@@ -212,7 +212,7 @@ products.append(.library(name: "RampartClient", targets: ["RampartClient"]))
 targets += [
     .target(name: "RampartClient",
             dependencies: ["RampartAPI", "PinnedTransport", "SealedStore", "Keymaker", "Keychain", "PushCrypto",
-                           "MailSafety", "HTML5", "RampartCore", crypto,
+                           "MailSafety", "HTML5", "FileVault", "RampartCore", crypto,
                            .product(name: "NIOHTTP1", package: "swift-nio")],
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartClientTests",

@@ -1,3 +1,4 @@
+import FileVault
 import Foundation
 import RampartAPI
 import RampartCore
@@ -8,8 +9,8 @@ import SealedStore
 /// Trust-model row **cleartext files (critical)** — "the cleartext file exists only while the
 /// preview is open, then is deleted": the file is written 0600 in a fresh 0700 folder under the
 /// user's client folder (excluded from backups); ``end()`` overwrites it with zeros and removes
-/// it, and so does `deinit`. Leases a crashed process left behind are removed by the next
-/// ``AttachmentVault`` (and by logout).
+/// it, and so does `deinit`; logout removes the folder. (Attachments use FileVault's leases,
+/// see ``AttachmentVault``; this one holds rendered message documents.)
 public final class CleartextLease: @unchecked Sendable {
     public let url: URL
     private let folder: URL
@@ -54,22 +55,28 @@ public final class CleartextLease: @unchecked Sendable {
     }
 }
 
-/// Attachments: metadata from the sealed store, contents from an encrypted cache or the server.
+/// Attachments: metadata from the sealed store, contents from the FileVault cache or the server.
 ///
-/// Trust-model rows **database (critical)** — names and types are sealed in the store; and
-/// **device storage (low)** / **attachments** — "kept encrypted in a cache for a few days or
-/// until logout": the cache holds the server's HPKE ``SealedPart`` as received (openable only
-/// with the private key, which is sealed under the MainKey), files older than
-/// ``cacheLifetime`` are removed, and logout removes the folder.
-///
-/// Note: this is the client's own cache and lease; FileVault (issue 9) had not landed in `main`
-/// when it was written, so its block store and leases are not used yet.
+/// Trust-model rows **database (critical)** — names and types are sealed in the store;
+/// **device storage (low)** / *Attachments* — "kept encrypted in a cache for a few days or until
+/// logout": an attachment fetched from the server (an HPKE ``SealedPart``) is opened once and
+/// re-sealed into the account's FileVault ``AttachmentCache`` under a MainKey sub-key bound to
+/// the user and the attachment id, with a sealed index, a time-to-live, a size cap with LRU
+/// eviction and purge on logout and wipe; and **cleartext files (critical)** — previews are
+/// FileVault ``FileVault/CleartextLease``s, ended by the caller, by a lock, or by the next
+/// start's sweep after a crash.
 public struct AttachmentVault: Sendable {
     public let account: ClientAccount
-    /// How long an encrypted attachment stays cached (3–4 days in the trust model).
-    public var cacheLifetime: TimeInterval = 4 * 24 * 3600
+    /// The account's file vault (kept open as long as this value: its leases live in it).
+    public let vault: Vault
 
-    public init(account: ClientAccount) { self.account = account }
+    /// Opens the account's file vault (sweeping cleartext a crashed process left behind).
+    /// - Throws: ``FileVaultError``.
+    public init(account: ClientAccount, configuration: Vault.Configuration = Vault.Configuration()) throws {
+        self.account = account
+        vault = try Vault(root: account.fileVaultRoot, provider: account.keys, clock: account.clock,
+                          configuration: configuration)
+    }
 
     static func encodeContentID(_ contentID: String?) -> Data { Data((contentID ?? "").utf8) }
     /// The Content-ID of an embedded image (kept in the record's `keyPackets` column: Rampart's
@@ -88,56 +95,45 @@ public struct AttachmentVault: Sendable {
 
     /// The attachment's cleartext, in memory (fetched once, then from the encrypted cache).
     public func contents(of attachment: AttachmentMetadata, api: APIClient) async throws -> Data {
-        let sealed = try await sealedPart(attachment, api: api)
+        if try vault.attachments.contains(attachment.id) {
+            do { return try vault.attachments.get(attachment.id) } catch FileVaultError.attachmentTampered {
+                // The cache dropped the damaged entry; fetch it again below.
+            }
+        }
+        var clear = try await fetch(attachment, api: api)
+        defer { clear.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        try vault.attachments.put(clear, attachment: attachment.id, fileName: attachment.name, mimeType: attachment.mimeType)
+        return Data(clear)
+    }
+
+    /// Opens a cleartext lease on the attachment; end it when the preview closes (a lock ends
+    /// it too).
+    public func lease(_ attachment: AttachmentMetadata, api: APIClient) async throws -> FileVault.CleartextLease {
+        if !(try vault.attachments.contains(attachment.id)) {
+            var clear = try await fetch(attachment, api: api)
+            defer { clear.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+            try vault.attachments.put(clear, attachment: attachment.id, fileName: attachment.name, mimeType: attachment.mimeType)
+        }
+        return try vault.attachments.lease(attachment.id)
+    }
+
+    /// Removes expired cache entries. - Returns: how many.
+    @discardableResult
+    public func prune() -> Int {
+        (try? vault.attachments.purgeExpired()) ?? 0
+    }
+
+    /// Downloads the sealed part and opens it with the mailbox key.
+    func fetch(_ attachment: AttachmentMetadata, api: APIClient) async throws -> Data {
+        let sealed: Data
+        do { sealed = try await api.attachment(attachment.id) } catch ClientError.http(404, _) {
+            throw ClientError.notFound(kind: "attachment", id: attachment.id)
+        }
         let keys = try account.mailboxKey()
         let userID = try account.session().serverUserID
         return try SealedPart.open(sealed, with: keys, userID: userID, messageID: attachment.messageID,
                                    part: SealedPartName.attachment(attachment.id))
     }
-
-    /// Opens a cleartext lease on the attachment; end it when the preview closes.
-    public func lease(_ attachment: AttachmentMetadata, api: APIClient) async throws -> CleartextLease {
-        var clear = try await contents(of: attachment, api: api)
-        defer { clear.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        let folder = account.files.leases(for: account.userID).appendingPathComponent(UUID().uuidString, isDirectory: true)
-        return try CleartextLease(folder: folder, name: attachment.name, contents: clear)
-    }
-
-    /// Removes expired cache entries and leftover leases of crashed processes.
-    public func prune(now: Date = Date()) {
-        let fm = FileManager.default
-        let cache = account.files.attachments(for: account.userID)
-        for file in (try? fm.contentsOfDirectory(at: cache, includingPropertiesForKeys: [.contentModificationDateKey])) ?? [] {
-            let modified = (try? file.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate) ?? .distantPast
-            if now.timeIntervalSince(modified) > cacheLifetime { try? fm.removeItem(at: file) }
-        }
-    }
-
-    /// Removes leases no live process holds (call at start, before opening new ones).
-    public func removeStaleLeases() {
-        let fm = FileManager.default
-        let leases = account.files.leases(for: account.userID)
-        for folder in (try? fm.contentsOfDirectory(at: leases, includingPropertiesForKeys: nil)) ?? [] {
-            for file in (try? fm.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? [] { ClientFiles.overwrite(file) }
-            try? fm.removeItem(at: folder)
-        }
-    }
-
-    func sealedPart(_ attachment: AttachmentMetadata, api: APIClient) async throws -> Data {
-        let files = account.files
-        try files.prepare(for: account.userID)
-        let cached = files.attachments(for: account.userID).appendingPathComponent(Self.cacheName(attachment.id))
-        if let data = try? Data(contentsOf: cached) { return data }
-        let data: Data
-        do { data = try await api.attachment(attachment.id) } catch ClientError.http(404, _) {
-            throw ClientError.notFound(kind: "attachment", id: attachment.id)
-        }
-        try? PrivateFiles.writeAtomically(data, to: cached)
-        return data
-    }
-
-    /// A cache file name that does not reveal the id's text (hex of its UTF-8).
-    static func cacheName(_ id: String) -> String { id.utf8.map { String(format: "%02x", $0) }.joined() + ".part" }
 }
 
 extension ClientAccount {

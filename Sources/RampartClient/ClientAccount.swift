@@ -1,3 +1,4 @@
+import FileVault
 import Foundation
 import Keychain
 import RampartAPI
@@ -23,6 +24,8 @@ public final class ClientAccount: @unchecked Sendable {
     public let vault: SessionVault
     public let files: ClientFiles
     public let storeFiles: StoreFiles
+    /// Where the account's FileVault lives (`<home>/vault`): its attachment cache and previews.
+    public let fileVaultRoot: URL
     private let lock = NSLock()
     private var openedStore: SealedStore?
 
@@ -40,6 +43,7 @@ public final class ClientAccount: @unchecked Sendable {
         vault = SessionVault(keychain: keychain, userID: userID)
         files = ClientFiles(environment: environment)
         storeFiles = StoreFiles(environment: environment)
+        fileVaultRoot = Vault.defaultRoot(environment: environment)
     }
 
     /// Whether this device holds a session for the account (no key needed to know).

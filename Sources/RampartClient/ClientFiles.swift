@@ -17,14 +17,12 @@ public struct ClientFiles: Sendable, Hashable {
     }
 
     public func directory(for user: UserID) -> URL { root.appendingPathComponent(user.rawValue, isDirectory: true) }
-    func attachments(for user: UserID) -> URL { directory(for: user).appendingPathComponent("attachments", isDirectory: true) }
     func leases(for user: UserID) -> URL { directory(for: user).appendingPathComponent("leases", isDirectory: true) }
 
     func prepare(for user: UserID) throws {
         do {
             try PrivateFiles.ensurePrivateDirectory(root)
             try PrivateFiles.ensurePrivateDirectory(directory(for: user))
-            try PrivateFiles.ensurePrivateDirectory(attachments(for: user))
             try PrivateFiles.ensurePrivateDirectory(leases(for: user))
         } catch {
             throw ClientError.file("Cannot prepare the client folder: \(error)")

@@ -110,7 +110,7 @@ public struct MessageReader: Sendable {
         let attachments = try account.store().mail.attachments(messageID: id)
         var embedded: [String: EmbeddedAttachment] = [:]
         if let api {
-            let vault = AttachmentVault(account: account)
+            let vault = try AttachmentVault(account: account)
             for attachment in attachments {
                 guard let contentID = AttachmentVault.contentID(of: attachment) else { continue }
                 embedded[contentID] = EmbeddedAttachment(mimeType: attachment.mimeType,

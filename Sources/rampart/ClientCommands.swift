@@ -527,7 +527,7 @@ struct AttachmentCommand: AsyncParsableCommand {
             let context = try ClientContext(global)
             defer { context.finish() }
             try context.unlock(pinStdin: pinStdin)
-            let vault = AttachmentVault(account: context.account)
+            let vault = try AttachmentVault(account: context.account)
             vault.prune()
             let attachment = try vault.metadata(id)
             if let save {
@@ -542,7 +542,7 @@ struct AttachmentCommand: AsyncParsableCommand {
                 let lease = try await context.withAPI { try await vault.lease(attachment, api: $0) }
                 defer { lease.end() }
                 FileHandle.standardError.write(Data("rampart: opening \(TerminalTextLine.clean(attachment.name)) from a cleartext lease; the previewer is not under Rampart's control.\n".utf8))
-                let status = try Opener.open(lease.url)
+                let status = try Opener.open(try lease.url())
                 lease.end()
                 print("Closed \(TerminalTextLine.clean(attachment.name)); the cleartext lease was erased (opener exit status \(status)).")
             }

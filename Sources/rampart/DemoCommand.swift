@@ -98,14 +98,14 @@ struct DemoCommand: AsyncParsableCommand {
                     }
                 }
 
-                let vault = AttachmentVault(account: account)
+                let vault = try AttachmentVault(account: account)
                 let attachments = try inbox.flatMap { try store.mail.attachments(messageID: $0.id) }
                 if let attachment = attachments.first(where: { AttachmentVault.contentID(of: $0) == nil }) {
                     let lease = try await vault.lease(attachment, api: api)
-                    let size = (try? FileManager.default.attributesOfItem(atPath: lease.url.path)[.size] as? NSNumber)??.intValue ?? 0
-                    step("Opened attachment \(attachment.name) through a cleartext lease: \(lease.url.path) (\(size) bytes, 0600)")
+                    let size = (try? FileManager.default.attributesOfItem(atPath: lease.path)[.size] as? NSNumber)??.intValue ?? 0
+                    step("Opened attachment \(attachment.name) through a FileVault cleartext lease: \(lease.path) (\(size) bytes, 0600)")
                     lease.end()
-                    detail("lease ended: the cleartext file exists: \(FileManager.default.fileExists(atPath: lease.url.path))")
+                    detail("lease ended: the cleartext file exists: \(FileManager.default.fileExists(atPath: lease.path))")
                 }
 
                 await api.shutdown()

@@ -270,6 +270,14 @@ struct ClientEndToEndTests {
         let save = try world.rampart(["attachment", attachmentID, "--save", saved.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(save.status == 0, "\(save.stderr)")
         #expect(try Data(contentsOf: saved) == opened)
+        // The attachment is cached in the account's FileVault, sealed: blobs exist, and none
+        // holds the cleartext.
+        let vaultAttachments = world.home.appendingPathComponent("vault/demo/attachments")
+        let blobs = try FileManager.default.contentsOfDirectory(at: vaultAttachments, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "blob" }
+        #expect(!blobs.isEmpty)
+        let probe = opened.prefix(24)
+        for blob in blobs { #expect(try Data(contentsOf: blob).range(of: probe) == nil, "cleartext in \(blob.lastPathComponent)") }
 
         // Drive: a multi-block file goes up encrypted and comes back identical.
         let original = world.root.appendingPathComponent("payload.bin")
