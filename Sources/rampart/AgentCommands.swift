@@ -246,35 +246,11 @@ enum AgentSupport {
     }
 }
 
-/// Reads the PIN from the controlling terminal with echo off.
+/// Reads the PIN from the controlling terminal with echo off (the agent never falls back to
+/// standard input: `--pin-stdin` says so explicitly).
 enum AgentPINPrompt {
     static func read(_ prompt: String) throws -> SecretBytes {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw AgentError.pinRequired }
-        defer { close(fd) }
-        _ = prompt.withCString { write(fd, $0, strlen($0)) }
-        var original = termios()
-        tcgetattr(fd, &original)
-        var silent = original
-        silent.c_lflag &= ~tcflag_t(ECHO)
-        tcsetattr(fd, TCSAFLUSH, &silent)
-        defer {
-            tcsetattr(fd, TCSAFLUSH, &original)
-            _ = "\n".withCString { write(fd, $0, 1) }
-        }
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while readByte(fd, &byte), byte != 0x0A {
-            if byte != 0x0D { bytes.append(byte) }
-        }
-        return SecretBytes(consuming: &bytes)
-    }
-
-    private static func readByte(_ fd: Int32, _ byte: inout UInt8) -> Bool {
-        #if canImport(Glibc)
-        Glibc.read(fd, &byte, 1) == 1
-        #else
-        Darwin.read(fd, &byte, 1) == 1
-        #endif
+        guard let pin = SecretPrompt.fromTerminal(prompt) else { throw AgentError.pinRequired }
+        return pin
     }
 }

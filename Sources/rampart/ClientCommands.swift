@@ -85,6 +85,19 @@ final class ClientContext {
         }
     }
 
+    /// A context whose account is unlocked (``unlock(pinStdin:inProcess:)``); the caller
+    /// `finish()`es it. If unlocking fails, the context is finished here.
+    static func unlocked(_ global: GlobalOptions, pinStdin: Bool) throws -> ClientContext {
+        let context = try ClientContext(global)
+        do {
+            try context.unlock(pinStdin: pinStdin)
+        } catch {
+            context.finish()
+            throw error
+        }
+        return context
+    }
+
     func finish() {
         account.close()
         agentKeys?.close()
@@ -109,8 +122,13 @@ enum SecretPrompt {
     }
 
     static func secret(_ prompt: String) throws -> SecretBytes {
+        try fromTerminal(prompt) ?? StandardInput.readSecretLine(prompt.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// Reads one line from the controlling terminal with echo off; `nil` when there is none.
+    static func fromTerminal(_ prompt: String) -> SecretBytes? {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { return try StandardInput.readSecretLine(prompt.trimmingCharacters(in: .whitespaces)) }
+        guard fd >= 0 else { return nil }
         defer { close(fd) }
         _ = prompt.withCString { write(fd, $0, strlen($0)) }
         var original = termios()
@@ -329,9 +347,8 @@ struct SyncCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let context = try ClientContext(global)
+            let context = try ClientContext.unlocked(global, pinStdin: pinStdin)
             defer { context.finish() }
-            try context.unlock(pinStdin: pinStdin)
             let bar = ProgressBar()
             let summary = try await context.withAPI { api in
                 try await MailSync(account: context.account).run(api: api, progress: bar.handler)
@@ -352,9 +369,8 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let context = try ClientContext(global)
+            let context = try ClientContext.unlocked(global, pinStdin: pinStdin)
             defer { context.finish() }
-            try context.unlock(pinStdin: pinStdin)
             let store = try context.account.store()
             let labels = try store.mail.labels()
             var messages: [MailMessage]
@@ -419,9 +435,8 @@ struct ReadCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let context = try ClientContext(global)
+            let context = try ClientContext.unlocked(global, pinStdin: pinStdin)
             defer { context.finish() }
-            try context.unlock(pinStdin: pinStdin)
             let rendered = try await context.withAPI { api in
                 try await MessageReader(account: context.account).render(id, loadRemote: loadRemote, api: api)
             }
@@ -524,9 +539,8 @@ struct AttachmentCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let context = try ClientContext(global)
+            let context = try ClientContext.unlocked(global, pinStdin: pinStdin)
             defer { context.finish() }
-            try context.unlock(pinStdin: pinStdin)
             let vault = try AttachmentVault(account: context.account)
             vault.prune()
             let attachment = try vault.metadata(id)
@@ -566,9 +580,8 @@ struct DriveCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let context = try ClientContext(global)
+                let context = try ClientContext.unlocked(global, pinStdin: pinStdin)
                 defer { context.finish() }
-                try context.unlock(pinStdin: pinStdin)
                 let bar = ProgressBar()
                 let entry = try await context.withAPI { try await DriveClient(account: context.account).upload(URL(fileURLWithPath: file), api: $0, progress: bar.handler) }
                 bar.end()
@@ -586,9 +599,8 @@ struct DriveCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let context = try ClientContext(global)
+                let context = try ClientContext.unlocked(global, pinStdin: pinStdin)
                 defer { context.finish() }
-                try context.unlock(pinStdin: pinStdin)
                 let bar = ProgressBar()
                 let entry = try await context.withAPI { try await DriveClient(account: context.account).download(id, to: URL(fileURLWithPath: path), api: $0, progress: bar.handler) }
                 bar.end()
@@ -604,9 +616,8 @@ struct DriveCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let context = try ClientContext(global)
+                let context = try ClientContext.unlocked(global, pinStdin: pinStdin)
                 defer { context.finish() }
-                try context.unlock(pinStdin: pinStdin)
                 let entries = try await context.withAPI { try await DriveClient(account: context.account).list(api: $0) }
                 if entries.isEmpty { print("The drive is empty."); return }
                 for entry in entries {
@@ -662,9 +673,8 @@ struct SendCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let context = try ClientContext(global)
+            let context = try ClientContext.unlocked(global, pinStdin: pinStdin)
             defer { context.finish() }
-            try context.unlock(pinStdin: pinStdin)
             var lines: [String] = []
             while let line = Swift.readLine(strippingNewline: true) { lines.append(line) }
             let body = lines.joined(separator: "\n")
@@ -745,9 +755,8 @@ struct SettingsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let context = try ClientContext(global)
+            let context = try ClientContext.unlocked(global, pinStdin: pinStdin)
             defer { context.finish() }
-            try context.unlock(pinStdin: pinStdin)
             let store = try context.account.store()
             let readout = try store.privacySettings()
             for warning in readout.warnings { FileHandle.standardError.write(Data("rampart: warning: \(warning)\n".utf8)) }

@@ -92,6 +92,14 @@ final class EndToEndWorld {
         try RampartExecutable.run(arguments, stdin: stdin, environment: environment)
     }
 
+    /// `rampart login` of a demo account through the server's description file, passwords on
+    /// standard input.
+    func login(_ account: NewAccount, user: String, serverInfo: String) throws -> CLIResult {
+        try rampart(["login", "--user", user, "--server-info", serverInfo, "--username", account.username,
+                     "--password-stdin", "--mailbox-password-stdin"],
+                    stdin: "\(account.loginPassword)\n\(account.mailboxPassword)\n")
+    }
+
     /// The same, waiting on a thread of its own: the test's cooperative threads stay free for an
     /// embedded server running in this process.
     func rampartAsync(_ arguments: [String], stdin: String? = nil) async throws -> CLIResult {
@@ -186,9 +194,7 @@ struct ClientEndToEndTests {
         let demo = DemoAccounts.demo
 
         // Login (passwords from stdin), then protect with a PIN.
-        let login = try world.rampart(["login", "--user", "demo", "--server-info", info, "--username", demo.username,
-                                       "--password-stdin", "--mailbox-password-stdin"],
-                                      stdin: "\(demo.loginPassword)\n\(demo.mailboxPassword)\n")
+        let login = try world.login(demo, user: "demo", serverInfo: info)
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stdout.contains("Logged in as demo"))
         #expect(login.stdout.contains("Push notifications registered"))
@@ -310,9 +316,7 @@ struct ClientEndToEndTests {
 
         // A second account at once, in its own container.
         let alice = DemoAccounts.alice
-        let aliceLogin = try world.rampart(["login", "--user", "alice", "--server-info", info, "--username", alice.username,
-                                            "--password-stdin", "--mailbox-password-stdin"],
-                                           stdin: "\(alice.loginPassword)\n\(alice.mailboxPassword)\n")
+        let aliceLogin = try world.login(alice, user: "alice", serverInfo: info)
         #expect(aliceLogin.status == 0, "\(aliceLogin.stderr)")
         // Alice's first sync runs on a terminal (a pty from `script`): stderr carries a redrawn bar.
         let ttyRun = Process()
@@ -393,9 +397,7 @@ struct ClientEndToEndTests {
         defer { _ = try? world.rampart(["agent", "stop"]) }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let demo = DemoAccounts.demo
-        let login = try world.rampart(["login", "--user", "demo", "--server-info", info, "--username", demo.username,
-                                       "--password-stdin", "--mailbox-password-stdin"],
-                                      stdin: "\(demo.loginPassword)\n\(demo.mailboxPassword)\n")
+        let login = try world.login(demo, user: "demo", serverInfo: info)
         #expect(login.status == 0, "\(login.stderr)")
         #expect(try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
 
@@ -445,9 +447,7 @@ struct ClientEndToEndTests {
         try #require(tcti.hasPrefix("swtpm:"), "swtpm did not start (apt-get install swtpm swtpm-tools): \(started)")
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let demo = DemoAccounts.demo
-        let login = try world.rampart(["login", "--user", "demo", "--server-info", info, "--username", demo.username,
-                                       "--password-stdin", "--mailbox-password-stdin"],
-                                      stdin: "\(demo.loginPassword)\n\(demo.mailboxPassword)\n")
+        let login = try world.login(demo, user: "demo", serverInfo: info)
         #expect(login.status == 0, "\(login.stderr)")
 
         var env = world.environment
