@@ -100,19 +100,15 @@ public struct AttachmentVault: Sendable {
                 // The cache dropped the damaged entry; fetch it again below.
             }
         }
-        var clear = try await fetch(attachment, api: api)
-        defer { clear.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        try vault.attachments.put(clear, attachment: attachment.id, fileName: attachment.name, mimeType: attachment.mimeType)
-        return Data(clear)
+        return try await fetchIntoCache(attachment, api: api)
     }
 
     /// Opens a cleartext lease on the attachment; end it when the preview closes (a lock ends
     /// it too).
     public func lease(_ attachment: AttachmentMetadata, api: APIClient) async throws -> FileVault.CleartextLease {
         if !(try vault.attachments.contains(attachment.id)) {
-            var clear = try await fetch(attachment, api: api)
-            defer { clear.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-            try vault.attachments.put(clear, attachment: attachment.id, fileName: attachment.name, mimeType: attachment.mimeType)
+            var clear = try await fetchIntoCache(attachment, api: api)
+            clear.withUnsafeMutableBytes { SecretBytes.zeroize($0) }
         }
         return try vault.attachments.lease(attachment.id)
     }
@@ -121,6 +117,19 @@ public struct AttachmentVault: Sendable {
     @discardableResult
     public func prune() -> Int {
         (try? vault.attachments.purgeExpired()) ?? 0
+    }
+
+    /// Downloads the sealed part, opens it with the mailbox key and seals the cleartext into the
+    /// cache. - Returns: the cleartext (the caller zeroizes it when done).
+    func fetchIntoCache(_ attachment: AttachmentMetadata, api: APIClient) async throws -> Data {
+        var clear = try await fetch(attachment, api: api)
+        do {
+            try vault.attachments.put(clear, attachment: attachment.id, fileName: attachment.name, mimeType: attachment.mimeType)
+        } catch {
+            clear.withUnsafeMutableBytes { SecretBytes.zeroize($0) }
+            throw error
+        }
+        return clear
     }
 
     /// Downloads the sealed part and opens it with the mailbox key.

@@ -110,11 +110,13 @@ public struct MessageReader: Sendable {
         let attachments = try account.store().mail.attachments(messageID: id)
         var embedded: [String: EmbeddedAttachment] = [:]
         if let api {
-            let vault = try AttachmentVault(account: account)
+            var vault: AttachmentVault?  // opened only when the message embeds an image
             for attachment in attachments {
                 guard let contentID = AttachmentVault.contentID(of: attachment) else { continue }
+                let opened = try vault ?? AttachmentVault(account: account)
+                vault = opened
                 embedded[contentID] = EmbeddedAttachment(mimeType: attachment.mimeType,
-                                                         bytes: try await vault.contents(of: attachment, api: api))
+                                                         bytes: try await opened.contents(of: attachment, api: api))
             }
         }
         return try Self.render(message: message, attachments: attachments, embedded: embedded, remote: remote)
