@@ -293,17 +293,24 @@ struct Tokenizer {
         }
     }
 
+    /// Copies the run of ordinary bytes up to the next byte the current state must look at (NUL,
+    /// and `<` / `&` when asked) into the pending text, so the state machine sees one byte per run.
+    @inline(__always)
+    private mutating func copyTextRun(stopAtLess: Bool, stopAtAmpersand: Bool) {
+        let start = pos
+        while pos < input.count {
+            let b = input[pos]
+            if b == 0x00 || (b == 0x3C && stopAtLess) || (b == 0x26 && stopAtAmpersand) { break }
+            pos += 1
+        }
+        if pos > start { text.append(contentsOf: input[start..<pos]) }
+    }
+
     private mutating func runState() {
         switch state {
         case .data:
             // Fast path: copy the run up to the next special byte.
-            let start = pos
-            while pos < input.count {
-                let b = input[pos]
-                if b == 0x3C || b == 0x26 || b == 0x00 { break }
-                pos += 1
-            }
-            if pos > start { text.append(contentsOf: input[start..<pos]) }
+            copyTextRun(stopAtLess: true, stopAtAmpersand: true)
             let c = consume()
             switch c {
             case 0x26: consumeCharacterReference(inAttribute: false)
@@ -313,13 +320,8 @@ struct Tokenizer {
             default: text.append(UInt8(c))
             }
         case .rcdata:
-            let start = pos
-            while pos < input.count {
-                let b = input[pos]
-                if b == 0x3C || b == 0x26 || b == 0x00 { break }
-                pos += 1
-            }
-            if pos > start { text.append(contentsOf: input[start..<pos]) }
+            // Fast path: copy the run up to the next special byte.
+            copyTextRun(stopAtLess: true, stopAtAmpersand: true)
             let c = consume()
             switch c {
             case 0x26: consumeCharacterReference(inAttribute: false)
@@ -329,14 +331,7 @@ struct Tokenizer {
             default: text.append(UInt8(c))
             }
         case .rawtext, .scriptData, .plaintext:
-            let start = pos
-            let stopAtLess = state != .plaintext
-            while pos < input.count {
-                let b = input[pos]
-                if (b == 0x3C && stopAtLess) || b == 0x00 { break }
-                pos += 1
-            }
-            if pos > start { text.append(contentsOf: input[start..<pos]) }
+            copyTextRun(stopAtLess: state != .plaintext, stopAtAmpersand: false)
             let c = consume()
             switch c {
             case 0x3C: state = state == .rawtext ? .rawtextLessThan : .scriptDataLessThan

@@ -1,0 +1,129 @@
+// The list of active formatting elements (§13.2.4.3) and the adoption agency algorithm.
+
+extension TreeBuilder {
+    // MARK: Active formatting elements
+
+    mutating func pushFormatting(_ element: Element) {
+        // Noah's Ark: at most three equal entries after the last marker.
+        var count = 0
+        var earliest = -1
+        var i = activeFormatting.count - 1
+        while i >= 0, let e = activeFormatting[i] {
+            if e.localName == element.localName && e.namespace == element.namespace && sameAttributes(e, element) {
+                count += 1
+                earliest = i
+            }
+            i -= 1
+        }
+        if count >= 3 { activeFormatting.remove(at: earliest) }
+        activeFormatting.append(element)
+    }
+
+    mutating func sameAttributes(_ a: Element, _ b: Element) -> Bool {
+        guard a.attributes.count == b.attributes.count else { return false }
+        for attribute in a.attributes where !b.attributes.contains(attribute) { return false }
+        return true
+    }
+
+    mutating func reconstructFormatting() {
+        guard let lastEntry = activeFormatting.last, let last = lastEntry, !stackContains(last) else { return }
+        var index = activeFormatting.count - 1
+        while index > 0 {
+            guard let entry = activeFormatting[index - 1], !stackContains(entry) else { break }
+            index -= 1
+        }
+        while index < activeFormatting.count {
+            let entry = activeFormatting[index]!
+            let element = Element(localName: entry.localName, namespace: entry.namespace, attributes: entry.attributes)
+            insert(element, at: appropriatePlace())
+            push(element)
+            activeFormatting[index] = element
+            index += 1
+        }
+    }
+
+    mutating func clearFormattingToMarker() {
+        while let entry = activeFormatting.popLast() { if entry == nil { return } }
+    }
+
+    mutating func formattingIndex(_ element: Element) -> Int? {
+        activeFormatting.lastIndex { $0 === element }
+    }
+
+    // MARK: Adoption agency (§13.2.6.4.7)
+
+    /// Returns false when the caller must act as "any other end tag".
+    mutating func adoptionAgency(_ subject: String) -> Bool {
+        if let current = currentNode, current.isHTML(subject), formattingIndex(current) == nil {
+            pop()
+            return true
+        }
+        for _ in 0..<8 {
+            var formattingElement: Element?
+            var i = activeFormatting.count - 1
+            while i >= 0, let e = activeFormatting[i] {
+                if e.isHTML(subject) { formattingElement = e; break }
+                i -= 1
+            }
+            guard let formatting = formattingElement else { return false }
+            guard let stackIndex = openElements.lastIndex(where: { $0 === formatting }) else {
+                error("adoption-agency-1.2")
+                activeFormatting.remove(at: formattingIndex(formatting)!)
+                return true
+            }
+            if !inScope(element: formatting) { error("adoption-agency-4.4"); return true }
+            if formatting !== currentNode { error("adoption-agency-1.3") }
+            var furthestBlock: Element?
+            var furthestIndex = -1
+            for j in (stackIndex + 1)..<openElements.count where ElementSets.isSpecial(openElements[j]) {
+                furthestBlock = openElements[j]; furthestIndex = j; break
+            }
+            guard let furthest = furthestBlock else {
+                popUntil(formatting)
+                activeFormatting.remove(at: formattingIndex(formatting)!)
+                return true
+            }
+            let commonAncestor = openElements[stackIndex - 1]
+            var bookmark = formattingIndex(formatting)!
+            var node = furthest
+            var nodeIndex = furthestIndex
+            var lastNode = furthest
+            var inner = 0
+            while true {
+                inner += 1
+                nodeIndex -= 1
+                node = openElements[nodeIndex]
+                if node === formatting { break }
+                if inner > 3, let fi = formattingIndex(node) {
+                    activeFormatting.remove(at: fi)
+                    if fi < bookmark { bookmark -= 1 }
+                }
+                guard let fi = formattingIndex(node) else {
+                    openElements.remove(at: nodeIndex)
+                    if node.namespace == .html { openCounts[node.localName]! -= 1 }
+                    continue
+                }
+                let replacement = Element(localName: node.localName, namespace: node.namespace, attributes: node.attributes)
+                activeFormatting[fi] = replacement
+                openElements[nodeIndex] = replacement
+                node = replacement
+                if lastNode === furthest { bookmark = fi + 1 }
+                node.appendChild(lastNode)
+                lastNode = node
+            }
+            insert(lastNode, at: appropriatePlace(override: commonAncestor))
+            let newElement = Element(localName: formatting.localName, namespace: formatting.namespace, attributes: formatting.attributes)
+            furthest.moveChildren(to: newElement)
+            furthest.appendChild(newElement)
+            let oldIndex = formattingIndex(formatting)!
+            activeFormatting.remove(at: oldIndex)
+            if oldIndex < bookmark { bookmark -= 1 }
+            activeFormatting.insert(newElement, at: min(bookmark, activeFormatting.count))
+            removeFromStack(formatting)
+            let fbIndex = openElements.lastIndex { $0 === furthest }!
+            openElements.insert(newElement, at: fbIndex + 1)
+            openCounts[newElement.localName, default: 0] += 1
+        }
+        return true
+    }
+}

@@ -1,0 +1,228 @@
+// The insertion modes before the body (§13.2.6.4.1–6): initial (doctype and quirks mode), before
+// html, before head, in head, in head noscript, after head.
+
+extension TreeBuilder {
+    mutating func initial(_ token: Token) {
+        switch token {
+        case .characters(let s):
+            let (_, rest) = splitWhitespace(s)
+            if rest.isEmpty { return }
+            initialAnythingElse()
+            process(.characters(rest), mode)
+        case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
+        case .doctype(let d):
+            let name = d.name ?? ""
+            if name != "html" || d.publicId != nil || (d.systemId != nil && d.systemId != "about:legacy-compat") {
+                error("bad-doctype")
+            }
+            document.appendChild(DocumentType(name: name, publicId: d.publicId ?? "", systemId: d.systemId ?? ""))
+            if !iframeSrcdoc { document.quirksMode = quirksMode(for: d) }
+            mode = .beforeHTML
+        default:
+            initialAnythingElse()
+            process(token, mode)
+        }
+    }
+
+    mutating func initialAnythingElse() {
+        if !iframeSrcdoc { error("expected-doctype"); document.quirksMode = .quirks }
+        mode = .beforeHTML
+    }
+
+    mutating func quirksMode(for d: DoctypeToken) -> Document.QuirksMode {
+        if d.forceQuirks || d.name != "html" { return .quirks }
+        let publicId = d.publicId?.lowercased()
+        let systemId = d.systemId?.lowercased()
+        if let p = publicId {
+            if p == "-//w3o//dtd w3 html strict 3.0//en//" || p == "-/w3c/dtd html 4.0 transitional/en" || p == "html" { return .quirks }
+            if ElementSets.quirkyPublicPrefixes.contains(where: { p.hasPrefix($0) }) { return .quirks }
+            if systemId == nil && (p.hasPrefix("-//w3c//dtd html 4.01 frameset//") || p.hasPrefix("-//w3c//dtd html 4.01 transitional//")) { return .quirks }
+        }
+        if systemId == "http://www.ibm.com/data/dtd/v11/ibmxhtml1-transitional.dtd" { return .quirks }
+        if let p = publicId {
+            if p.hasPrefix("-//w3c//dtd xhtml 1.0 frameset//") || p.hasPrefix("-//w3c//dtd xhtml 1.0 transitional//") { return .limitedQuirks }
+            if systemId != nil && (p.hasPrefix("-//w3c//dtd html 4.01 frameset//") || p.hasPrefix("-//w3c//dtd html 4.01 transitional//")) { return .limitedQuirks }
+        }
+        return .noQuirks
+    }
+
+    mutating func beforeHTML(_ token: Token) {
+        switch token {
+        case .doctype: error("unexpected-doctype")
+        case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
+        case .characters(let s):
+            let (_, rest) = splitWhitespace(s)
+            if rest.isEmpty { return }
+            beforeHTMLAnythingElse()
+            process(.characters(rest), mode)
+        case .startTag(let tag) where tag.name == "html":
+            let element = createElement(tag, .html)
+            document.appendChild(element)
+            push(element)
+            mode = .beforeHead
+        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.name):
+            error("unexpected-end-tag")
+        default:
+            beforeHTMLAnythingElse()
+            process(token, mode)
+        }
+    }
+
+    mutating func beforeHTMLAnythingElse() {
+        let element = Element(localName: "html")
+        document.appendChild(element)
+        push(element)
+        mode = .beforeHead
+    }
+
+    mutating func beforeHead(_ token: Token) {
+        switch token {
+        case .characters(let s):
+            let (_, rest) = splitWhitespace(s)
+            if rest.isEmpty { return }
+            headElement = insertElement(TagToken(name: "head", attributes: [], selfClosing: false))
+            mode = .inHead
+            process(.characters(rest), mode)
+        case .comment(let data): insertComment(data)
+        case .doctype: error("unexpected-doctype")
+        case .startTag(let tag) where tag.name == "html": inBody(token)
+        case .startTag(let tag) where tag.name == "head":
+            headElement = insertElement(tag)
+            mode = .inHead
+        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.name):
+            error("unexpected-end-tag")
+        default:
+            headElement = insertElement(TagToken(name: "head", attributes: [], selfClosing: false))
+            mode = .inHead
+            process(token, mode)
+        }
+    }
+
+    mutating func inHead(_ token: Token) {
+        switch token {
+        case .characters(let s):
+            let (ws, rest) = splitWhitespace(s)
+            insertText(ws)
+            if rest.isEmpty { return }
+            pop()
+            mode = .afterHead
+            process(.characters(rest), mode)
+        case .comment(let data): insertComment(data)
+        case .doctype: error("unexpected-doctype")
+        case .startTag(let tag):
+            switch tag.name {
+            case "html": inBody(token)
+            case "base", "basefont", "bgsound", "link":
+                insertElement(tag); pop()
+            case "meta":
+                insertElement(tag); pop()
+            case "title":
+                genericRCDATA(tag)
+            case "noscript" where scripting, "noframes", "style":
+                genericRawText(tag)
+            case "noscript":
+                insertElement(tag); mode = .inHeadNoscript
+            case "script":
+                let place = appropriatePlace()
+                let element = createElement(tag, .html)
+                insert(element, at: place)
+                push(element)
+                tokenizer.state = .scriptData
+                originalMode = mode
+                mode = .text
+            case "template":
+                insertElement(tag)
+                activeFormatting.append(nil)
+                framesetOK = false
+                mode = .inTemplate
+                templateModes.append(.inTemplate)
+            case "head": error("unexpected-start-tag")
+            default:
+                pop(); mode = .afterHead; process(token, mode)
+            }
+        case .endTag(let tag):
+            switch tag.name {
+            case "head": pop(); mode = .afterHead
+            case "body", "html", "br": pop(); mode = .afterHead; process(token, mode)
+            case "template":
+                if (openCounts["template"] ?? 0) == 0 { error("unexpected-end-tag"); return }
+                generateImpliedEndTagsThoroughly()
+                if currentNode?.isHTML("template") != true { error("unexpected-end-tag") }
+                popUntil("template")
+                clearFormattingToMarker()
+                templateModes.removeLast()
+                resetInsertionMode()
+            default: error("unexpected-end-tag")
+            }
+        case .eof:
+            pop(); mode = .afterHead; process(token, mode)
+        }
+    }
+
+    mutating func inHeadNoscript(_ token: Token) {
+        switch token {
+        case .doctype: error("unexpected-doctype")
+        case .startTag(let tag) where tag.name == "html": inBody(token)
+        case .endTag(let tag) where tag.name == "noscript":
+            pop(); mode = .inHead
+        case .characters(let s):
+            let (ws, rest) = splitWhitespace(s)
+            if !ws.isEmpty { inHead(.characters(ws)) }
+            if rest.isEmpty { return }
+            error("unexpected-character"); pop(); mode = .inHead; process(.characters(rest), mode)
+        case .comment: inHead(token)
+        case .startTag(let tag) where TreeBuilder.set4.contains(tag.name):
+            inHead(token)
+        case .startTag(let tag) where tag.name == "head" || tag.name == "noscript":
+            error("unexpected-start-tag")
+        case .endTag(let tag) where tag.name != "br":
+            error("unexpected-end-tag")
+        default:
+            error("unexpected-token"); pop(); mode = .inHead; process(token, mode)
+        }
+    }
+
+    mutating func afterHead(_ token: Token) {
+        switch token {
+        case .characters(let s):
+            let (ws, rest) = splitWhitespace(s)
+            insertText(ws)
+            if rest.isEmpty { return }
+            insertElement(TagToken(name: "body", attributes: [], selfClosing: false))
+            mode = .inBody
+            process(.characters(rest), mode)
+        case .comment(let data): insertComment(data)
+        case .doctype: error("unexpected-doctype")
+        case .startTag(let tag):
+            switch tag.name {
+            case "html": inBody(token)
+            case "body": insertElement(tag); framesetOK = false; mode = .inBody
+            case "frameset": insertElement(tag); mode = .inFrameset
+            case "base", "basefont", "bgsound", "link", "meta", "noframes", "script", "style", "template", "title":
+                error("unexpected-start-tag")
+                let head = headElement!
+                push(head)
+                inHead(token)
+                removeFromStack(head)
+            case "head": error("unexpected-start-tag")
+            default:
+                insertElement(TagToken(name: "body", attributes: [], selfClosing: false))
+                mode = .inBody
+                process(token, mode)
+            }
+        case .endTag(let tag):
+            switch tag.name {
+            case "template": inHead(token)
+            case "body", "html", "br":
+                insertElement(TagToken(name: "body", attributes: [], selfClosing: false))
+                mode = .inBody
+                process(token, mode)
+            default: error("unexpected-end-tag")
+            }
+        case .eof:
+            insertElement(TagToken(name: "body", attributes: [], selfClosing: false))
+            mode = .inBody
+            process(token, mode)
+        }
+    }
+}

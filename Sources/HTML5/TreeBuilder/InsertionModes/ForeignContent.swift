@@ -1,0 +1,95 @@
+// Foreign content (§13.2.6.5): MathML and SVG integration points, attribute adjustments and the
+// rules for tokens inside <svg> and <math>.
+
+extension TreeBuilder {
+    // MARK: Attribute adjustments
+
+    mutating func adjustMathMLAttributes(_ tag: inout TagToken) {
+        for i in tag.attributes.indices where tag.attributes[i].name == "definitionurl" { tag.attributes[i].name = "definitionURL" }
+    }
+
+    mutating func adjustSVGAttributes(_ tag: inout TagToken) {
+        for i in tag.attributes.indices {
+            if let adjusted = ElementSets.svgAttributeNames[tag.attributes[i].name] { tag.attributes[i].name = adjusted }
+        }
+    }
+
+    mutating func adjustForeignAttributes(_ attributes: [Attribute]) -> [Attribute] {
+        var result = attributes
+        for i in result.indices {
+            if let (ns, local) = ElementSets.foreignAttributes[result[i].name] {
+                result[i].namespace = ns
+                result[i].name = local
+            }
+        }
+        return result
+    }
+
+    // MARK: Integration points
+
+    mutating func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
+        e.namespace == .mathml && TreeBuilder.set2.contains(e.localName)
+    }
+
+    mutating func isHTMLIntegrationPoint(_ e: Element) -> Bool {
+        if e.namespace == .mathml && e.localName == "annotation-xml" {
+            guard let encoding = e.attribute("encoding")?.lowercased() else { return false }
+            return encoding == "text/html" || encoding == "application/xhtml+xml"
+        }
+        return e.namespace == .svg && (e.localName == "foreignObject" || e.localName == "desc" || e.localName == "title")
+    }
+
+    // MARK: Tokens in foreign content
+
+    mutating func processForeign(_ token: Token) {
+        switch token {
+        case .characters(let s):
+            var text = s
+            if text.utf8.contains(0) { error("unexpected-null-character"); text = text.replacingNUL(with: "\u{FFFD}") }
+            if s.utf8.contains(where: { !isWhitespaceByte($0) && $0 != 0 }) { framesetOK = false }
+            insertText(text)
+        case .comment(let data): insertComment(data)
+        case .doctype: error("unexpected-doctype")
+        case .startTag(var tag):
+            let breakout = ElementSets.breakoutTags.contains(tag.name)
+                || (tag.name == "font" && tag.attributes.contains { $0.name == "color" || $0.name == "face" || $0.name == "size" })
+            if breakout {
+                error("unexpected-html-element-in-foreign-content")
+                while let current = currentNode, current.namespace != .html, !isMathMLTextIntegrationPoint(current), !isHTMLIntegrationPoint(current) {
+                    pop()
+                }
+                process(token, mode)
+                return
+            }
+            let namespace = adjustedCurrentNode!.namespace
+            if namespace == .svg, let adjusted = ElementSets.svgTagNames[tag.name] { tag.name = adjusted }
+            insertForeign(tag, namespace)
+        case .endTag(let tag):
+            if tag.name == "br" || tag.name == "p" {
+                error("unexpected-html-element-in-foreign-content")
+                while let current = currentNode, current.namespace != .html, !isMathMLTextIntegrationPoint(current), !isHTMLIntegrationPoint(current) {
+                    pop()
+                }
+                process(token, mode)
+                return
+            }
+            if tag.name == "script", let current = currentNode, current.namespace == .svg, current.localName == "script" {
+                pop()
+                return
+            }
+            var index = openElements.count - 1
+            var node = openElements[index]
+            if node.localName.lowercased() != tag.name { error("unexpected-end-tag") }
+            while index > 0 {
+                if node.localName.lowercased() == tag.name {
+                    popUntil(node)
+                    return
+                }
+                index -= 1
+                node = openElements[index]
+                if node.namespace == .html { process(token, mode); return }
+            }
+        case .eof: process(token, mode)
+        }
+    }
+}
