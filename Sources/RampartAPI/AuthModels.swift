@@ -1,0 +1,107 @@
+import Foundation
+
+// Authentication: login, refresh, the session tokens and the account the server keeps.
+// The JSON bodies of the API carry binary values as base64 strings (standard alphabet).
+
+/// `POST /v1/auth/login`: the username and the *login* password (never the mailbox password).
+///
+/// Trust-model row **access token (high)**: the answer opens a session; the server keeps the
+/// password only as a scrypt hash, and failures are throttled.
+public struct LoginRequest: Codable, Sendable {
+    /// The account name (compared case-insensitively; 1–256 bytes).
+    public var username: String
+    /// The login password (at most 1024 bytes); the server zeroizes the request body once decoded.
+    public var password: String
+    /// A login request.
+    public init(username: String, password: String) { self.username = username; self.password = password }
+}
+
+/// `POST /v1/auth/refresh`: new tokens for the session a refresh token belongs to.
+///
+/// Trust-model row **access token (high)**: the refresh token is rotated, the old one stops
+/// working at once.
+public struct RefreshRequest: Codable, Sendable {
+    /// The current refresh token (`rrt_…`).
+    public var refreshToken: String
+    /// A refresh request.
+    public init(refreshToken: String) { self.refreshToken = refreshToken }
+}
+
+/// Who the account is, as the login answer describes it.
+///
+/// Trust-model row **username (critical)**: it ties the account to a person; the client keeps it
+/// only in its sealed store.
+public struct UserInfo: Codable, Sendable, Equatable {
+    /// The account name (lower case).
+    public var username: String
+    /// The name shown as the sender of mail.
+    public var displayName: String
+    /// The account's mail addresses; the first is the sending address.
+    public var addresses: [String]
+    /// A user description.
+    public init(username: String, displayName: String, addresses: [String]) {
+        self.username = username; self.displayName = displayName; self.addresses = addresses
+    }
+}
+
+/// The user's key pair as the server keeps it: the public key, and the private key sealed under
+/// the mailbox password (see ``MailboxKeyPair/sealedPrivateKey(password:userID:logN:)``), which
+/// the server cannot open.
+///
+/// Trust-model rows **the user's private and public keys (critical)** and **mailbox password
+/// (critical)**: zero access — only the client, given the mailbox password, opens the private key.
+public struct UserKeys: Codable, Sendable {
+    /// base64 of the raw X25519 public key (32 bytes).
+    public var publicKey: String
+    /// base64 of the sealed private key ("RMPK" version 1).
+    public var sealedPrivateKey: String
+    /// The keys as sent by the server.
+    public init(publicKey: String, sealedPrivateKey: String) { self.publicKey = publicKey; self.sealedPrivateKey = sealedPrivateKey }
+}
+
+/// The tokens of a session (answer of `POST /v1/auth/refresh`, and part of ``LoginResponse``).
+///
+/// Trust-model row **access token (high)**: 256-bit random values the server stores only as
+/// SHA-256 hashes; the client keeps them in its sealed store.
+public struct SessionTokens: Codable, Sendable {
+    /// The session's id (also the push inbox's name).
+    public var sessionId: String
+    /// The bearer token of every call (`rat_…`, 1 hour by default).
+    public var accessToken: String
+    /// The token that renews the session (`rrt_…`, 30 days by default, rotated at each refresh).
+    public var refreshToken: String
+    /// Seconds until the access token expires.
+    public var expiresIn: Int
+    /// A set of session tokens.
+    public init(sessionId: String, accessToken: String, refreshToken: String, expiresIn: Int) {
+        self.sessionId = sessionId; self.accessToken = accessToken; self.refreshToken = refreshToken; self.expiresIn = expiresIn
+    }
+}
+
+/// `POST /v1/auth/login` answer: the new session's tokens, the user and their keys.
+///
+/// Trust-model rows **access token (high)** (the tokens) and **the user's private and public keys
+/// (critical)** (``keys`` carries the private key only sealed under the mailbox password).
+public struct LoginResponse: Codable, Sendable {
+    /// The server's id of the user (bound into every ``SealedPart``).
+    public var userId: String
+    /// The new session's id.
+    public var sessionId: String
+    /// The new access token.
+    public var accessToken: String
+    /// The new refresh token.
+    public var refreshToken: String
+    /// Seconds until the access token expires.
+    public var expiresIn: Int
+    /// Who the account is.
+    public var user: UserInfo
+    /// The public key and the sealed private key.
+    public var keys: UserKeys
+    /// A login answer made from a session's tokens.
+    public init(userId: String, tokens: SessionTokens, user: UserInfo, keys: UserKeys) {
+        self.userId = userId; sessionId = tokens.sessionId; accessToken = tokens.accessToken
+        refreshToken = tokens.refreshToken; expiresIn = tokens.expiresIn; self.user = user; self.keys = keys
+    }
+    /// The session's tokens, as one value.
+    public var tokens: SessionTokens { SessionTokens(sessionId: sessionId, accessToken: accessToken, refreshToken: refreshToken, expiresIn: expiresIn) }
+}

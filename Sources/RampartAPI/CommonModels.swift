@@ -1,0 +1,56 @@
+import Foundation
+
+// Bodies every area shares: errors, the empty success, and the server's description.
+
+/// Every error body: `{"error": {"code": "...", "message": "..."}}`.
+///
+/// Trust-model row **transport (network), low trust**: a refused request gets a precise code and
+/// a message a person can act on, never an echo of a secret.
+public struct APIErrorBody: Codable, Sendable, Equatable {
+    /// The inside of an error body.
+    public struct Detail: Codable, Sendable, Equatable {
+        /// A stable, machine-readable code (`auth.expired`, `notFound`, …).
+        public var code: String
+        /// What went wrong, for a person.
+        public var message: String
+    }
+    /// The error.
+    public var error: Detail
+    /// An error body.
+    public init(code: String, message: String) { error = Detail(code: code, message: message) }
+}
+
+/// `{"ok": true}`, the body of calls that return nothing else (logout, push registration).
+public struct OKResponse: Codable, Sendable {
+    /// Always `true`.
+    public var ok: Bool
+    /// The success body.
+    public init() { ok = true }
+}
+
+/// What `rampart server start` writes to `<home>/server.json` once it listens.
+///
+/// Trust-model row **transport (network), low trust**: ``pins`` and ``certificatePEM`` are what
+/// the client pins and trusts, nothing else.
+public struct ServerInfo: Codable, Sendable {
+    /// The TCP port on 127.0.0.1.
+    public var port: Int
+    /// SPKI pins (base64 SHA-256): the live key's first, then the backup key's.
+    public var pins: [String]
+    /// PEM of the self-signed CA certificate the client trusts as the only root.
+    public var certificatePEM: String
+    /// The server process's id.
+    public var pid: Int32
+    /// The host name the certificate is issued for (`localhost`; `127.0.0.1` is in it too).
+    public var host: String?
+    /// The folder holding one push inbox per session: `<pushDirectory>/<sessionId>/*.push`, each
+    /// file one RFC 8291 `aes128gcm` body (what a push service would deliver).
+    public var pushDirectory: String?
+    /// A server description.
+    public init(port: Int, pins: [String], certificatePEM: String, pid: Int32, host: String? = nil, pushDirectory: String? = nil) {
+        self.port = port; self.pins = pins; self.certificatePEM = certificatePEM; self.pid = pid
+        self.host = host; self.pushDirectory = pushDirectory
+    }
+    /// The base URL of the API (`https://localhost:<port>`).
+    public var baseURL: URL { URL(string: "https://\(host ?? "localhost"):\(port)")! }
+}

@@ -1,0 +1,189 @@
+import Foundation
+
+// Mail: labels, messages, attachments and sending.
+
+/// A label (folder) of the mailbox.
+///
+/// Trust-model row **database (critical)**: label names and membership are metadata the server
+/// sees.
+public struct APILabel: Codable, Sendable, Equatable {
+    /// A ``SystemLabel`` id or a random id for a custom label.
+    public var id: String
+    /// The label's name.
+    public var name: String
+    /// A label.
+    public init(id: String, name: String) { self.id = id; self.name = name }
+}
+
+/// The well-known label ids every mailbox has (custom labels have random ids).
+///
+/// Trust-model row **database (critical)**: label membership is metadata the server sees.
+public enum SystemLabel {
+    /// Incoming mail.
+    public static let inbox = "inbox"
+    /// Mail the user sent.
+    public static let sent = "sent"
+    /// Archived mail.
+    public static let archive = "archive"
+    /// Deleted mail (kept until removed from the trash).
+    public static let trash = "trash"
+}
+
+/// `GET /v1/labels`.
+public struct LabelListResponse: Codable, Sendable {
+    /// Every label of the mailbox, system labels first.
+    public var labels: [APILabel]
+    /// A list of labels.
+    public init(labels: [APILabel]) { self.labels = labels }
+}
+
+/// `POST /v1/messages/{id}/labels`: labels to add to and remove from one message.
+public struct LabelChangeRequest: Codable, Sendable {
+    /// Label ids to add.
+    public var add: [String]
+    /// Label ids to remove.
+    public var remove: [String]
+    /// A label change (both lists empty by default).
+    public init(add: [String] = [], remove: [String] = []) { self.add = add; self.remove = remove }
+}
+
+/// What the server says about an attachment of a message; its content is fetched from
+/// `GET /v1/attachments/{id}` as a ``SealedPart`` named ``SealedPartName/attachment(_:)``.
+///
+/// Trust-model row **database (critical)**: the name and type are metadata; the content is sealed.
+public struct AttachmentInfo: Codable, Sendable, Equatable {
+    /// The attachment's id.
+    public var id: String
+    /// The file name (from mail: untrusted, the client cleans it before use).
+    public var name: String
+    /// The MIME type (untrusted).
+    public var mimeType: String
+    /// The size of the content in bytes.
+    public var size: Int
+    /// Set for an embedded image referenced as `cid:<contentId>` from the body.
+    public var contentId: String?
+    /// An attachment description.
+    public init(id: String, name: String, mimeType: String, size: Int, contentId: String? = nil) {
+        self.id = id; self.name = name; self.mimeType = mimeType; self.size = size; self.contentId = contentId
+    }
+}
+
+/// `GET /v1/messages/{id}`, and each entry of ``MessageListResponse``.
+///
+/// Trust-model row **database (critical)**: everything that names people or says what the message
+/// is about is inside ``sealedBody``; the rest is routing metadata.
+public struct MessageResponse: Codable, Sendable {
+    /// The message's id.
+    public var id: String
+    /// The conversation the message belongs to.
+    public var conversationId: String
+    /// The labels the message carries (``SystemLabel`` or custom ids).
+    public var labelIds: [String]
+    /// Seconds since 1970.
+    public var time: Int64
+    /// The size of the message in bytes, attachments included.
+    public var size: Int64
+    /// Whether the message is still unread.
+    public var unread: Bool
+    /// base64 of a ``SealedPart`` holding the JSON of a ``MessageContent``.
+    public var sealedBody: String
+    /// The message's attachments (content fetched separately).
+    public var attachments: [AttachmentInfo]
+    /// A message as the server returns it.
+    public init(id: String, conversationId: String, labelIds: [String], time: Int64, size: Int64, unread: Bool, sealedBody: String, attachments: [AttachmentInfo]) {
+        self.id = id; self.conversationId = conversationId; self.labelIds = labelIds; self.time = time
+        self.size = size; self.unread = unread; self.sealedBody = sealedBody; self.attachments = attachments
+    }
+}
+
+/// `GET /v1/messages`: one page of messages, newest first.
+///
+/// Trust-model row **database (critical)**: each message's content is a ``SealedPart`` only the
+/// mailbox key opens.
+public struct MessageListResponse: Codable, Sendable {
+    /// The messages of this page.
+    public var messages: [MessageResponse]
+    /// Messages matching the filter, over all pages.
+    public var total: Int
+    /// A page of messages.
+    public init(messages: [MessageResponse], total: Int) { self.messages = messages; self.total = total }
+}
+
+/// A sender or recipient: a display name and an address.
+///
+/// Trust-model row **inbox (incoming mail), low trust**: names come from mail and are shown as
+/// text, never interpreted.
+public struct Correspondent: Codable, Sendable, Equatable {
+    /// The display name (may be empty).
+    public var name: String
+    /// The mail address.
+    public var address: String
+    /// A correspondent.
+    public init(name: String, address: String) { self.name = name; self.address = address }
+}
+
+/// What the sealed body of a message holds once opened: every header that says something about
+/// the people involved is inside, so the server stores none of it in clear.
+///
+/// Trust-model rows **database (critical)** (sealed at rest on the server) and **inbox (incoming
+/// mail), low trust** (``html`` is hostile until the client's sanitizer has processed it).
+public struct MessageContent: Codable, Sendable, Equatable {
+    /// The subject line.
+    public var subject: String
+    /// Who sent the message.
+    public var sender: Correspondent
+    /// The recipients.
+    public var to: [Correspondent]
+    /// The HTML body, unsanitized.
+    public var html: String
+    /// A message's content.
+    public init(subject: String, sender: Correspondent, to: [Correspondent], html: String) {
+        self.subject = subject; self.sender = sender; self.to = to; self.html = html
+    }
+}
+
+/// An attachment of a ``SendRequest``.
+///
+/// Trust-model row **outbox (composer), moderate**: sent as given; the server seals it to each
+/// recipient at once.
+public struct OutgoingAttachment: Codable, Sendable {
+    /// The file name.
+    public var name: String
+    /// The MIME type.
+    public var mimeType: String
+    /// base64 of the content.
+    public var data: String
+    /// Set for an image the body embeds as `cid:<contentId>`.
+    public var contentId: String?
+    /// An attachment to send.
+    public init(name: String, mimeType: String, data: String, contentId: String? = nil) {
+        self.name = name; self.mimeType = mimeType; self.data = data; self.contentId = contentId
+    }
+}
+
+/// `POST /v1/mail/send`: a submission (demo) to local accounts; the server seals it to each
+/// recipient's public key at once and keeps a sealed copy in the sender's `sent` label.
+///
+/// Trust-model row **outbox (composer), moderate**.
+public struct SendRequest: Codable, Sendable {
+    /// Recipient addresses (each must belong to a local account).
+    public var to: [String]
+    /// The subject line.
+    public var subject: String
+    /// The HTML body.
+    public var html: String
+    /// Attachments, if any.
+    public var attachments: [OutgoingAttachment]?
+    /// A message to send.
+    public init(to: [String], subject: String, html: String, attachments: [OutgoingAttachment]? = nil) {
+        self.to = to; self.subject = subject; self.html = html; self.attachments = attachments
+    }
+}
+
+/// `POST /v1/mail/send` answer.
+public struct SendResponse: Codable, Sendable {
+    /// The ids of the messages created (the sender's copy and one per recipient).
+    public var messageIds: [String]
+    /// A send answer.
+    public init(messageIds: [String]) { self.messageIds = messageIds }
+}
