@@ -4,7 +4,7 @@ import X509
 /// The certificates chain validation anchors to, before any pin is looked at.
 ///
 /// Trust-model row: **transport (network), low trust**. For the public backend use ``system``;
-/// for the embedded local backend (issue 10) give its self-signed certificate or its private CA
+/// for the embedded local backend (`rampart server`) give its self-signed certificate or its private CA
 /// as the only root, so that no public CA can vouch for `localhost`.
 public enum PinnedTrustRoots: Sendable {
     /// The operating system's bundle (`/etc/ssl/certs/ca-certificates.crt` and friends on Linux).
