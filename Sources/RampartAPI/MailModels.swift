@@ -134,11 +134,18 @@ public struct MessageContent: Codable, Sendable, Equatable {
     public var sender: Correspondent
     /// The recipients.
     public var to: [Correspondent]
-    /// The HTML body, unsanitized.
+    /// The HTML body, unsanitized. A message that came with a plain-text body only carries that
+    /// text here, HTML-escaped inside a `<pre>` (``MessageContent/escapedHTML(plainText:)``).
     public var html: String
+    /// Carbon-copy recipients (messages from outside and imports; absent in older bodies).
+    public var cc: [Correspondent]?
+    /// The `Message-ID` of the original message, without `<>` (messages from outside and imports).
+    public var messageId: String?
     /// A message's content.
-    public init(subject: String, sender: Correspondent, to: [Correspondent], html: String) {
+    public init(subject: String, sender: Correspondent, to: [Correspondent], html: String,
+                cc: [Correspondent]? = nil, messageId: String? = nil) {
         self.subject = subject; self.sender = sender; self.to = to; self.html = html
+        self.cc = cc; self.messageId = messageId
     }
 }
 
@@ -166,7 +173,7 @@ public struct OutgoingAttachment: Codable, Sendable {
 ///
 /// Trust-model row **outbox (composer), moderate**.
 public struct SendRequest: Codable, Sendable {
-    /// Recipient addresses (each must belong to a local account).
+    /// Recipient addresses: local accounts get a sealed copy; others get the MIME message through the outbox.
     public var to: [String]
     /// The subject line.
     public var subject: String
@@ -174,9 +181,13 @@ public struct SendRequest: Codable, Sendable {
     public var html: String
     /// Attachments, if any.
     public var attachments: [OutgoingAttachment]?
+    /// base64 of the RFC 5322 message the client built from the fields above (MIME). Kept,
+    /// sealed, as each copy's original, and written to the outbox for recipients outside this
+    /// server; required when there are such recipients.
+    public var mime: String?
     /// A message to send.
-    public init(to: [String], subject: String, html: String, attachments: [OutgoingAttachment]? = nil) {
-        self.to = to; self.subject = subject; self.html = html; self.attachments = attachments
+    public init(to: [String], subject: String, html: String, attachments: [OutgoingAttachment]? = nil, mime: String? = nil) {
+        self.to = to; self.subject = subject; self.html = html; self.attachments = attachments; self.mime = mime
     }
 }
 
@@ -184,6 +195,10 @@ public struct SendRequest: Codable, Sendable {
 public struct SendResponse: Codable, Sendable {
     /// The ids of the messages created (the sender's copy and one per recipient).
     public var messageIds: [String]
+    /// How each recipient was reached (absent from older servers).
+    public var deliveries: [DeliveryReport]?
     /// A send answer.
-    public init(messageIds: [String]) { self.messageIds = messageIds }
+    public init(messageIds: [String], deliveries: [DeliveryReport]? = nil) {
+        self.messageIds = messageIds; self.deliveries = deliveries
+    }
 }

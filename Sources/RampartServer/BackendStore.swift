@@ -133,6 +133,7 @@ final class BackendStore: Sendable {
                     data BLOB NOT NULL);
                 """)
         }
+        Mailbox.registerOriginalsMigration(&migrator)
         return migrator
     }
 

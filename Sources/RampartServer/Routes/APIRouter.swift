@@ -75,6 +75,7 @@ enum APIRouter {
         router.add(middleware: APIErrorMiddleware(logger: backend.logger))
         router.addRoutes(AuthRoutes(backend: backend).collection)
         router.addRoutes(MailRoutes(backend: backend).collection)
+        router.addRoutes(MailTransferRoutes(backend: backend).collection)
         router.addRoutes(PushRoutes(backend: backend).collection)
         router.addRoutes(DriveRoutes(backend: backend).collection)
         return router

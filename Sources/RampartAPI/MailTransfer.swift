@@ -1,0 +1,191 @@
+import Crypto
+import Foundation
+
+// Mail that crosses the edge of the system: messages imported from other mail software
+// (.eml, mbox, Maildir), their original bytes kept for export, and the hand-off of outgoing
+// mail to recipients who are not users of this server.
+
+extension APIRoute {
+    /// `POST` ``ImportRequest`` → ``ImportResponse``: stores one message the client has already
+    /// sealed to the user's own key (an import). Idempotent on ``ImportRequest/id``.
+    public static let importMessage = "/v1/mail/import"
+    /// `GET` → the ``SealedPart`` bytes of a message's original RFC 5322 form (imported or
+    /// delivered from outside), opened with ``SealedPartName/original``; 404 when the message has
+    /// none (written inside Rampart).
+    public static func messageOriginal(_ id: String) -> String { "/v1/messages/\(id)/original" }
+    /// `POST` ``KnownMessagesRequest`` → ``KnownMessagesResponse``: which of these import ids the
+    /// user already has (so a resumed import skips sealing and uploading them again).
+    public static let importKnown = "/v1/mail/import/known"
+}
+
+/// Which import ids are already stored (at most ``KnownMessagesRequest/maximumIDs`` a call).
+public struct KnownMessagesRequest: Codable, Sendable {
+    /// The most ids one request may ask about.
+    public static let maximumIDs = 500
+    public var ids: [String]
+    public init(ids: [String]) { self.ids = ids }
+}
+
+/// The ids of a ``KnownMessagesRequest`` that the user already has.
+public struct KnownMessagesResponse: Codable, Sendable, Equatable {
+    public var known: [String]
+    public init(known: [String]) { self.known = known }
+}
+
+/// `POST labels`: the label with this name, created if the user has none of that name.
+public struct LabelCreateRequest: Codable, Sendable {
+    /// 1 to ``LabelCreateRequest/maximumNameLength`` characters, no control characters.
+    public var name: String
+    public static let maximumNameLength = 100
+    public init(name: String) { self.name = name }
+}
+
+extension SealedPartName {
+    /// The original RFC 5322 bytes of a message, kept so that export gives back exactly what
+    /// came in.
+    public static let original = "original"
+}
+
+/// One attachment of an ``ImportRequest``, sealed by the client.
+public struct ImportAttachment: Codable, Sendable, Equatable {
+    /// Chosen by the client (``ImportIdentity/attachmentID(messageID:index:)``).
+    public var id: String
+    public var name: String
+    public var mimeType: String
+    /// Size of the cleartext content in bytes.
+    public var size: Int
+    public var contentId: String?
+    /// base64 of a ``SealedPart`` bound to ``SealedPartName/attachment(_:)`` of ``id``.
+    public var sealedData: String
+    public init(id: String, name: String, mimeType: String, size: Int, contentId: String?, sealedData: String) {
+        self.id = id; self.name = name; self.mimeType = mimeType; self.size = size
+        self.contentId = contentId; self.sealedData = sealedData
+    }
+}
+
+/// A message imported by its owner, sealed on the device to the owner's own public key before it
+/// is sent (as Proton's importer does): the server never sees the imported mail in clear.
+///
+/// Trust-model row **inbox (low)** and **database (critical)**: the server checks only the shape
+/// (ids, sizes, labels, that the parts are sealed parts); the content is opaque to it.
+public struct ImportRequest: Codable, Sendable {
+    /// The message id, derived from the original bytes by ``ImportIdentity/messageID(original:key:)``:
+    /// the same message imported twice has the same id, so the second import is a no-op.
+    public var id: String
+    /// Seconds since 1970 (the message's Date header, else the time of import).
+    public var time: Int64
+    public var labelIds: [String]
+    public var unread: Bool
+    /// Size in bytes of the original message.
+    public var size: Int64
+    /// base64 of a ``SealedPart`` holding the JSON of a ``MessageContent``.
+    public var sealedBody: String
+    /// base64 of a ``SealedPart`` holding the original RFC 5322 bytes.
+    public var sealedOriginal: String
+    public var attachments: [ImportAttachment]
+    public init(id: String, time: Int64, labelIds: [String], unread: Bool, size: Int64, sealedBody: String,
+                sealedOriginal: String, attachments: [ImportAttachment]) {
+        self.id = id; self.time = time; self.labelIds = labelIds; self.unread = unread; self.size = size
+        self.sealedBody = sealedBody; self.sealedOriginal = sealedOriginal; self.attachments = attachments
+    }
+}
+
+/// The answer to an ``ImportRequest``.
+public struct ImportResponse: Codable, Sendable, Equatable {
+    public var messageId: String
+    /// `false` when the message was already there (an earlier or interrupted import stored it).
+    public var created: Bool
+    public init(messageId: String, created: Bool) { self.messageId = messageId; self.created = created }
+}
+
+/// Ids of imported messages, derived from their original bytes with a key only the user's
+/// devices hold.
+///
+/// Trust-model row **inbox (low)**: the id makes import idempotent and resumable (a rerun after
+/// a crash finds what is already stored) without telling the server a plain hash of the mail,
+/// which would let it confirm a guess of a message's content. The key is derived from the
+/// mailbox private key (``MailboxKeyPair/importKey``).
+public enum ImportIdentity {
+    static let messagePrefix = "mi_"
+    static let attachmentPrefix = "ai_"
+    static let hexCount = 32
+
+    /// `mi_` followed by 32 hex digits of HMAC-SHA256(key, original).
+    public static func messageID(original: Data, key: SymmetricKey) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: original, using: key)
+        return messagePrefix + hex(Data(mac)).prefix(hexCount)
+    }
+
+    /// `ai_` followed by 32 hex digits of SHA-256(message id ‖ 0 ‖ index).
+    public static func attachmentID(messageID: String, index: Int) -> String {
+        let digest = SHA256.hash(data: Data("\(messageID)\u{0}\(index)".utf8))
+        return attachmentPrefix + hex(Data(digest)).prefix(hexCount)
+    }
+
+    /// Whether `id` has the shape of an imported message id.
+    public static func isMessageID(_ id: String) -> Bool { hasShape(id, prefix: messagePrefix) }
+    /// Whether `id` has the shape of an imported attachment id.
+    public static func isAttachmentID(_ id: String) -> Bool { hasShape(id, prefix: attachmentPrefix) }
+
+    static func hasShape(_ id: String, prefix: String) -> Bool {
+        guard id.hasPrefix(prefix) else { return false }
+        let rest = id.dropFirst(prefix.count)
+        return rest.count == hexCount && rest.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
+    }
+
+    static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
+}
+
+extension MailboxKeyPair {
+    /// The key of ``ImportIdentity``: HKDF-SHA256 of the mailbox private key, so every device of
+    /// the user derives the same ids and the server cannot.
+    public var importKey: SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: privateKey.rawRepresentation),
+                               info: Data("rampart.mail.import-id.v1".utf8), outputByteCount: 32)
+    }
+}
+
+/// How outgoing mail reached one recipient.
+public struct DeliveryReport: Codable, Sendable, Equatable {
+    public enum Route: String, Codable, Sendable {
+        /// A user of this server: sealed to their key (end-to-end within the system).
+        case local
+        /// Outside this server: written in clear as an RFC 5322 file into the outbox for an MTA.
+        /// Not end-to-end encrypted.
+        case outbox
+    }
+    public var address: String
+    public var route: Route
+    public init(address: String, route: Route) { self.address = address; self.route = route }
+}
+
+extension SealedPart {
+    /// Whether `data` has the outer shape of a sealed part (magic, version 1, room for the
+    /// encapsulated key and tag). Says nothing of whether it opens: only the key holder can tell.
+    public static func hasSealedShape(_ data: Data) -> Bool {
+        data.count >= magic.count + 1 + 32 + 16 && Array(data.prefix(magic.count)) == magic
+            && data[data.startIndex + magic.count] == 1
+    }
+}
+
+extension MessageContent {
+    /// A plain-text body as HTML that shows it as it is: every character that means something in
+    /// HTML escaped, inside `<pre>` (lines kept, long lines wrapped by the reader's CSS).
+    ///
+    /// Trust-model row **inbox (low)**: text from outside never becomes markup.
+    public static func escapedHTML(plainText: String) -> String {
+        var out = "<pre style=\"white-space: pre-wrap\">"
+        out.reserveCapacity(plainText.utf8.count + 64)
+        for character in plainText {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out + "</pre>"
+    }
+}
