@@ -255,6 +255,11 @@ targets += [
     .testTarget(name: "RampartCLITests", dependencies: ["rampart"], swiftSettings: swiftSettings),
 ]
 
+// MARK: - LibraryExampleTests: README's "Use it as a library" example, compiled, run and compared with README
+targets.append(.testTarget(name: "LibraryExampleTests",
+                           dependencies: ["RampartCore", "Keymaker", "Keychain", "SealedStore", "MailSafety"],
+                           swiftSettings: swiftSettings))
+
 let package = Package(
     name: "Rampart",
     platforms: [.macOS(.v14), .iOS(.v17)],
