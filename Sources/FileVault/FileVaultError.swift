@@ -47,6 +47,18 @@ public enum FileVaultError: Error, Equatable, Sendable, RampartError {
     /// A file-system call failed.
     case io(path: String, operation: String, errno: Int32)
 
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .locked: .locked
+        case .attachmentTampered, .blockTampered, .manifestTampered, .thumbnailTampered: .tampered
+        case .fileNotFound: .notFound
+        case .invalidIdentifier: .badInput
+        case .notCached, .fileTooLarge, .diskFull, .missingBlock, .unsupportedVersion, .sourceChanged,
+             .leaseEnded, .index, .io: .failure
+        }
+    }
+
     public var code: String {
         switch self {
         case .notCached: "vault.notCached"

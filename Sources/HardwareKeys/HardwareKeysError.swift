@@ -29,6 +29,16 @@ public enum HardwareKeysError: Error, Equatable, RampartError {
     /// The credential does not fit the protector (a PIN for *hardware*, none for *hardware + PIN*).
     case credentialMismatch(String)
 
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .lockedOut: .locked
+        case .corruptParameters, .envelopeTampered: .tampered
+        case .noTPM, .tctiUnavailable, .commandFailed, .ownerAuthorizationRequired, .sealedObjectFromAnotherTPM,
+             .wrongAuthorization, .credentialMismatch: .failure
+        }
+    }
+
     public var code: String {
         switch self {
         case .noTPM: "hardware.noTPM"

@@ -161,6 +161,16 @@ public enum KeychainError: Error, Equatable, RampartError {
     /// The backend's storage failed (disk full, I/O error, …).
     case storageFailure(path: String, reason: String)
 
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .notFound: .notFound
+        case .corruptItem, .boundToAnotherDevice: .tampered
+        case .duplicate, .accessDenied, .backendUnavailable, .itemTooLarge,
+             .permissionsTooOpen, .storageFailure: .failure
+        }
+    }
+
     public var code: String {
         switch self {
         case .notFound: "keychain.notFound"

@@ -39,6 +39,19 @@ public enum KeymakerError: Error, Equatable, RampartError {
     /// The secure hardware refuses every attempt for now (dictionary-attack lockout).
     case hardwareLockedOut(String)
 
+    /// The category the CLI's exit status and the agent's wire use.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .wrongPIN, .pinRequired, .hardwareLockedOut: .wrongPIN
+        case .wipedAfterTooManyFailedAttempts: .wiped
+        case .noMainKey, .protectorNotActive: .notFound
+        case .corruptEnvelope, .unsupportedEnvelopeVersion, .envelopeFromAnotherUser: .tampered
+        case .emptyPIN, .pinTooShort, .pinTooLong, .invalidAutolockDelay, .protectorAlreadyActive,
+             .cannotRemoveLastProtector, .mainKeyAlreadyExists: .badInput
+        case .protectorUnavailable, .wipeIncomplete: .failure
+        }
+    }
+
     public var code: String {
         switch self {
         case .noMainKey: "keymaker.noMainKey"

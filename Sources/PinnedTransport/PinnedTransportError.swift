@@ -18,6 +18,14 @@ public enum PinningPolicyError: RampartError, Equatable {
     /// Two policies name the same domain.
     case duplicateDomain(String)
 
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .invalidDomain: .badInput
+        case .emptyDomain, .malformedPin, .tooFewPins, .duplicateDomain: .failure
+        }
+    }
+
     public var code: String {
         switch self {
         case .emptyDomain: "pinningPolicy.emptyDomain"
@@ -83,6 +91,17 @@ public enum PinnedTransportError: RampartError, Equatable {
     case reportNotDelivered(String)
     /// The client was shut down.
     case clientShutDown
+
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .pinMismatch: .pinMismatch
+        case .invalidURL, .certificateUnreadable: .badInput
+        case .chainValidationFailed, .noPinningPolicy, .connectionFailed, .tlsFailed, .timedOut, .redirectRefused,
+             .tooManyRedirects, .responseTooLarge, .malformedResponse, .trustRootsUnavailable,
+             .reportNotDelivered, .clientShutDown: .failure
+        }
+    }
 
     public var code: String {
         switch self {

@@ -12,6 +12,14 @@ public enum MailboxCryptoError: RampartError, Equatable {
     case unsupportedVersion(UInt8)
     case tampered(String)
 
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .tampered: .tampered
+        case .wrongMailboxPassword, .malformed, .unsupportedVersion: .failure
+        }
+    }
+
     public var code: String {
         switch self {
         case .wrongMailboxPassword: "mailbox.wrongPassword"

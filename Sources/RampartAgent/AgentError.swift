@@ -35,8 +35,8 @@ public enum AgentError: Error, Equatable, RampartError {
     case pinRequired
     /// The user has no MainKey (not logged in, or wiped).
     case noMainKey(UserID)
-    /// The agent's Keymaker refused the request for another reason (its code and message).
-    case keymakerRefused(code: String, message: String)
+    /// The agent's Keymaker refused the request for another reason (its code, category and message).
+    case keymakerRefused(code: String, kind: RampartErrorKind, message: String)
     /// A frame broke the wire protocol (bad length, bad JSON, unknown operation…).
     case protocolViolation(String)
     /// The peer speaks a protocol version this build does not know.
@@ -59,11 +59,26 @@ public enum AgentError: Error, Equatable, RampartError {
         case .wiped: "agent.wiped"
         case .pinRequired: "agent.pinRequired"
         case .noMainKey: "agent.noMainKey"
-        case .keymakerRefused(let code, _): "agent.keymaker.\(code)"
+        case .keymakerRefused(let code, _, _): "agent.keymaker.\(code)"
         case .protocolViolation: "agent.protocol"
         case .unsupportedVersion: "agent.protocol.version"
         case .frameTooLarge: "agent.protocol.frameTooLarge"
         case .socketFailure: "agent.socket"
+        }
+    }
+
+    /// The category the CLI's exit status uses; a refusal of the agent's Keymaker keeps the
+    /// category the agent sent on the wire.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .locked: .locked
+        case .wrongPIN, .pinRequired: .wrongPIN
+        case .wiped: .wiped
+        case .noMainKey: .notFound
+        case .notRunning, .alreadyRunning, .startFailed, .socketFolderUnsafe, .socketPathTooLong, .peerRefused:
+            .agentUnavailable
+        case .keymakerRefused(_, let kind, _): kind
+        case .protocolViolation, .unsupportedVersion, .frameTooLarge, .socketFailure: .failure
         }
     }
 
@@ -92,7 +107,7 @@ public enum AgentError: Error, Equatable, RampartError {
             "The MainKey is protected by a PIN: give it (prompt or --pin-stdin)."
         case .noMainKey(let user):
             "No MainKey for \(user): log in (or run `rampart key init`) first."
-        case .keymakerRefused(_, let message):
+        case .keymakerRefused(_, _, let message):
             message
         case .protocolViolation(let why):
             "The agent and this client disagree on the protocol (\(why)). Restart the agent with `rampart agent stop`."

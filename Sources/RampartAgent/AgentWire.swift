@@ -128,9 +128,16 @@ struct AgentResponse: Codable, Sendable {
     }
 }
 
-/// An error as it travels: its code, message and the values a client needs to rebuild it.
+/// An error as it travels: its code, category, message and the values a client needs to rebuild it.
+///
+/// `kind` is the ``RampartErrorKind`` raw value of the error the agent raised, so the client
+/// maps it to an exit status without reading the code's or the message's text. It is an optional
+/// JSON field (an agent of an older build omits it: the client then assumes
+/// ``RampartErrorKind/failure``), and an unknown value from a newer build reads as `failure`, so
+/// the header stays within protocol version 1.
 struct WireError: Codable, Sendable, Equatable {
     var code: String
+    var kind: String?
     var message: String
     var user: UserID?
     var attemptsLeft: Int?
@@ -140,6 +147,7 @@ struct WireError: Codable, Sendable, Equatable {
     /// The wire form of an error raised in the agent.
     init(_ error: any Error, user: UserID?) {
         self.user = user
+        kind = ((error as? any RampartError)?.kind ?? .failure).rawValue
         switch error {
         case let locked as LockedError:
             code = "agent.locked"; message = locked.description; self.user = locked.userID
@@ -162,6 +170,9 @@ struct WireError: Codable, Sendable, Equatable {
         }
     }
 
+    /// The category the agent sent (``RampartErrorKind/failure`` when absent or unknown).
+    var errorKind: RampartErrorKind { kind.flatMap(RampartErrorKind.init(rawValue:)) ?? .failure }
+
     /// The client-side error.
     var agentError: AgentError {
         switch code {
@@ -173,10 +184,10 @@ struct WireError: Codable, Sendable, Equatable {
         case "agent.peerRefused": return .peerRefused(peerUID: peerUID ?? -1, expectedUID: expectedUID ?? -1)
         default:
             if code.hasPrefix("agent.keymaker.") {
-                return .keymakerRefused(code: String(code.dropFirst("agent.keymaker.".count)), message: message)
+                return .keymakerRefused(code: String(code.dropFirst("agent.keymaker.".count)), kind: errorKind, message: message)
             }
             if code.hasPrefix("agent.protocol") { return .protocolViolation(message) }
-            return .keymakerRefused(code: code, message: message)
+            return .keymakerRefused(code: code, kind: errorKind, message: message)
         }
     }
 }

@@ -31,6 +31,20 @@ public enum ClientError: RampartError, Equatable {
     case tampered(String)
     /// The server endpoint description is unusable.
     case badServer(String)
+    /// Input the user gave (a file to import, a recipient, an option) cannot be used.
+    case badInput(String)
+
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .pinMismatch: .pinMismatch
+        case .sessionExpired: .sessionExpired
+        case .notLoggedIn, .notFound: .notFound
+        case .tampered: .tampered
+        case .badServer, .badInput: .badInput
+        case .http, .transport, .malformedResponse, .alreadyLoggedIn, .loginRefused, .file: .failure
+        }
+    }
 
     public var code: String {
         switch self {
@@ -46,6 +60,7 @@ public enum ClientError: RampartError, Equatable {
         case .file: "client.file"
         case .tampered: "client.tampered"
         case .badServer: "client.badServer"
+        case .badInput: "client.badInput"
         }
     }
 
@@ -70,6 +85,7 @@ public enum ClientError: RampartError, Equatable {
         case .file(let why): why
         case .tampered(let what): "\(what) was modified or does not belong here; it was not opened."
         case .badServer(let why): "The server description is unusable: \(why)"
+        case .badInput(let why): why
         }
     }
 }

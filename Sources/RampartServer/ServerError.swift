@@ -34,6 +34,16 @@ public enum ServerError: RampartError, Equatable {
     /// The data folder, certificate or port cannot be used; the server did not start.
     case startFailed(String)
 
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .badRequest, .invalidToken: .badInput
+        case .notFound: .notFound
+        case .malformedJSON, .tokenExpired, .wrongCredentials, .tooManyAttempts, .conflict, .payloadTooLarge,
+             .unknownRecipient, .storage, .startFailed: .failure
+        }
+    }
+
     public var code: String {
         switch self {
         case .badRequest: "request.invalid"

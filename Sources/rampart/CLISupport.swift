@@ -54,6 +54,8 @@ enum CLIError: Error, RampartError {
         }
     }
 
+    var kind: RampartErrorKind { .badInput }
+
     var description: String {
         switch self {
         case .badInput(let why): why
@@ -75,56 +77,26 @@ enum ExitStatus {
     static let sessionExpired: Int32 = 9
     static let agentUnavailable: Int32 = 10
 
+    /// The exit status of a thrown error, from its typed category (``RampartErrorKind``).
     static func code(for error: any Error) -> Int32 {
-        if error is LockedError { return locked }
-        if let keymaker = error as? KeymakerError {
-            switch keymaker {
-            case .wrongPIN, .pinRequired, .hardwareLockedOut: return wrongPIN
-            case .wipedAfterTooManyFailedAttempts: return wiped
-            case .noMainKey, .protectorNotActive: return notFound
-            case .corruptEnvelope, .unsupportedEnvelopeVersion, .envelopeFromAnotherUser: return tampered
-            case .emptyPIN, .pinTooShort, .pinTooLong, .invalidAutolockDelay, .protectorAlreadyActive,
-                 .cannotRemoveLastProtector, .mainKeyAlreadyExists: return badInput
-            default: return failure
-            }
+        if error is ValidationError { return badInput }
+        guard let typed = error as? any RampartError else { return failure }
+        return code(for: typed.kind)
+    }
+
+    static func code(for kind: RampartErrorKind) -> Int32 {
+        switch kind {
+        case .failure: failure
+        case .badInput: badInput
+        case .locked: locked
+        case .wrongPIN: wrongPIN
+        case .wiped: wiped
+        case .notFound: notFound
+        case .tampered: tampered
+        case .pinMismatch: pinMismatch
+        case .sessionExpired: sessionExpired
+        case .agentUnavailable: agentUnavailable
         }
-        if let agent = error as? AgentError {
-            switch agent {
-            case .locked: return locked
-            case .wrongPIN, .pinRequired: return wrongPIN
-            case .wiped: return wiped
-            case .noMainKey: return notFound
-            case .notRunning, .alreadyRunning, .startFailed, .socketFolderUnsafe, .socketPathTooLong, .peerRefused:
-                return agentUnavailable
-            case .keymakerRefused(let code, _):
-                let lower = code.lowercased()
-                if lower.contains("corrupt") || lower.contains("envelope") { return tampered }
-                if lower.contains("hardwarelockedout") { return wrongPIN }
-                if lower.contains("pin") || lower.contains("invalid") { return badInput }
-                return failure
-            case .protocolViolation, .unsupportedVersion, .frameTooLarge, .socketFailure: return failure
-            }
-        }
-        if error is CLIError || error is ValidationError { return badInput }
-        if let client = error as? ClientError {
-            switch client {
-            case .pinMismatch: return pinMismatch
-            case .sessionExpired: return sessionExpired
-            case .notLoggedIn, .notFound: return notFound
-            case .tampered: return tampered
-            case .badServer: return badInput
-            default: return failure
-            }
-        }
-        if let typed = error as? any RampartError {
-            let code = typed.code.lowercased()
-            if code.contains("locked") { return locked }
-            if code.contains("pinmismatch") { return pinMismatch }
-            if code.contains("tamper") || code.contains("corrupt") { return tampered }
-            if code.contains("notfound") { return notFound }
-            if code.contains("invalid") || code.contains("badinput") { return badInput }
-        }
-        return failure
     }
 }
 

@@ -78,6 +78,14 @@ public enum MailSafetyError: RampartError, Equatable {
     case unstable
     case invalidWrapperID(String)
 
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .invalidEncoding, .invalidWrapperID: .badInput
+        case .tooLarge, .unstable: .failure
+        }
+    }
+
     public var code: String {
         switch self {
         case .invalidEncoding: "mailSafety.invalidEncoding"

@@ -40,6 +40,17 @@ public enum PushCryptoError: Error, Equatable, RampartError {
     /// The plaintext (with its padding) does not fit the single record a push allows.
     case plaintextTooLarge(size: Int, limit: Int)
 
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .noPushKeys: .notFound
+        case .invalidNotification, .invalidSessionID, .invalidRegistration, .plaintextTooLarge: .badInput
+        // A push that does not open is treated as tampered with: it is dropped, never shown.
+        case .truncated, .invalidRecordSize, .invalidSenderKey, .authenticationFailed, .oversized, .multipleRecords,
+             .tooManyRecords, .badPadding, .replayedSalt, .notificationForAnotherUser, .corruptKeyItem: .tampered
+        }
+    }
+
     public var code: String {
         switch self {
         case .truncated: "push.truncated"

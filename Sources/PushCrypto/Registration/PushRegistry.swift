@@ -13,6 +13,13 @@ public enum PushRegistryError: Error, Equatable, RampartError {
     /// The record is malformed.
     case invalidRegistration(PushCryptoError)
 
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .noSession, .staleSession, .publicKeyReused, .invalidRegistration: .badInput
+        }
+    }
+
     public var code: String {
         switch self {
         case .noSession: "pushRegistry.noSession"

@@ -29,6 +29,17 @@ public enum SealedStoreError: RampartError, Equatable {
     /// Key rotation was asked with keys that do not match the rotation already in progress.
     case rotationMismatch(inProgressFrom: String, inProgressTo: String)
 
+    /// The category the CLI's exit status uses.
+    public var kind: RampartErrorKind {
+        switch self {
+        case .locked: .locked
+        case .tampered: .tampered
+        case .notFound: .notFound
+        case .invalidInput: .badInput
+        case .wrongUser, .closed, .database, .files, .notConfigured, .rotationMismatch: .failure
+        }
+    }
+
     public var code: String {
         switch self {
         case .locked: "store.locked"
