@@ -255,6 +255,27 @@ targets += [
     .testTarget(name: "RampartCLITests", dependencies: ["rampart"], swiftSettings: swiftSettings),
 ]
 
+// MARK: - RampartTestSupport: what the tests share instead of carrying copies
+// Locating the built `rampart` / `rampart-dev`, running them (output, exit status, time limit),
+// child processes read while they run, private temporary homes, stopping an agent a test started.
+// RampartServerTestSupport adds `rampart server start` in a child process; it is separate so that
+// tests which need no server do not link Hummingbird through it.
+targets += [
+    .target(name: "RampartTestSupport", dependencies: ["RampartCore"], path: "Tests/RampartTestSupport",
+            swiftSettings: swiftSettings),
+    .target(name: "RampartServerTestSupport", dependencies: ["RampartTestSupport", "RampartServer", "RampartAPI"],
+            path: "Tests/RampartServerTestSupport", swiftSettings: swiftSettings),
+]
+let testTargetsUsingTestSupport: Set<String> = [
+    "KeychainTests", "SealedStoreTests", "HardwareKeysTests", "PushCryptoTests", "FileVaultTests",
+    "RampartServerTests", "RampartClientTests", "RampartAgentTests", "RampartCLITests",
+]
+let testTargetsUsingServerTestSupport: Set<String> = ["RampartServerTests", "RampartClientTests", "RampartCLITests"]
+for target in targets where target.type == .test {
+    if testTargetsUsingTestSupport.contains(target.name) { target.dependencies.append("RampartTestSupport") }
+    if testTargetsUsingServerTestSupport.contains(target.name) { target.dependencies.append("RampartServerTestSupport") }
+}
+
 // MARK: - LibraryExampleTests: README's "Use it as a library" example, compiled, run and compared with README
 targets.append(.testTarget(name: "LibraryExampleTests",
                            dependencies: ["RampartCore", "Keymaker", "Keychain", "SealedStore", "MailSafety"],

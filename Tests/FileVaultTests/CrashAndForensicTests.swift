@@ -1,5 +1,6 @@
 import Foundation
 import RampartCore
+import RampartTestSupport
 import Testing
 @testable import FileVault
 #if canImport(Glibc)
@@ -8,72 +9,30 @@ import Glibc
 import Darwin
 #endif
 
-/// Evidence for issue 9: a process killed with SIGKILL while leases are open leaves cleartext
+/// Cleartext after a crash: a process killed with SIGKILL while leases are open leaves cleartext
 /// that the next start sweeps before anything else; and a byte-level scan of the vault folders
 /// after storing marked files finds no marker.
 @Suite struct CrashAndForensicTests {
-    /// `RAMPART_BIN`, or the `rampart` executable next to the test bundle.
-    static func rampartBinary() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["RAMPART_BIN"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        var candidates: [URL] = []
-        for start in [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])] {
-            var folder = start.deletingLastPathComponent()
-            for _ in 0..<4 {
-                candidates.append(folder.appendingPathComponent("rampart"))
-                folder = folder.deletingLastPathComponent()
-            }
-        }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw BinaryNotFound(searched: candidates.map(\.path))
-        }
-        return found
-    }
-
-    struct BinaryNotFound: Error, CustomStringConvertible {
-        let searched: [String]
-        var description: String {
-            "The rampart executable was not found (build it with `swift build --product rampart`, or set RAMPART_BIN). Searched: \(searched)"
-        }
-    }
-
     @Test func sigkilledProcessLeavesNoCleartextAfterTheNextStart() throws {
-        let binary = try Self.rampartBinary()
         let folder = TemporaryFolder("crash"); defer { folder.remove() }
         let marker = "CRASH-MARKER-\(UUID().uuidString)"
         var keyBytes = (0..<32).map { _ in UInt8.random(in: 0...255) }
         let hexKey = keyBytes.map { String(format: "%02x", $0) }.joined()
 
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["vault", "hold-lease", "--root", folder.url.path, "--user", "alice", "--marker", marker]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data((hexKey + "\n").utf8))
-        try input.fileHandleForWriting.close()
-
-        var text = ""
-        while !text.contains("ready\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        try #require(text.contains("ready\n"), "child failed: \(String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self))")
-        let leasePaths = text.split(separator: "\n").filter { $0.hasPrefix("lease ") }.map { String($0.dropFirst(6)) }
+        // `rampart-dev vault hold-lease`: opens two leases, prints them and "ready", then waits.
+        let child = try CLITool.rampartDev.spawn(["vault", "hold-lease", "--root", folder.url.path, "--user", "alice", "--marker", marker],
+                                                 stdin: hexKey + "\n")
+        try child.requireLine("ready")
+        let leasePaths = child.lines.filter { $0.hasPrefix("lease ") }.map { String($0.dropFirst(6)) }
         #expect(leasePaths.count == 2)
         for path in leasePaths {
             let data = try #require(FileManager.default.contents(atPath: path))
             #expect(data.range(of: Data(marker.utf8)) != nil)
         }
 
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal)
-        #expect(process.terminationStatus == SIGKILL)
+        child.kill(SIGKILL)
+        #expect(child.process.terminationReason == .uncaughtSignal)
+        #expect(child.process.terminationStatus == SIGKILL)
         let vaultFolder = Vault.folder(root: folder.url, user: "alice")
         // The kill left the cleartext on disk: nothing ran to delete it.
         #expect(leasePaths.allSatisfy { FileManager.default.fileExists(atPath: $0) })

@@ -3,6 +3,7 @@ import HardwareKeys
 import Keychain
 import Keymaker
 import RampartCore
+import RampartTestSupport
 import Testing
 
 /// Dictionary-attack lockout, each test on a private swtpm (they change the DA settings).
@@ -25,7 +26,7 @@ struct TPMLockoutTests {
     }
 
     @Test func wrongPINsAreCountedByTheTPMAndLockItOutAcrossRestarts() throws {
-        let swtpm = try PrivateSoftwareTPM()
+        let swtpm = try privateSoftwareTPM()
         defer { swtpm.remove() }
         let device = TPMDevice(configuration: swtpm.configuration)
         try device.setDictionaryAttackParameters(Self.parameters)
@@ -71,7 +72,7 @@ struct TPMLockoutTests {
     }
 
     @Test func keymakerReportsHardwareLockoutWithoutSpendingAnAttempt() throws {
-        let swtpm = try PrivateSoftwareTPM()
+        let swtpm = try privateSoftwareTPM()
         defer { swtpm.remove() }
         try TPMDevice(configuration: swtpm.configuration).setDictionaryAttackParameters(Self.parameters)
         let protectors: [any MainKeyProtector] = [NoneProtector()] + TPMProtector.all(configuration: swtpm.configuration)
@@ -100,7 +101,7 @@ struct TPMLockoutTests {
     }
 
     @Test func hardwareOnlyObjectIsExemptFromLockout() throws {
-        let swtpm = try PrivateSoftwareTPM()
+        let swtpm = try privateSoftwareTPM()
         defer { swtpm.remove() }
         let device = TPMDevice(configuration: swtpm.configuration)
         try device.setDictionaryAttackParameters(Self.parameters)
@@ -123,7 +124,7 @@ struct TPMLockoutTests {
 @Suite("Hardware + PIN with PIN fallback", .enabled(if: swtpmInstalled, noSwtpmMessage))
 struct TPMFallbackTests {
     @Test func pinFallbackOpensWhenTheTPMIsGoneButNotDuringALockout() throws {
-        let swtpm = try PrivateSoftwareTPM()
+        let swtpm = try privateSoftwareTPM()
         defer { swtpm.remove() }
         try TPMDevice(configuration: swtpm.configuration).setDictionaryAttackParameters(TPMLockoutTests.parameters)
         let dependencies = KeymakerDependencies()

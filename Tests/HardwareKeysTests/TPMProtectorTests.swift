@@ -3,6 +3,7 @@ import HardwareKeys
 import Keychain
 import Keymaker
 import RampartCore
+import RampartTestSupport
 import Testing
 
 @Suite("TPM protector against swtpm", .enabled(if: swtpmInstalled, noSwtpmMessage))
@@ -86,7 +87,7 @@ struct TPMProtectorTests {
     }
 
     @Test func envelopeFromAnotherTPMIsRefused() throws {
-        let other = try PrivateSoftwareTPM()
+        let other = try privateSoftwareTPM()
         defer { other.remove() }
         let key = MainKey.generate()
         // Made on the shared TPM, copied (keychain and all) to a machine with another TPM.

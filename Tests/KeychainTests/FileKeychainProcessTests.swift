@@ -1,17 +1,14 @@
 import Foundation
 import Keychain
 import RampartCore
+import RampartTestSupport
 import Testing
 
-/// The file keychain under real processes: `rampart keychain stress-write` writers running at
+/// The file keychain under real processes: `rampart-dev keychain stress-write` writers running at
 /// once, and killed with SIGKILL at random moments.
 @Suite("File keychain across processes", .serialized)
 struct FileKeychainProcessTests {
     let folder = TemporaryFolder()
-
-    func rampart() throws -> URL {
-        try #require(RampartExecutable.url, "build the rampart executable first (swift build), or set RAMPART_BIN")
-    }
 
     /// Parses a stress-write value `"tag:round:index:xxx…"` and checks its filler.
     static func parse(_ value: [UInt8]) -> (tag: String, round: Int, index: Int)? {
@@ -23,7 +20,6 @@ struct FileKeychainProcessTests {
     }
 
     @Test func twoProcessesWritingAtOnceLoseNoItem() throws {
-        let executable = try rampart()
         let identity = folder.child("machine-id")
         try Data("machine-a\n".utf8).write(to: identity)
         let count = 150
@@ -31,14 +27,12 @@ struct FileKeychainProcessTests {
             // A fresh, empty keychain each time, so the two writers also race to create it.
             let dir = folder.child("keychain-\(attempt)")
             let writers = try ["p", "q"].map { tag in
-                try ChildProcess(executable, ["keychain", "stress-write", "--dir", dir.path, "--mode", "add",
-                                              "--count", "\(count)", "--tag", tag, "--machine-id", identity.path],
-                                 outputFile: folder.child("out-\(attempt)-\(tag)"))
+                try CLITool.rampartDev.spawn(["keychain", "stress-write", "--dir", dir.path, "--mode", "add",
+                                              "--count", "\(count)", "--tag", tag, "--machine-id", identity.path])
             }
-            for writer in writers { try writer.start() }
-            for writer in writers { writer.process.waitUntilExit() }
+            for writer in writers { writer.waitForExit() }
             for writer in writers {
-                #expect(writer.process.terminationStatus == 0, "writer failed: \(writer.errorText)")
+                #expect(writer.process.terminationStatus == 0, "writer failed: \(writer.stderr)")
                 #expect(writer.lines.last == "done")
             }
             let keychain = FileKeychain(directory: dir, machineIdentity: MachineIdentity(sources: [identity]))
@@ -63,7 +57,6 @@ struct FileKeychainProcessTests {
     }
 
     @Test func writerKilledAtRandomMomentsNeverLeavesAnUnreadableKeychain() throws {
-        let executable = try rampart()
         let identity = folder.child("machine-id")
         try Data("machine-a\n".utf8).write(to: identity)
         let dir = folder.child("keychain")
@@ -74,15 +67,13 @@ struct FileKeychainProcessTests {
         var generator = SystemRandomNumberGenerator()
         for iteration in 0..<50 {
             let tag = "t\(iteration)"
-            let writer = try ChildProcess(executable, ["keychain", "stress-write", "--dir", dir.path, "--count", "\(count)",
-                                                       "--tag", tag, "--machine-id", identity.path],
-                                          outputFile: folder.child("out-\(iteration)"))
-            try writer.start()
-            #expect(writer.waitForLine("ready"), "the writer did not start: \(writer.errorText)")
+            let writer = try CLITool.rampartDev.spawn(["keychain", "stress-write", "--dir", dir.path, "--count", "\(count)",
+                                                       "--tag", tag, "--machine-id", identity.path])
+            #expect(writer.waitForLine("ready"), "the writer did not start: \(writer.stderr)")
             let delay = UInt32.random(in: 0...60_000, using: &generator)
             usleep(delay)
             writer.kill()
-            #expect(writer.process.terminationReason == .uncaughtSignal, "the writer ended on its own: \(writer.errorText)")
+            #expect(writer.process.terminationReason == .uncaughtSignal, "the writer ended on its own: \(writer.stderr)")
 
             // Last acknowledged round per item in this iteration.
             var acked: [Int: Int] = [:]
@@ -124,7 +115,7 @@ struct FileKeychainProcessTests {
     }
 }
 
-/// The value format of `rampart keychain stress-write` (kept in step with KeychainCommands.swift).
+/// The value format of `rampart-dev keychain stress-write` (kept in step with KeychainCommands.swift).
 enum KeychainStressValue {
     static func make(_ tag: String, _ round: Int, _ index: Int) -> [UInt8] {
         Array("\(tag):\(round):\(index):".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: (round * 7 + index) % 200)

@@ -2,6 +2,7 @@
 import Foundation
 import Keychain
 import RampartCore
+import RampartTestSupport
 import Testing
 
 /// The Secret Service backend against a real gnome-keyring-daemon on a private D-Bus session
@@ -18,9 +19,7 @@ struct SecretServiceKeychainTests {
         }
     }
 
-    func rampart() throws -> URL {
-        try #require(RampartExecutable.url, "build the rampart executable first (swift build), or set RAMPART_BIN")
-    }
+    static let secretTool = CLITool(path: URL(fileURLWithPath: "/usr/bin/secret-tool"))
 
     @Test func itemsCarryTheRampartSchemaAttributes() throws {
         try requireService()
@@ -31,32 +30,28 @@ struct SecretServiceKeychainTests {
         try keychain.add(bytes("push private key"), for: id, accessibility: .afterFirstUnlockThisDeviceOnly)
 
         // Another Secret Service client (libsecret's secret-tool) finds it by our attributes.
-        let lookup = try ChildProcess(URL(fileURLWithPath: "/usr/bin/secret-tool"),
-                                      ["lookup", "xdg:schema", SecretServiceKeychain.schemaName,
-                                       "rampart.group", group.name, "rampart.service", id.service, "rampart.account", id.account,
-                                       "rampart.accessibility", "afterFirstUnlockThisDeviceOnly"],
-                                      outputFile: folder.child("lookup"))
-        #expect(try lookup.run() == 0, "\(lookup.errorText)")
+        let lookup = try Self.secretTool.run(["lookup", "xdg:schema", SecretServiceKeychain.schemaName,
+                                              "rampart.group", group.name, "rampart.service", id.service, "rampart.account", id.account,
+                                              "rampart.accessibility", "afterFirstUnlockThisDeviceOnly"])
+        #expect(lookup.status == 0, "\(lookup.stderr)")
         #expect(lookup.lines == ["push private key"])
         // A value stored by another client under our schema reads back through the backend.
         let other = KeychainItemID(service: "stored-elsewhere", account: "a", accessGroup: group)
-        let store = try ChildProcess(URL(fileURLWithPath: "/usr/bin/secret-tool"),
-                                     ["store", "--label=test", "xdg:schema", SecretServiceKeychain.schemaName,
-                                      "rampart.group", group.name, "rampart.service", other.service, "rampart.account", other.account,
-                                      "rampart.accessibility", "afterFirstUnlock"],
-                                     outputFile: folder.child("store"))
-        #expect(try store.run(input: Array("from secret-tool".utf8)) == 0, "\(store.errorText)")
+        let store = try Self.secretTool.run(["store", "--label=test", "xdg:schema", SecretServiceKeychain.schemaName,
+                                             "rampart.group", group.name, "rampart.service", other.service, "rampart.account", other.account,
+                                             "rampart.accessibility", "afterFirstUnlock"],
+                                            stdin: "from secret-tool")
+        #expect(store.status == 0, "\(store.stderr)")
         #expect(try contents(keychain.read(other)) == Array("from secret-tool".utf8))
         #expect(try keychain.accessibility(of: other) == .afterFirstUnlock)
         #expect(try keychain.itemIDs(accessGroup: group) == [id, other].sorted { $0.service < $1.service })
     }
 
     @Test func withoutASessionBusTheBackendIsUnavailable() throws {
-        let child = try ChildProcess(try rampart(), ["keychain", "list", "--backend", "secret-service"],
-                                     outputFile: folder.child("list"),
-                                     environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(folder.child("no-bus").path)"])
-        #expect(try child.run() == 1)
-        #expect(child.errorText.contains("[keychain.backendUnavailable]"), "\(child.errorText)")
+        let list = try CLITool.rampartDev.run(["keychain", "list", "--backend", "secret-service"],
+                                              environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(folder.child("no-bus").path)"])
+        #expect(list.status == 1)
+        #expect(list.stderr.contains("[keychain.backendUnavailable]"), "\(list.stderr)")
     }
 
     @Test func aLockedCollectionIsAccessDenied() throws {
@@ -64,34 +59,29 @@ struct SecretServiceKeychainTests {
         // A service of its own, so locking it does not disturb the other tests.
         let state = folder.child("locked-service")
         let script = packageRoot.appendingPathComponent("scripts/services/secret-service.sh").path
-        let start = try ChildProcess(URL(fileURLWithPath: "/bin/bash"),
-                                     ["-c", closeInheritedDescriptors + "source \"$0\" >&2 && printf '%s' \"$DBUS_SESSION_BUS_ADDRESS\"", script],
-                                     outputFile: folder.child("start"), environment: ["RAMPART_SECRET_SERVICE_DIR": state.path])
-        try #require(try start.run() == 0, "\(start.errorText)")
-        let address = try #require(start.lines.first.map(String.init))
-        defer {
-            let stop = try? ChildProcess(URL(fileURLWithPath: "/bin/bash"), [script, "stop", state.path], outputFile: folder.child("stop"))
-            _ = try? stop?.run()
-        }
+        let bash = CLITool(path: URL(fileURLWithPath: "/bin/bash"))
+        let start = try bash.run(["-c", closeInheritedDescriptors + "source \"$0\" >&2 && printf '%s' \"$DBUS_SESSION_BUS_ADDRESS\"", script],
+                                 environment: ["RAMPART_SECRET_SERVICE_DIR": state.path])
+        try #require(start.status == 0, "\(start.stderr)")
+        let address = try #require(start.lines.first)
+        defer { _ = try? bash.run([script, "stop", state.path]) }
         let environment = ["DBUS_SESSION_BUS_ADDRESS": address]
-        func put(_ account: String) throws -> ChildProcess {
-            let child = try ChildProcess(try rampart(), ["keychain", "put", "--backend", "secret-service", "--service", "s", "--account", account],
-                                         outputFile: folder.child("put-\(account)-\(UUID().uuidString)"), environment: environment)
-            try child.run(input: Array("value".utf8))
-            return child
+        func put(_ account: String) throws -> CLIResult {
+            try CLITool.rampartDev.run(["keychain", "put", "--backend", "secret-service", "--service", "s", "--account", account],
+                                       stdin: "value", environment: environment)
         }
         let first = try put("a")
-        #expect(first.process.terminationStatus == 0, "\(first.errorText)")
+        #expect(first.status == 0, "\(first.stderr)")
 
-        let lock = try ChildProcess(URL(fileURLWithPath: "/usr/bin/dbus-send"),
-                                    ["--session", "--dest=org.freedesktop.secrets", "--print-reply", "/org/freedesktop/secrets",
-                                     "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login"],
-                                    outputFile: folder.child("lock"), environment: environment)
-        #expect(try lock.run() == 0, "\(lock.errorText)")
+        let lock = try CLITool(path: URL(fileURLWithPath: "/usr/bin/dbus-send"))
+            .run(["--session", "--dest=org.freedesktop.secrets", "--print-reply", "/org/freedesktop/secrets",
+                  "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login"],
+                 environment: environment)
+        #expect(lock.status == 0, "\(lock.stderr)")
         for account in ["a", "b"] {
             let refused = try put(account)
-            #expect(refused.process.terminationStatus == 1)
-            #expect(refused.errorText.contains("[keychain.accessDenied]"), "\(refused.errorText)")
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("[keychain.accessDenied]"), "\(refused.stderr)")
         }
     }
 }

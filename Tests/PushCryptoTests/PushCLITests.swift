@@ -2,51 +2,23 @@ import Foundation
 import Keychain
 @testable import PushCrypto
 import RampartCore
+import RampartTestSupport
 import Testing
 
-/// The push process as a separate program: `rampart push decrypt --home DIR --session ID`.
-@Suite("rampart push (separate process)")
+/// The push process as a separate program: `rampart-dev push decrypt --home DIR --session ID`.
+@Suite("rampart-dev push (separate process)")
 struct PushCLITests {
-    struct Result {
-        let status: Int32
-        let stdout: [UInt8]
-        let stderr: String
-        var text: String { String(decoding: stdout, as: UTF8.self) }
+    /// `rampart-dev push …`: the push process's commands live in the developer's tool.
+    static func rampartDev(_ arguments: [String], input: [UInt8] = []) throws -> CLIResult {
+        try CLITool.rampartDev.run(arguments, input: Data(input))
     }
 
-    /// The `rampart` executable built with the tests (same build folder).
-    static let executable: URL? = {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("rampart"),
-            PythonPeer.packageRoot.appendingPathComponent(".build/debug/rampart"),
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
-    static func rampart(_ arguments: [String], input: [UInt8] = []) throws -> Result {
-        let executable = try #require(Self.executable, "the rampart executable was not built next to the tests")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: [UInt8](out), stderr: String(decoding: err, as: UTF8.self))
-    }
-
-    let home: URL
+    let folder: TemporaryHome
+    var home: URL { folder.url }
     let user: UserID = "user-1"
 
     init() throws {
-        home = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-push-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        folder = try TemporaryHome("push")
     }
 
     var keychain: FileKeychain { FileKeychain(directory: home.appendingPathComponent("keychain", isDirectory: true)) }
@@ -55,9 +27,9 @@ struct PushCLITests {
     /// MainKey-protected data (the MainKey itself is never loaded: it stays locked).
     func login(session: String) throws -> PushRegistration {
         try keychain.add(SecretBytes(randomCount: 48), for: .user(user, "mainkey.pin-wrapped", accessGroup: .app), accessibility: .default)
-        let result = try Self.rampart(["push", "subscribe", "--home", home.path, "--user", user.rawValue, "--session", session])
+        let result = try Self.rampartDev(["push", "subscribe", "--home", home.path, "--user", user.rawValue, "--session", session])
         #expect(result.status == 0, "\(result.stderr)")
-        return try JSONDecoder().decode(PushRegistration.self, from: Data(result.stdout))
+        return try JSONDecoder().decode(PushRegistration.self, from: result.output)
     }
 
     var notification: PushNotification {
@@ -67,10 +39,10 @@ struct PushCLITests {
     @Test func pushProcessDecryptsWithSharedGroupOnlyWhileMainKeyIsLocked() throws {
         let registration = try login(session: "s1")
         let body = try WebPushSender.encrypt(notification, to: registration)
-        let result = try Self.rampart(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body)
+        let result = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try JSONDecoder().decode(PushNotification.self, from: Data(result.stdout)) == notification)
-        #expect(result.text.contains(#""subject":"Contract / v2""#))
+        #expect(try JSONDecoder().decode(PushNotification.self, from: result.output) == notification)
+        #expect(result.stdout.contains(#""subject":"Contract / v2""#))
         // The keys are in the shared group's folder, this-device-only.
         let ids = try keychain.itemIDs(accessGroup: .shared)
         #expect(!ids.isEmpty)
@@ -80,32 +52,32 @@ struct PushCLITests {
     @Test func pushProcessGivenOnlyTheAppGroupFails() throws {
         let registration = try login(session: "s1")
         let body = try WebPushSender.encrypt(notification, to: registration)
-        let result = try Self.rampart(["push", "decrypt", "--home", home.path, "--session", "s1", "--access-group", "rampart.app"], input: body)
+        let result = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1", "--access-group", "rampart.app"], input: body)
         #expect(result.status == 1)
-        #expect(result.stdout.isEmpty)
+        #expect(result.output.isEmpty)
         #expect(result.stderr.contains("keychain.accessDenied"))
     }
 
     @Test func pushProcessRefusesReplayTamperingAndLoggedOutSessions() throws {
         let registration = try login(session: "s1")
         let body = try WebPushSender.encrypt(notification, to: registration)
-        #expect(try Self.rampart(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body).status == 0)
-        let replay = try Self.rampart(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body)
-        #expect(replay.status == 7 && replay.stderr.contains("push.replayedSalt") && replay.stdout.isEmpty)
+        #expect(try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body).status == 0)
+        let replay = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body)
+        #expect(replay.status == 7 && replay.stderr.contains("push.replayedSalt") && replay.output.isEmpty)
 
         var tampered = try WebPushSender.encrypt(notification, to: registration)
         tampered[tampered.count - 20] ^= 0x40
-        let forged = try Self.rampart(["push", "decrypt", "--home", home.path, "--session", "s1"], input: tampered)
-        #expect(forged.status == 7 && forged.stderr.contains("push.authenticationFailed") && forged.stdout.isEmpty)
+        let forged = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: tampered)
+        #expect(forged.status == 7 && forged.stderr.contains("push.authenticationFailed") && forged.output.isEmpty)
 
-        let oversized = try Self.rampart(["push", "decrypt", "--home", home.path, "--session", "s1"], input: [UInt8](repeating: 7, count: 5000))
+        let oversized = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: [UInt8](repeating: 7, count: 5000))
         #expect(oversized.status == 7 && oversized.stderr.contains("push.oversized"))
 
         let late = try WebPushSender.encrypt(notification, to: registration)
-        #expect(try Self.rampart(["push", "logout", "--home", home.path, "--user", user.rawValue]).status == 0)
+        #expect(try Self.rampartDev(["push", "logout", "--home", home.path, "--user", user.rawValue]).status == 0)
         #expect(try keychain.itemIDs(accessGroup: .shared).isEmpty)
         #expect(try keychain.itemIDs(accessGroup: .app).count == 1)
-        let afterLogout = try Self.rampart(["push", "decrypt", "--home", home.path, "--session", "s1"], input: late)
+        let afterLogout = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: late)
         #expect(afterLogout.status == 6 && afterLogout.stderr.contains("push.noKeys"))
     }
 
@@ -114,8 +86,8 @@ struct PushCLITests {
         let registration = try login(session: "s7")
         let json = try notification.encodedJSON().withUnsafeBytes { Array($0) }
         let body = try PythonPeer.run(["pywebpush-encrypt", registration.publicKey, registration.authSecret], input: json)
-        let result = try Self.rampart(["push", "decrypt", "--home", home.path, "--session", "s7"], input: body)
+        let result = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s7"], input: body)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try JSONDecoder().decode(PushNotification.self, from: Data(result.stdout)) == notification)
+        #expect(try JSONDecoder().decode(PushNotification.self, from: result.output) == notification)
     }
 }

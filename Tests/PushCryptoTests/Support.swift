@@ -3,6 +3,7 @@ import Foundation
 import Keychain
 @_spi(TestVectors) @testable import PushCrypto
 import RampartCore
+import RampartTestSupport
 import Testing
 
 /// RFC 8291 Appendix A, with line breaks removed.
@@ -132,23 +133,11 @@ sys.stdout.write(body.hex())
         guard let executable else {
             throw Failure(description: "no Python: set RAMPART_PYTHON or create .venv with scripts/deps/push.pip (required under CI)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-c", script] + arguments
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "python \(arguments.first ?? "") failed: \(String(decoding: errors, as: UTF8.self))")
+        let result = try CLITool(path: URL(fileURLWithPath: executable)).run(["-c", script] + arguments, input: Data(input))
+        guard result.status == 0 else {
+            throw Failure(description: "python \(arguments.first ?? "") failed: \(result.stderr)")
         }
-        guard let bytes = [UInt8](hex: String(decoding: output, as: UTF8.self)) else {
+        guard let bytes = [UInt8](hex: result.stdout) else {
             throw Failure(description: "python printed no hex")
         }
         return bytes

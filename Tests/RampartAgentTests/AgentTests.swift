@@ -3,19 +3,13 @@ import Foundation
 import Keychain
 import Keymaker
 import RampartCore
+import RampartTestSupport
 import Testing
 @testable import RampartAgent
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A private home with a short path (socket paths must fit in 107 bytes).
-func shortHome() throws -> URL {
-    let url = URL(fileURLWithPath: "/tmp/rag-\(UUID().uuidString.prefix(8).lowercased())", isDirectory: true)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    return url
-}
 
 /// Records that a wipe ran in the agent's process.
 final class WipeWitness: Wipeable, @unchecked Sendable {
@@ -28,7 +22,9 @@ final class WipeWitness: Wipeable, @unchecked Sendable {
 
 /// An agent serving a temporary home in this process, over a real socket, and a client.
 final class AgentFixture {
-    let home: URL
+    /// A private home with a short path (socket paths must fit in 107 bytes).
+    let temporaryHome: TemporaryHome
+    var home: URL { temporaryHome.url }
     let location: AgentLocation
     let global: GlobalContainer
     let server: AgentServer
@@ -38,7 +34,8 @@ final class AgentFixture {
     static let settings = ["pin.kdf.logN": "15", "keychain.backend": "file"]
 
     init(clock: any RampartClock = SystemClock(), maxFailedAttempts: Int = 10) throws {
-        home = try shortHome()
+        temporaryHome = try TemporaryHome("agent", shortPath: true)
+        let home = temporaryHome.url
         location = AgentLocation(homeDirectory: home)
         global = GlobalContainer(environment: RampartEnvironment(homeDirectory: home, clock: clock, settings: Self.settings))
         token = global.wipeRegistry.register(witness)
@@ -53,7 +50,7 @@ final class AgentFixture {
     deinit {
         server.stop()
         token.cancel()
-        try? FileManager.default.removeItem(at: home)
+        temporaryHome.remove()
     }
 
     /// Creates the user's MainKey from "another process" (its own containers on the same home),
@@ -67,6 +64,14 @@ final class AgentFixture {
         if let autolock { try keymaker.setAutolockPolicy(autolock) }
         keymaker.lock()
         return fingerprint
+    }
+
+    /// Creates `user` with `pin` (``createUser(_:pin:autolock:)``), unlocks it through the agent
+    /// and returns the MainKey the agent now holds.
+    func unlockedUser(_ user: UserID, pin: String) throws -> MainKey {
+        _ = try createUser(user, pin: pin)
+        try client.unlock(user: user, credential: Self.pin(pin))
+        return try #require(server.heldKey(user))
     }
 
     static func pin(_ text: String) -> UnlockCredential { .pin(SecretBytes(copying: Array(text.utf8))) }
@@ -98,9 +103,7 @@ struct AgentTests {
     @Test func lockZeroizesTheKeyInTheAgent() throws {
         let fixture = try AgentFixture()
         let user: UserID = "bob"
-        _ = try fixture.createUser(user, pin: "1357")
-        try fixture.client.unlock(user: user, credential: AgentFixture.pin("1357"))
-        let held = try #require(fixture.server.heldKey(user))
+        let held = try fixture.unlockedUser(user, pin: "1357")
         let provider = AgentMainKeyProvider(client: fixture.client, userID: user, revalidationInterval: 0)
         let copy = try provider.currentMainKey()
         try fixture.client.lock(user: user)
@@ -177,9 +180,7 @@ struct AgentTests {
     @Test func aLogoutInAnotherProcessLocksTheAgentsKey() throws {
         let fixture = try AgentFixture()
         let user: UserID = "hana"
-        _ = try fixture.createUser(user, pin: "5555")
-        try fixture.client.unlock(user: user, credential: AgentFixture.pin("5555"))
-        let held = try #require(fixture.server.heldKey(user))
+        let held = try fixture.unlockedUser(user, pin: "5555")
         // The CLI's logout runs its own Keymaker and erases the user's keychain items.
         let other = GlobalContainer(environment: RampartEnvironment(homeDirectory: fixture.home, settings: AgentFixture.settings))
         _ = UserContainer(userID: user, global: other).keymaker.logout()
@@ -190,8 +191,8 @@ struct AgentTests {
     }
 
     @Test func unsafeSocketFoldersAreRefused() throws {
-        let home = try shortHome()
-        defer { try? FileManager.default.removeItem(at: home) }
+        let temporaryHome = try TemporaryHome("agent", shortPath: true)
+        let home = temporaryHome.url
         let location = AgentLocation(homeDirectory: home)
         let global = GlobalContainer(environment: RampartEnvironment(homeDirectory: home, settings: AgentFixture.settings))
         // Group/other bits.
@@ -229,8 +230,8 @@ struct AgentTests {
     }
 
     @Test func anIdleAgentExitsOnlyWithEveryUserLocked() async throws {
-        let home = try shortHome()
-        defer { try? FileManager.default.removeItem(at: home) }
+        let temporaryHome = try TemporaryHome("agent", shortPath: true)
+        let home = temporaryHome.url
         let location = AgentLocation(homeDirectory: home)
         let global = GlobalContainer(environment: RampartEnvironment(homeDirectory: home, settings: AgentFixture.settings))
         let other = GlobalContainer(environment: RampartEnvironment(homeDirectory: home, settings: AgentFixture.settings))

@@ -3,77 +3,25 @@ import Foundation
 import RampartAPI
 import RampartCore
 import RampartServer
+import RampartServerTestSupport
+import RampartTestSupport
 import Testing
-
-/// Runs the built `rampart` executable as a user would.
-struct CLIResult {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-}
-
-enum RampartExecutable {
-    static var url: URL {
-        if let path = ProcessInfo.processInfo.environment["RAMPART_BIN"], !path.isEmpty { return URL(fileURLWithPath: path) }
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("rampart")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("rampart")
-    }
-
-    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String]) throws -> CLIResult {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { $1 }
-        process.environment = env
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        // Read both pipes concurrently so a chatty stderr cannot block the child.
-        let errData = LockedData()
-        let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
-        reader.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !errData.isSet { usleep(1000) }
-        return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errData.value, as: UTF8.self))
-    }
-}
-
-final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    private var done = false
-    func set(_ value: Data) { lock.withLock { data = value; done = true } }
-    var isSet: Bool { lock.withLock { done } }
-    var value: Data { lock.withLock { data } }
-}
 
 /// A home folder for the client, a data folder for the server, and an opener script.
 final class EndToEndWorld {
-    let root: URL
+    /// Everything below is inside this private folder, removed with the world.
+    let folder: TemporaryHome
     let home: URL
     let serverData: URL
     let capture: URL
     let opener: URL
 
     init() throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-e2e-\(UUID().uuidString)")
-        home = root.appendingPathComponent("home")
-        serverData = root.appendingPathComponent("server")
-        capture = root.appendingPathComponent("opened")
-        opener = root.appendingPathComponent("opener.sh")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        folder = try TemporaryHome("e2e")
+        home = try folder.folder("home")
+        serverData = folder.child("server")
+        capture = folder.child("opened")
+        opener = folder.child("opener.sh")
         // The "previewer": copies what it was given (and where it was) for the test to inspect.
         try """
         #!/bin/sh
@@ -88,8 +36,22 @@ final class EndToEndWorld {
         ["RAMPART_HOME": home.path, "RAMPART_PIN_KDF_LOGN": "15", "RAMPART_OPENER": opener.path, "RAMPART_USER": ""]
     }
 
+    var root: URL { folder.url }
+
+    /// The user's tool with this world's environment.
     func rampart(_ arguments: [String], stdin: String? = nil) throws -> CLIResult {
-        try RampartExecutable.run(arguments, stdin: stdin, environment: environment)
+        try CLITool.rampart.run(arguments, stdin: stdin, environment: environment)
+    }
+
+    /// The developer's tool (`key status`, `keychain list`) on this world's home.
+    func rampartDev(_ arguments: [String], stdin: String? = nil) throws -> CLIResult {
+        try CLITool.rampartDev.run(arguments, stdin: stdin, environment: environment)
+    }
+
+    /// `rampart server start` on this world's server data folder, in a child process: the server
+    /// is not starved by other test suites sharing this process's thread pool.
+    func startServer() throws -> ServerProcess {
+        try ServerProcess(data: serverData, environment: ["RAMPART_HOME": folder.child("server-home").path])
     }
 
     /// `rampart login` of a demo account through the server's description file, passwords on
@@ -100,77 +62,25 @@ final class EndToEndWorld {
                     stdin: "\(account.loginPassword)\n\(account.mailboxPassword)\n")
     }
 
-    /// The same, waiting on a thread of its own: the test's cooperative threads stay free for an
-    /// embedded server running in this process.
+    /// ``rampart(_:stdin:)`` waiting on a thread of its own: the test's cooperative threads stay
+    /// free for an embedded server running in this process.
     func rampartAsync(_ arguments: [String], stdin: String? = nil) async throws -> CLIResult {
-        let environment = self.environment
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try RampartExecutable.run(arguments, stdin: stdin, environment: environment) })
-            }.start()
-        }
+        try await CLITool.rampart.runOnThread(arguments, stdin: stdin, environment: environment)
+    }
+
+    /// The same for the developer's tool.
+    func rampartDevAsync(_ arguments: [String], stdin: String? = nil) async throws -> CLIResult {
+        try await CLITool.rampartDev.runOnThread(arguments, stdin: stdin, environment: environment)
     }
 
     /// Every regular file under the client's home, as paths relative to it.
-    func homeFiles() -> [String] {
-        var found: [String] = []
-        let walker = FileManager.default.enumerator(at: home, includingPropertiesForKeys: [.isRegularFileKey])
-        while let item = walker?.nextObject() as? URL {
-            if (try? item.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
-                found.append(String(item.path.dropFirst(home.path.count)))
-            }
-        }
-        return found
-    }
+    func homeFiles() -> [String] { TemporaryHome.regularFiles(under: home) }
 
     func homeBytes() -> Data {
         var data = Data()
         for file in homeFiles() { if let bytes = try? Data(contentsOf: home.appendingPathComponent(file)) { data.append(bytes) } }
         return data
     }
-
-    deinit { try? FileManager.default.removeItem(at: root) }
-}
-
-
-/// `rampart server start` in a child process (as a user runs it), so the server is not starved by
-/// other test suites sharing this process's thread pool.
-final class ServerProcess {
-    let process = Process()
-    let info: ServerInfo
-
-    init(data: URL) throws {
-        process.executableURL = RampartExecutable.url
-        process.arguments = ["server", "start", "--data", data.path, "--port", "0"]
-        var env = ProcessInfo.processInfo.environment
-        env["RAMPART_HOME"] = data.deletingLastPathComponent().appendingPathComponent("server-home").path
-        process.environment = env
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let file = data.appendingPathComponent("server.json")
-        let deadline = Date().addingTimeInterval(120)
-        var found: ServerInfo?
-        while found == nil && Date() < deadline && process.isRunning {
-            if let bytes = try? Data(contentsOf: file) { found = try? JSONDecoder().decode(ServerInfo.self, from: bytes) }
-            if found == nil { usleep(50_000) }
-        }
-        guard let found else {
-            process.terminate()
-            throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: file.path])
-        }
-        info = found
-    }
-
-    var baseURL: URL { info.baseURL }
-    var pins: [String] { info.pins }
-
-    func stop() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-    }
-
-    deinit { stop() }
 }
 
 /// The id in the second column of a `rampart list` line whose subject contains `text`.
@@ -188,7 +98,7 @@ struct ClientEndToEndTests {
 
     @Test func aUserLogsInReadsMailSafelyAndLeavesNothingBehindAfterLogout() throws {
         let world = try EndToEndWorld()
-        let server = try ServerProcess(data: world.serverData)
+        let server = try world.startServer()
         defer { server.stop() }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let demo = DemoAccounts.demo
@@ -321,7 +231,7 @@ struct ClientEndToEndTests {
         // Alice's first sync runs on a terminal (a pty from `script`): stderr carries a redrawn bar.
         let ttyRun = Process()
         ttyRun.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        ttyRun.arguments = ["-qec", "'\(RampartExecutable.url.path)' sync --user alice", "/dev/null"]
+        ttyRun.arguments = ["-qec", "'\(try CLITool.rampart.url().path)' sync --user alice", "/dev/null"]
         ttyRun.environment = ProcessInfo.processInfo.environment.merging(world.environment) { $1 }
         let ttyOut = Pipe()
         ttyRun.standardOutput = ttyOut
@@ -358,12 +268,12 @@ struct ClientEndToEndTests {
 
         // Logout: server session ended, every local trace of the user erased.
         let keychainFolder = world.home.appendingPathComponent("keychain").path
-        let pushKeysBefore = try world.rampart(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
+        let pushKeysBefore = try world.rampartDev(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
             .stdout.split(separator: "\n").filter { $0.contains("/push.key.") }.count
         let logout = try world.rampart(["logout", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(logout.stdout.contains("Session ended on the server."))
-        let status = try world.rampart(["key", "status", "--user", "demo"])
+        let status = try world.rampartDev(["key", "status", "--user", "demo"])
         #expect(status.stdout.contains("MainKey:           none"))
         let after = try world.rampart(["list", "--user", "demo"])
         #expect(after.status == 6)
@@ -376,11 +286,11 @@ struct ClientEndToEndTests {
             #expect(disk.range(of: Data(trace.utf8)) == nil, "found \(trace) under the home after logout")
         }
         for group in ["rampart.app", "rampart.shared"] {
-            let keychainDump = try world.rampart(["keychain", "list", "--dir", world.home.appendingPathComponent("keychain").path, "--group", group])
+            let keychainDump = try world.rampartDev(["keychain", "list", "--dir", world.home.appendingPathComponent("keychain").path, "--group", group])
             #expect(keychainDump.status == 0, "\(keychainDump.stderr)")
             #expect(!keychainDump.stdout.contains("rampart.user.demo/"), "\(keychainDump.stdout)")
         }
-        let pushKeysAfter = try world.rampart(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
+        let pushKeysAfter = try world.rampartDev(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
             .stdout.split(separator: "\n").filter { $0.contains("/push.key.") }.count
         #expect(pushKeysBefore == 2 && pushKeysAfter == 1, "push keys before \(pushKeysBefore), after \(pushKeysAfter)")
         // The other account is untouched.
@@ -392,7 +302,7 @@ struct ClientEndToEndTests {
     /// logout leaves the agent without the erased account's key.
     @Test func commandsUseTheAgentsKeyUntilLockAndLogoutLocksTheAgent() throws {
         let world = try EndToEndWorld()
-        let server = try ServerProcess(data: world.serverData)
+        let server = try world.startServer()
         defer { server.stop() }
         defer { _ = try? world.rampart(["agent", "stop"]) }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
@@ -435,7 +345,7 @@ struct ClientEndToEndTests {
     /// readable from the copied keychain alone.
     @Test func protectWithTheHardwareOpensThroughTheTPMAndNotWithoutIt() throws {
         let world = try EndToEndWorld()
-        let server = try ServerProcess(data: world.serverData)
+        let server = try world.startServer()
         defer { server.stop() }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/services/swtpm.sh")
@@ -452,41 +362,32 @@ struct ClientEndToEndTests {
 
         var env = world.environment
         env["RAMPART_TPM_TCTI"] = tcti
-        let protect = try RampartExecutable.run(["protect", "--user", "demo", "--hardware"], environment: env)
+        let protect = try CLITool.rampart.run(["protect", "--user", "demo", "--hardware"], environment: env)
         #expect(protect.status == 0, "\(protect.stderr)")
         #expect(protect.stdout.contains("secure hardware"), "\(protect.stdout)")
-        let status = try RampartExecutable.run(["key", "status", "--user", "demo"], environment: env)
+        let status = try CLITool.rampartDev.run(["key", "status", "--user", "demo"], environment: env)
         #expect(status.stdout.contains("hardware"), "\(status.stdout)")
         #expect(!status.stdout.contains("protectors:        none"), "\(status.stdout)")
-        let sync = try RampartExecutable.run(["sync", "--user", "demo"], environment: env)
+        let sync = try CLITool.rampart.run(["sync", "--user", "demo"], environment: env)
         #expect(sync.status == 0, "\(sync.stderr)")
-        let inbox = try RampartExecutable.run(["list", "--user", "demo"], environment: env)
+        let inbox = try CLITool.rampart.run(["list", "--user", "demo"], environment: env)
         #expect(inbox.status == 0 && inbox.stdout.contains("Northwind"), "\(inbox.stderr)")
 
         // The TPM stops (another machine, a removed chip): the keychain copy alone opens nothing.
         _ = try Self.shell("bash '\(script.path)' stop '\(state)'")
-        let without = try RampartExecutable.run(["list", "--user", "demo"], environment: env)
+        let without = try CLITool.rampart.run(["list", "--user", "demo"], environment: env)
         #expect(without.status != 0, "\(without.stdout)")
         #expect(!without.stdout.contains("Northwind"))
     }
 
     /// Runs a bash command line; its standard output.
     static func shell(_ command: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", command]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try CLITool(path: URL(fileURLWithPath: "/bin/bash")).run(["-c", command]).stdout
     }
 
     @Test func aPinMismatchIsAnAlertAndCutsTheConnection() throws {
         let world = try EndToEndWorld()
-        let server = try ServerProcess(data: world.serverData)
+        let server = try world.startServer()
         defer { server.stop() }
         let ca = world.root.appendingPathComponent("ca.pem")
         try server.info.certificatePEM.write(to: ca, atomically: true, encoding: .utf8)
@@ -497,7 +398,7 @@ struct ClientEndToEndTests {
                                        stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
         #expect(result.status == 8, "\(result.stderr)")
         #expect(result.stderr.contains("ALERT"))
-        #expect(try world.rampart(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
+        #expect(try world.rampartDev(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
         // With the right pins (given by hand) the same login works.
         let good = try world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
                                       "--pin", server.pins[0], "--pin", server.pins[1], "--ca", ca.path,
@@ -517,7 +418,7 @@ struct ClientEndToEndTests {
         // A TPM that does not answer: a clear failure, and the MainKey stays as it was.
         var noTPM = world.environment
         noTPM["RAMPART_TPM_TCTI"] = "swtpm:host=127.0.0.1,port=9"
-        let hardware = try RampartExecutable.run(["protect", "--user", "demo", "--hardware"], environment: noTPM)
+        let hardware = try CLITool.rampart.run(["protect", "--user", "demo", "--hardware"], environment: noTPM)
         #expect(hardware.status != 0 && hardware.stderr.contains("TPM"), "\(hardware.stderr)")
         #expect(try world.rampart(["list", "--user", "demo"]).stdout.contains("Northwind"))
     }
@@ -547,7 +448,7 @@ struct ClientEndToEndTests {
         let logout = try await world.rampartAsync(["logout", "--user", "demo"])
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(logout.stderr.contains("the server session may still be open"))
-        #expect(try await world.rampartAsync(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
+        #expect(try await world.rampartDevAsync(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
         await server.stop()
     }
 }

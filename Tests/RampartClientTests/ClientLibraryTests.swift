@@ -8,18 +8,20 @@ import RampartAPI
 @testable import RampartClient
 import RampartCore
 import SealedStore
+import RampartTestSupport
 import Testing
 
 /// A throwaway home with a file keychain and a Keymaker whose PIN KDF is at the 2^15 floor.
 final class TestHome {
-    let url: URL
+    private let folder: TemporaryHome
+    var url: URL { folder.url }
     let global: GlobalContainer
     let user: UserContainer
     let tokens: [ObserverToken]
 
     init(user name: String = "alice", clock: any RampartClock = SystemClock()) throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-client-\(UUID().uuidString)")
-        try PrivateFiles.ensurePrivateDirectory(url)
+        folder = try TemporaryHome("client")
+        let url = folder.url
         global = GlobalContainer(environment: RampartEnvironment(homeDirectory: url, clock: clock, settings: ["keychain.backend": "file", "pin.kdf.logN": "15"]))
         user = UserContainer(userID: try UserID(validating: name), global: global)
         tokens = [global.wipeRegistry.register(SealedStoreWipe(files: StoreFiles(environment: global.environment))),
@@ -29,26 +31,10 @@ final class TestHome {
     var account: ClientAccount { ClientAccount(dependencies: user, environment: global.environment) }
 
     /// Every regular file under the home folder, relative paths.
-    func files() -> [String] {
-        let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey])
-        var found: [String] = []
-        while let item = walker?.nextObject() as? URL {
-            if (try? item.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
-                found.append(String(item.path.dropFirst(url.path.count)))
-            }
-        }
-        return found
-    }
+    func files() -> [String] { folder.regularFiles() }
 
     /// Every byte of every file under the home folder, concatenated.
-    func allBytes() -> Data {
-        var data = Data()
-        let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil)
-        while let item = walker?.nextObject() as? URL { if let bytes = try? Data(contentsOf: item) { data.append(bytes) } }
-        return data
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
+    func allBytes() -> Data { folder.allBytes() }
 }
 
 func sampleSession() -> SessionRecord {

@@ -3,37 +3,17 @@ import PinnedTransport
 import RampartAPI
 import RampartCore
 import RampartServer
+import RampartServerTestSupport
+import RampartTestSupport
 import Testing
 
 @Suite("Embedded backend: crash safety")
 struct CrashSafetyTests {
-    /// The `rampart` executable `swift test` builds next to the test bundle (or `$RAMPART_BIN`).
-    static var rampartBinary: URL {
-        if let path = ProcessInfo.processInfo.environment["RAMPART_BIN"], !path.isEmpty { return URL(fileURLWithPath: path) }
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("rampart")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("rampart")
-    }
-
     @Test func aServerKilledMidWriteRestartsWithEverySendWhole() async throws {
         let folder = TestBackend.newFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = Process()
-        process.executableURL = Self.rampartBinary
-        process.arguments = ["server", "start", "--data", folder.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let infoFile = folder.appendingPathComponent(EmbeddedServer.infoFileName)
-        for _ in 0..<600 where !FileManager.default.fileExists(atPath: infoFile.path) && process.isRunning {
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        let info = try EmbeddedServer.info(dataDirectory: folder)
+        let server = try await ServerProcess.start(data: folder)
+        let info = server.info
         let client = try TestBackend.client(for: info)
         defer { Task { try? await client.shutdown() } }
         func post(_ path: String, _ token: String?, _ body: some Encodable) async throws -> PinnedResponse {
@@ -66,11 +46,10 @@ struct CrashSafetyTests {
             }
         }
         for _ in 0..<1200 where await answered.value < 8 { try await Task.sleep(for: .milliseconds(50)) }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        server.child.kill(SIGKILL)
         _ = try? await sender.value
         let acknowledged = await answered.value
-        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(server.child.process.terminationReason == .uncaughtSignal)
 
         // Restart in-process on the same folder.
         let backend = try await TestBackend.start(folder: folder)

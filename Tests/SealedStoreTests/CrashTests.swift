@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import RampartCore
+import RampartTestSupport
 import Testing
 @testable import SealedStore
 #if canImport(Glibc)
@@ -12,34 +13,7 @@ import Darwin
 /// A writer process killed with SIGKILL in the middle of its transactions loses no committed
 /// message and leaves a database that opens and passes `PRAGMA integrity_check`.
 @Suite struct CrashTests {
-    /// `RAMPART_BIN`, or the `rampart` executable next to the test bundle (SwiftPM puts both in
-    /// `.build/<configuration>/`).
-    static func rampartBinary() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["RAMPART_BIN"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        var candidates: [URL] = []
-        for start in [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])] {
-            var folder = start.deletingLastPathComponent()
-            for _ in 0..<4 {
-                candidates.append(folder.appendingPathComponent("rampart"))
-                folder = folder.deletingLastPathComponent()
-            }
-        }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw BinaryNotFound(searched: candidates.map(\.path))
-        }
-        return found
-    }
-
-    struct BinaryNotFound: Error, CustomStringConvertible {
-        let searched: [String]
-        var description: String {
-            "The rampart executable was not found (build it with `swift build --product rampart`, or set RAMPART_BIN). Searched: \(searched)"
-        }
-    }
-
-    /// The messages `rampart store stress-write` writes (see StressMessage in StoreCommands.swift).
+    /// The messages `rampart-dev store stress-write` writes (see StressMessage in StoreCommands.swift).
     static func expected(_ index: Int) -> MailMessage {
         MailMessage(
             id: "stress-\(index)", conversationID: "c\(index / 10)", time: Int64(1_700_000_000 + index), size: Int64(index),
@@ -50,7 +24,6 @@ import Darwin
     }
 
     @Test func sigkilledWriterLosesNoCommittedMessage() throws {
-        let binary = try Self.rampartBinary()
         var keyBytes = [UInt8](repeating: 0, count: 32)
         for index in keyBytes.indices { keyBytes[index] = UInt8.random(in: 0...255) }
         let hexKey = keyBytes.map { String(format: "%02x", $0) }.joined()
@@ -61,41 +34,20 @@ import Darwin
         var committed = Set<Int>()
         var kills = 0
         for round in 0..<6 {
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = ["store", "stress-write", "--root", files.root.path, "--user", "alice",
-                                 "--start", String(round * 100_000), "--batch", "25"]
-            let input = Pipe(), output = Pipe(), errors = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            input.fileHandleForWriting.write(Data((hexKey + "\n").utf8))
-            try input.fileHandleForWriting.close()
+            let writer = try CLITool.rampartDev.spawn(["store", "stress-write", "--root", files.root.path, "--user", "alice",
+                                                       "--start", String(round * 100_000), "--batch", "25"],
+                                                      stdin: hexKey + "\n")
             // Let it commit a few batches (a varying number each round), then kill it while it
             // is inside its next transaction.
             let target = 2 + (round * 3) % 7
-            var buffer = Data()
-            var lines: [String] = []
-            while lines.count < target {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                    buffer = Data(buffer[(newline + 1)...])
-                }
-            }
-            #expect(lines.count >= target, "writer stopped early: \(String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self))")
+            #expect(writer.waitForLines { $0.count >= target }, "writer stopped early: \(writer.stderr)")
             // A random pause inside the next transaction (a batch takes a few milliseconds).
             usleep(UInt32.random(in: 0...4_000))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal)
+            writer.kill(SIGKILL)
+            #expect(writer.process.terminationReason == .uncaughtSignal)
             kills += 1
-            // Lines printed before the kill include any still in the pipe.
-            buffer.append(output.fileHandleForReading.readDataToEndOfFile())
-            lines += String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
+            // Every line printed before the kill, including any still in the pipe at the kill.
+            let lines = writer.lines
             for line in lines where line.hasPrefix("committed ") {
                 let last = Int(line.dropFirst("committed ".count))!
                 let first = last - 24

@@ -1,0 +1,61 @@
+import Foundation
+import RampartAPI
+import RampartServer
+import RampartTestSupport
+
+/// `rampart server start` in a child process, as a user runs it: the server is not starved by
+/// other test suites sharing the test process's thread pool, and a test can kill it with SIGKILL.
+///
+/// The start waits for the `server.json` the server writes once it listens.
+public final class ServerProcess: @unchecked Sendable {
+    /// The running `rampart server start`.
+    public let child: ChildProcess
+    /// The server's data folder.
+    public let dataDirectory: URL
+    /// What the server published in `server.json`: port, pins, CA certificate, pid.
+    public let info: ServerInfo
+
+    /// Starts `rampart server start --data DATA --port 0` (plus `arguments`, with `environment`
+    /// added to the test's) and waits until it serves.
+    public init(data: URL, arguments: [String] = [], environment: [String: String] = [:], tool: CLITool = .rampart,
+                startTimeout: Duration = .seconds(120)) throws {
+        dataDirectory = data
+        child = try tool.spawn(["server", "start", "--data", data.path, "--port", "0"] + arguments, environment: environment)
+        let deadline = ContinuousClock.now + startTimeout
+        var found: ServerInfo?
+        while found == nil, ContinuousClock.now < deadline, child.isRunning {
+            found = try? EmbeddedServer.info(dataDirectory: data)
+            if found == nil { usleep(50_000) }
+        }
+        guard let found else {
+            child.kill()
+            throw TestSupportError.childProcessStalled(command: child.commandLine,
+                                                       waitingFor: data.appendingPathComponent(EmbeddedServer.infoFileName).path,
+                                                       stdout: child.stdout, stderr: child.stderr)
+        }
+        info = found
+    }
+
+    /// ``init(data:arguments:environment:tool:startTimeout:)`` waiting on a thread of its own, so
+    /// an async test does not hold a cooperative thread while the server starts.
+    public static func start(data: URL, arguments: [String] = [], environment: [String: String] = [:],
+                             tool: CLITool = .rampart, startTimeout: Duration = .seconds(120)) async throws -> ServerProcess {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    try ServerProcess(data: data, arguments: arguments, environment: environment, tool: tool, startTimeout: startTimeout)
+                })
+            }.start()
+        }
+    }
+
+    public var baseURL: URL { info.baseURL }
+    public var pins: [String] { info.pins }
+    /// The path of `server.json` (for `--server-info`).
+    public var infoFile: URL { dataDirectory.appendingPathComponent(EmbeddedServer.infoFileName) }
+
+    /// Asks the server to stop (SIGTERM) and waits for it.
+    public func stop() { child.kill(SIGTERM) }
+
+    deinit { stop() }
+}

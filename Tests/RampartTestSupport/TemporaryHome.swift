@@ -1,0 +1,94 @@
+import Foundation
+
+/// A private folder (mode 0700) for one test: a `--home` / `RAMPART_HOME`, a server's data
+/// folder, a scratch area. Removed when the value is released or ``remove()`` is called; an
+/// agent started for it (``startAgent(idleExit:using:)``, or ``stopsAgentAtEnd(using:)`` for one
+/// a command starts on demand) is stopped first, so a failing test leaves no process behind.
+///
+/// Keep the value (not only its path) for as long as the folder is needed: use `home.path` at
+/// each use, so the folder lives until the last one.
+public final class TemporaryHome: @unchecked Sendable {
+    public let url: URL
+    private let lock = NSLock()
+    private var agentTool: CLITool?
+    private var removed = false
+
+    /// - Parameters:
+    ///   - label: part of the folder's name, to tell test leftovers apart.
+    ///   - shortPath: a folder directly under `/tmp` with a short name, for homes that hold a Unix
+    ///     socket (its path must fit in 107 bytes).
+    public init(_ label: String = "home", shortPath: Bool = false) throws {
+        let name = UUID().uuidString.prefix(shortPath ? 8 : 36).lowercased()
+        url = shortPath
+            ? URL(fileURLWithPath: "/tmp/r\(label.prefix(3))-\(name)", isDirectory: true)
+            : FileManager.default.temporaryDirectory.appendingPathComponent("rampart-\(label)-\(name)", isDirectory: true)
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw TestSupportError.cannotCreate(path: url.path, reason: "\(error)")
+        }
+    }
+
+    public var path: String { url.path }
+
+    /// `name` inside the folder.
+    public func child(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    /// A private subfolder `name`, created.
+    public func folder(_ name: String) throws -> URL {
+        let folder = child(name)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return folder
+    }
+
+    /// `rampart agent start --home … --idle-exit …`; the agent is stopped when the home goes.
+    @discardableResult
+    public func startAgent(idleExit seconds: Int = 120, using tool: CLITool = .rampart) throws -> CLIResult {
+        stopsAgentAtEnd(using: tool)
+        return try tool.run(["agent", "start", "--idle-exit", String(seconds), "--home", path])
+    }
+
+    /// Makes the removal stop the agent serving this home (`agent stop --home …` through `tool`):
+    /// for agents that commands such as `unlock` start on demand.
+    public func stopsAgentAtEnd(using tool: CLITool = .rampart) {
+        lock.withLock { agentTool = tool }
+    }
+
+    /// Stops the agent (when one was registered) and deletes the folder.
+    public func remove() {
+        let (tool, already) = lock.withLock { () -> (CLITool?, Bool) in
+            defer { removed = true }
+            return (agentTool, removed)
+        }
+        guard !already else { return }
+        if let tool { _ = try? tool.run(["agent", "stop", "--home", path], timeout: .seconds(60)) }
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    /// Every regular file under the folder, as paths relative to it (starting with `/`).
+    public func regularFiles() -> [String] { Self.regularFiles(under: url) }
+
+    /// Every regular file's bytes under the folder, concatenated (for scans for cleartext).
+    public func allBytes() -> Data {
+        var data = Data()
+        for file in regularFiles() {
+            if let bytes = try? Data(contentsOf: URL(fileURLWithPath: path + file)) { data.append(bytes) }
+        }
+        return data
+    }
+
+    /// Every regular file under `folder`, as paths relative to it (starting with `/`).
+    public static func regularFiles(under folder: URL) -> [String] {
+        var found: [String] = []
+        let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])
+        while let item = walker?.nextObject() as? URL {
+            if (try? item.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                found.append(String(item.path.dropFirst(folder.path.count)))
+            }
+        }
+        return found
+    }
+
+    deinit { remove() }
+}
