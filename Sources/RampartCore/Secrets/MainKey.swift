@@ -9,7 +9,7 @@ import Foundation
 ///
 /// A MainKey is 256 random bits created at login (``generate()``) and destroyed at logout. It
 /// never encrypts anything directly: each purpose gets its own sub-key through HKDF-SHA256
-/// (``derivedKey(for:)``), so a ciphertext made for one purpose can never be opened with the key
+/// (``derivedKey(for:byteCount:)``), so a ciphertext made for one purpose can never be opened with the key
 /// of another. Derived keys are tracked by the MainKey: ``wipe()`` zeroizes them all, so no
 /// component can keep decrypting with an old key after a lock.
 public final class MainKey: @unchecked Sendable {

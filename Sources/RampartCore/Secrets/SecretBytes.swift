@@ -26,7 +26,7 @@ import Darwin
 ///   ``ProcessHardening/disableCoreDumps()`` (the agent and the CLI call it at start).
 /// - `description`, `debugDescription` and `customMirror` are redacted, so `print`, string
 ///   interpolation, `dump` and logging never show the content.
-/// - ``==`` compares in time that depends only on the lengths, not on the content.
+/// - `==` compares in time that depends only on the lengths, not on the content.
 /// - After ``wipe()`` every access throws ``SecretError/wiped``: nothing returns zeros silently.
 ///
 /// ## What it cannot guarantee
