@@ -171,9 +171,16 @@ targets.append(.testTarget(name: "RampartIntegrationTests",
                            swiftSettings: swiftSettings))
 
 // MARK: - RampartAPI (issue 10): wire models and mailbox crypto shared by the server and the client
+// MARK: - MIME: RFC 5322 / MIME messages (parse, build, mbox, Maildir); no other Rampart dependency
+products.append(.library(name: "MIME", targets: ["MIME"]))
+targets += [
+    .target(name: "MIME", dependencies: [crypto], swiftSettings: swiftSettings),
+]
+cliDependencies.append("MIME")
+
 products.append(.library(name: "RampartAPI", targets: ["RampartAPI"]))
 targets += [
-    .target(name: "RampartAPI", dependencies: ["RampartCore", crypto, cryptoExtras], swiftSettings: swiftSettings),
+    .target(name: "RampartAPI", dependencies: ["RampartCore", "MIME", crypto, cryptoExtras], swiftSettings: swiftSettings),
     .testTarget(name: "RampartAPITests", dependencies: ["RampartAPI", "RampartCore", crypto], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("RampartAPI")
@@ -185,7 +192,7 @@ targets += [
     .target(
         name: "RampartServer",
         dependencies: [
-            "RampartAPI", "RampartCore", "PushCrypto", crypto, cryptoExtras, grdb,
+            "RampartAPI", "MIME", "RampartCore", "PushCrypto", crypto, cryptoExtras, grdb,
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -211,7 +218,7 @@ cliDependencies.append("RampartServer")
 products.append(.library(name: "RampartClient", targets: ["RampartClient"]))
 targets += [
     .target(name: "RampartClient",
-            dependencies: ["RampartAPI", "PinnedTransport", "SealedStore", "Keymaker", "Keychain", "PushCrypto",
+            dependencies: ["RampartAPI", "MIME", "PinnedTransport", "SealedStore", "Keymaker", "Keychain", "PushCrypto",
                            "MailSafety", "HTML5", "FileVault", "RampartCore", crypto,
                            .product(name: "NIOHTTP1", package: "swift-nio")],
             swiftSettings: swiftSettings),

@@ -46,10 +46,14 @@ public struct ServerInfo: Codable, Sendable {
     /// The folder holding one push inbox per session: `<pushDirectory>/<sessionId>/*.push`, each
     /// file one RFC 8291 `aes128gcm` body (what a push service would deliver).
     public var pushDirectory: String?
+    /// The Maildir folder (`tmp/`, `new/`, `cur/`) where mail to recipients outside this server is
+    /// written as RFC 5322 files: the hand-off point for an MTA.
+    public var outbox: String?
     /// A server description.
-    public init(port: Int, pins: [String], certificatePEM: String, pid: Int32, host: String? = nil, pushDirectory: String? = nil) {
+    public init(port: Int, pins: [String], certificatePEM: String, pid: Int32, host: String? = nil, pushDirectory: String? = nil,
+                outbox: String? = nil) {
         self.port = port; self.pins = pins; self.certificatePEM = certificatePEM; self.pid = pid
-        self.host = host; self.pushDirectory = pushDirectory
+        self.host = host; self.pushDirectory = pushDirectory; self.outbox = outbox
     }
     /// The base URL of the API (`https://localhost:<port>`).
     public var baseURL: URL { URL(string: "https://\(host ?? "localhost"):\(port)")! }

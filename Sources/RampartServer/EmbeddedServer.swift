@@ -79,7 +79,10 @@ public enum EmbeddedServer {
         let accounts = Accounts(store: store, clock: configuration.clock, accessTokenLifetime: configuration.accessTokenLifetime,
                                 refreshTokenLifetime: configuration.refreshTokenLifetime, throttle: LoginThrottle())
         let push = PushDelivery(store: store, directory: pushDirectory, logger: logger)
-        let mailbox = Mailbox(store: store, push: push, clock: configuration.clock)
+        var mailbox = Mailbox(store: store, push: push, clock: configuration.clock)
+        let outbox = Outbox(root: data.appendingPathComponent(Outbox.folderName, isDirectory: true))
+        do { try outbox.prepare() } catch { throw ServerError.startFailed("the outbox cannot be created (\(error))") }
+        mailbox.outbox = outbox
         let drive = DriveStorage(store: store, clock: configuration.clock)
 
         if configuration.seedDemo, try store.read({ db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM users") ?? 0 }) == 0 {
@@ -115,7 +118,7 @@ public enum EmbeddedServer {
         }
         let info = ServerInfo(port: port, pins: try identity.pins, certificatePEM: try identity.caPEM,
                               pid: ProcessInfo.processInfo.processIdentifier, host: ServerIdentity.hostName,
-                              pushDirectory: pushDirectory.path)
+                              pushDirectory: pushDirectory.path, outbox: outbox.root.path)
         let infoURL = data.appendingPathComponent(infoFileName)
         do {
             let encoder = JSONEncoder()

@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import GRDB
+import MIME
 import RampartAPI
 import RampartCore
 
@@ -134,6 +136,167 @@ extension Mailbox {
     }
 }
 
+extension Mailbox {
+    /// The most recipients one message may have (send and delivery from outside).
+    static let maximumRecipients = 100
+
+    /// A submission from a user: delivered to each local recipient's inbox (sealed to that
+    /// recipient), handed to the outbox for recipients outside this server, and stored in the
+    /// sender's Sent folder (sealed to the sender).
+    ///
+    /// Trust-model row **outbox (moderate)**: a recipient outside has no key here, so that copy
+    /// leaves in clear; the answer says so per recipient (``DeliveryReport``). The outside copy is
+    /// the MIME message the client built, and its From must be one of the sender's addresses.
+    /// Crash safety: the outbox file is staged in `tmp/` first, the database copies are committed
+    /// in one transaction, then the file is renamed into `new/` (the hand-off); a crash in between
+    /// leaves at most a stray file in `tmp/`, never an outside copy of a message that is not in Sent.
+    /// - Throws: ``ServerError/unknownRecipient(_:)`` never for outside addresses (they go to the
+    ///   outbox); ``ServerError/badRequest(_:)`` for no recipient, too many, or an outside
+    ///   recipient without a MIME message.
+    func send(_ request: SendRequest, from userID: String, sender: Correspondent, senderAddresses: [String]) throws -> SendResponse {
+        guard !request.to.isEmpty else { throw ServerError.badRequest("the message has no recipient") }
+        guard request.to.count <= Self.maximumRecipients else {
+            throw ServerError.badRequest("a message has at most \(Self.maximumRecipients) recipients")
+        }
+        var local: [(address: String, userID: String)] = []
+        var outside: [String] = []
+        for address in request.to {
+            guard Self.looksLikeAddress(address) else { throw ServerError.badRequest("\"\(address.prefix(200))\" is not an e-mail address") }
+            if let recipient = try localUser(address) { local.append((address, recipient)) } else { outside.append(address) }
+        }
+        var mime: Data?
+        if let encoded = request.mime {
+            guard let data = Data(base64Encoded: encoded) else { throw ServerError.badRequest("the MIME message is not base64") }
+            mime = data
+        }
+        if !outside.isEmpty {
+            guard let mime else {
+                throw ServerError.badRequest("recipients outside this server (\(outside.joined(separator: ", "))) need the message in MIME form")
+            }
+            guard let outbox else { throw ServerError.unknownRecipient(outside[0]) }
+            let from = MIMEMessage(bytes: [UInt8](mime)).from.map { $0.address.lowercased() }
+            guard from.count == 1, senderAddresses.map({ $0.lowercased() }).contains(from[0]) else {
+                throw ServerError.badRequest("the MIME message's From must be one of your addresses")
+            }
+        }
+        var parts: [IncomingMessage.Part] = []
+        for attachment in request.attachments ?? [] {
+            guard let data = Data(base64Encoded: attachment.data) else {
+                throw ServerError.badRequest("the attachment \"\(attachment.name)\" is not base64")
+            }
+            parts.append(.init(name: attachment.name, mimeType: attachment.mimeType, data: data, contentID: attachment.contentId))
+        }
+        let content = MessageContent(subject: request.subject, sender: sender,
+                                     to: request.to.map { Correspondent(name: "", address: $0) }, html: request.html)
+        let message = IncomingMessage(content: content, attachments: parts, time: clock.now)
+        // Every copy is sealed first, then all are stored in one transaction: a crash leaves
+        // either the Sent copy and every delivery, or none of them.
+        var copies = [try seal(message, to: userID, labels: [SystemLabel.sent], unread: false)]
+        for recipient in local {
+            copies.append(try seal(message, to: recipient.userID, labels: [SystemLabel.inbox], unread: true))
+        }
+        let originals = try mime.map { bytes in try copies.map { try sealOriginal(MailOriginal(kind: .message, bytes: bytes), for: $0) } }
+        let staged = try outside.isEmpty ? nil : outbox?.stage(mime ?? Data())
+        do {
+            try store.write { db in
+                for (index, copy) in copies.enumerated() {
+                    try Self.insert(db, copy)
+                    if let originals { try Self.insertOriginal(db, messageID: copy.id, userID: copy.userID, sealed: originals[index]) }
+                }
+            }
+        } catch {
+            staged?.discard()
+            throw error
+        }
+        try staged?.handOff()
+        copies.forEach(notify)
+        return SendResponse(messageIds: copies.map(\.id),
+                            deliveries: local.map { DeliveryReport(address: $0.address, route: .local) }
+                                + outside.map { DeliveryReport(address: $0, route: .outbox) })
+    }
+
+    /// Delivery of one message from outside (what an MTA hands to the local delivery agent): it
+    /// is sealed to each local recipient's public key on arrival, with its original bytes, and
+    /// the server keeps no cleartext copy.
+    ///
+    /// Trust-model row **inbox (low)**: the message is parsed by the MIME library (bounded,
+    /// never trapping); recipients come from `recipients` (like `sendmail ADDRESS…`) or else from
+    /// its To and Cc (like `sendmail -t`). All copies are stored in one transaction: an unknown
+    /// recipient or an unreadable message stores nothing.
+    /// - Returns: the new message ids, one per recipient.
+    /// - Throws: ``ServerError/unknownRecipient(_:)``, ``ServerError/badRequest(_:)`` for an
+    ///   unreadable message or no recipient.
+    func deliverFromOutside(_ raw: Data, recipients explicit: [String]) throws -> [String] {
+        let message = MIMEMessage(bytes: [UInt8](raw))
+        guard !raw.isEmpty, !message.headers.fields.isEmpty else {
+            throw ServerError.badRequest("the input is not an RFC 5322 message (no header fields)")
+        }
+        var addresses = explicit
+        if addresses.isEmpty { addresses = (message.to + message.cc).map(\.address) }
+        var seen: Set<String> = []
+        addresses = addresses.map { $0.lowercased() }.filter { seen.insert($0).inserted }
+        guard !addresses.isEmpty else { throw ServerError.badRequest("the message names no recipient (no To or Cc, and none given)") }
+        guard addresses.count <= Self.maximumRecipients else {
+            throw ServerError.badRequest("a message has at most \(Self.maximumRecipients) recipients")
+        }
+        var users: [String] = []
+        for address in addresses {
+            guard let user = try localUser(address) else { throw ServerError.unknownRecipient(address) }
+            if !users.contains(user) { users.append(user) }
+        }
+        let converted = ConvertedMail(message)
+        let incoming = IncomingMessage(content: converted.content,
+                                       attachments: converted.attachments.map {
+                                           IncomingMessage.Part(name: $0.name, mimeType: $0.mimeType, data: $0.data, contentID: $0.contentID)
+                                       },
+                                       time: clock.now)
+        let original = MailOriginal(kind: .message, bytes: raw)
+        var copies: [(SealedMessage, Data)] = []
+        for user in users {
+            let copy = try seal(incoming, to: user, labels: [SystemLabel.inbox], unread: true)
+            copies.append((copy, try sealOriginal(original, for: copy)))
+        }
+        try store.write { db in
+            for (copy, sealedOriginal) in copies {
+                try Self.insert(db, copy)
+                try Self.insertOriginal(db, messageID: copy.id, userID: copy.userID, sealed: sealedOriginal)
+            }
+        }
+        copies.forEach { notify($0.0) }
+        return copies.map(\.0.id)
+    }
+
+    /// The local account that owns `address`, if any.
+    func localUser(_ address: String) throws -> String? {
+        try store.read { db in
+            try String.fetchOne(db, sql: "SELECT userId FROM addresses WHERE address = ?", arguments: [address.lowercased()])
+        }
+    }
+
+    /// Seals an original to the owner of a sealed copy, bound to that copy's id.
+    func sealOriginal(_ original: MailOriginal, for copy: SealedMessage) throws -> Data {
+        let keyData: Data = try store.read { db in
+            guard let data = try Data.fetchOne(db, sql: "SELECT publicKey FROM users WHERE id = ?", arguments: [copy.userID])
+            else { throw ServerError.notFound("The recipient") }
+            return data
+        }
+        let publicKey: Curve25519.KeyAgreement.PublicKey
+        do { publicKey = try .init(rawRepresentation: keyData) } catch {
+            throw ServerError.storage("the recipient's public key is unreadable")
+        }
+        var encoded = original.encoded()
+        defer { encoded.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        return try SealedPart.seal(encoded, to: publicKey, userID: copy.userID, messageID: copy.id, part: SealedPartName.original)
+    }
+
+    /// `local@domain` with no spaces, controls or angle brackets (a light check; routing decides).
+    static func looksLikeAddress(_ address: String) -> Bool {
+        let parts = address.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, address.utf8.count <= 254 else { return false }
+        return !address.unicodeScalars.contains { $0.properties.generalCategory == .control || " <>,;".unicodeScalars.contains($0) }
+    }
+}
+
 /// The hand-off point for mail to recipients outside this server: a Maildir folder
 /// (`tmp/`, `new/`, `cur/`) into which each outgoing message is written as a standard RFC 5322
 /// file, for an MTA to pick up.
@@ -160,22 +323,43 @@ public struct Outbox: Sendable {
         }
     }
 
-    /// Writes one message; returns the file's URL in `new/`.
-    @discardableResult
-    public func write(_ message: Data) throws -> URL {
+    /// A message written to `tmp/`, not yet handed off.
+    public struct Staged: Sendable {
+        let temporary: URL
+        public let final: URL
+
+        /// Renames the file into `new/` (the hand-off an MTA watches for).
+        public func handOff() throws {
+            guard rename(temporary.path, final.path) == 0 else {
+                let code = errno
+                try? FileManager.default.removeItem(at: temporary)
+                throw ServerError.storage("the outbox could not take the message (rename: errno \(code))")
+            }
+            PrivateFiles.syncDirectory(final.deletingLastPathComponent())
+        }
+
+        /// Removes the staged file (the send failed).
+        public func discard() { try? FileManager.default.removeItem(at: temporary) }
+    }
+
+    /// Writes `message` durably into `tmp/`.
+    public func stage(_ message: Data) throws -> Staged {
         try prepare()
         let name = Self.uniqueName()
-        let temporary = root.appendingPathComponent("tmp/\(name)")
-        let final = root.appendingPathComponent("new/\(name)")
-        do {
-            try PrivateFiles.writeAtomically(message, to: temporary)
-            guard rename(temporary.path, final.path) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-            PrivateFiles.syncDirectory(final.deletingLastPathComponent())
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
+        let staged = Staged(temporary: root.appendingPathComponent("tmp/\(name)"), final: root.appendingPathComponent("new/\(name)"))
+        do { try PrivateFiles.writeAtomically(message, to: staged.temporary) } catch {
+            staged.discard()
             throw ServerError.storage("the outbox could not take the message (\(error))")
         }
-        return final
+        return staged
+    }
+
+    /// Writes one message and hands it off; returns the file's URL in `new/`.
+    @discardableResult
+    public func write(_ message: Data) throws -> URL {
+        let staged = try stage(message)
+        try staged.handOff()
+        return staged.final
     }
 
     /// The messages waiting in `new/`, oldest name first.
@@ -193,5 +377,40 @@ public struct Outbox: Sendable {
         let host = ProcessInfo.processInfo.hostName.replacingOccurrences(of: "/", with: "\\057")
             .replacingOccurrences(of: ":", with: "\\072")
         return "\(now.tv_sec).M\(now.tv_usec)P\(getpid())R\(String(random, radix: 16)).\(host)"
+    }
+}
+
+extension Outbox {
+    /// The outbox's folder name inside the server's data folder.
+    public static let folderName = "outbox"
+}
+
+/// Delivery of mail from outside into a server's data folder: what `rampart server deliver`
+/// runs (the local delivery agent an MTA calls, like `sendmail`), with or without the server
+/// running (SQLite's WAL lets both write).
+///
+/// Trust-model row **inbox (low)**: see ``Mailbox/deliverFromOutside(_:recipients:)``.
+public enum OutsideDelivery {
+    /// The largest message accepted on standard input.
+    public static let maximumMessageSize = 64 * 1024 * 1024
+
+    /// Delivers `message` to `recipients` (or its To/Cc when empty) of the server whose data
+    /// folder is `dataDirectory`; returns one new message id per local recipient.
+    /// - Throws: ``ServerError/unknownRecipient(_:)`` (nothing stored), ``ServerError/badRequest(_:)``
+    ///   for an unreadable message, ``ServerError/startFailed(_:)`` when there is no server data there.
+    public static func deliver(_ message: Data, recipients: [String], dataDirectory: URL,
+                               clock: any RampartClock = SystemClock()) throws -> [String] {
+        guard message.count <= maximumMessageSize else {
+            throw ServerError.payloadTooLarge(limit: maximumMessageSize)
+        }
+        let database = dataDirectory.appendingPathComponent("backend.sqlite")
+        guard FileManager.default.fileExists(atPath: database.path) else {
+            throw ServerError.startFailed("\(dataDirectory.path) holds no server data (start the server there once)")
+        }
+        let store = try BackendStore(url: database)
+        let logger = ServerLogHandler.logger(file: dataDirectory.appendingPathComponent("server.log"), toStandardError: false)
+        let push = PushDelivery(store: store, directory: dataDirectory.appendingPathComponent("push", isDirectory: true), logger: logger)
+        let mailbox = Mailbox(store: store, push: push, clock: clock)
+        return try mailbox.deliverFromOutside(message, recipients: recipients)
     }
 }

@@ -37,6 +37,9 @@ struct Mailbox: Sendable {
     let store: BackendStore
     let push: PushDelivery
     let clock: any RampartClock
+    /// Where mail to recipients outside this server is handed off (`<data>/outbox`); `nil`
+    /// refuses such recipients.
+    var outbox: Outbox? = nil
 
     /// The largest page of ``list(userID:label:page:pageSize:)``.
     static let maximumPageSize = 200
@@ -232,38 +235,4 @@ struct Mailbox: Sendable {
         }
     }
 
-    /// A local submission: delivered to each local recipient's inbox (sealed to that recipient)
-    /// and stored in the sender's Sent folder (sealed to the sender).
-    /// - Throws: ``ServerError/unknownRecipient(_:)`` before anything is stored.
-    func send(_ request: SendRequest, from userID: String, sender: Correspondent) throws -> SendResponse {
-        guard !request.to.isEmpty else { throw ServerError.badRequest("the message has no recipient") }
-        var recipients: [(address: String, userID: String)] = []
-        for address in request.to {
-            guard let recipient = try store.read({ db in
-                try String.fetchOne(db, sql: "SELECT userId FROM addresses WHERE address = ?", arguments: [address.lowercased()])
-            }) else { throw ServerError.unknownRecipient(address) }
-            recipients.append((address, recipient))
-        }
-        var parts: [IncomingMessage.Part] = []
-        for attachment in request.attachments ?? [] {
-            guard let data = Data(base64Encoded: attachment.data) else {
-                throw ServerError.badRequest("the attachment \"\(attachment.name)\" is not base64")
-            }
-            parts.append(.init(name: attachment.name, mimeType: attachment.mimeType, data: data, contentID: attachment.contentId))
-        }
-        let content = MessageContent(subject: request.subject, sender: sender,
-                                     to: request.to.map { Correspondent(name: "", address: $0) }, html: request.html)
-        let message = IncomingMessage(content: content, attachments: parts, time: clock.now)
-        // Every copy is sealed first, then all are stored in one transaction: a crash leaves
-        // either the Sent copy and every delivery, or none of them.
-        var copies = [try seal(message, to: userID, labels: [SystemLabel.sent], unread: false)]
-        for recipient in recipients {
-            copies.append(try seal(message, to: recipient.userID, labels: [SystemLabel.inbox], unread: true))
-        }
-        try store.write { db in
-            for copy in copies { try Self.insert(db, copy) }
-        }
-        copies.forEach(notify)
-        return SendResponse(messageIds: copies.map(\.id))
-    }
 }

@@ -54,7 +54,7 @@ struct MailRoutes {
             let send = try await APIIO.decode(SendRequest.self, from: request)
             let info = Accounts.userInfo(try backend.accounts.userRow(session.userID))
             let sender = Correspondent(name: info.displayName, address: info.addresses.first ?? info.username)
-            return try APIIO.json(try mailbox.send(send, from: session.userID, sender: sender))
+            return try APIIO.json(try mailbox.send(send, from: session.userID, sender: sender, senderAddresses: info.addresses))
         }
         return routes
     }
