@@ -21,6 +21,14 @@ enum Html5libSuite {
         return names.filter { $0.hasSuffix("." + ext) }.sorted().map { dir.appendingPathComponent($0) }
     }
 
+    /// The suite's `folder` files, or nil (with a note printed) when the suite is not installed:
+    /// a conformance test then has nothing to measure and returns.
+    static func filesOrSkip(_ folder: String, ext: String) -> [URL]? {
+        let found = files(folder, ext: ext)
+        if found.isEmpty { print("html5lib \(folder) suite not found (set HTML5LIB_TESTS); skipped") }
+        return found.isEmpty ? nil : found
+    }
+
     /// Appends failure lines to the file named by env `HTML5LIB_REPORT` (used to write
     /// docs/html5-conformance.md).
     static func report(_ lines: [String]) {

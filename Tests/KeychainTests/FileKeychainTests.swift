@@ -14,6 +14,17 @@ struct FileKeychainTests {
         FileKeychain(directory: root, machineIdentity: try folder.machine(machine))
     }
 
+    /// Expects `body` to throw ``KeychainError/corruptItem(_:reason:)`` (naming `id`, when given).
+    func expectCorruptItem(_ id: KeychainItemID? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+                           _ body: () throws -> some Any) {
+        #expect(sourceLocation: sourceLocation) {
+            try body()
+        } throws: { error in
+            guard case KeychainError.corruptItem(let reported, _) = error else { return false }
+            return id == nil || reported == id
+        }
+    }
+
     // MARK: Permissions
 
     @Test func createdFoldersAndFilesArePrivate() throws {
@@ -78,12 +89,7 @@ struct FileKeychainTests {
             try original.prefix(length).write(to: file)
             chmod(file.path, 0o600)
             #expect(throws: KeychainError.self) { try keychain.read(id) }
-            #expect {
-                try keychain.read(id)
-            } throws: { error in
-                guard case KeychainError.corruptItem(let reported, _) = error else { return false }
-                return reported == id
-            }
+            expectCorruptItem(id) { try keychain.read(id) }
         }
         try original.write(to: file)
         #expect(try contents(keychain.read(id)) == Array("a secret value".utf8))
@@ -124,12 +130,7 @@ struct FileKeychainTests {
         try keychain.add(bytes("value b"), for: b, accessibility: .default)
         try FileManager.default.removeItem(at: keychain.itemFile(b))
         try FileManager.default.copyItem(at: keychain.itemFile(a), to: keychain.itemFile(b))
-        #expect {
-            try keychain.read(b)
-        } throws: { error in
-            guard case KeychainError.corruptItem(let reported, _) = error else { return false }
-            return reported == b
-        }
+        expectCorruptItem(b) { try keychain.read(b) }
     }
 
     @Test func itemsFromAnotherKeychainFolderAreRejected() throws {
@@ -140,12 +141,7 @@ struct FileKeychainTests {
         try other.add(bytes("theirs"), for: id, accessibility: .afterFirstUnlock)
         try FileManager.default.removeItem(at: keychain.itemFile(id))
         try FileManager.default.copyItem(at: other.itemFile(id), to: keychain.itemFile(id))
-        #expect {
-            try keychain.read(id)
-        } throws: { error in
-            guard case KeychainError.corruptItem = error else { return false }
-            return true
-        }
+        expectCorruptItem { try keychain.read(id) }
     }
 
     // MARK: Device binding
@@ -233,12 +229,7 @@ struct FileKeychainTests {
         try keychain.add(bytes("v"), for: id, accessibility: .default)
         let salt = keychain.groupDirectory(.app).appendingPathComponent("keychain.salt")
         try Data("RKCS".utf8).write(to: salt)
-        #expect {
-            try keychain.read(id)
-        } throws: { error in
-            guard case KeychainError.corruptItem = error else { return false }
-            return true
-        }
+        expectCorruptItem { try keychain.read(id) }
     }
 
     @Test func factoryChoosesTheBackendFromSettings() throws {

@@ -68,6 +68,11 @@ final class ContractKeychain: @unchecked Sendable {
         KeychainItemID(service: service, account: account, accessGroup: shared ? groups.shared : groups.app)
     }
 
+    /// The stored value of `id`, as text.
+    func value(_ id: KeychainItemID) throws -> String {
+        String(decoding: try contents(keychain.read(id)), as: UTF8.self)
+    }
+
     /// The accessibility recorded by the backend (each persistent backend can tell).
     func accessibility(of id: KeychainItemID) throws -> KeychainAccessibility? {
         switch keychain {
@@ -111,7 +116,7 @@ struct KeychainContractTests {
         #expect(throws: KeychainError.duplicate(id)) {
             try subject.keychain.add(bytes("second"), for: id, accessibility: .afterFirstUnlock)
         }
-        #expect(try contents(subject.keychain.read(id)) == Array("first".utf8))
+        #expect(try subject.value(id) == "first")
     }
 
     @Test("reading, updating or deleting a missing item throws notFound", arguments: ContractBackend.all)
@@ -132,7 +137,7 @@ struct KeychainContractTests {
             let id = subject.id("svc", accessibility.rawValue)
             try subject.keychain.add(bytes("old"), for: id, accessibility: accessibility)
             try subject.keychain.update(bytes("new value"), for: id)
-            #expect(try contents(subject.keychain.read(id)) == Array("new value".utf8))
+            #expect(try subject.value(id) == "new value")
             #expect(try subject.accessibility(of: id) == accessibility)
         }
         #expect(try subject.keychain.itemIDs(accessGroup: subject.groups.app).count == KeychainAccessibility.allCases.count)
@@ -144,7 +149,7 @@ struct KeychainContractTests {
         let id = subject.id("svc", "set")
         try subject.keychain.set(bytes("one"), for: id)
         try subject.keychain.set(bytes("two"), for: id)
-        #expect(try contents(subject.keychain.read(id)) == Array("two".utf8))
+        #expect(try subject.value(id) == "two")
         #expect(try subject.accessibility(of: id) == .default)
     }
 
@@ -156,10 +161,10 @@ struct KeychainContractTests {
         try subject.keychain.add(bytes("b"), for: b, accessibility: .default)
         try subject.keychain.delete(a)
         #expect(try subject.keychain.readIfPresent(a) == nil)
-        #expect(try contents(subject.keychain.read(b)) == Array("b".utf8))
+        #expect(try subject.value(b) == "b")
         // Deleted means gone: it can be added again.
         try subject.keychain.add(bytes("a2"), for: a, accessibility: .default)
-        #expect(try contents(subject.keychain.read(a)) == Array("a2".utf8))
+        #expect(try subject.value(a) == "a2")
     }
 
     @Test("items of one access group are invisible to another", arguments: ContractBackend.all)
@@ -170,8 +175,8 @@ struct KeychainContractTests {
         try subject.keychain.add(bytes("app"), for: inApp, accessibility: .default)
         #expect(throws: KeychainError.notFound(inShared)) { try subject.keychain.read(inShared) }
         try subject.keychain.add(bytes("shared"), for: inShared, accessibility: .default)
-        #expect(try contents(subject.keychain.read(inApp)) == Array("app".utf8))
-        #expect(try contents(subject.keychain.read(inShared)) == Array("shared".utf8))
+        #expect(try subject.value(inApp) == "app")
+        #expect(try subject.value(inShared) == "shared")
         try subject.keychain.deleteAll(accessGroup: subject.groups.shared)
         #expect(try subject.keychain.itemIDs(accessGroup: subject.groups.shared).isEmpty)
         #expect(try subject.keychain.itemIDs(accessGroup: subject.groups.app) == [inApp])
@@ -227,7 +232,7 @@ struct KeychainContractTests {
         #expect(throws: KeychainError.itemTooLarge(id, size: big.count, limit: KeychainLimits.maximumValueSize)) {
             try subject.keychain.update(big, for: id)
         }
-        #expect(try contents(subject.keychain.read(id)) == Array("small".utf8))
+        #expect(try subject.value(id) == "small")
     }
 
     @Test("a user wipe removes that user's items in every group, and no one else's", arguments: ContractBackend.all)

@@ -22,6 +22,13 @@ func makeKeymaker(_ deps: KeymakerDependencies = KeymakerDependencies(), user: U
         maxFailedAttempts: maxFailedAttempts, protectors: [NoneProtector(), floorPIN], autolock: autolock))
 }
 
+/// A keymaker on `clock` (the autolock tests move it by hand).
+func makeKeymaker(clock: ManualClock, autolock: AutolockPolicy) -> Keymaker {
+    var deps = KeymakerDependencies()
+    deps.clock = clock
+    return makeKeymaker(deps, autolock: autolock)
+}
+
 func pin(_ text: String) -> SecretBytes { SecretBytes(copying: Array(text.utf8)) }
 
 func keyBytes(_ key: MainKey) throws -> [UInt8] { try key.withUnsafeKeyBytes { Array($0) } }
@@ -283,9 +290,7 @@ struct KeymakerEnvelopeTests {
 struct KeymakerAutolockTests {
     @Test func timedAutolockLocksAfterIdleTimeAndActivityRestartsTheTimer() throws {
         let clock = ManualClock()
-        var deps = KeymakerDependencies()
-        deps.clock = clock
-        let keymaker = makeKeymaker(deps, autolock: .afterMinutes(5))
+        let keymaker = makeKeymaker(clock: clock, autolock: .afterMinutes(5))
         let key = try keymaker.createMainKey()
         let derived = try key.derivedKey(for: KeyPurpose("cache"))
         clock.advance(by: 240)
@@ -310,9 +315,7 @@ struct KeymakerAutolockTests {
 
     @Test func timedPolicyAppliesWhenComingBackFromBackground() throws {
         let clock = ManualClock()
-        var deps = KeymakerDependencies()
-        deps.clock = clock
-        let keymaker = makeKeymaker(deps, autolock: .afterMinutes(1))
+        let keymaker = makeKeymaker(clock: clock, autolock: .afterMinutes(1))
         try keymaker.createMainKey()
         keymaker.didEnterBackground()
         #expect(keymaker.isUnlocked, "a timed policy does not lock on background alone")
@@ -323,9 +326,7 @@ struct KeymakerAutolockTests {
 
     @Test func settingTheWallClockBackLocksAtOnce() throws {
         let clock = ManualClock()
-        var deps = KeymakerDependencies()
-        deps.clock = clock
-        let keymaker = makeKeymaker(deps, autolock: .afterMinutes(60))
+        let keymaker = makeKeymaker(clock: clock, autolock: .afterMinutes(60))
         try keymaker.createMainKey()
         let events = LockedEvents()
         let token = keymaker.observeLifecycle { events.append($0) }
@@ -339,9 +340,7 @@ struct KeymakerAutolockTests {
 
     @Test func neverPolicyStaysUnlocked() throws {
         let clock = ManualClock()
-        var deps = KeymakerDependencies()
-        deps.clock = clock
-        let keymaker = makeKeymaker(deps, autolock: .never)
+        let keymaker = makeKeymaker(clock: clock, autolock: .never)
         try keymaker.createMainKey()
         clock.advance(by: 86_400)
         #expect(keymaker.isUnlocked)

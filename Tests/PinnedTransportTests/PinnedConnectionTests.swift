@@ -316,7 +316,7 @@ struct PinnedConnectionTests {
     }
 
     @Test func selfSignedBackendCertificateAsTheOnlyRootWorksByNameAndByIP() async throws {
-        // The embedded local backend's case (issue 10): its own self-signed certificate is the
+        // The embedded local backend's case: its own self-signed certificate is the
         // only trust root, and its pin plus a backup pin form the policy. RFC 5280 path
         // validation wants a self-signed root marked as a CA (see the next test).
         let backend = try TestPKI.makeLeaf(names: ["localhost"], ipAddresses: [[127, 0, 0, 1]], issuer: nil, markedAsCA: true)

@@ -57,10 +57,9 @@ struct AgentCLITests {
 
     @Test func aTerminatedAgentZeroizesAndRemovesItsSocket() async throws {
         let home = try TemporaryHome("agent", shortPath: true)
-        home.stopsAgentAtEnd(using: rampart)
         let h = ["--home", home.path]
         #expect(try rampartDev.run(["key", "init"] + h).status == 0)
-        let started = try rampart.run(["agent", "start", "--idle-exit", "120"] + h)
+        let started = try home.startAgent(idleExit: 120, using: rampart)
         #expect(started.status == 0, "\(started.stderr)")
         let second = try rampart.run(["agent", "start"] + h)
         #expect(second.status == 10, "a second agent is refused with the agent-unavailable code")

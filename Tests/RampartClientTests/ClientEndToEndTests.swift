@@ -76,11 +76,8 @@ final class EndToEndWorld {
     /// Every regular file under the client's home, as paths relative to it.
     func homeFiles() -> [String] { TemporaryHome.regularFiles(under: home) }
 
-    func homeBytes() -> Data {
-        var data = Data()
-        for file in homeFiles() { if let bytes = try? Data(contentsOf: home.appendingPathComponent(file)) { data.append(bytes) } }
-        return data
-    }
+    /// Every byte of every regular file under the client's home.
+    func homeBytes() -> Data { TemporaryHome.allBytes(under: home) }
 }
 
 /// The id in the second column of a `rampart list` line whose subject contains `text`.

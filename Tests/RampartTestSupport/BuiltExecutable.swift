@@ -11,11 +11,6 @@ public struct BuiltExecutable: Sendable, Hashable {
     /// The variable that overrides the search, e.g. `RAMPART_BIN`.
     public let environmentVariable: String
 
-    public init(name: String, environmentVariable: String) {
-        self.name = name
-        self.environmentVariable = environmentVariable
-    }
-
     /// The user's tool (`RAMPART_BIN` overrides).
     public static let rampart = BuiltExecutable(name: "rampart", environmentVariable: "RAMPART_BIN")
     /// The developer's tool with the lab commands and benchmarks (`RAMPART_DEV_BIN` overrides).

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A private folder (mode 0700) for one test: a `--home` / `RAMPART_HOME`, a server's data
 /// folder, a scratch area. Removed when the value is released or ``remove()`` is called; an
@@ -70,24 +75,25 @@ public final class TemporaryHome: @unchecked Sendable {
     public func regularFiles() -> [String] { Self.regularFiles(under: url) }
 
     /// Every regular file's bytes under the folder, concatenated (for scans for cleartext).
-    public func allBytes() -> Data {
+    public func allBytes() -> Data { Self.allBytes(under: url) }
+
+    /// Every regular file's bytes under `folder`, concatenated.
+    public static func allBytes(under folder: URL) -> Data {
         var data = Data()
-        for file in regularFiles() {
-            if let bytes = try? Data(contentsOf: URL(fileURLWithPath: path + file)) { data.append(bytes) }
+        for file in regularFiles(under: folder) {
+            if let bytes = FileManager.default.contents(atPath: folder.path + file) { data.append(bytes) }
         }
         return data
     }
 
-    /// Every regular file under `folder`, as paths relative to it (starting with `/`).
+    /// Every regular file under `folder`, as paths relative to it (starting with `/`); links are
+    /// not followed.
     public static func regularFiles(under folder: URL) -> [String] {
-        var found: [String] = []
-        let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])
-        while let item = walker?.nextObject() as? URL {
-            if (try? item.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
-                found.append(String(item.path.dropFirst(folder.path.count)))
-            }
-        }
-        return found
+        let subpaths = (try? FileManager.default.subpathsOfDirectory(atPath: folder.path)) ?? []
+        return subpaths.sorted().filter { subpath in
+            var info = stat()
+            return lstat(folder.path + "/" + subpath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        }.map { "/" + $0 }
     }
 
     deinit { remove() }

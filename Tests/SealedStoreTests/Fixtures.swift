@@ -68,20 +68,21 @@ func isLocked(_ error: any Error) -> Bool {
 
 /// Records an issue unless `body` throws ``SealedStoreError/tampered(table:column:primaryKey:reason:)``.
 func expectTampered<T>(_ sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T) {
-    do {
-        _ = try body()
-        Issue.record("expected a tampered error, got a value", sourceLocation: sourceLocation)
-    } catch {
-        #expect(isTampered(error), "expected tampered, got \(error)", sourceLocation: sourceLocation)
-    }
+    expectFailure("tampered", isTampered, sourceLocation, body)
 }
 
 /// Records an issue unless `body` throws ``SealedStoreError/locked(_:)``.
 func expectLocked<T>(_ sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T) {
+    expectFailure("locked", isLocked, sourceLocation, body)
+}
+
+/// Records an issue unless `body` throws an error `matches` accepts (`name` for the message).
+private func expectFailure<T>(_ name: String, _ matches: (any Error) -> Bool, _ sourceLocation: SourceLocation,
+                              _ body: () throws -> T) {
     do {
         _ = try body()
-        Issue.record("expected a locked error, got a value", sourceLocation: sourceLocation)
+        Issue.record("expected a \(name) error, got a value", sourceLocation: sourceLocation)
     } catch {
-        #expect(isLocked(error), "expected locked, got \(error)", sourceLocation: sourceLocation)
+        #expect(matches(error), "expected \(name), got \(error)", sourceLocation: sourceLocation)
     }
 }
