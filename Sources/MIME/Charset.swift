@@ -75,6 +75,16 @@ public enum Charset {
         return nil
     }
 
+    /// Whether the charset is known (by name or alias) and iconv can convert from it.
+    public static func isKnown(_ name: String) -> Bool {
+        guard let canon = normalize(name), let iconvName = canonical[canon] else { return false }
+        if canon == "utf-8" || canon == "us-ascii" || canon == "iso-8859-1" { return true }
+        let cd = iconv_open("UTF-8", iconvName)
+        if cd == iconv_t(bitPattern: -1) { return false }
+        iconv_close(cd)
+        return true
+    }
+
     /// Decodes `bytes` in charset `name`. Unknown charsets decode as UTF-8 (with U+FFFD for
     /// invalid bytes) and `known` is `false`, so the caller can report it.
     public static func decode(_ bytes: ArraySlice<UInt8>, charset name: String) -> (text: String, known: Bool) {
@@ -111,6 +121,7 @@ public enum Charset {
             var inLeft = inPtr.count
             var inP: UnsafeMutablePointer<CChar>? = inPtr.baseAddress.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) }
             outBuf.withUnsafeMutableBufferPointer { outPtr in
+                var flushed = false
                 while true {
                     var outP: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(outPtr.baseAddress!).assumingMemoryBound(to: CChar.self)
                     var outLeft = outPtr.count
@@ -118,7 +129,12 @@ public enum Charset {
                     let produced = outPtr.count - outLeft
                     result.append(contentsOf: UnsafeBufferPointer(start: outPtr.baseAddress, count: produced))
                     if rc != -1 {
-                        if inLeft == 0 { break } else { continue }
+                        if inLeft == 0 {
+                            // Flush characters iconv holds back (e.g. waiting for combining marks).
+                            if flushed { break }
+                            flushed = true
+                        }
+                        continue
                     }
                     let err = errno
                     if err == E2BIG { continue }

@@ -140,7 +140,7 @@ public enum EncodedWords {
     // MARK: encoding
 
     /// Encodes `text` as RFC 2047 encoded words if it is not plain printable ASCII; words are at
-    /// most 75 characters, separated by `fold` (e.g. CRLF + space). UTF-8, base64 or Q, whichever
+    /// most 75 characters (the first at most `75 - startColumn`), separated by `fold` (e.g. CRLF + space). UTF-8, base64 or Q, whichever
     /// is shorter. `startColumn` is where the value begins on the first line.
     public static func encode(_ text: String, fold: String = "\r\n ", startColumn: Int = 0) -> String {
         let needs = text.unicodeScalars.contains { !($0.value >= 0x20 && $0.value < 0x7F) } || text.contains("=?")
@@ -163,7 +163,8 @@ public enum EncodedWords {
         }
         for ch in text {
             let cb = Array(String(ch).utf8)
-            if !chunk.isEmpty && wordFor(chunk + cb).count > 75 {
+            let limit = words.isEmpty ? max(20, 75 - startColumn) : 75
+            if !chunk.isEmpty && wordFor(chunk + cb).count > limit {
                 words.append(wordFor(chunk)); chunk = []
             }
             chunk += cb

@@ -276,7 +276,50 @@ struct MIMEParser {
             part.body = .multipart(preamble: preamble, parts: parts, epilogue: epilogue)
             return part
         }
-        part.body = .leaf(Array(data[readRest()]))
+        let bodyRange = readRest()
+        part.body = .leaf(Array(data[bodyRange]))
+        checkLeaf(part, bodyRange)
         return part
+    }
+
+    /// Records transfer-encoding and charset problems of a leaf with a linear scan (no decoding).
+    mutating func checkLeaf(_ part: MIMEPart, _ r: Range<Int>) {
+        let cte = part.transferEncoding
+        switch cte {
+        case "", "7bit", "8bit", "binary": break
+        case "base64":
+            var dataChars = 0, junk = false, padSeen = false
+            for i in r {
+                let c = data[i]
+                if c == 0x0A || c == 0x0D { continue }
+                if c == UInt8(ascii: "=") { padSeen = true; continue }
+                if TransferEncoding.b64Table[Int(c)] == 0xFF || padSeen { junk = true } else { dataChars += 1 }
+            }
+            if junk || dataChars % 4 == 1 {
+                problem(.badBase64, part.path, r.lowerBound, dataChars % 4 == 1 ? "base64 data has an impossible length; kept undecoded" : "base64 contains characters outside the alphabet (ignored when decoding)")
+            }
+        case "quoted-printable":
+            var i = r.lowerBound
+            while i < r.upperBound {
+                if data[i] == UInt8(ascii: "=") {
+                    let n1 = i + 1 < r.upperBound ? data[i + 1] : 0x0A
+                    let n2 = i + 2 < r.upperBound ? data[i + 2] : 0
+                    let ok = n1 == 0x0A || n1 == 0x0D || (TransferEncoding.hexValue(n1) != nil && TransferEncoding.hexValue(n2) != nil)
+                    if !ok {
+                        problem(.badQuotedPrintable, part.path, i, "invalid quoted-printable escape; kept literally")
+                        break
+                    }
+                }
+                i += 1
+            }
+        case "x-uuencode", "uuencode", "uue", "x-uue":
+            problem(.unknownTransferEncoding, part.path, r.lowerBound, "uuencoded body is not decoded; kept as raw bytes")
+        default:
+            problem(.unknownTransferEncoding, part.path, r.lowerBound, "unknown Content-Transfer-Encoding \"\(cte)\"; kept as raw bytes")
+        }
+        let ct = part.contentType
+        if ct.mainType == "text", let cs = ct.parameter("charset"), !Charset.isKnown(cs) {
+            problem(.unknownCharset, part.path, r.lowerBound, "unknown charset \"\(cs)\"; decoded as UTF-8")
+        }
     }
 }
