@@ -5,36 +5,36 @@ import Testing
 @Suite("rampart-dev key with a TPM (CLI, swtpm)",
        .enabled(if: SoftwareTPM.isInstalled, "swtpm is not installed (apt-get install swtpm swtpm-tools): TPM CLI tests cannot run"))
 struct HardwareKeysCLITests {
-    /// Every command is a new `rampart` process: the TPM's lockout (3 failures; one forgiven per
+    /// Every command is a new `rampart-dev` process: the TPM's lockout (3 failures; one forgiven per
     /// 1000 s) outlives the process that caused it, and a restart of the TPM.
     @Test func tpmLockoutOutlivesTheProcessAndTheTPMRestart() throws {
         let swtpm = try SoftwareTPM()
         defer { swtpm.remove() }
         let home = try TemporaryHome("cli")
-        func rampart(_ arguments: [String], stdin: String? = nil) throws -> CLIResult {
+        func dev(_ arguments: [String], stdin: String? = nil) throws -> CLIResult {
             try rampartDev.run(["--home", home.path] + arguments, stdin: stdin,
                                environment: ["RAMPART_TPM_TCTI": swtpm.tcti, "RAMPART_PIN_KDF_LOGN": "15"])
         }
-        var run = try rampart(["key", "tpm-lockout", "--set", "3,1000,1000"])
+        var run = try dev(["key", "tpm-lockout", "--set", "3,1000,1000"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("0/3 failures"), "\(run.stdout)")
-        run = try rampart(["key", "init"])
+        run = try dev(["key", "init"])
         #expect(run.status == 0, "\(run.stderr)")
-        run = try rampart(["key", "protect", "--hardware", "--pin-stdin"], stdin: "2580\n")
+        run = try dev(["key", "protect", "--hardware", "--pin-stdin"], stdin: "2580\n")
         #expect(run.status == 0, "\(run.stderr)")
-        run = try rampart(["key", "status"])
+        run = try dev(["key", "status"])
         #expect(run.stdout.contains("protectors:        hardwarePIN"), "\(run.stdout)")
         #expect(run.stdout.contains("secure hardware:   TPM 2.0"), "\(run.stdout)")
-        run = try rampart(["key", "unlock", "--pin-stdin"], stdin: "2580\n")
+        run = try dev(["key", "unlock", "--pin-stdin"], stdin: "2580\n")
         #expect(run.status == 0, "\(run.stderr)")
 
         for (index, guess) in ["1111", "2222", "3333"].enumerated() {
-            run = try rampart(["key", "unlock", "--pin-stdin"], stdin: "\(guess)\n")
+            run = try dev(["key", "unlock", "--pin-stdin"], stdin: "\(guess)\n")
             #expect(run.status == 4, "\(run.stderr)")
             #expect(run.stderr.contains("\(9 - index) attempts left"), "\(run.stderr)")
         }
         // A new process, the right PIN: the TPM refuses it.
-        run = try rampart(["key", "unlock", "--pin-stdin"], stdin: "2580\n")
+        run = try dev(["key", "unlock", "--pin-stdin"], stdin: "2580\n")
         #expect(run.status == 4)
         #expect(run.stderr.contains("dictionary-attack lockout"), "\(run.stderr)")
         #expect(run.stderr.contains("IN LOCKOUT, 3/3 failures"), "\(run.stderr)")
@@ -42,16 +42,16 @@ struct HardwareKeysCLITests {
         // Power-cut the TPM and start it again on the same state: still locked out.
         swtpm.stop(kill: true)
         try swtpm.start()
-        run = try rampart(["key", "unlock", "--pin-stdin"], stdin: "2580\n")
+        run = try dev(["key", "unlock", "--pin-stdin"], stdin: "2580\n")
         #expect(run.status == 4)
         #expect(run.stderr.contains("IN LOCKOUT"), "\(run.stderr)")
-        run = try rampart(["key", "status"])
+        run = try dev(["key", "status"])
         #expect(run.stdout.contains("IN LOCKOUT"), "\(run.stdout)")
 
         // The lockout authorization ends it; the MainKey comes back unchanged.
-        run = try rampart(["key", "tpm-lockout", "--reset"])
+        run = try dev(["key", "tpm-lockout", "--reset"])
         #expect(run.status == 0, "\(run.stderr)")
-        run = try rampart(["key", "unlock", "--pin-stdin"], stdin: "2580\n")
+        run = try dev(["key", "unlock", "--pin-stdin"], stdin: "2580\n")
         #expect(run.status == 0, "\(run.stderr)")
     }
 
@@ -59,25 +59,25 @@ struct HardwareKeysCLITests {
         let swtpm = try SoftwareTPM()
         defer { swtpm.remove() }
         let home = try TemporaryHome("cli")
-        func rampart(_ arguments: [String], stdin: String? = nil, tcti: String? = nil) throws -> CLIResult {
+        func dev(_ arguments: [String], stdin: String? = nil, tcti: String? = nil) throws -> CLIResult {
             try rampartDev.run(["--home", home.path] + arguments, stdin: stdin,
                                environment: ["RAMPART_TPM_TCTI": tcti ?? swtpm.tcti, "RAMPART_PIN_KDF_LOGN": "15"])
         }
-        var run = try rampart(["key", "init"])
+        var run = try dev(["key", "init"])
         let fingerprint = run.stdout.split(separator: " ").dropFirst(2).first.map(String.init) ?? "?"
-        run = try rampart(["key", "protect", "--pin-stdin"], stdin: "482913\n")
+        run = try dev(["key", "protect", "--pin-stdin"], stdin: "482913\n")
         #expect(run.status == 0, "\(run.stderr)")
-        run = try rampart(["key", "protect", "--hardware", "--pin-stdin", "--keep"], stdin: "482913\n482913\n")
+        run = try dev(["key", "protect", "--hardware", "--pin-stdin", "--keep"], stdin: "482913\n482913\n")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("active protectors: pin, hardwarePIN"), "\(run.stdout)")
         // TPM gone: the PIN protector still opens the same MainKey.
-        run = try rampart(["key", "unlock", "--pin-stdin"], stdin: "482913\n", tcti: "swtpm:host=127.0.0.1,port=1")
+        run = try dev(["key", "unlock", "--pin-stdin"], stdin: "482913\n", tcti: "swtpm:host=127.0.0.1,port=1")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains(fingerprint), "\(run.stdout)")
         // Remove the PIN-only protector: the TPM one keeps the same key.
-        run = try rampart(["key", "remove-protector", "pin"], stdin: "482913\n")
+        run = try dev(["key", "remove-protector", "pin"], stdin: "482913\n")
         #expect(run.status == 0, "\(run.stderr)")
-        run = try rampart(["key", "unlock", "--pin-stdin"], stdin: "482913\n")
+        run = try dev(["key", "unlock", "--pin-stdin"], stdin: "482913\n")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains(fingerprint), "\(run.stdout)")
         // No TPM at all: a clear, typed message.
@@ -97,21 +97,21 @@ struct HardwareKeysCLITests {
         defer { other.remove() }
         let home = try TemporaryHome("cli")
         let copy = try TemporaryHome("cli")
-        func rampart(_ home: TemporaryHome, _ tcti: String, _ arguments: [String], stdin: String? = nil) throws -> CLIResult {
+        func dev(_ home: TemporaryHome, _ tcti: String, _ arguments: [String], stdin: String? = nil) throws -> CLIResult {
             try rampartDev.run(["--home", home.path] + arguments, stdin: stdin,
                                environment: ["RAMPART_TPM_TCTI": tcti, "RAMPART_PIN_KDF_LOGN": "15"])
         }
-        var run = try rampart(home, machine.tcti, ["key", "init"])
+        var run = try dev(home, machine.tcti, ["key", "init"])
         #expect(run.status == 0, "\(run.stderr)")
-        run = try rampart(home, machine.tcti, ["key", "protect", "--hardware", "--pin-stdin"], stdin: "2580\n")
+        run = try dev(home, machine.tcti, ["key", "protect", "--hardware", "--pin-stdin"], stdin: "2580\n")
         #expect(run.status == 0, "\(run.stderr)")
         try FileManager.default.removeItem(at: copy.url)
         try FileManager.default.copyItem(at: home.url, to: copy.url)
 
-        run = try rampart(copy, other.tcti, ["key", "unlock", "--pin-stdin"], stdin: "2580\n")
+        run = try dev(copy, other.tcti, ["key", "unlock", "--pin-stdin"], stdin: "2580\n")
         #expect(run.status != 0)
         #expect(run.stderr.contains("sealed by another TPM"), "\(run.stderr)")
-        run = try rampart(copy, machine.tcti, ["key", "unlock", "--pin-stdin"], stdin: "2580\n")
+        run = try dev(copy, machine.tcti, ["key", "unlock", "--pin-stdin"], stdin: "2580\n")
         #expect(run.status == 0, "\(run.stderr)")
     }
 }
