@@ -159,8 +159,8 @@ targets += [
     .target(name: "FileVault",
             dependencies: ["RampartCore", crypto, grdb],
             swiftSettings: swiftSettings),
-    // The crash test runs the built `rampart` executable (`rampart vault hold-lease`), found next to
-    // the test bundle or through RAMPART_BIN, like SealedStoreTests' crash test.
+    // The crash test runs the built `rampart-dev vault hold-lease` (found by RampartTestSupport: next
+    // to the test bundle or through RAMPART_DEV_BIN), like SealedStoreTests' crash test.
     .testTarget(name: "FileVaultTests", dependencies: ["FileVault", "RampartCore", crypto, grdb], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("FileVault")
