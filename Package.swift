@@ -175,6 +175,8 @@ targets.append(.testTarget(name: "RampartIntegrationTests",
 products.append(.library(name: "MIME", targets: ["MIME"]))
 targets += [
     .target(name: "MIME", dependencies: [crypto], swiftSettings: swiftSettings),
+    // The differential test runs scripts/mime/*.py with $RAMPART_PYTHON (else python3) as the reference.
+    .testTarget(name: "MIMETests", dependencies: ["MIME"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("MIME")
 
@@ -246,21 +248,49 @@ targets += [
 ]
 cliDependencies.append("RampartAgent")
 
-// MARK: - rampart (the command-line tool)
+// MARK: - RampartRuntime: the composition root (home layout, keychain, agent, accounts, wipes, exit statuses)
+// The CLI, the agent process and the tests build a user's account through it. No ArgumentParser.
+products.append(.library(name: "RampartRuntime", targets: ["RampartRuntime"]))
+targets += [
+    .target(name: "RampartRuntime",
+            dependencies: ["RampartCore", "Keychain", "Keymaker", "HardwareKeys", "SealedStore", "FileVault",
+                           "RampartClient", "RampartAgent"],
+            swiftSettings: swiftSettings),
+    .testTarget(name: "RampartRuntimeTests", dependencies: ["RampartRuntime", "RampartAgent", "RampartCore", "Keymaker"],
+                swiftSettings: swiftSettings),
+]
+cliDependencies.append("RampartRuntime")
+
+// MARK: - RampartCLIKit: the command-line glue `rampart` and `rampart-dev` share (global options,
+// the `--pin-stdin` option group, error reporting, JSON printing), on ArgumentParser.
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+targets.append(.target(name: "RampartCLIKit", dependencies: ["RampartRuntime", "RampartCore", argumentParser],
+                       swiftSettings: swiftSettings))
+cliDependencies.append("RampartCLIKit")
+
+// MARK: - rampart (the user's command-line tool: account, mail, drive, notifications, server, agent, demo)
 products.append(.executable(name: "rampart", targets: ["rampart"]))
 targets += [
     .executableTarget(
         name: "rampart",
-        dependencies: cliDependencies + [
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-            crypto,
-        ],
+        dependencies: cliDependencies + [argumentParser, .product(name: "Logging", package: "swift-log"), crypto],
         swiftSettings: swiftSettings
     ),
-    // Runs the built `rampart` executable (located next to the test bundle) as a user would.
-    .testTarget(name: "RampartCLITests", dependencies: ["rampart"], swiftSettings: swiftSettings),
+    // Runs the built `rampart` and `rampart-dev` executables (located next to the test bundle) as a user would.
+    .testTarget(name: "RampartCLITests", dependencies: ["rampart", "rampart-dev"], swiftSettings: swiftSettings),
 ]
+
+// MARK: - rampart-dev (the developer tool: every module's lab commands and benchmarks)
+products.append(.executable(name: "rampart-dev", targets: ["rampart-dev"]))
+targets.append(.executableTarget(
+    name: "rampart-dev",
+    dependencies: cliDependencies + [argumentParser, .product(name: "Logging", package: "swift-log"), crypto],
+    swiftSettings: swiftSettings
+))
+// Test targets that run `rampart-dev` (lab commands, crash hooks) need it built first.
+for target in targets where ["RampartAgentTests", "RampartClientTests"].contains(target.name) {
+    target.dependencies.append("rampart-dev")
+}
 
 // MARK: - RampartTestSupport: what the tests share instead of carrying copies
 // Locating the built `rampart` / `rampart-dev`, running them (output, exit status, time limit),

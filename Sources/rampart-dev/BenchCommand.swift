@@ -1,4 +1,5 @@
 import ArgumentParser
+import RampartCLIKit
 import Foundation
 import HardwareKeys
 import Keychain

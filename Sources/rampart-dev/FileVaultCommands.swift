@@ -1,4 +1,5 @@
 import ArgumentParser
+import RampartCLIKit
 import Crypto
 import FileVault
 import Foundation
@@ -50,8 +51,7 @@ struct VaultHoldLeaseCommand: ParsableCommand {
                 while true { sleep(60) }
             }
         } catch {
-            FileHandle.standardError.write(Data("rampart: \(error)\n".utf8))
-            throw ExitCode(ExitStatus.code(for: error))
+            throw report(error)
         }
     }
 }
@@ -176,7 +176,7 @@ struct BenchVault: ParsableCommand {
     /// Writes `bytes` of random-looking data with a 4 MiB buffer (memory stays flat).
     static func writeSource(_ url: URL, bytes: Int64) throws {
         guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw CLIError.badInput("cannot create \(url.path)")
+            throw RuntimeError.badInput("cannot create \(url.path)")
         }
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
@@ -223,7 +223,7 @@ struct BenchVault: ParsableCommand {
     /// the child is spawned here with `posix_spawn`, an empty signal mask and default handlers.
     static func opensslAES256GCM(seconds: Int) throws -> Double {
         var pipeFDs: [Int32] = [0, 0]
-        guard pipe(&pipeFDs) == 0 else { throw CLIError.badInput("pipe failed: errno \(errno)") }
+        guard pipe(&pipeFDs) == 0 else { throw RuntimeError.badInput("pipe failed: errno \(errno)") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -249,7 +249,7 @@ struct BenchVault: ParsableCommand {
         close(pipeFDs[1])
         guard status == 0 else {
             close(pipeFDs[0])
-            throw CLIError.badInput("cannot run openssl: \(String(cString: strerror(status)))")
+            throw RuntimeError.badInput("cannot run openssl: \(String(cString: strerror(status)))")
         }
         let reader = FileHandle(fileDescriptor: pipeFDs[0], closeOnDealloc: true)
         let data = reader.readDataToEndOfFile()
@@ -261,6 +261,6 @@ struct BenchVault: ParsableCommand {
                 return value * 1000 / 1e6
             }
         }
-        throw CLIError.badInput("could not read `openssl speed` output: \(text.suffix(300))")
+        throw RuntimeError.badInput("could not read `openssl speed` output: \(text.suffix(300))")
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RampartCLIKit
 import Foundation
 import HTML5
 #if canImport(RampartCore)

@@ -1,11 +1,13 @@
 import ArgumentParser
+import RampartCLIKit
 import Foundation
 import HardwareKeys
 import Keychain
 import Keymaker
 import RampartCore
 
-/// `rampart key …`: the MainKey's life cycle from a terminal or a script.
+/// `rampart-dev key …`: the MainKey's life cycle from a terminal or a script, on a throwaway home
+/// (`--home`); the user's tool does the same through `rampart protect`, `unlock`, `change-pin`…
 struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
@@ -19,10 +21,10 @@ struct KeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let context = try KeyContext(global)
+                let context = try AccountKeys(global.runtime)
                 let key = try context.keymaker.createMainKey()
                 print("Created MainKey \(key.fingerprint) for \(context.userID) (protector: none; keychain: \(context.keychain.backendName)).")
-                print("Protect it with `rampart key protect --pin-stdin`.")
+                print("Protect it with `rampart-dev key protect --pin-stdin`.")
             }
         }
     }
@@ -32,7 +34,8 @@ struct KeyCommand: AsyncParsableCommand {
             abstract: "Choose the MainKey's protector: a PIN, secure hardware, or none.",
             discussion: "The current protector must be unlockable: with a PIN protector, the current PIN is read first (one line), then the new one.")
         @OptionGroup var global: GlobalOptions
-        @Flag(name: .customLong("pin-stdin"), help: "Protect with a PIN read from standard input.") var pinStdin = false
+        @OptionGroup var pin: PINOptions
+        var pinStdin: Bool { pin.pinStdin }
         @Flag(name: .long, help: "Remove every protector: the MainKey is kept in clear in the keychain.") var none = false
         @Flag(name: .long, help: "Protect with the secure hardware (TPM 2.0 via RAMPART_TPM_TCTI or /dev/tpmrm0; Secure Enclave on Apple) — combined with --pin-stdin, hardware + PIN: the PIN becomes the TPM object's authorization, checked and rate-limited by the TPM.") var hardware = false
         @Flag(name: .long, help: "Keep the other PIN protector as a fallback (e.g. hardware + PIN beside PIN) instead of replacing it.") var keep = false
@@ -44,7 +47,7 @@ struct KeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let context = try KeyContext(global)
+                let context = try AccountKeys(global.runtime)
                 let keymaker = context.keymaker
                 try context.unlockForChange()
                 if none {
@@ -81,11 +84,8 @@ struct KeyCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let parsed = ProtectorKind(rawValue: kind) ?? .none
-                let context = try KeyContext(global)
-                try context.unlockForChange()
-                try context.keymaker.deactivate(parsed)
-                context.keymaker.lock()
-                print("Removed the \(parsed) protector; active protectors: \(try context.keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
+                let active = try AccountKeys(global.runtime).removeProtector(parsed) { try StandardInput.readSecretLine("the current PIN") }
+                print("Removed the \(parsed) protector; active protectors: \(active.map(\.rawValue).joined(separator: ", ")).")
             }
         }
     }
@@ -131,7 +131,8 @@ struct KeyCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "change-pin", abstract: "Change the PIN (reads the old PIN, then the new PIN, one per line).")
         @OptionGroup var global: GlobalOptions
-        @Flag(name: .customLong("pin-stdin"), help: "Read both PINs from standard input.") var pinStdin = false
+        @OptionGroup var pin: PINOptions
+        var pinStdin: Bool { pin.pinStdin }
 
         func validate() throws {
             guard pinStdin else { throw ValidationError("change-pin reads the PINs from standard input: pass --pin-stdin.") }
@@ -139,10 +140,8 @@ struct KeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let context = try KeyContext(global)
-                let old = try StandardInput.readSecretLine("the current PIN")
-                let new = try StandardInput.readSecretLine("the new PIN")
-                try context.keymaker.changePIN(from: old, to: new)
+                try AccountKeys(global.runtime).changePIN(current: { try StandardInput.readSecretLine("the current PIN") },
+                                                          new: { try StandardInput.readSecretLine("the new PIN") })
                 print("PIN changed; the MainKey (and every item it protects) is unchanged.")
             }
         }
@@ -153,11 +152,12 @@ struct KeyCommand: AsyncParsableCommand {
             abstract: "Check the PIN (or hardware) and unwrap the MainKey.",
             discussion: "Without the agent, the key is unwrapped, checked and dropped when the command ends. A wrong PIN exits with status 4 and says how many attempts are left.")
         @OptionGroup var global: GlobalOptions
-        @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input.") var pinStdin = false
+        @OptionGroup var pin: PINOptions
+        var pinStdin: Bool { pin.pinStdin }
 
         func run() async throws {
             try await reportingErrors {
-                let context = try KeyContext(global)
+                let context = try AccountKeys(global.runtime)
                 let credential: UnlockCredential = pinStdin ? .pin(try StandardInput.readSecretLine("the PIN")) : .none
                 try context.keymaker.unlock(credential)
                 let fingerprint = try context.keymaker.currentMainKey().fingerprint
@@ -174,7 +174,7 @@ struct KeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let context = try KeyContext(global)
+                let context = try AccountKeys(global.runtime)
                 let status = try context.keymaker.status()
                 if json { try printJSON(status); return }
                 print("user:              \(status.userID)")
@@ -199,7 +199,7 @@ struct KeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let context = try KeyContext(global)
+                let context = try AccountKeys(global.runtime)
                 let parsed = try AutolockPolicy(parsing: policy)
                 try context.keymaker.setAutolockPolicy(parsed)
                 print("Autolock: \(parsed).")
@@ -218,7 +218,7 @@ struct KeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let context = try KeyContext(global)
+                let context = try AccountKeys(global.runtime)
                 let report = context.keymaker.wipe(reason: .userRequest)
                 print("Wiped: \(report.wiped.joined(separator: ", ")).")
                 if !report.isComplete { throw KeymakerError.wipeIncomplete(report.failures) }
@@ -227,37 +227,9 @@ struct KeyCommand: AsyncParsableCommand {
     }
 }
 
-/// The containers and the Keymaker a key command works with.
-struct KeyContext {
-    let global: GlobalContainer
-    let user: UserContainer
-    let userID: UserID
-    let keymaker: Keymaker
-    /// The wipes of every store of the user's data, registered before anything can trigger a
-    /// wipe (logout, too many wrong PINs), whether or not the store is open in this process.
-    let dataWipes: [ObserverToken]
-
-    init(_ options: GlobalOptions) throws {
-        let environment = try options.environment()
-        global = GlobalContainer(environment: environment)
-        userID = try options.userID()
-        user = UserContainer(userID: userID, global: global)
-        dataWipes = UserDataWipes.register(in: global)
-        global.addSecureHardwareProtectors()
-        keymaker = user.keymaker
-    }
-
-    var keychain: any Keychain { global.keychain }
-
-    /// Unlocks with the current protector so it can be changed: without a PIN protector the
-    /// key opens as is; with one, the current PIN is read from standard input first.
+extension AccountKeys {
+    /// Unlocks for a protector change, reading the current PIN (when one is needed) from standard input.
     func unlockForChange() throws {
-        let active = try keymaker.activeProtectors()
-        guard !active.isEmpty else { throw KeymakerError.noMainKey }
-        if active.contains(.none) || active.contains(.hardware) {
-            try keymaker.unlock(.none)
-        } else {
-            try keymaker.unlock(.pin(try StandardInput.readSecretLine("the current PIN")))
-        }
+        try unlockForChange { try StandardInput.readSecretLine("the current PIN") }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RampartCLIKit
 import Foundation
 import Keychain
 import RampartCore
@@ -12,20 +13,6 @@ struct KeychainCommand: ParsableCommand {
         subcommands: [KeychainListCommand.self, KeychainPutCommand.self, KeychainDeleteCommand.self,
                       KeychainStressWriteCommand.self]
     )
-}
-
-/// Runs `body`, printing a keychain error on stderr with its exit code.
-private func runKeychain(_ body: () throws -> Void) throws {
-    do {
-        try body()
-    } catch let error as KeychainError {
-        FileHandle.standardError.write(Data("rampart: \(error.description) [\(error.code)]\n".utf8))
-        switch error {
-        case .notFound: throw ExitCode(6)
-        case .corruptItem, .boundToAnotherDevice: throw ExitCode(7)
-        default: throw ExitCode(1)
-        }
-    }
 }
 
 /// Where the keychain commands look: `--backend file --dir D` or `--backend secret-service`.
@@ -70,7 +57,7 @@ struct KeychainListCommand: ParsableCommand {
     @OptionGroup var location: KeychainLocationOptions
 
     func run() throws {
-        try runKeychain {
+        try reportingErrors(withCode: true) {
             let keychain = location.makeKeychain()
             for id in try keychain.itemIDs(accessGroup: location.accessGroup) {
                 print(id.description)
@@ -100,7 +87,7 @@ struct KeychainPutCommand: ParsableCommand {
     func run() throws {
         var input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
         let value = SecretBytes(consuming: &input)
-        try runKeychain {
+        try reportingErrors(withCode: true) {
             try location.makeKeychain().set(value, for: KeychainItemID(service: service, account: account, accessGroup: location.accessGroup),
                                             accessibility: KeychainAccessibility(rawValue: accessibility) ?? .default)
         }
@@ -115,7 +102,7 @@ struct KeychainDeleteCommand: ParsableCommand {
     @Option(name: .long, help: "The item's account.") var account: String
 
     func run() throws {
-        try runKeychain {
+        try reportingErrors(withCode: true) {
             try location.makeKeychain().delete(KeychainItemID(service: service, account: account, accessGroup: location.accessGroup))
         }
     }
@@ -173,7 +160,7 @@ struct KeychainStressWriteCommand: ParsableCommand {
         let keychain = FileKeychain(directory: URL(fileURLWithPath: dir), machineIdentity: identity)
         let out = FileHandle.standardOutput
         func say(_ line: String) { out.write(Data((line + "\n").utf8)) }
-        try runKeychain {
+        try reportingErrors(withCode: true) {
             switch mode {
             case .rewrite:
                 say("ready")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RampartCLIKit
 import Crypto
 import Foundation
 import NIOCore
@@ -23,7 +24,7 @@ struct BenchPinning: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            guard iterations > 0 else { throw CLIError.badInput("--iterations must be positive") }
+            guard iterations > 0 else { throw RuntimeError.badInput("--iterations must be positive") }
             let group = MultiThreadedEventLoopGroup.singleton
             let pki = try BenchPKI()
             let server = try await BenchServer.start(pki: pki, group: group)
@@ -53,7 +54,7 @@ struct BenchPinning: AsyncParsableCommand {
             for _ in 0..<iterations {
                 verifyTimes.append(try await milliseconds {
                     let (verdict, _) = await verifier.verify(servedChain: [pki.leafDER], host: "rampart.test", port: 443)
-                    guard case .pinned = verdict else { throw CLIError.badInput("bench chain did not pin: \(verdict)") }
+                    guard case .pinned = verdict else { throw RuntimeError.badInput("bench chain did not pin: \(verdict)") }
                 })
             }
             try await pinned.shutdown()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RampartCLIKit
 import Foundation
 import PinnedTransport
 import RampartCore
@@ -62,11 +63,7 @@ struct PinCommand: AsyncParsableCommand {
             }
         } catch let error as PinnedTransportError {
             FileHandle.standardError.write(Data("rampart pin: \(error.description)\n".utf8))
-            switch error {
-            case .certificateUnreadable, .invalidURL: throw ExitCode(ExitStatus.badInput)
-            case .pinMismatch: throw ExitCode(ExitStatus.pinMismatch)
-            default: throw ExitCode(ExitStatus.failure)
-            }
+            throw ExitCode(ExitStatus.code(for: error))
         }
     }
 }
@@ -130,12 +127,12 @@ struct TransportGet: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             guard let target = URL(string: url), let host = target.host else {
-                throw CLIError.badInput("\(url) is not a URL")
+                throw RuntimeError.badInput("\(url) is not a URL")
             }
             var overrides: [String: String] = [:]
             for entry in resolve {
                 guard let colon = entry.firstIndex(of: ":") else {
-                    throw CLIError.badInput("--resolve wants HOST:ADDRESS, got \(entry)")
+                    throw RuntimeError.badInput("--resolve wants HOST:ADDRESS, got \(entry)")
                 }
                 overrides[String(entry[..<colon])] = String(entry[entry.index(after: colon)...])
             }
@@ -146,7 +143,7 @@ struct TransportGet: AsyncParsableCommand {
                                         enforcement: reportOnly ? .reportOnly : .enforce),
                 ])
             } catch let refused as PinningPolicyError {
-                throw CLIError.badInput(refused.description)
+                throw RuntimeError.badInput(refused.description)
             }
             let client = try PinnedHTTPClient(configuration: .init(
                 policy: policy,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RampartCLIKit
 import Crypto
 import Foundation
 import Keychain
@@ -31,35 +32,9 @@ struct PushKeychainOptions: ParsableArguments {
     func userID() throws -> UserID { try global.userID() }
 }
 
-/// Prints a Rampart error on stderr and exits with the code from `Rampart.swift`.
-enum PushCLIErrors {
-    static func exit(for error: any Error) -> ExitCode {
-        let message = (error as? any RampartError).map { "\($0.description) [\($0.code)]" } ?? "\(error)"
-        FileHandle.standardError.write(Data("rampart: \(message)\n".utf8))
-        switch error {
-        case let error as PushCryptoError:
-            switch error {
-            case .noPushKeys: return ExitCode(6)
-            case .invalidSessionID, .invalidRegistration, .plaintextTooLarge, .invalidNotification: return ExitCode(2)
-            case .corruptKeyItem: return ExitCode(7)
-            default: return ExitCode(7)
-            }
-        case let error as KeychainError:
-            switch error {
-            case .notFound: return ExitCode(6)
-            case .corruptItem, .boundToAnotherDevice: return ExitCode(7)
-            default: return ExitCode(1)
-            }
-        case is PushRegistryError: return ExitCode(2)
-        default: return ExitCode(1)
-        }
-    }
-
-    static func run(_ body: () throws -> Void) throws {
-        do { try body() } catch { throw exit(for: error) }
-    }
-
-    static func readStandardInput(limit: Int) throws -> [UInt8] {
+/// Standard input of the push commands.
+enum PushStandardInput {
+    static func read(limit: Int) throws -> [UInt8] {
         // One byte more than the limit, so an oversized payload is reported as such.
         var data = Data()
         while data.count <= limit, let chunk = try FileHandle.standardInput.read(upToCount: limit + 1 - data.count), !chunk.isEmpty {
@@ -78,7 +53,7 @@ struct PushSubscribe: ParsableCommand {
     @Option(help: "The session id given by the server at login.") var session: String
 
     func run() throws {
-        try PushCLIErrors.run {
+        try reportingErrors(withCode: true) {
             let userID = try keychainOptions.userID()
             let keyring = PushKeyring(keychain: try keychainOptions.keychain(groups: [.shared]), clock: SystemClock(), userID: userID)
             print(try keyring.subscribe(sessionID: PushSessionID(session)).jsonString())
@@ -98,13 +73,13 @@ struct PushDecrypt: ParsableCommand {
     var accessGroup: String = KeychainAccessGroup.shared.name
 
     func run() throws {
-        try PushCLIErrors.run {
+        try reportingErrors(withCode: true) {
             let sessionID = try PushSessionID(session)
             guard UserID.isValid(accessGroup), accessGroup.utf8.count <= 64 else {
                 throw ValidationError("invalid access group name")
             }
             let keychain = try keychainOptions.keychain(groups: [KeychainAccessGroup(accessGroup)])
-            let body = try PushCLIErrors.readStandardInput(limit: WebPushMessage.maximumBodyLength)
+            let body = try PushStandardInput.read(limit: WebPushMessage.maximumBodyLength)
             let userID = try PushKeyring.user(ofSession: sessionID, in: keychain)
             let keyring = PushKeyring(keychain: keychain, clock: SystemClock(), userID: userID)
             let notification = try PushReceiver(keyring: keyring, sessionID: sessionID).decrypt(body)
@@ -126,9 +101,9 @@ struct PushEncrypt: ParsableCommand {
     @Option(help: "Zero bytes of padding to hide the length.") var padding: Int = 0
 
     func run() throws {
-        try PushCLIErrors.run {
+        try reportingErrors(withCode: true) {
             let record = try JSONDecoder().decode(PushRegistration.self, from: Data(registration.utf8))
-            var input = try PushCLIErrors.readStandardInput(limit: WebPushMessage.maximumPlaintextLength)
+            var input = try PushStandardInput.read(limit: WebPushMessage.maximumPlaintextLength)
             let notification = try PushNotification(decoding: SecretBytes(consuming: &input))
             FileHandle.standardOutput.write(Data(try WebPushSender.encrypt(notification, to: record, paddingLength: padding)))
         }
@@ -140,7 +115,7 @@ struct PushLogout: ParsableCommand {
     @OptionGroup var keychainOptions: PushKeychainOptions
 
     func run() throws {
-        try PushCLIErrors.run {
+        try reportingErrors(withCode: true) {
             let keyring = PushKeyring(keychain: try keychainOptions.keychain(groups: [.shared]), clock: SystemClock(), userID: try keychainOptions.userID())
             try keyring.logout()
         }
@@ -159,7 +134,7 @@ struct PushBenchmark: ParsableCommand {
 
     func run() throws {
         guard count > 0 else { throw ValidationError("--count must be positive") }
-        try PushCLIErrors.run {
+        try reportingErrors(withCode: true) {
             let sessionID = try PushSessionID("bench")
             let user: UserID = "bench-user"
             let pair = try PushKeyPair.generate(sessionID: sessionID, now: Date())

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RampartCLIKit
 import Foundation
 import GRDB
 import RampartCore
@@ -42,17 +43,6 @@ enum StoreCLIKey {
         default: nil
         }
     }
-
-    /// Maps a store error to the exit codes listed in `Rampart.swift`.
-    static func exit(for error: any Error) -> ExitCode {
-        switch error {
-        case SealedStoreError.locked: ExitCode(3)
-        case SealedStoreError.tampered: ExitCode(7)
-        case SealedStoreError.notFound: ExitCode(6)
-        case SealedStoreError.invalidInput: ExitCode(2)
-        default: ExitCode(1)
-        }
-    }
 }
 
 /// Hidden: writes deterministic messages in transactions until killed, printing
@@ -87,8 +77,7 @@ struct StoreStressWriteCommand: ParsableCommand {
             }
             store.close()
         } catch {
-            FileHandle.standardError.write(Data("rampart: \(error)\n".utf8))
-            throw StoreCLIKey.exit(for: error)
+            throw report(error)
         }
     }
 }

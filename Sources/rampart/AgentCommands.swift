@@ -3,6 +3,7 @@ import Foundation
 import Keychain
 import Keymaker
 import RampartAgent
+import RampartCLIKit
 import RampartCore
 
 #if canImport(Glibc)
@@ -35,13 +36,13 @@ struct AgentCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let location = try AgentSupport.location(global)
+                let location = try global.runtime.agentLocation()
                 if foreground {
-                    try AgentSupport.serve(global, location: location, idleExit: idleExit)
+                    try AgentHost.serve(global.runtime, idleExit: idleExit)
                 } else {
                     let client = AgentClient(location: location)
                     if client.isRunning() { throw AgentError.alreadyRunning(socketPath: location.socketURL.path) }
-                    _ = try AgentSupport.ensureRunning(global, location: location, idleExit: idleExit)
+                    _ = try AgentHost.ensureRunning(global.runtime, idleExit: idleExit)
                     print("Agent started; socket \(location.socketURL.path).")
                 }
             }
@@ -54,7 +55,7 @@ struct AgentCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let client = AgentClient(location: try AgentSupport.location(global))
+                let client = AgentClient(location: try global.runtime.agentLocation())
                 guard client.isRunning() else {
                     print("No agent is running.")
                     return
@@ -71,7 +72,7 @@ struct AgentCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let location = try AgentSupport.location(global)
+                let location = try global.runtime.agentLocation()
                 let client = AgentClient(location: location)
                 guard client.isRunning() else {
                     print("agent:   not running (socket \(location.socketURL.path))")
@@ -92,14 +93,13 @@ struct UnlockCommand: AsyncParsableCommand {
         abstract: "Unlock the account: the agent keeps the MainKey in memory until lock or autolock.",
         discussion: "The PIN is read from the terminal (echo off) or, with --pin-stdin, from one line of standard input. A wrong PIN exits with status 4 and says how many attempts are left.")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input.") var pinStdin = false
+    @OptionGroup var pinInput: PINOptions
     @Option(name: .customLong("idle-exit"), help: "When the agent is started here: exit after this many idle seconds with every account locked.") var idleExit: Int?
 
     func run() async throws {
         try await reportingErrors {
             let user = try global.userID()
-            let location = try AgentSupport.location(global)
-            let client = try AgentSupport.ensureRunning(global, location: location, idleExit: idleExit)
+            let client = try AgentHost.ensureRunning(global.runtime, idleExit: idleExit)
             let before = try client.status(user: user)
             if before.unlocked {
                 try client.touch(user: user)
@@ -110,13 +110,13 @@ struct UnlockCommand: AsyncParsableCommand {
             let protectors = Set(before.activeProtectors)
             let needsPIN = protectors.isDisjoint(with: [ProtectorKind.none.rawValue, ProtectorKind.hardware.rawValue])
             let credential: UnlockCredential
-            if needsPIN || pinStdin {
-                credential = .pin(pinStdin ? try StandardInput.readSecretLine("the PIN") : try AgentPINPrompt.read("PIN for \(user): "))
+            if needsPIN || pinInput.pinStdin {
+                credential = .pin(pinInput.pinStdin ? try StandardInput.readSecretLine("the PIN") : try AgentHost.readPINFromTerminal("PIN for \(user): "))
             } else {
                 credential = .none
             }
             let status = try client.unlock(user: user, credential: credential)
-            print("Unlocked MainKey \(status.keyFingerprint ?? "?") for \(user) in the agent (pid \(status.agentProcessID)); autolock: \(AgentSupport.describe(autolock: status.autolock)).")
+            print("Unlocked MainKey \(status.keyFingerprint ?? "?") for \(user) in the agent (pid \(status.agentProcessID)); autolock: \(AgentHost.describe(autolock: status.autolock)).")
         }
     }
 }
@@ -129,7 +129,7 @@ struct LockCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let user = try global.userID()
-            let client = AgentClient(location: try AgentSupport.location(global))
+            let client = AgentClient(location: try global.runtime.agentLocation())
             guard client.isRunning() else {
                 print("Locked: no agent is running, so no MainKey of \(user) is in memory.")
                 return
@@ -164,7 +164,7 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let user = try global.userID()
-            let client = AgentClient(location: try AgentSupport.location(global))
+            let client = AgentClient(location: try global.runtime.agentLocation())
             let report: Report
             if client.isRunning() {
                 let status = try client.status(user: user)
@@ -175,7 +175,7 @@ struct StatusCommand: AsyncParsableCommand {
                                 secondsUntilAutolock: status.secondsUntilAutolock)
             } else {
                 // No agent: no key is in memory anywhere; the rest comes from the keychain.
-                let status = try KeyContext(global).keymaker.status()
+                let status = try AccountKeys(global.runtime).keymaker.status()
                 report = Report(agentRunning: false, agentProcessID: nil, user: user.rawValue,
                                 hasMainKey: status.hasMainKey, unlocked: false, keyFingerprint: nil,
                                 protectors: status.activeProtectors.map(\.rawValue), failedAttempts: status.failedAttempts,
@@ -188,69 +188,7 @@ struct StatusCommand: AsyncParsableCommand {
             print("agent:       \(report.agentProcessID.map { "running (pid \($0))" } ?? "not running")")
             print("protectors:  \(report.protectors.isEmpty ? "-" : report.protectors.joined(separator: ", "))")
             print("failed PINs: \(report.failedAttempts) of \(report.maxFailedAttempts) before wipe")
-            print("autolock:    \(AgentSupport.describe(autolock: report.autolock))\(report.secondsUntilAutolock.map { String(format: " (%.0f s left)", $0) } ?? "")")
+            print("autolock:    \(AgentHost.describe(autolock: report.autolock))\(report.secondsUntilAutolock.map { String(format: " (%.0f s left)", $0) } ?? "")")
         }
-    }
-}
-
-/// Shared plumbing of the agent commands.
-enum AgentSupport {
-    static func location(_ options: GlobalOptions) throws -> AgentLocation {
-        let environment = try options.environment()
-        return AgentLocation(homeDirectory: environment.homeDirectory)
-    }
-
-    static func describe(autolock: String) -> String {
-        Int(autolock).map { "after \($0) min idle" } ?? autolock
-    }
-
-    /// This executable, to start the agent with.
-    static var executable: URL {
-        #if os(Linux)
-        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            return URL(fileURLWithPath: path)
-        }
-        #endif
-        return Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
-    }
-
-    static func ensureRunning(_ options: GlobalOptions, location: AgentLocation, idleExit: Int?) throws -> AgentClient {
-        var extra: [String] = []
-        if let keychain = options.keychain { extra += ["--keychain", keychain] }
-        if let idleExit { extra += ["--idle-exit", String(idleExit)] }
-        return try AgentClient.ensureRunning(executable: executable, location: location, extraArguments: extra)
-    }
-
-    /// Runs the agent in this process until it stops.
-    static func serve(_ options: GlobalOptions, location: AgentLocation, idleExit: Int?) throws {
-        let global = GlobalContainer(environment: try options.environment())
-        // Every store's wipe, so the tenth wrong PIN erases the account's data from here too.
-        let wipes = UserDataWipes.register(in: global)
-        let server = AgentServer(location: location, global: global,
-                                 options: .init(idleExit: idleExit.map { TimeInterval($0) }))
-        try server.start()
-        var sources: [any DispatchSourceSignal] = []
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { server.stop() }
-            source.resume()
-            sources.append(source)
-        }
-        print("Rampart agent \(getpid()) listening on \(location.socketURL.path).")
-        fflush(nil)
-        server.waitUntilStopped()
-        sources.forEach { $0.cancel() }
-        withExtendedLifetime(wipes) {}
-        print("Rampart agent \(getpid()) stopped; every MainKey was zeroized.")
-    }
-}
-
-/// Reads the PIN from the controlling terminal with echo off (the agent never falls back to
-/// standard input: `--pin-stdin` says so explicitly).
-enum AgentPINPrompt {
-    static func read(_ prompt: String) throws -> SecretBytes {
-        guard let pin = SecretPrompt.fromTerminal(prompt) else { throw AgentError.pinRequired }
-        return pin
     }
 }

@@ -1,31 +1,32 @@
 import ArgumentParser
-import Foundation
-import RampartCore
+import RampartCLIKit
 
-/// The `rampart` command-line tool: the reference client of the Rampart security core.
+/// The `rampart` command-line tool: the reference client of the Rampart security core, its
+/// commands grouped by the user's tasks. The module lab tools and benchmarks are in `rampart-dev`.
 @main
 struct Rampart: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rampart",
-        abstract: "The Rampart reference client: keys, mail safety, sealed storage, transport.",
-        discussion: """
-        Exit codes:
-          0   success
-          1   general failure (message on stderr)
-          2   bad usage or bad input
-          3   locked: unlock first
-          4   wrong PIN (attempts left on stderr)
-          5   data wiped after too many wrong PINs
-          6   not found (no key, no item)
-          7   tampered or corrupt data
-          8   certificate pin mismatch
-          9   session expired: log in again
-          10  the agent is unavailable (not running, cannot start, refused)
-        """,
-        subcommands: RampartCommands.all
+        abstract: "The Rampart reference client: your account, mail and drive, end-to-end encrypted.",
+        discussion: ExitStatus.helpText,
+        groupedSubcommands: [
+            CommandGroup(name: "Account", subcommands: [
+                LoginCommand.self, LogoutCommand.self, StatusCommand.self, ProtectCommand.self, UnlockCommand.self,
+                LockCommand.self, ChangePINCommand.self, RemoveProtectorCommand.self, SettingsCommand.self,
+            ]),
+            CommandGroup(name: "Mail", subcommands: [
+                SyncCommand.self, ListCommand.self, ReadCommand.self, SendCommand.self, AttachmentCommand.self,
+                ImportCommand.self, ExportCommand.self,
+            ]),
+            CommandGroup(name: "Drive", subcommands: [DriveCommand.self]),
+            CommandGroup(name: "Notifications", subcommands: [NotificationsCommand.self]),
+            CommandGroup(name: "Local backend", subcommands: [ServerCommand.self]),
+            CommandGroup(name: "Agent", subcommands: [AgentCommand.self]),
+            CommandGroup(name: "Demo", subcommands: [DemoCommand.self]),
+        ]
     )
 
-    /// Accepted before the subcommand too (`rampart --home DIR key init`); the subcommands
+    /// Accepted before the subcommand too (`rampart --home DIR status`); the subcommands
     /// declare the same group and receive the values.
     @OptionGroup var global: GlobalOptions
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RampartCLIKit
 import Foundation
 import RampartAPI
 import RampartCore
@@ -9,7 +10,7 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "The embedded local backend (TLS on 127.0.0.1, zero-access storage, demo mailboxes).",
-        subcommands: [ServerStart.self, ServerInfoCommand.self]
+        subcommands: [ServerStart.self, ServerInfoCommand.self, ServerDeliver.self]
     )
 }
 

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import RampartCore
+@_exported import RampartRuntime
+
+/// Options every command of `rampart` and `rampart-dev` shares: where Rampart keeps its files,
+/// and which account. Accepted before the subcommand too (`rampart --home DIR status`).
+public struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "Rampart's home folder (default: $RAMPART_HOME or ~/.rampart).")
+    public var home: String?
+
+    @Option(name: .long, help: "The account (user id) to act on (default: $RAMPART_USER or 'local').")
+    public var user: String?
+
+    @Option(name: .long, help: "Keychain backend: file, secret-service or memory (default: file).")
+    public var keychain: String?
+
+    public init() {}
+
+    /// The runtime's view of these options.
+    public var runtime: RuntimeOptions { RuntimeOptions(home: home, user: user, keychain: keychain) }
+
+    public var homeDirectory: URL { runtime.homeDirectory }
+    public func userID() throws -> UserID { try runtime.userID() }
+    public func environment() throws -> RampartEnvironment { try runtime.environment() }
+}
+
+/// The one `--pin-stdin` flag of every command that may need the PIN.
+public struct PINOptions: ParsableArguments {
+    @Flag(name: .customLong("pin-stdin"),
+          help: "Read the PIN from standard input, one line per PIN asked (current, then new).")
+    public var pinStdin = false
+
+    public init() {}
+
+    /// Where the PIN comes from.
+    public var input: SecretInput { SecretInput(fromStandardInput: pinStdin) }
+}
+
+/// Runs `body`; a thrown error is printed on stderr as a sentence and turned into its exit
+/// status (``ExitStatus``; a usage error found while running is a bad input).
+public func reportingErrors<R>(_ body: () async throws -> R) async throws -> R {
+    do {
+        return try await body()
+    } catch {
+        throw report(error, withCode: false)
+    }
+}
+
+/// ``reportingErrors(_:)`` for synchronous commands; `withCode` adds the error's stable code
+/// (`rampart: <sentence> [keychain.notFound]`), as the lab tools print it.
+public func reportingErrors<R>(withCode: Bool = false, _ body: () throws -> R) throws -> R {
+    do {
+        return try body()
+    } catch {
+        throw report(error, withCode: withCode)
+    }
+}
+
+/// Prints `error` on stderr and returns the exit to throw (an `ExitCode` passes through as is).
+public func report(_ error: any Error, withCode: Bool = false) -> ExitCode {
+    if let exit = error as? ExitCode { return exit }
+    var message = String(describing: error)
+    if withCode, let typed = error as? any RampartError { message = "\(typed.description) [\(typed.code)]" }
+    FileHandle.standardError.write(Data("rampart: \(message)\n".utf8))
+    return ExitCode(exitStatus(for: error))
+}
+
+/// The exit status of an error thrown by a command.
+public func exitStatus(for error: any Error) -> Int32 {
+    error is ValidationError ? ExitStatus.badInput : ExitStatus.code(for: error)
+}
+
+/// Prints an `Encodable` as pretty, sorted JSON.
+public func printJSON(_ value: some Encodable) throws {
+    try JSONOutput.print(value)
+}

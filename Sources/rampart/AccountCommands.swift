@@ -1,0 +1,256 @@
+import ArgumentParser
+import Foundation
+import HardwareKeys
+import Keymaker
+import RampartCLIKit
+import RampartClient
+import RampartCore
+
+// The account: login, protect, change-pin, remove-protector, logout, settings (unlock, lock and
+// status are in AgentCommands.swift: they work through the agent).
+
+// MARK: - login
+
+/// `rampart login`: logs in, creates the MainKey, stores the session and keys sealed, registers push.
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Log in to a Rampart server and set the account up on this device.",
+        discussion: """
+        The server is given by its server.json (--server-info, written by `rampart server start`) or by \
+        --url plus at least two --pin (SPKI SHA-256, base64) and --ca (its root certificate, PEM). \
+        With --password-stdin and --mailbox-password-stdin both, the login password is the first line and \
+        the mailbox password the second. The new MainKey has no protector until `rampart protect`.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .customLong("server-info"), help: "A server.json written by `rampart server start`.") var serverInfo: String?
+    @Option(help: "The server's base URL (https://host:port).") var url: String?
+    @Option(name: .customLong("pin"), help: "An SPKI pin of the server (base64 SHA-256); give two or more.") var pins: [String] = []
+    @Option(help: "The server's root certificate (PEM file) trusted as the only root.") var ca: String?
+    @Option(help: "The login username (default: asked).") var username: String?
+    @Flag(name: .customLong("password-stdin"), help: "Read the login password from standard input.") var passwordStdin = false
+    @Flag(name: .customLong("mailbox-password-stdin"), help: "Read the mailbox password from standard input.") var mailboxPasswordStdin = false
+
+    func validate() throws {
+        guard (serverInfo == nil) != (url == nil) else { throw ValidationError("Give --server-info FILE, or --url URL with --pin (twice or more).") }
+        if url != nil && pins.count < 2 { throw ValidationError("--url needs at least two --pin (the live key and a backup key).") }
+    }
+
+    func endpoint() throws -> ServerEndpoint {
+        if let serverInfo { return try ServerEndpoint.fromServerInfoFile(URL(fileURLWithPath: serverInfo)) }
+        guard let url, let parsed = URL(string: url), parsed.scheme == "https" else { throw ValidationError("--url must be an https URL.") }
+        let pem = try ca.map { path -> String in
+            do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw ValidationError("Cannot read \(path).") }
+        }
+        return ServerEndpoint(url: parsed, pins: pins, certificatePEM: pem)
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession(global.runtime)
+            defer { context.finish() }
+            let endpoint = try endpoint()
+            guard let name = username ?? SecretPrompt.readLine("Username: "), !name.isEmpty else {
+                throw RuntimeError.badInput("A username is needed (--username).")
+            }
+            let password = try SecretInput(fromStandardInput: passwordStdin).read("the login password", prompt: "Password: ")
+            let mailbox = try SecretInput(fromStandardInput: mailboxPasswordStdin).read("the mailbox password", prompt: "Mailbox password: ")
+            let result = try await LoginFlow.login(endpoint: endpoint,
+                                                   credentials: LoginCredentials(username: name, password: password, mailboxPassword: mailbox),
+                                                   account: context.account, keymaker: context.keymaker)
+            print("Logged in as \(result.session.username) (\(result.session.addresses.first ?? result.session.serverUserID)) on \(endpoint.url.absoluteString); local account '\(context.userID)'.")
+            print("MainKey \(result.mainKeyFingerprint) created (protector: none). Protect it: rampart protect --pin")
+            if let problem = result.pushProblem {
+                FileHandle.standardError.write(Data("rampart: warning: push notifications not registered: \(problem)\n".utf8))
+            } else {
+                print("Push notifications registered for session \(result.session.sessionID).")
+            }
+        }
+    }
+}
+
+// MARK: - protect
+
+/// `rampart protect --pin | --hardware | --none`.
+struct ProtectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "protect",
+        abstract: "Choose how the MainKey is protected: a PIN, the secure hardware, both, or none.",
+        discussion: """
+        With --pin-stdin the new PIN is read from standard input (after the current PIN, if one is set). \
+        --hardware seals the MainKey to this machine's TPM 2.0 (RAMPART_TPM_TCTI or /dev/tpmrm0): alone, no \
+        secret is asked and the key opens only on this machine; with --pin as well, the PIN becomes the TPM \
+        object's authorization, so every guess is counted by the TPM's lockout. A PIN protector already set \
+        stays as the fallback for when the TPM is gone.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Protect with a PIN.") var pin = false
+    @Flag(help: "Protect with the secure hardware.") var hardware = false
+    @Flag(help: "No protector: the MainKey is kept in clear in the keychain.") var none = false
+    @OptionGroup var pinInput: PINOptions
+
+    func validate() throws {
+        guard !(none && (pin || hardware)), none || pin || hardware else {
+            throw ValidationError("Choose --pin, --hardware (optionally with --pin), or --none.")
+        }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession(global.runtime)
+            defer { context.finish() }
+            let keymaker = context.keymaker
+            guard try keymaker.hasMainKey() else { throw ClientError.notLoggedIn(context.userID) }
+            if hardware {
+                try context.unlock(pinInput.input, inProcess: true)
+                let kind: ProtectorKind = pin ? .hardwarePIN : .hardware
+                var credential = UnlockCredential.none
+                if pin { credential = .pin(try newPIN()) }
+                try keymaker.activate(kind, credential: credential)
+                print("MainKey protected by the secure hardware (\(SecureHardware.found())); active protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
+                return
+            }
+            let hasPIN = try keymaker.activeProtectors().contains(.pin)
+            if none {
+                try context.unlock(pinInput.input, inProcess: true)
+                try keymaker.disableProtection()
+                print("MainKey protection removed: the key is in clear in the keychain.")
+                return
+            }
+            let oldPIN = hasPIN ? try pinInput.input.read("the current PIN", prompt: "Current PIN: ") : nil
+            let newPIN = try newPIN()
+            if let oldPIN {
+                try keymaker.changePIN(from: oldPIN, to: newPIN)
+            } else {
+                try context.unlock(SecretInput(fromStandardInput: false), inProcess: true)
+                try keymaker.activate(.pin, credential: .pin(newPIN))
+            }
+            print("MainKey protected by a PIN (\(keymaker.configuration.maxFailedAttempts) wrong PINs erase the account's local data).")
+        }
+    }
+
+    /// The new PIN: a line of standard input, or asked twice on the terminal.
+    private func newPIN() throws -> SecretBytes { try pinInput.input.readNewPIN() }
+}
+
+// MARK: - logout
+
+struct LogoutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logout",
+        abstract: "End the session on the server and erase everything of the account on this device.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var pinInput: PINOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession(global.runtime)
+            guard try context.keymaker.hasMainKey() || context.account.isLoggedIn() else { throw ClientError.notLoggedIn(context.userID) }
+            try context.unlock(pinInput.input)
+            let result = await LogoutFlow.logout(account: context.account, keymaker: context.keymaker)
+            context.lockAgent()
+            if let problem = result.serverProblem {
+                FileHandle.standardError.write(Data("rampart: warning: the server session may still be open: \(problem)\n".utf8))
+            } else {
+                print("Session ended on the server.")
+            }
+            print("Erased on this device: \(result.report.wiped.joined(separator: ", ")).")
+            if !result.report.isComplete { throw KeymakerError.wipeIncomplete(result.report.failures) }
+        }
+    }
+}
+
+// MARK: - settings
+
+struct SettingsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings",
+        abstract: "Privacy settings (stored in the sealed store with a MAC under the MainKey).",
+        discussion: """
+        show | remote-content on|off | trust ADDRESS | untrust ADDRESS. A setting changed on disk without the \
+        MainKey fails its check: its safe default (remote content blocked, nobody trusted) is used and a warning shown.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "show, remote-content, trust or untrust") var action: String = "show"
+    @Argument(help: "on|off for remote-content; an address for trust/untrust") var value: String?
+    @OptionGroup var pinInput: PINOptions
+
+    func validate() throws {
+        switch action {
+        case "show": break
+        case "remote-content": guard value == "on" || value == "off" else { throw ValidationError("remote-content takes on or off.") }
+        case "trust", "untrust": guard let value, value.contains("@") else { throw ValidationError("\(action) takes a sender address.") }
+        default: throw ValidationError("Unknown action '\(action)': show, remote-content, trust, untrust.")
+        }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
+            defer { context.finish() }
+            let store = try context.account.store()
+            let readout = try store.privacySettings()
+            for warning in readout.warnings { FileHandle.standardError.write(Data("rampart: warning: \(warning)\n".utf8)) }
+            var settings = readout.settings
+            switch action {
+            case "remote-content": settings.autoLoadRemoteContent = value == "on"
+            case "trust": if !settings.trustedSenders.contains(value!.lowercased()) { settings.trustedSenders.append(value!.lowercased()) }
+            case "untrust": settings.trustedSenders.removeAll { $0 == value!.lowercased() }
+            default: break
+            }
+            if action != "show" { try store.setPrivacySettings(settings) }
+            print("remote content:   \(settings.autoLoadRemoteContent ? "loaded automatically (trackable)" : "blocked unless asked for")")
+            print("trusted senders:  \(settings.trustedSenders.isEmpty ? "-" : settings.trustedSenders.joined(separator: ", "))")
+            print("strip image metadata: \(settings.stripImageMetadata ? "on" : "off")")
+        }
+    }
+}
+
+// MARK: - change-pin, remove-protector
+
+/// `rampart change-pin`: a new PIN for the account's MainKey.
+struct ChangePINCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "change-pin",
+        abstract: "Change the account's PIN (the MainKey, and every item it protects, is unchanged).",
+        discussion: "Asks the current PIN, then the new one twice; with --pin-stdin reads the current PIN, then the new PIN, one per line.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var pinInput: PINOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let keys = try AccountKeys(global.runtime)
+            guard try keys.keymaker.hasMainKey() else { throw ClientError.notLoggedIn(keys.userID) }
+            try keys.changePIN(current: { try pinInput.input.read("the current PIN", prompt: "Current PIN: ") },
+                               new: { try pinInput.input.readNewPIN() })
+            print("PIN changed; the MainKey (and every item it protects) is unchanged.")
+        }
+    }
+}
+
+/// `rampart remove-protector KIND`: drops one way of opening the MainKey.
+struct RemoveProtectorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove-protector",
+        abstract: "Remove one protector (none, pin, hardware, hardwarePIN); at least one must stay.",
+        discussion: "The MainKey is unlocked first (asking the current PIN if needed) and never changes: no data is re-encrypted or lost.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var pinInput: PINOptions
+    @Argument(help: "none | pin | hardware | hardwarePIN") var kind: String
+
+    func validate() throws {
+        guard ProtectorKind(rawValue: kind) != nil else {
+            throw ValidationError("Unknown protector '\(kind)'; choose none, pin, hardware or hardwarePIN.")
+        }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let parsed = ProtectorKind(rawValue: kind) ?? .none
+            let keys = try AccountKeys(global.runtime)
+            guard try keys.keymaker.hasMainKey() else { throw ClientError.notLoggedIn(keys.userID) }
+            let active = try keys.removeProtector(parsed) { try pinInput.input.read("the current PIN", prompt: "Current PIN: ") }
+            print("Removed the \(parsed) protector; active protectors: \(active.map(\.rawValue).joined(separator: ", ")).")
+        }
+    }
+}

@@ -1,0 +1,312 @@
+import ArgumentParser
+import Foundation
+import Keychain
+import MailSafety
+import RampartAPI
+import RampartCLIKit
+import RampartClient
+import RampartCore
+import SealedStore
+
+// MARK: - sync, list
+
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sync", abstract: "Fetch new mail into the sealed local store.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var pinInput: PINOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
+            defer { context.finish() }
+            let bar = ProgressBar()
+            let summary = try await context.withAPI { api in
+                try await MailSync(account: context.account).run(api: api, progress: bar.handler)
+            }
+            bar.end()
+            print("Synced: \(summary.messagesStored) message\(summary.messagesStored == 1 ? "" : "s") stored, \(summary.messagesDeleted) deleted, \(summary.labels) labels, \(summary.attachments) attachments (event cursor \(summary.cursor)).")
+        }
+    }
+}
+
+struct ListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List messages of a label, or search them.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "A label name or id (default: Inbox).") var label: String?
+    @Option(help: "Words to search for (sealed blind index: whole words).") var search: String?
+    @Option(help: "At most this many messages.") var limit = 50
+    @OptionGroup var pinInput: PINOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
+            defer { context.finish() }
+            let store = try context.account.store()
+            let labels = try store.mail.labels()
+            var messages: [MailMessage]
+            if let search {
+                let words = search.split(whereSeparator: { $0.isWhitespace }).map(String.init)
+                let ids = try store.mail.search(MailSearchQuery(words: words, limit: limit))
+                messages = try ids.map { try store.mail.message(id: $0) }
+                if let label {
+                    let id = try Self.labelID(label, in: labels)
+                    messages = messages.filter { $0.labelIDs.contains(id) }
+                }
+            } else {
+                let id = try Self.labelID(label ?? SystemLabel.inbox, in: labels)
+                messages = try store.mail.messages(label: id, limit: limit)
+            }
+            if messages.isEmpty { print(search == nil ? "No messages (run `rampart sync`?)." : "No message matches."); return }
+            let formatter = DateFormatter()
+            formatter.dateFormat = "yyyy-MM-dd HH:mm"
+            for message in messages {
+                let unread = message.flags.contains(.unread) ? "*" : " "
+                let clip = message.flags.contains(.hasAttachments) ? "@" : " "
+                let from = TerminalTextLine.clean(message.sender.name.isEmpty ? message.sender.address : message.sender.name)
+                print("\(unread)\(clip) \(message.id) \(formatter.string(from: Date(timeIntervalSince1970: TimeInterval(message.time))))  \(from.prefix(24).padding(toLength: 24, withPad: " ", startingAt: 0))  \(TerminalTextLine.clean(message.subject))")
+            }
+        }
+    }
+
+    static func labelID(_ text: String, in labels: [MailLabel]) throws -> String {
+        if labels.contains(where: { $0.id == text }) { return text }
+        if let byName = labels.first(where: { $0.name.lowercased() == text.lowercased() }) { return byName.id }
+        if labels.isEmpty { return text }
+        throw RuntimeError.badInput("No label '\(text)'. Labels: \(labels.map(\.name).joined(separator: ", ")).")
+    }
+}
+
+/// One-line cleaning of text from mail for the terminal (no control characters).
+enum TerminalTextLine {
+    static func clean(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter {
+            !($0.value < 0x20 || (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value))
+        }))
+    }
+}
+
+// MARK: - read, attachment
+
+struct ReadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "read",
+        abstract: "Show a message, sanitized: terminal text by default, or the HTML document with its CSP.",
+        discussion: "Remote content (images, fonts, CSS backgrounds) is blocked unless --load-remote; trackers are always blocked. A line on stderr says what was blocked.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The message id.") var id: String
+    @Flag(name: .customLong("load-remote"), help: "Load remote content for this message (CSP stage 3).") var loadRemote = false
+    @Option(help: "Write the sanitized HTML document (with its CSP) to this file.") var html: String?
+    @Flag(help: "Open the sanitized HTML document in the default browser.") var open = false
+    @OptionGroup var pinInput: PINOptions
+
+    func validate() throws {
+        if html != nil && open { throw ValidationError("Choose --html FILE or --open, not both.") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
+            defer { context.finish() }
+            let rendered = try await context.withAPI { api in
+                try await MessageReader(account: context.account).render(id, loadRemote: loadRemote, api: api)
+            }
+            let message = rendered.message
+            print("From:    \(TerminalTextLine.clean(message.sender.name)) <\(TerminalTextLine.clean(message.sender.address))>")
+            print("To:      \(message.recipients.map { TerminalTextLine.clean($0.address) }.joined(separator: ", "))")
+            print("Date:    \(Date(timeIntervalSince1970: TimeInterval(message.time)))")
+            print("Subject: \(TerminalTextLine.clean(message.subject))")
+            for attachment in rendered.attachments {
+                let embedded = AttachmentVault.contentID(of: attachment) != nil ? " (embedded image)" : ""
+                print("Attachment: \(attachment.id)  \(TerminalTextLine.clean(attachment.name))  \(attachment.mimeType)  \(attachment.size) bytes\(embedded)")
+            }
+            if let html {
+                let url = URL(fileURLWithPath: html)
+                try PrivateFiles.writeAtomically(Data(rendered.document.utf8), to: url)
+                print("Wrote the sanitized document (CSP: \(rendered.policy.headerValue)) to \(url.path).")
+            } else if open {
+                try Opener.openDocument(rendered.document, account: context.account)
+            } else {
+                print("")
+                print(rendered.text)
+            }
+            for warning in rendered.settingsWarnings { FileHandle.standardError.write(Data("rampart: warning: \(warning)\n".utf8)) }
+            FileHandle.standardError.write(Data("\(rendered.blockedSummary)\n".utf8))
+            if !rendered.sanitized.report.trackers.isEmpty {
+                for tracker in rendered.sanitized.report.trackers {
+                    FileHandle.standardError.write(Data("  tracker: \(TerminalTextLine.clean(tracker.url))\(tracker.vendor.map { " (\($0))" } ?? "")\n".utf8))
+                }
+            }
+        }
+    }
+}
+
+/// Opens files with the desktop's opener (`$RAMPART_OPENER`, else `xdg-open` / `open`) and waits.
+enum Opener {
+    static func command() -> [String] {
+        if let custom = ProcessInfo.processInfo.environment["RAMPART_OPENER"], !custom.isEmpty { return [custom] }
+        #if os(macOS)
+        return ["/usr/bin/open", "-W"]
+        #else
+        return ["/usr/bin/env", "xdg-open"]
+        #endif
+    }
+
+    /// Runs the opener on `url` and waits for it to exit. - Returns: its exit status.
+    @discardableResult
+    static func open(_ url: URL) throws -> Int32 {
+        let process = Process()
+        let argv = command()
+        process.executableURL = URL(fileURLWithPath: argv[0])
+        process.arguments = Array(argv.dropFirst()) + [url.path]
+        do { try process.run() } catch { throw RuntimeError.badInput("Cannot start the opener \(argv[0]): \(error.localizedDescription)") }
+        process.waitUntilExit()
+        waitForPreviewToClose()
+        return process.terminationStatus
+    }
+
+    /// `xdg-open` and `open` return as soon as the viewer starts, while the viewer still needs the
+    /// file: with the default opener, the lease lasts until the user says the preview is closed
+    /// (Enter on the terminal), or 20 s without a terminal. A `$RAMPART_OPENER` is expected to
+    /// return when the preview closes.
+    static func waitForPreviewToClose() {
+        if let custom = ProcessInfo.processInfo.environment["RAMPART_OPENER"], !custom.isEmpty { return }
+        if SecretPrompt.hasTerminal, let tty = FileHandle(forUpdatingAtPath: "/dev/tty") {
+            tty.write(Data("Press Enter when you have closed the preview (the cleartext is then erased)… ".utf8))
+            _ = tty.availableData
+            try? tty.close()
+        } else {
+            Thread.sleep(forTimeInterval: 20)
+        }
+    }
+
+    /// Writes the sanitized document into a cleartext lease, opens it, and ends the lease once the
+    /// preview is closed (see ``waitForPreviewToClose()``).
+    static func openDocument(_ document: String, account: ClientAccount) throws {
+        let lease = try account.leaseDocument(document)
+        defer { lease.end() }
+        try open(try lease.url())
+    }
+}
+
+struct AttachmentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attachment",
+        abstract: "Open or save an attachment.",
+        discussion: """
+        --open writes the cleartext to a private lease file, runs the opener ($RAMPART_OPENER, else xdg-open) \
+        and deletes the cleartext when it returns. The previewer is not under Rampart's control: a file may \
+        carry content it runs; that risk is yours.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The attachment id (see `rampart read`).") var id: String
+    @Flag(help: "Open it with the default application, through a cleartext lease.") var open = false
+    @Option(help: "Save the cleartext to this path.") var save: String?
+    @OptionGroup var pinInput: PINOptions
+
+    func validate() throws {
+        guard open != (save != nil) else { throw ValidationError("Choose --open or --save PATH.") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
+            defer { context.finish() }
+            let vault = try AttachmentVault(account: context.account)
+            vault.prune()
+            let attachment = try vault.metadata(id)
+            if let save {
+                var data = try await context.withAPI { try await vault.contents(of: attachment, api: $0) }
+                defer { data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+                let url = URL(fileURLWithPath: save)
+                guard FileManager.default.createFile(atPath: url.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                    throw RuntimeError.badInput("Cannot write \(url.path).")
+                }
+                print("Saved \(TerminalTextLine.clean(attachment.name)) (\(data.count) bytes) to \(url.path).")
+            } else {
+                let lease = try await context.withAPI { try await vault.lease(attachment, api: $0) }
+                defer { lease.end() }
+                FileHandle.standardError.write(Data("rampart: opening \(TerminalTextLine.clean(attachment.name)) from a cleartext lease; the previewer is not under Rampart's control.\n".utf8))
+                let status = try Opener.open(try lease.url())
+                lease.end()
+                print("Closed \(TerminalTextLine.clean(attachment.name)); the cleartext lease was erased (opener exit status \(status)).")
+            }
+        }
+    }
+}
+
+// MARK: - send, notifications
+
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a message (the body, HTML or text, is read from standard input).",
+        discussion: """
+        The server seals the message to each recipient's public key and pushes a notification to their sessions. \
+        With --pin-stdin the PIN is the first line of standard input and the body follows.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "A recipient address (repeat for several).") var to: [String]
+    @Option(help: "The subject.") var subject: String
+    @OptionGroup var pinInput: PINOptions
+
+    func validate() throws {
+        guard !to.isEmpty else { throw ValidationError("Give at least one --to address.") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
+            defer { context.finish() }
+            var lines: [String] = []
+            while let line = Swift.readLine(strippingNewline: true) { lines.append(line) }
+            let body = lines.joined(separator: "\n")
+            let html = body.contains("<") ? body : "<p>" + body.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: "\n", with: "<br>") + "</p>"
+            let sent = try await context.withAPI { try await $0.send(SendRequest(to: to, subject: subject, html: html)) }
+            print("Sent to \(to.joined(separator: ", ")) (\(sent.messageIds.count) message\(sent.messageIds.count == 1 ? "" : "s")).")
+        }
+    }
+}
+
+struct NotificationsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notifications",
+        abstract: "The push process: open the pushes waiting for this device's sessions (no PIN needed).",
+        discussion: """
+        Reads <push folder>/<session>/*.push (the embedded server's stand-in for a push service), opens each with the \
+        session's push key from the keychain's shared group only, prints sender and subject, and deletes the push. \
+        Works while the MainKey is locked.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .customLong("server-info"), help: "The server's server.json (gives the push folder).") var serverInfo: String?
+    @Option(name: .customLong("push-dir"), help: "The push folder itself.") var pushDirectory: String?
+
+    func validate() throws {
+        guard (serverInfo == nil) != (pushDirectory == nil) else { throw ValidationError("Give --server-info FILE or --push-dir DIR.") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let folder: URL
+            if let pushDirectory {
+                folder = URL(fileURLWithPath: pushDirectory)
+            } else {
+                let data: Data
+                do { data = try Data(contentsOf: URL(fileURLWithPath: serverInfo!)) } catch { throw RuntimeError.badInput("Cannot read \(serverInfo!).") }
+                guard let info = try? JSONDecoder().decode(ServerInfo.self, from: data), let push = info.pushDirectory else {
+                    throw RuntimeError.badInput("\(serverInfo!) names no push folder.")
+                }
+                folder = URL(fileURLWithPath: push)
+            }
+            let environment = try global.environment()
+            let inbox = PushInbox(directory: folder, keychain: KeychainBackend.keychain(for: environment))
+            let only = global.runtime.namesUser ? try global.userID() : nil
+            let (deliveries, failures) = inbox.drain(only: only)
+            for delivery in deliveries {
+                print("\(only.map { "[\($0)] " } ?? "")New mail from \(TerminalTextLine.clean(delivery.notification.sender)): \(TerminalTextLine.clean(delivery.notification.subject)) (\(delivery.notification.messageId))")
+            }
+            if deliveries.isEmpty { print("No new notifications.") }
+            if failures > 0 { FileHandle.standardError.write(Data("rampart: \(failures) push(es) did not open and were dropped.\n".utf8)) }
+        }
+    }
+}
