@@ -159,7 +159,8 @@ enum AddressParser {
         if let lt = toks.firstIndex(of: .special("<")) {
             let gt = toks[lt...].firstIndex(of: .special(">")) ?? toks.count
             let name = phrase(toks[..<lt])
-            guard let addr = addrSpec(toks[(lt + 1)..<gt]) else { return nil }
+            // The null address "<>" (bounces) is kept as "<>", like CPython.
+            let addr = addrSpec(toks[(lt + 1)..<gt]) ?? "<>"
             return MailAddress(name: name.isEmpty ? nil : name, address: addr)
         }
         guard let addr = addrSpec(toks[...]) else { return nil }

@@ -102,10 +102,41 @@ public enum Charset {
             for b in bytes { s.append(Unicode.Scalar(b)) }
             return (String(s), true)
         default:
+            if let table = singleByteTables[canon] {
+                var s = String.UnicodeScalarView()
+                for b in bytes { s.append(table[Int(b)]) }
+                return (String(s), true)
+            }
             if let t = iconvDecode(bytes, from: iconvName) { return (t, true) }
             return (String(decoding: bytes, as: UTF8.self), false)
         }
     }
+
+    /// Single-byte charsets, decoded with a 256-entry table built from iconv one byte at a time
+    /// (faster, and never composes: glibc's Windows-1255/1258 would merge base letters with the
+    /// following combining marks, Python's codecs keep them apart).
+    static let singleByteNames: [String] = {
+        var n = ["koi8-r", "koi8-u", "cp866", "cp437", "cp850", "tis-620", "mac-roman"]
+        for i in 2...16 where i != 12 { n.append("iso-8859-\(i)") }
+        for i in 1250...1258 { n.append("windows-\(i)") }
+        return n
+    }()
+
+    static let singleByteTables: [String: [Unicode.Scalar]] = {
+        var tables: [String: [Unicode.Scalar]] = [:]
+        for name in singleByteNames {
+            guard let iconvName = canonical[name] else { continue }
+            var table = [Unicode.Scalar](repeating: "\u{FFFD}", count: 256)
+            var ok = true
+            for b in 0..<256 {
+                guard let t = iconvDecode([UInt8(b)][...], from: iconvName) else { ok = false; break }
+                let sc = Array(t.unicodeScalars)
+                if sc.count == 1 { table[b] = sc[0] }
+            }
+            if ok { tables[name] = table }
+        }
+        return tables
+    }()
 
     /// Converts with iconv to UTF-8; invalid input bytes become U+FFFD. `nil` if iconv does not
     /// know the charset.

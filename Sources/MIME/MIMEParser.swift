@@ -49,10 +49,15 @@ struct MIMEParser {
         return nil
     }
 
+    /// Inside `message/delivery-status`: a blank line ends the current block (CPython pushes
+    /// a blank-line matcher).
+    var blankLineEnds = false
+
     /// Reads the next line unless it is a boundary line of an enclosing multipart (or EOF).
     mutating func readLine() -> Range<Int>? {
         guard pos < data.count else { return nil }
         let e = lineEnd(pos)
+        if blankLineEnds && (data[pos] == 0x0A || data[pos] == 0x0D) { return nil }
         if data[pos] == 0x2D && e - pos >= 2 && data[pos + 1] == 0x2D {
             for b in boundaries.reversed() where matchBoundary(pos, e, b) != nil { return nil }
         }
@@ -64,7 +69,7 @@ struct MIMEParser {
     /// Reads every remaining line of the current part.
     mutating func readRest() -> Range<Int> {
         let start = pos
-        if boundaries.isEmpty { pos = data.count; return start..<pos }
+        if boundaries.isEmpty && !blankLineEnds { pos = data.count; return start..<pos }
         while readLine() != nil {}
         return start..<pos
     }
@@ -99,6 +104,10 @@ struct MIMEParser {
         case var .message(inner):
             stripTrailingLineBreak(&inner)
             part.body = .message(inner)
+        case let .multipart(pre, ps, epi) where part.mimeType == "message/delivery-status":
+            var blocks = ps
+            if !blocks.isEmpty { stripTrailingLineBreak(&blocks[blocks.count - 1]) }
+            part.body = .multipart(preamble: pre, parts: blocks, epilogue: epi)
         case let .multipart(pre, ps, epi):
             var e = epi
             if let ep = e { e = ep.isEmpty ? nil : Array(ep[stripEOL(ep, 0..<ep.count)]) }
@@ -197,7 +206,28 @@ struct MIMEParser {
             part.body = .leaf(Array(data[readRest()]))
             return part
         }
-        if main == "message" && ctype != "message/delivery-status" {
+        if ctype == "message/delivery-status" {
+            // Like CPython: a list of header blocks separated by blank lines, each a part.
+            var blocks: [MIMEPart] = []
+            while true {
+                if partCount >= limits.maxParts { break }
+                let saved = blankLineEnds
+                blankLineEnds = true
+                let blockOffset = pos
+                partCount += 1
+                let h = parseHeaders(path: path + [blocks.count])
+                let body = readRest()
+                blankLineEnds = saved
+                blocks.append(MIMEPart(headers: h, body: .leaf(Array(data[body])), path: path + [blocks.count], offset: blockOffset, defaultType: "text/plain"))
+                guard readLine() != nil else { break }   // the blank line
+                let save = pos
+                guard readLine() != nil else { break }
+                pos = save
+            }
+            part.body = .multipart(preamble: nil, parts: blocks, epilogue: nil)
+            return part
+        }
+        if main == "message" {
             let inner = parseEntity(path: path + [0], depth: depth + 1, defaultType: "text/plain")
             part.body = .message(inner)
             return part

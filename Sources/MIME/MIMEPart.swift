@@ -1,5 +1,6 @@
 /// One entity of a message: its header fields and body. The body of a multipart holds its
-/// sub-parts; the body of a `message/*` part (other than `message/delivery-status`) holds the
+/// sub-parts (of `message/delivery-status`: its header blocks); the body of a `message/*` part
+/// (other than `message/delivery-status`) holds the
 /// attached message's root part; every other body is a leaf with its raw, still
 /// transfer-encoded bytes.
 public struct MIMEPart: Sendable, Equatable {
@@ -8,7 +9,8 @@ public struct MIMEPart: Sendable, Equatable {
         /// A leaf: the raw bytes between the header block and the next boundary (the line break
         /// before the boundary belongs to the boundary, RFC 2046 §5.1.1).
         case leaf([UInt8])
-        /// A parsed multipart: preamble, parts, epilogue (`nil` when absent).
+        /// A parsed multipart: preamble, parts, epilogue (`nil` when absent). Also used for
+        /// `message/delivery-status`, whose parts are its header blocks (as CPython does).
         case multipart(preamble: [UInt8]?, parts: [MIMEPart], epilogue: [UInt8]?)
         /// An attached message (`message/rfc822`, `message/global`, …): its root part.
         case message(MIMEPart)

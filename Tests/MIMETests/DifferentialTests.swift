@@ -17,17 +17,23 @@ struct DifferentialTests {
         let error: String?
     }
 
+    /// Fields that differ, compared exactly (Unicode scalars, not canonical equivalence).
     static func differences(_ a: MessageSummary, _ b: MessageSummary) -> [String: String] {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys]
+        func j<T: Encodable>(_ v: T) -> Data { (try? enc.encode(v)) ?? Data() }
+        func show<T: Encodable>(_ v: T) -> String { String(decoding: j(v), as: UTF8.self).prefix(400).description }
         var d: [String: String] = [:]
-        if a.subject != b.subject { d["subject"] = "\(String(describing: a.subject)) vs \(String(describing: b.subject))" }
-        if a.from != b.from { d["from"] = "\(a.from) vs \(b.from)" }
-        if a.to != b.to { d["to"] = "\(a.to) vs \(b.to)" }
-        if a.cc != b.cc { d["cc"] = "\(a.cc) vs \(b.cc)" }
-        if a.date != b.date { d["date"] = "\(String(describing: a.date)) vs \(String(describing: b.date))" }
-        if a.messageId != b.messageId { d["messageId"] = "\(String(describing: a.messageId)) vs \(String(describing: b.messageId))" }
-        if a.text != b.text { d["text"] = "\(String(describing: a.text).prefix(300)) vs \(String(describing: b.text).prefix(300))" }
-        if a.html != b.html { d["html"] = "\(String(describing: a.html).prefix(300)) vs \(String(describing: b.html).prefix(300))" }
-        if a.attachments != b.attachments { d["attachments"] = "\(a.attachments) vs \(b.attachments)" }
+        func cmp<T: Encodable>(_ name: String, _ x: T, _ y: T) { if j(x) != j(y) { d[name] = "\(show(x)) vs \(show(y))" } }
+        cmp("subject", a.subject, b.subject)
+        cmp("from", a.from, b.from)
+        cmp("to", a.to, b.to)
+        cmp("cc", a.cc, b.cc)
+        cmp("date", a.date, b.date)
+        cmp("messageId", a.messageId, b.messageId)
+        cmp("text", a.text, b.text)
+        cmp("html", a.html, b.html)
+        cmp("attachments", a.attachments, b.attachments)
         return d
     }
 
@@ -44,6 +50,7 @@ struct DifferentialTests {
             let name = URL(fileURLWithPath: ref.file).lastPathComponent
             let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: ref.file)))
             let json = MIMEMessage(bytes: bytes).summaryJSON()
+            MIMEFuzzing.check(bytes)
             let mine = try JSONDecoder().decode(MessageSummary.self, from: Data(json.utf8))
             guard let theirs = ref.summary else {
                 if acceptedDifferences[name]?.contains("pythonError") == true { accepted.append("\(name): pythonError") }
@@ -72,6 +79,25 @@ struct DifferentialTests {
         #expect(files.count >= 80)
         let r = try Self.compare(files: files)
         print("MIME differential (generated): \(files.count) files, \(r.agree) agree, accepted: \(r.accepted)")
+        #expect(r.failures.isEmpty, "\(r.failures.count) disagreements:\n\(r.failures.joined(separator: "\n"))")
+    }
+
+    /// CPython's own email test messages (Lib/test/test_email/data/msg_*.txt), when the Python
+    /// installation ships its test package (pyenv does; Debian's python3 does not).
+    static let cpythonDataDir: URL? = {
+        guard let out = try? TestSupport.run(TestSupport.python, ["-c", "import os, test.test_email as t; print(os.path.join(os.path.dirname(t.__file__), 'data'))"]) else { return nil }
+        let path = String(decoding: out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return FileManager.default.fileExists(atPath: path) ? URL(fileURLWithPath: path) : nil
+    }()
+
+    @Test("CPython's email test messages agree", .enabled(if: cpythonDataDir != nil, "Python has no test.test_email data"))
+    func cpythonTestData() throws {
+        let dir = try #require(Self.cpythonDataDir)
+        let files = try FileManager.default.contentsOfDirectory(at: dir, includingPropertiesForKeys: nil)
+            .filter { $0.lastPathComponent.hasPrefix("msg_") && $0.pathExtension == "txt" }.sorted { $0.lastPathComponent < $1.lastPathComponent }
+        #expect(files.count >= 40)
+        let r = try Self.compare(files: files)
+        print("MIME differential (CPython test data): \(files.count) files, \(r.agree) agree, accepted: \(r.accepted)")
         #expect(r.failures.isEmpty, "\(r.failures.count) disagreements:\n\(r.failures.joined(separator: "\n"))")
     }
 
