@@ -45,8 +45,17 @@ start=$(date +%s)
 archives=()
 for module in "${MODULES[@]}"; do
     echo "== $module: symbol graphs"
-    swift build --scratch-path "$SCRATCH" --target "$module" \
-        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$GRAPHS"
+    rm -f "$GRAPHS/$module.symbols.json" "$GRAPHS/$module@"*.symbols.json
+    build() {
+        swift build --scratch-path "$SCRATCH" --target "$module" \
+            -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$GRAPHS"
+    }
+    build
+    if [ ! -f "$GRAPHS/$module.symbols.json" ]; then
+        # Up to date, so the compiler did not emit the module: have it emit the module again.
+        rm -rf "$SCRATCH"/*/debug/Modules/"$module".swiftmodule
+        build
+    fi
     # Only this module's graphs (its own and its extensions of other modules' types).
     moduleGraphs="$SCRATCH/module-graphs/$module"
     rm -rf "$moduleGraphs" && mkdir -p "$moduleGraphs"
