@@ -184,6 +184,14 @@ struct TreeBuilder {
         }
     }
 
+    /// Inserts the leading ASCII whitespace of a character run (the modes where whitespace is
+    /// inserted as is) and returns the rest, or `nil` when the run was all whitespace.
+    mutating func insertLeadingWhitespace(_ s: String) -> String? {
+        let (ws, rest) = splitWhitespace(s)
+        insertText(ws)
+        return rest.isEmpty ? nil : rest
+    }
+
     /// Splits leading ASCII whitespace off a character run.
     mutating func splitWhitespace(_ s: String) -> (String, String) {
         let utf8 = s.utf8

@@ -101,9 +101,7 @@ extension TreeBuilder {
     mutating func inHead(_ token: Token) {
         switch token {
         case .characters(let s):
-            let (ws, rest) = splitWhitespace(s)
-            insertText(ws)
-            if rest.isEmpty { return }
+            guard let rest = insertLeadingWhitespace(s) else { return }
             pop()
             mode = .afterHead
             process(.characters(rest), mode)
@@ -185,9 +183,7 @@ extension TreeBuilder {
     mutating func afterHead(_ token: Token) {
         switch token {
         case .characters(let s):
-            let (ws, rest) = splitWhitespace(s)
-            insertText(ws)
-            if rest.isEmpty { return }
+            guard let rest = insertLeadingWhitespace(s) else { return }
             insertElement(TagToken(name: "body", attributes: [], selfClosing: false))
             mode = .inBody
             process(.characters(rest), mode)

@@ -144,9 +144,7 @@ extension TreeBuilder {
     mutating func inColumnGroup(_ token: Token) {
         switch token {
         case .characters(let s):
-            let (ws, rest) = splitWhitespace(s)
-            insertText(ws)
-            if rest.isEmpty { return }
+            guard let rest = insertLeadingWhitespace(s) else { return }
             if currentNode?.isHTML("colgroup") != true { error("unexpected-character"); return }
             pop(); mode = .inTable; process(.characters(rest), mode)
         case .comment(let data): insertComment(data)
