@@ -4,57 +4,6 @@ import RampartAPI
 import RampartCore
 import SealedStore
 
-/// A cleartext copy of an attachment that exists only while it is open.
-///
-/// Trust-model row **cleartext files (critical)** — "the cleartext file exists only while the
-/// preview is open, then is deleted": the file is written 0600 in a fresh 0700 folder under the
-/// user's client folder (excluded from backups); ``end()`` overwrites it with zeros and removes
-/// it, and so does `deinit`; logout removes the folder. (Attachments use FileVault's leases,
-/// see ``AttachmentVault``; this one holds rendered message documents.)
-public final class CleartextLease: @unchecked Sendable {
-    public let url: URL
-    private let folder: URL
-    private let lock = NSLock()
-    private var ended = false
-
-    init(folder: URL, name: String, contents: Data) throws {
-        self.folder = folder
-        let safeName = Self.safeFileName(name)
-        url = folder.appendingPathComponent(safeName)
-        do {
-            try PrivateFiles.ensurePrivateDirectory(folder)
-            try PrivateFiles.writeAtomically(contents, to: url)
-        } catch {
-            try? FileManager.default.removeItem(at: folder)
-            throw ClientError.file("Cannot write the cleartext lease: \(error)")
-        }
-    }
-
-    /// Whether the cleartext file still exists.
-    public var isActive: Bool { lock.withLock { !ended } && FileManager.default.fileExists(atPath: url.path) }
-
-    /// Overwrites and deletes the cleartext. Idempotent.
-    public func end() {
-        let first = lock.withLock { () -> Bool in defer { ended = true }; return !ended }
-        guard first else { return }
-        ClientFiles.overwrite(url)
-        try? FileManager.default.removeItem(at: folder)
-    }
-
-    deinit { end() }
-
-    /// A file name without path separators or control characters (the name comes from mail).
-    static func safeFileName(_ name: String) -> String {
-        var cleaned = String(name.unicodeScalars.map { scalar -> Character in
-            if scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F { return "_" }
-            return Character(scalar)
-        })
-        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
-        if cleaned.isEmpty { cleaned = "attachment" }
-        return String(cleaned.prefix(200))
-    }
-}
-
 /// Attachments: metadata from the sealed store, contents from the FileVault cache or the server.
 ///
 /// Trust-model rows **database (critical)** — names and types are sealed in the store;
@@ -63,8 +12,8 @@ public final class CleartextLease: @unchecked Sendable {
 /// re-sealed into the account's FileVault ``AttachmentCache`` under a MainKey sub-key bound to
 /// the user and the attachment id, with a sealed index, a time-to-live, a size cap with LRU
 /// eviction and purge on logout and wipe; and **cleartext files (critical)** — previews are
-/// FileVault ``FileVault/CleartextLease``s, ended by the caller, by a lock, or by the next
-/// start's sweep after a crash.
+/// FileVault ``CleartextLease``s, ended by the caller, by a lock, or by the next start's sweep
+/// after a crash.
 public struct AttachmentVault: Sendable {
     public let account: ClientAccount
     /// The account's file vault (kept open as long as this value: its leases live in it).
@@ -105,7 +54,7 @@ public struct AttachmentVault: Sendable {
 
     /// Opens a cleartext lease on the attachment; end it when the preview closes (a lock ends
     /// it too).
-    public func lease(_ attachment: AttachmentMetadata, api: APIClient) async throws -> FileVault.CleartextLease {
+    public func lease(_ attachment: AttachmentMetadata, api: APIClient) async throws -> CleartextLease {
         if !(try vault.attachments.contains(attachment.id)) {
             var clear = try await fetchIntoCache(attachment, api: api)
             clear.withUnsafeMutableBytes { SecretBytes.zeroize($0) }
@@ -147,9 +96,16 @@ public struct AttachmentVault: Sendable {
 
 extension ClientAccount {
     /// A cleartext lease holding a rendered (sanitized) message document, for a browser to open.
+    ///
+    /// Trust-model row **cleartext files (critical)**: FileVault's ``CleartextLease`` in a
+    /// preview area under the account's client folder (`<home>/client/<user>/leases`, 0700,
+    /// excluded from backups): the file is 0600, overwritten and deleted by ``CleartextLease/end()``
+    /// or when the lease is released; what a crashed process left there is swept by the next
+    /// lease; logout removes the folder.
+    /// - Throws: ``ClientError/file(_:)`` when the folder cannot be prepared, ``FileVaultError``
+    ///   when the file cannot be written.
     public func leaseDocument(_ document: String, name: String = "message.html") throws -> CleartextLease {
         try files.prepare(for: userID)
-        let folder = files.leases(for: userID).appendingPathComponent(UUID().uuidString, isDirectory: true)
-        return try CleartextLease(folder: folder, name: name, contents: Data(document.utf8))
+        return try PreviewArea.lease(root: files.leases(for: userID), fileName: name, contents: Data(document.utf8))
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import FileVault
 import Foundation
 import RampartAPI
 import RampartCore
@@ -14,35 +15,91 @@ public struct DriveEntry: Sendable, Equatable {
     public var isFolder: Bool
 }
 
-/// The metadata sealed into a node's `sealedName`: the name and the per-file key.
-struct DriveNodeSecrets: Codable {
+/// What a drive node's `sealedName` holds (node metadata format 2): the file's name and type,
+/// the revision's content key and the manifest of its blocks in FileVault's
+/// ``DriveBlockFormat`` — file id, block size, cleartext length and the digest of the SHA-256 of
+/// every sealed block, in order (``DriveBlockFormat/listDigest(_:)``: the server limits the
+/// metadata to 4 KiB, so a list of hashes would cap the file size).
+///
+/// On the wire: `SealedPart(to: own public key, part "drive.node")` of
+/// `"RDN2" ‖ HMAC-SHA256(K, "rampart.drive.node.v2" ‖ 0 ‖ user id ‖ 0 ‖ JSON) ‖ JSON`, where `K`
+/// is derived (HKDF-SHA256) from the user's mailbox private key. HPKE alone keeps the metadata
+/// secret, but anyone holding the public key — the server — could seal a node of its own; the
+/// MAC makes the manifest, and through the block hashes the whole file, authentic.
+struct DriveNodeManifest: Codable {
+    static let magic = Data("RDN2".utf8)
+    var version = 2
     var name: String
     var mimeType: String
-    /// base64 of the 32-byte per-file key.
+    /// base64 of the revision's 32-byte content key (a new random key for every upload).
     var key: String
+    /// The ``DriveFileID`` bound into every block's associated data.
+    var fileId: String
     var size: Int64
-    var blockCount: Int
+    var blockSize: Int
+    /// Lower-case hex of ``DriveBlockFormat/listDigest(_:)`` over the sealed blocks.
+    var blocksDigest: String
+
+    /// The block format this manifest describes. - Throws: ``ClientError/tampered(_:)``.
+    func format(user: String) throws -> DriveBlockFormat {
+        guard let id = try? DriveFileID(fileId), blockSize > 0, blockSize <= 64 << 20, size >= 0,
+              DriveClient.bytes(hex: blocksDigest)?.count == SHA256.byteCount
+        else { throw ClientError.tampered("The manifest of drive file \(name)") }
+        return DriveBlockFormat(user: user, fileID: id, blockSize: blockSize, plaintextLength: size)
+    }
+
+    static func macKey(_ keys: MailboxKeyPair) -> SymmetricKey {
+        // Not zeroized here: swift-crypto's `rawRepresentation` shares the key's own auto-zeroing
+        // storage, so wiping it would destroy the private key itself.
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: keys.privateKey.rawRepresentation),
+                               info: Data("rampart.drive.node.mac.v2".utf8), outputByteCount: 32)
+    }
+
+    static func macInput(user: String, body: Data) -> Data { Data("rampart.drive.node.v2\u{0}\(user)\u{0}".utf8) + body }
+
+    /// `magic ‖ MAC ‖ JSON` (the caller zeroizes it).
+    func encoded(user: String, keys: MailboxKeyPair) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var body = try encoder.encode(self)
+        defer { body.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        let mac = HMAC<SHA256>.authenticationCode(for: Self.macInput(user: user, body: body), using: Self.macKey(keys))
+        return Self.magic + Data(mac) + body
+    }
+
+    /// Verifies and decodes what ``encoded(user:keys:)`` made.
+    /// - Throws: ``ClientError/tampered(_:)`` (a forged or modified manifest, or one in the
+    ///   format of an older Rampart — upload such a file again).
+    static func decode(_ data: Data, user: String, keys: MailboxKeyPair, nodeID: String) throws -> DriveNodeManifest {
+        guard data.count > 36, data.prefix(4) == magic else {
+            throw ClientError.tampered("The metadata of drive node \(nodeID) (not in the current drive format; upload the file again)")
+        }
+        let mac = data.subdata(in: (data.startIndex + 4)..<(data.startIndex + 36))
+        let body = data.subdata(in: (data.startIndex + 36)..<data.endIndex)
+        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: macInput(user: user, body: body), using: macKey(keys)),
+              let manifest = try? JSONDecoder().decode(DriveNodeManifest.self, from: body), manifest.version == 2
+        else { throw ClientError.tampered("The metadata of drive node \(nodeID)") }
+        return manifest
+    }
 }
 
-/// Drive upload, download and listing, encrypted client-side.
+/// Drive upload, download and listing, encrypted client-side in FileVault's block format
+/// (``DriveBlockFormat``, the format of the local ``DriveBlockStore`` too).
 ///
 /// Trust-model rows **encrypted file blocks (low)** — the server only ever receives blocks
-/// sealed with a random per-file key; **database (nodes…, critical)** — the file's name and key
-/// travel sealed to the user's own public key (HPKE, part `drive.node`), and the local copy of
-/// the node is kept in the sealed store; **cleartext files (critical)** — cleartext exists only in
-/// the source file and the destination the user chose.
+/// sealed with a random content key per upload (per revision), bound to the user, the file,
+/// their index and the block count; **database (nodes…, critical)** — the file's name, key and
+/// block manifest travel sealed to the user's own public key (HPKE, part `drive.node`) and
+/// authenticated by a key only the mailbox private key gives (``DriveNodeManifest``), and the
+/// local copy of the node is kept in the sealed store; **cleartext files (critical)** — cleartext
+/// exists only in the source file and the destination the user chose; a download is written to
+/// a 0600 partial file renamed into place only after the last block verified.
 ///
-/// Block envelope, version 1: `"RDB1" ‖ nonce (12) ‖ ciphertext ‖ tag (16)`, AES-256-GCM under the
-/// file key, associated data `"rampart.drive.block.v1" ‖ index (u32 BE) ‖ block count (u32 BE)`, so
-/// blocks cannot be reordered, dropped or swapped between files.
-///
-/// Note: FileVault's block store (issue 9) was not in `main` when this was written; blocks are
-/// streamed from and to the server without a local encrypted block cache.
+/// Upload and download hold one block at a time: memory stays flat whatever the file size.
 public struct DriveClient: Sendable {
     public let account: ClientAccount
     /// 1 MiB blocks (the server accepts up to 4 MiB).
     public var blockSize = 1 << 20
-    static let magic = Array("RDB1".utf8)
     static let namePart = "drive.node"
 
     public init(account: ClientAccount) { self.account = account }
@@ -55,68 +112,82 @@ public struct DriveClient: Sendable {
         }
         defer { try? handle.close() }
         let size = Int64((try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)??.int64Value ?? 0)
-        let count = max(1, Int((size + Int64(blockSize) - 1) / Int64(blockSize)))
-        let fileKey = SecretBytes(randomCount: 32)
-        defer { fileKey.wipe() }
+        let session = try account.session()
+        let keys = try account.mailboxKey()
+        let format = DriveBlockFormat(user: session.serverUserID, fileID: .random(), blockSize: blockSize, plaintextLength: size)
+        let contentKey = SecretBytes(randomCount: 32)
+        defer { contentKey.wipe() }
         let phase = "upload \(file.lastPathComponent)"
         var blockIDs: [String] = []
+        var hashes = SHA256()
         var sent: Int64 = 0
         progress?(TransferProgress(phase: phase, done: 0, total: size))
-        for index in 0..<count {
-            var chunk = (try? handle.read(upToCount: blockSize)) ?? Data()
+        for index in 0..<format.blockCount {
+            var chunk = (try? handle.read(upToCount: format.plaintextCount(ofBlock: index))) ?? Data()
             defer { chunk.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-            let sealed = try Self.sealBlock(chunk, index: index, count: count, key: fileKey)
+            guard chunk.count == format.plaintextCount(ofBlock: index) else {
+                throw ClientError.file("\(file.path) changed while it was being uploaded; upload it again.")
+            }
+            let sealed = try contentKey.withSymmetricKey { try format.seal(chunk, index: index, key: $0) }
             let stored = try await api.uploadBlock(sealed)
-            let expected = SHA256.hash(data: sealed).map { String(format: "%02x", $0) }.joined()
-            if stored.sha256.lowercased() != expected && Data(base64Encoded: stored.sha256) != Data(SHA256.hash(data: sealed)) {
+            let hash = DriveBlockFormat.hash(sealed)
+            let expected = Self.hex(hash)
+            if stored.sha256.lowercased() != expected && Data(base64Encoded: stored.sha256) != hash {
                 throw ClientError.tampered("The server's receipt for block \(index)")
             }
             blockIDs.append(stored.blockId)
+            hashes.update(data: hash)
             sent += Int64(chunk.count)
             progress?(TransferProgress(phase: phase, done: sent, total: size))
         }
-        let session = try account.session()
-        let keys = try account.mailboxKey()
-        let secrets = DriveNodeSecrets(name: file.lastPathComponent, mimeType: Self.mimeType(file.pathExtension),
-                                       key: try fileKey.withUnsafeBytes { Data($0).base64EncodedString() },
-                                       size: size, blockCount: count)
-        var json = try JSONEncoder().encode(secrets)
-        defer { json.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        let sealedName = try SealedPart.seal(json, to: keys.publicKey, userID: session.serverUserID, messageID: "drive", part: Self.namePart)
+        let manifest = DriveNodeManifest(name: file.lastPathComponent, mimeType: Self.mimeType(file.pathExtension),
+                                         key: try contentKey.withUnsafeBytes { Data($0).base64EncodedString() },
+                                         fileId: format.fileID.rawValue, size: size, blockSize: blockSize,
+                                         blocksDigest: Self.hex(Data(hashes.finalize())))
+        var plain = try manifest.encoded(user: session.serverUserID, keys: keys)
+        defer { plain.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        let sealedName = try SealedPart.seal(plain, to: keys.publicKey, userID: session.serverUserID, messageID: "drive", part: Self.namePart)
         let volume = try await api.driveVolume()
         let node = try await api.createNode(DriveNodeRequest(sealedName: sealedName.base64EncodedString(), parentId: volume.rootNodeId,
                                                              blockIds: blockIDs, size: size))
-        try? remember(node, secrets: secrets, shareID: volume.shareId)
-        return DriveEntry(id: node.id, name: secrets.name, size: size, modified: node.modified, isFolder: false)
+        try? remember(node, manifest: manifest, shareID: volume.shareId)
+        return DriveEntry(id: node.id, name: manifest.name, size: size, modified: node.modified, isFolder: false)
     }
 
     /// Downloads node `id` and writes its cleartext to `destination` (0600).
     public func download(_ id: String, to destination: URL, api: APIClient, progress: ProgressHandler? = nil) async throws -> DriveEntry {
         let node: DriveNodeResponse
         do { node = try await api.node(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive file", id: id) }
-        let secrets = try open(node)
-        guard let keyBytes = Data(base64Encoded: secrets.key), keyBytes.count == 32 else { throw ClientError.tampered("The key of drive file \(id)") }
-        let fileKey = SecretBytes(copying: keyBytes)
-        defer { fileKey.wipe() }
-        guard node.blockIds.count == secrets.blockCount else { throw ClientError.tampered("The block list of drive file \(id)") }
+        let manifest = try open(node)
+        let format = try manifest.format(user: try account.session().serverUserID)
+        guard let keyBytes = Data(base64Encoded: manifest.key), keyBytes.count == 32 else { throw ClientError.tampered("The key of drive file \(id)") }
+        let contentKey = SecretBytes(copying: keyBytes)
+        defer { contentKey.wipe() }
+        guard node.blockIds.count == format.blockCount else { throw ClientError.tampered("The block list of drive file \(id)") }
+        var hashes = SHA256()
         let partial = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).rampart-partial")
         guard FileManager.default.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600]),
               let out = try? FileHandle(forWritingTo: partial) else {
             throw ClientError.file("Cannot write \(destination.path).")
         }
         var received: Int64 = 0
-        let phase = "download \(secrets.name)"
-        progress?(TransferProgress(phase: phase, done: 0, total: secrets.size))
+        let phase = "download \(manifest.name)"
+        progress?(TransferProgress(phase: phase, done: 0, total: manifest.size))
         do {
             for (index, blockID) in node.blockIds.enumerated() {
                 let sealed = try await api.block(blockID)
-                var clear = try Self.openBlock(sealed, index: index, count: node.blockIds.count, key: fileKey)
+                guard var clear = try contentKey.withSymmetricKey({ format.open(sealed, index: index, expectedHash: nil, key: $0) })
+                else { throw ClientError.tampered("Drive block \(index)") }
+                hashes.update(data: DriveBlockFormat.hash(sealed))
                 defer { clear.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
                 out.write(clear)
                 received += Int64(clear.count)
-                progress?(TransferProgress(phase: phase, done: received, total: secrets.size))
+                progress?(TransferProgress(phase: phase, done: received, total: manifest.size))
             }
-            guard received == secrets.size else { throw ClientError.tampered("Drive file \(id) (size differs)") }
+            guard received == manifest.size else { throw ClientError.tampered("Drive file \(id) (size differs)") }
+            guard Self.hex(Data(hashes.finalize())) == manifest.blocksDigest else {
+                throw ClientError.tampered("Drive file \(id) (its blocks are not the ones uploaded)")
+            }
             try out.synchronize()
             try out.close()
             guard rename(partial.path, destination.path) == 0 else {
@@ -127,7 +198,7 @@ public struct DriveClient: Sendable {
             try? FileManager.default.removeItem(at: partial)
             throw error
         }
-        return DriveEntry(id: node.id, name: secrets.name, size: secrets.size, modified: node.modified, isFolder: false)
+        return DriveEntry(id: node.id, name: manifest.name, size: manifest.size, modified: node.modified, isFolder: false)
     }
 
     /// The files of the root folder, names opened.
@@ -135,49 +206,49 @@ public struct DriveClient: Sendable {
         let volume = try await api.driveVolume()
         let nodes = try await api.nodes(parent: volume.rootNodeId)
         return try nodes.map { node in
-            let secrets = try open(node)
-            try? remember(node, secrets: secrets, shareID: volume.shareId)
-            return DriveEntry(id: node.id, name: secrets.name, size: node.size, modified: node.modified, isFolder: node.isFolder ?? false)
+            let manifest = try open(node)
+            try? remember(node, manifest: manifest, shareID: volume.shareId)
+            return DriveEntry(id: node.id, name: manifest.name, size: node.size, modified: node.modified, isFolder: node.isFolder ?? false)
         }
     }
 
-    func open(_ node: DriveNodeResponse) throws -> DriveNodeSecrets {
+    /// Opens and authenticates a node's metadata. - Throws: ``ClientError/tampered(_:)``.
+    func open(_ node: DriveNodeResponse) throws -> DriveNodeManifest {
         guard let sealed = Data(base64Encoded: node.sealedName) else { throw ClientError.malformedResponse("the sealed name of node \(node.id)") }
         let session = try account.session()
-        var json = try SealedPart.open(sealed, with: try account.mailboxKey(), userID: session.serverUserID, messageID: "drive", part: Self.namePart)
-        defer { json.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        do { return try JSONDecoder().decode(DriveNodeSecrets.self, from: json) } catch {
-            throw ClientError.malformedResponse("the metadata of drive node \(node.id)")
-        }
+        let keys = try account.mailboxKey()
+        var plain = try SealedPart.open(sealed, with: keys, userID: session.serverUserID, messageID: "drive", part: Self.namePart)
+        defer { plain.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        return try DriveNodeManifest.decode(plain, user: session.serverUserID, keys: keys, nodeID: node.id)
     }
 
     /// Keeps the node in the sealed store (name and key sealed under the MainKey).
-    func remember(_ node: DriveNodeResponse, secrets: DriveNodeSecrets, shareID: String) throws {
+    func remember(_ node: DriveNodeResponse, manifest: DriveNodeManifest, shareID: String) throws {
         try account.store().drive.insert(node: DriveNode(id: node.id, shareID: shareID, parentID: node.parentId, kind: 1, state: 0,
-                                                         size: secrets.size, modified: node.modified, name: secrets.name,
-                                                         mimeType: secrets.mimeType, keyMaterial: Data(base64Encoded: secrets.key) ?? Data()))
+                                                         size: manifest.size, modified: node.modified, name: manifest.name,
+                                                         mimeType: manifest.mimeType, keyMaterial: Data(base64Encoded: manifest.key) ?? Data()))
     }
 
-    static func associatedData(index: Int, count: Int) -> Data {
-        var data = Data("rampart.drive.block.v1".utf8)
-        for value in [UInt32(index), UInt32(count)] { withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) } }
+    static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
+
+    static func bytes(hex: String) -> Data? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var data = Data(capacity: digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
+            data.append(high << 4 | low)
+            index += 2
+        }
         return data
     }
 
-    static func sealBlock(_ clear: Data, index: Int, count: Int, key: SecretBytes) throws -> Data {
-        let box = try key.withSymmetricKey { try AES.GCM.seal(clear, using: $0, authenticating: associatedData(index: index, count: count)) }
-        return Data(magic) + box.nonce.withUnsafeBytes { Data($0) } + box.ciphertext + box.tag
-    }
-
-    static func openBlock(_ sealed: Data, index: Int, count: Int, key: SecretBytes) throws -> Data {
-        let bytes = [UInt8](sealed)
-        guard bytes.count >= 4 + 12 + 16, Array(bytes[0..<4]) == magic else { throw ClientError.tampered("Drive block \(index)") }
-        do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: bytes[4..<16]), ciphertext: bytes[16..<(bytes.count - 16)],
-                                            tag: bytes[(bytes.count - 16)...])
-            return try key.withSymmetricKey { try AES.GCM.open(box, using: $0, authenticating: associatedData(index: index, count: count)) }
-        } catch {
-            throw ClientError.tampered("Drive block \(index)")
+    static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        default: nil
         }
     }
 

@@ -139,28 +139,23 @@ final class BackendStore: Sendable {
 
     /// Runs a write transaction; GRDB and SQLite errors become ``ServerError/storage(_:)``.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
-        do {
-            return try pool.write(body)
-        } catch let error as ServerError {
-            throw error
-        } catch let error as DatabaseError {
-            throw ServerError.storage("SQLite error \(error.resultCode.rawValue)")
-        } catch let error as any RampartError {
-            throw error
-        } catch {
-            throw ServerError.storage("\(type(of: error))")
-        }
+        try Self.typedErrors { try pool.write(body) }
     }
 
+    /// Runs a read; GRDB and SQLite errors become ``ServerError/storage(_:)``.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try Self.typedErrors { try pool.read(body) }
+    }
+
+    /// Passes typed errors through and turns anything else into ``ServerError/storage(_:)``
+    /// (the SQLite result code or the error's type, never its text: it may quote a query).
+    static func typedErrors<T>(_ body: () throws -> T) throws -> T {
         do {
-            return try pool.read(body)
-        } catch let error as ServerError {
+            return try body()
+        } catch let error as any RampartError {
             throw error
         } catch let error as DatabaseError {
             throw ServerError.storage("SQLite error \(error.resultCode.rawValue)")
-        } catch let error as any RampartError {
-            throw error
         } catch {
             throw ServerError.storage("\(type(of: error))")
         }

@@ -88,22 +88,38 @@ struct SessionVaultTests {
     }
 }
 
-@Suite("Drive block envelope")
-struct DriveEnvelopeTests {
-    @Test func blocksOpenOnlyAtTheirIndexAndCount() throws {
-        let key = SecretBytes(randomCount: 32)
-        let block = try DriveClient.sealBlock(Data("block zero".utf8), index: 0, count: 2, key: key)
-        #expect(try DriveClient.openBlock(block, index: 0, count: 2, key: key) == Data("block zero".utf8))
-        #expect(throws: ClientError.self) { try DriveClient.openBlock(block, index: 1, count: 2, key: key) }
-        #expect(throws: ClientError.self) { try DriveClient.openBlock(block, index: 0, count: 1, key: key) }
-        #expect(throws: ClientError.self) { try DriveClient.openBlock(block, index: 0, count: 2, key: SecretBytes(randomCount: 32)) }
+@Suite("Drive node manifest")
+struct DriveManifestTests {
+    static func manifest(size: Int64 = 10) -> DriveNodeManifest {
+        DriveNodeManifest(name: "a.txt", mimeType: "text/plain", key: Data(repeating: 1, count: 32).base64EncodedString(),
+                          fileId: "f1", size: size, blockSize: 1 << 20, blocksDigest: String(repeating: "ab", count: 32))
     }
 
-    @Test func aTamperedBlockIsRejected() throws {
-        let key = SecretBytes(randomCount: 32)
-        var block = try DriveClient.sealBlock(Data(repeating: 7, count: 1000), index: 3, count: 9, key: key)
-        block[40] ^= 1
-        #expect(throws: ClientError.tampered("Drive block 3")) { try DriveClient.openBlock(block, index: 3, count: 9, key: key) }
+    @Test func aManifestOpensOnlyForItsUserUnderTheMailboxKey() throws {
+        let keys = MailboxKeyPair.generate()
+        let encoded = try Self.manifest().encoded(user: "u1", keys: keys)
+        #expect(try DriveNodeManifest.decode(encoded, user: "u1", keys: keys, nodeID: "n").name == "a.txt")
+        #expect(throws: ClientError.self) { try DriveNodeManifest.decode(encoded, user: "u2", keys: keys, nodeID: "n") }
+        var flipped = encoded
+        flipped[flipped.count - 3] ^= 1
+        #expect(throws: ClientError.self) { try DriveNodeManifest.decode(flipped, user: "u1", keys: keys, nodeID: "n") }
+    }
+
+    /// The server holds the public key, so it can HPKE-seal metadata of its own; the MAC under a
+    /// key derived from the private key is what refuses it.
+    @Test func aManifestMadeWithoutThePrivateKeyIsRefused() throws {
+        let keys = MailboxKeyPair.generate()
+        let forged = try Self.manifest().encoded(user: "u1", keys: .generate())
+        #expect(throws: ClientError.self) { try DriveNodeManifest.decode(forged, user: "u1", keys: keys, nodeID: "n") }
+    }
+
+    @Test func aManifestWithoutAValidBlockDigestIsRefused() throws {
+        #expect(try Self.manifest(size: 3 << 20).format(user: "u").blockCount == 3)
+        var manifest = Self.manifest()
+        manifest.blocksDigest = "ab"
+        #expect(throws: ClientError.self) { try manifest.format(user: "u") }
+        manifest.blocksDigest = String(repeating: "zz", count: 32)
+        #expect(throws: ClientError.self) { try manifest.format(user: "u") }
     }
 }
 
@@ -187,14 +203,15 @@ struct LeaseTests {
         let home = try TestHome()
         let account = home.account
         let lease = try account.leaseDocument("<p>secret preview</p>", name: "../../etc/passwd")
-        #expect(lease.url.lastPathComponent == "_.._etc_passwd")
-        #expect(lease.url.path.hasPrefix(account.files.directory(for: "alice").path))
-        #expect(try String(contentsOf: lease.url, encoding: .utf8) == "<p>secret preview</p>")
-        let mode = try FileManager.default.attributesOfItem(atPath: lease.url.path)[.posixPermissions] as? NSNumber
+        let url = try lease.url()
+        #expect(url.lastPathComponent == "passwd")
+        #expect(url.path.hasPrefix(account.files.directory(for: "alice").path))
+        #expect(try String(contentsOf: url, encoding: .utf8) == "<p>secret preview</p>")
+        let mode = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600)
         lease.end()
-        #expect(!FileManager.default.fileExists(atPath: lease.url.path))
-        #expect(!FileManager.default.fileExists(atPath: lease.url.deletingLastPathComponent().path))
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(!FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path))
     }
 
     @Test func logoutWipeRemovesTheClientFolder() throws {
@@ -202,7 +219,7 @@ struct LeaseTests {
         let keymaker = home.user.keymaker
         try keymaker.createMainKey()
         let lease = try home.account.leaseDocument("x")
-        #expect(FileManager.default.fileExists(atPath: lease.url.path))
+        #expect(FileManager.default.fileExists(atPath: lease.path))
         let report = keymaker.logout()
         #expect(report.isComplete)
         #expect(report.wiped.contains("client-files"))

@@ -191,9 +191,7 @@ public final class AttachmentCache: @unchecked Sendable {
     /// Runs `body` with the URL of the attachment's cleartext and deletes the cleartext when
     /// `body` returns or throws.
     public func withCleartext<R>(_ id: String, _ body: (URL) throws -> R) throws -> R {
-        let lease = try self.lease(id)
-        defer { lease.end() }
-        return try body(try lease.url())
+        try lease(id).use(body)
     }
 
     /// Runs `body` with the URL of the attachment's cleartext; the cleartext is deleted when
@@ -201,14 +199,7 @@ public final class AttachmentCache: @unchecked Sendable {
     public func withCleartext<R>(_ id: String, isolation: isolated (any Actor)? = #isolation,
                                  _ body: (URL) async throws -> R) async throws -> R {
         try Task.checkCancellation()
-        let lease = try self.lease(id)
-        defer { lease.end() }
-        return try await withTaskCancellationHandler {
-            try Task.checkCancellation()
-            return try await body(try lease.url())
-        } onCancel: {
-            lease.end()
-        }
+        return try await lease(id).use(body)
     }
 
     // MARK: Expiry, eviction, purge

@@ -7,9 +7,11 @@ import RampartCore
 /// Trust-model rows: **encrypted file blocks (low)**, **database (nodes, revisions, blocks,
 /// thumbnails) — critical** and **cleartext files (during preview or upload) — critical**.
 ///
-/// - A file is split into blocks (4 MiB by default); each block is sealed with AES-256-GCM under
-///   a random per-file content key, with associated data binding user, file id, block index and
-///   block count — a block cannot be reordered, dropped or moved to another file.
+/// - A file is split into blocks (4 MiB by default) in the drive's one block format,
+///   ``DriveBlockFormat`` (the format the client also uploads to the server): each block is
+///   sealed with AES-256-GCM under a random per-file content key, with associated data binding
+///   user, file id, block index and block count — a block cannot be reordered, dropped or moved
+///   to another file.
 /// - The SHA-256 of every sealed block is listed in a ``DriveManifest`` authenticated with
 ///   HMAC-SHA256 under a MainKey sub-key; the content key is wrapped by another MainKey sub-key
 ///   and the node name sealed under a third.
@@ -91,7 +93,8 @@ public final class DriveBlockStore: @unchecked Sendable {
             throw FileVaultError.fileTooLarge(size: input.size, limit: configuration.maxFileBytes)
         }
         let blockSize = configuration.blockSize
-        let blockCount = DriveManifest.expectedBlockCount(length: input.size, blockSize: blockSize)
+        let format = DriveBlockFormat(user: userID.rawValue, fileID: id, blockSize: blockSize, plaintextLength: input.size)
+        let blockCount = format.blockCount
         let staging = folder.appendingPathComponent(".staging-\(UUID().uuidString)")
         do {
             try VaultDisk.privateDirectory(staging)
@@ -103,12 +106,11 @@ public final class DriveBlockStore: @unchecked Sendable {
             var thumbnailHash: Data?
             try contentKey.withSymmetricKey { key in
                 for index in 0..<blockCount {
-                    let expected = Int(min(Int64(blockSize), input.size - Int64(index) * Int64(blockSize)))
+                    let expected = format.plaintextCount(ofBlock: index)
                     let plain = try input.read(upTo: expected)
                     guard plain.count == expected else { throw FileVaultError.sourceChanged(path: source.path) }
-                    let sealed = try AES.GCM.seal(plain, using: key,
-                                                  authenticating: blockAD(id, index: index, count: blockCount).bytes).combined!
-                    hashes.append(Data(SHA256.hash(data: sealed)))
+                    let sealed = try format.seal(plain, index: index, key: key)
+                    hashes.append(DriveBlockFormat.hash(sealed))
                     let output = try VaultOutputFile(creating: staging.appendingPathComponent("blocks/\(index)"), budget: budget)
                     do {
                         try output.write(sealed)
@@ -213,9 +215,7 @@ public final class DriveBlockStore: @unchecked Sendable {
     /// Runs `body` with the URL of the file's cleartext; the cleartext is deleted afterwards,
     /// also when `body` throws.
     public func withCleartext<R>(_ id: DriveFileID, _ body: (URL) throws -> R) throws -> R {
-        let lease = try self.lease(id)
-        defer { lease.end() }
-        return try body(try lease.url())
+        try lease(id).use(body)
     }
 
     /// Runs `body` with the URL of the file's cleartext; the cleartext is deleted when `body`
@@ -223,14 +223,7 @@ public final class DriveBlockStore: @unchecked Sendable {
     public func withCleartext<R>(_ id: DriveFileID, isolation: isolated (any Actor)? = #isolation,
                                  _ body: (URL) async throws -> R) async throws -> R {
         try Task.checkCancellation()
-        let lease = try self.lease(id)
-        defer { lease.end() }
-        return try await withTaskCancellationHandler {
-            try Task.checkCancellation()
-            return try await body(try lease.url())
-        } onCancel: {
-            lease.end()
-        }
+        return try await lease(id).use(body)
     }
 
     /// The node name, unsealed.
@@ -306,45 +299,26 @@ public final class DriveBlockStore: @unchecked Sendable {
     private func openBlock(_ id: DriveFileID, index: Int, manifest: DriveManifest, key: SymmetricKey) throws -> Data {
         let url = blockURL(id, index)
         guard VaultDisk.exists(url) else { throw FileVaultError.missingBlock(file: id.rawValue, index: index) }
-        let expectedSize = manifest.plaintextCount(ofBlock: index) + ChunkedEnvelope.overhead
+        let format = DriveBlockFormat(user: userID.rawValue, fileID: id, blockSize: manifest.blockSize,
+                                      plaintextLength: manifest.plaintextLength)
+        let expectedSize = format.sealedCount(ofBlock: index)
         let input = try VaultInputFile(reading: url)
         guard input.size == Int64(expectedSize) else { throw FileVaultError.blockTampered(file: id.rawValue, index: index) }
         let sealed = try input.read(upTo: expectedSize)
-        guard sealed.count == expectedSize, Data(SHA256.hash(data: sealed)) == manifest.blockHashes[index],
-              let box = try? AES.GCM.SealedBox(combined: sealed),
-              let plain = try? AES.GCM.open(box, using: key,
-                                            authenticating: blockAD(id, index: index, count: manifest.blockCount).bytes)
+        guard let plain = format.open(sealed, index: index, expectedHash: manifest.blockHashes[index], key: key)
         else { throw FileVaultError.blockTampered(file: id.rawValue, index: index) }
         return plain
     }
 
-    private func blockAD(_ id: DriveFileID, index: Int, count: Int) -> AssociatedData {
-        var ad = AssociatedData("rampart.filevault.drive.block.v1")
-        ad.append(userID.rawValue)
-        ad.append(id.rawValue)
-        ad.append(UInt64(index))
-        ad.append(UInt64(count))
-        return ad
-    }
-
-    private func thumbnailAD(_ id: DriveFileID) -> AssociatedData {
-        var ad = AssociatedData("rampart.filevault.drive.thumbnail.v1")
+    /// `AD(label, user, file id)`: binds a thumbnail, wrapped key or name to its user and file.
+    private func fileAD(_ label: String, _ id: DriveFileID) -> AssociatedData {
+        var ad = AssociatedData(label)
         ad.append(userID.rawValue)
         ad.append(id.rawValue)
         return ad
     }
 
-    private func contentKeyAD(_ id: DriveFileID) -> AssociatedData {
-        var ad = AssociatedData("rampart.filevault.drive.contentkey.v1")
-        ad.append(userID.rawValue)
-        ad.append(id.rawValue)
-        return ad
-    }
-
-    private func nameAD(_ id: DriveFileID) -> AssociatedData {
-        var ad = AssociatedData("rampart.filevault.drive.nodename.v1")
-        ad.append(userID.rawValue)
-        ad.append(id.rawValue)
-        return ad
-    }
+    private func thumbnailAD(_ id: DriveFileID) -> AssociatedData { fileAD("rampart.filevault.drive.thumbnail.v1", id) }
+    private func contentKeyAD(_ id: DriveFileID) -> AssociatedData { fileAD("rampart.filevault.drive.contentkey.v1", id) }
+    private func nameAD(_ id: DriveFileID) -> AssociatedData { fileAD("rampart.filevault.drive.nodename.v1", id) }
 }

@@ -47,15 +47,6 @@ struct DriveManifest: Codable, Sendable {
 
     var blockCount: Int { blockHashes.count }
 
-    static func expectedBlockCount(length: Int64, blockSize: Int) -> Int {
-        max(1, Int((length + Int64(blockSize) - 1) / Int64(blockSize)))
-    }
-
-    func plaintextCount(ofBlock index: Int) -> Int {
-        let start = Int64(index) * Int64(blockSize)
-        return Int(min(Int64(blockSize), max(0, plaintextLength - start)))
-    }
-
     static func macInput(user: UserID, fileID: DriveFileID, body: Data) -> Data {
         var ad = AssociatedData("rampart.filevault.drive.manifest.v1")
         ad.append(user.rawValue)
@@ -85,7 +76,7 @@ struct DriveManifest: Codable, Sendable {
         }
         guard manifest.version == 1 else { throw FileVaultError.unsupportedVersion(manifest.version) }
         guard manifest.fileID == fileID.rawValue, manifest.blockSize > 0, manifest.plaintextLength >= 0,
-              manifest.blockHashes.count == expectedBlockCount(length: manifest.plaintextLength, blockSize: manifest.blockSize),
+              manifest.blockHashes.count == DriveBlockFormat.blockCount(length: manifest.plaintextLength, blockSize: manifest.blockSize),
               manifest.blockHashes.allSatisfy({ $0.count == SHA256.byteCount })
         else { throw FileVaultError.manifestTampered(file: fileID.rawValue) }
         return manifest

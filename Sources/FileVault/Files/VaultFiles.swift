@@ -211,6 +211,23 @@ enum VaultDisk {
         }
     }
 
+    /// Overwrites a regular file with zeros in place (best effort; no error if it is gone).
+    static func overwrite(_ url: URL) {
+        let fd = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > 0 else { return }
+        let zeros = [UInt8](repeating: 0, count: Int(min(info.st_size, 1 << 20)))
+        var remaining = Int(info.st_size)
+        while remaining > 0 {
+            let written = zeros.withUnsafeBytes { Glibc_write(fd, $0.baseAddress!, min(remaining, zeros.count)) }
+            guard written > 0 else { return }
+            remaining -= written
+        }
+        _ = fsync(fd)
+    }
+
     static func rename(_ from: URL, to: URL) throws {
         guard Foundation.rename(from.path, to.path) == 0 else {
             throw FileVaultError.fromWrite(errno: errno, path: to.path, operation: "rename")

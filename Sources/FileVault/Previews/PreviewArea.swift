@@ -142,6 +142,31 @@ public final class PreviewArea: @unchecked Sendable {
         return lease
     }
 
+    /// Opens a lease holding `contents` (for example a rendered message document), written
+    /// 0600 and atomically.
+    public func lease(fileName: String, contents: Data) throws -> CleartextLease {
+        try lease(fileName: fileName) { url in
+            let output = try VaultOutputFile(creating: url, budget: nil)
+            do {
+                try output.write(contents)
+                try output.finish(sync: true)
+            } catch {
+                output.abandon()
+                throw error
+            }
+        }
+    }
+
+    /// Opens a lease in a preview area of its own under `root` (sweeping what crashed processes
+    /// left there first). The lease keeps its area alive: the area ends with the lease. For
+    /// callers that need one cleartext file without an open ``Vault``.
+    public static func lease(root: URL, fileName: String, contents: Data) throws -> CleartextLease {
+        let area = try PreviewArea(root: root)
+        let lease = try area.lease(fileName: fileName, contents: contents)
+        lease.retain(area)
+        return lease
+    }
+
     /// Number of leases currently open in this process.
     public var activeLeaseCount: Int {
         lock.withLock { leases.values.filter { $0.lease?.isActive == true }.count }
@@ -180,8 +205,14 @@ public final class PreviewArea: @unchecked Sendable {
 /// lease is released, when its ``PreviewArea`` sees a lock or wipe, and (after a crash) by the
 /// next start's sweep. A UI that controls a preview's lifetime keeps the lease object and calls
 /// ``end()`` when the preview closes.
+///
+/// This is Rampart's one lease type: attachment and drive previews (``AttachmentCache``,
+/// ``DriveBlockStore``) and the client's rendered message documents
+/// (``PreviewArea/lease(root:fileName:contents:)``) all use it.
 public final class CleartextLease: @unchecked Sendable {
     private let lock = NSLock()
+    /// The area of a standalone lease, kept alive as long as the lease.
+    private var owner: PreviewArea?
     private let fileURL: URL
     private let folder: URL
     private var active = true
@@ -210,15 +241,39 @@ public final class CleartextLease: @unchecked Sendable {
     /// The path whether or not the lease is active (for checks that it is gone).
     public var path: String { fileURL.path }
 
-    /// Deletes the cleartext. Idempotent.
+    func retain(_ area: PreviewArea) { lock.withLock { owner = area } }
+
+    /// Runs `body` with the cleartext's URL, then ends the lease — also when `body` throws.
+    public func use<R>(_ body: (URL) throws -> R) throws -> R {
+        defer { end() }
+        return try body(try url())
+    }
+
+    /// Runs `body` with the cleartext's URL; the lease ends when `body` returns, throws, or the
+    /// task is cancelled (at once, even while `body` still runs).
+    public func use<R>(isolation: isolated (any Actor)? = #isolation, _ body: (URL) async throws -> R) async throws -> R {
+        defer { end() }
+        return try await withTaskCancellationHandler {
+            try Task.checkCancellation()
+            return try await body(try url())
+        } onCancel: {
+            end()
+        }
+    }
+
+    /// Overwrites the cleartext with zeros and deletes it. Idempotent.
     public func end() {
         let wasActive = lock.withLock { () -> Bool in
             defer { active = false }
             return active
         }
         guard wasActive else { return }
+        // Best effort against a later forensic read of the freed blocks (journaling and
+        // copy-on-write file systems may keep older copies).
+        VaultDisk.overwrite(fileURL)
         VaultDisk.remove(folder)
         PrivateFiles.syncDirectory(folder.deletingLastPathComponent())
         onEnd()
+        lock.withLock { owner = nil }
     }
 }
