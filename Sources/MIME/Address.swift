@@ -7,6 +7,7 @@ public struct MailAddress: Sendable, Equatable, Hashable, CustomStringConvertibl
     /// The addr-spec (`local@domain`); the local part is quoted when it needs it.
     public var address: String
 
+    /// Creates an address; an empty name counts as none.
     public init(name: String? = nil, address: String) {
         self.name = (name?.isEmpty ?? true) ? nil : name; self.address = address
     }

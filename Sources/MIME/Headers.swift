@@ -8,6 +8,7 @@ public struct MIMEHeaderField: Sendable, Equatable {
     /// bytes decoded as UTF-8 (invalid bytes become U+FFFD). Encoded words are not decoded.
     public let value: String
 
+    /// Creates a field from parsed parts.
     public init(name: String, raw: [UInt8], value: String) {
         self.name = name; self.raw = raw; self.value = value
     }
@@ -30,8 +31,10 @@ public struct MIMEHeaders: Sendable, Equatable, Sequence {
     /// All fields in order.
     public private(set) var fields: [MIMEHeaderField]
 
+    /// Creates headers from fields in order.
     public init(_ fields: [MIMEHeaderField] = []) { self.fields = fields }
 
+    /// Iterates the fields in order.
     public func makeIterator() -> IndexingIterator<[MIMEHeaderField]> { fields.makeIterator() }
 
     /// The first field with this name (case-insensitive), unfolded but not decoded.
@@ -90,6 +93,7 @@ public struct ContentType: Sendable, Equatable {
     /// The parameters in order (names lowercased, values decoded).
     public let parameters: [(name: String, value: String)]
 
+    /// Same type and same parameters in the same order.
     public static func == (a: ContentType, b: ContentType) -> Bool {
         a.type == b.type && a.parameters.map(\.name) == b.parameters.map(\.name) && a.parameters.map(\.value) == b.parameters.map(\.value)
     }
@@ -105,6 +109,7 @@ public struct ContentType: Sendable, Equatable {
         return parameters.first { $0.name == l }?.value
     }
 
+    /// Creates a content type from `type/subtype` and decoded parameters.
     public init(type: String, parameters: [(name: String, value: String)]) {
         self.type = type; self.parameters = parameters
     }
@@ -124,6 +129,7 @@ public struct Parameters: Sendable {
     /// Decoded parameters, names lowercased, in order of first appearance.
     public var list: [(name: String, value: String)]
 
+    /// The first value of a parameter (name case-insensitive).
     public func value(_ name: String) -> String? {
         let l = name.lowercased()
         return list.first { $0.name == l }?.value

@@ -13,9 +13,8 @@ public enum MIMEError: Error, Equatable, Sendable, CustomStringConvertible {
     case notAnMbox(path: String)
     /// A builder input is invalid (e.g. a header value with a line break, an address without `@`).
     case invalidBuilderInput(field: String, reason: String)
-    /// A charset name is unknown to this library and to iconv.
-    case unknownCharset(String)
 
+    /// A message saying what failed and where.
     public var description: String {
         switch self {
         case let .io(path, errno):
@@ -26,8 +25,6 @@ public enum MIMEError: Error, Equatable, Sendable, CustomStringConvertible {
             return "MIME: \(path) is not an mbox file (it must start with a \"From \" line)"
         case let .invalidBuilderInput(field, reason):
             return "MIME: cannot build the message: \(field): \(reason)"
-        case let .unknownCharset(name):
-            return "MIME: unknown charset \"\(name)\""
         }
     }
 }
@@ -41,7 +38,7 @@ public struct MIMEProblem: Equatable, Sendable, CustomStringConvertible {
         case noBoundary, startBoundaryNotFound, closeBoundaryNotFound
         case tooDeep, tooManyParts
         case badBase64, badQuotedPrintable, unknownTransferEncoding
-        case unknownCharset, undecodableText
+        case unknownCharset
     }
     /// The kind of problem.
     public let kind: Kind
@@ -52,10 +49,12 @@ public struct MIMEProblem: Equatable, Sendable, CustomStringConvertible {
     /// A human-readable explanation.
     public let detail: String
 
+    /// Creates a problem record.
     public init(kind: Kind, partPath: [Int], offset: Int, detail: String) {
         self.kind = kind; self.partPath = partPath; self.offset = offset; self.detail = detail
     }
 
+    /// A message saying what failed and where.
     public var description: String {
         let path = partPath.isEmpty ? "message" : "part " + partPath.map(String.init).joined(separator: ".")
         return "\(path) at byte \(offset): \(kind.rawValue): \(detail)"
@@ -78,6 +77,7 @@ public struct MIMELimits: Sendable, Equatable {
     /// The default bounds.
     public static let `default` = MIMELimits()
 
+    /// Creates bounds (defaults: depth 64, 1000 fields, 64 KiB per field, 10,000 parts).
     public init(maxDepth: Int = 64, maxHeaderCount: Int = 1000, maxHeaderLength: Int = 65_536, maxParts: Int = 10_000) {
         self.maxDepth = maxDepth; self.maxHeaderCount = maxHeaderCount
         self.maxHeaderLength = maxHeaderLength; self.maxParts = maxParts

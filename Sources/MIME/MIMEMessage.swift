@@ -24,6 +24,7 @@ public struct MIMEMessage: Sendable, Equatable {
     /// Parses a message from a string's UTF-8 bytes.
     public init(_ text: String, limits: MIMELimits = .default) { self.init(bytes: Array(text.utf8), limits: limits) }
 
+    /// Wraps an existing part tree.
     public init(root: MIMEPart, problems: [MIMEProblem] = []) { self.root = root; self.problems = problems }
 
     /// The message header fields.
@@ -198,6 +199,7 @@ public struct MIMEAttachment: Sendable, Equatable {
     /// The part path in the message.
     public var path: [Int]
 
+    /// The attachment view of a part (decodes its body).
     public init(part: MIMEPart) {
         filename = part.filename
         contentType = part.mimeType

@@ -29,6 +29,7 @@ public struct MIMEPart: Sendable, Equatable {
     /// `multipart/digest`).
     public var defaultType: String
 
+    /// Creates a part.
     public init(headers: MIMEHeaders, body: Body, path: [Int] = [], offset: Int = 0, defaultType: String = "text/plain") {
         self.headers = headers; self.body = body; self.path = path; self.offset = offset; self.defaultType = defaultType
     }

@@ -63,7 +63,9 @@ public final class MboxReader {
     let fd: Int32
     let ownsFD: Bool
     let path: String
+    /// Entries larger than this are reported, not loaded.
     public let maxMessageBytes: Int
+    /// How `>From ` quoting is undone.
     public let format: MboxFormat
     var buf: [UInt8]
     var bufStart = 0, bufEnd = 0
@@ -265,8 +267,10 @@ public final class MboxWriter {
 /// Lists the messages of a Maildir (`cur/` then `new/`, each sorted by file name; `tmp/` and
 /// dot files are ignored).
 public struct MaildirReader: Sendable {
+    /// The Maildir folder (holding `cur/`, `new/`, `tmp/`).
     public let root: String
 
+    /// A reader for the Maildir at `path`.
     public init(path: String) { root = path }
 
     /// The message file paths in a stable order.

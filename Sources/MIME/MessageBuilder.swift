@@ -13,12 +13,15 @@ import Foundation
 public struct MessageBuilder: Sendable {
     /// An attachment or inline image.
     public struct Attachment: Sendable, Equatable {
+        /// The file name (RFC 2231 encoded when not short ASCII).
         public var filename: String?
         /// `type/subtype`.
         public var contentType: String
+        /// The content (sent base64).
         public var data: [UInt8]
         /// For inline images: the Content-ID without `<>` (referenced from HTML as `cid:…`).
         public var contentID: String?
+        /// Creates an attachment; give `contentID` for inline images.
         public init(filename: String?, contentType: String, data: [UInt8], contentID: String? = nil) {
             self.filename = filename; self.contentType = contentType; self.data = data; self.contentID = contentID
         }
@@ -27,24 +30,34 @@ public struct MessageBuilder: Sendable {
     /// Line endings of the output.
     public enum LineEnding: Sendable { case crlf, lf }
 
+    /// The senders (at least one).
     public var from: [MailAddress] = []
+    /// The To recipients.
     public var to: [MailAddress] = []
+    /// The Cc recipients.
     public var cc: [MailAddress] = []
+    /// The Reply-To addresses.
     public var replyTo: [MailAddress] = []
+    /// The subject (RFC 2047 encoded when not ASCII).
     public var subject: String?
     /// The Date header (now when `nil`).
     public var date: Date?
     /// The Message-ID without `<>` (random `…@rampart.invalid` when `nil`).
     public var messageID: String?
+    /// The plain-text body (LF or CRLF line endings; normalized).
     public var text: String?
+    /// The HTML body.
     public var html: String?
     /// Images shown inside the HTML (need a `contentID`).
     public var inlineImages: [Attachment] = []
+    /// Attachments (`Content-Disposition: attachment`).
     public var attachments: [Attachment] = []
     /// Further header fields (ASCII names; values RFC 2047 encoded when needed).
     public var extraHeaders: [(name: String, value: String)] = []
+    /// CRLF (default, for SMTP) or LF (for local files).
     public var lineEnding: LineEnding = .crlf
 
+    /// An empty builder.
     public init() {}
 
     var nl: [UInt8] { lineEnding == .crlf ? [0x0D, 0x0A] : [0x0A] }

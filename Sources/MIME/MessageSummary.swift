@@ -12,36 +12,56 @@ import Foundation
 public struct MessageSummary: Codable, Sendable, Equatable {
     /// One address.
     public struct Address: Codable, Sendable, Equatable {
+        /// Display name or `nil`.
         public var name: String?
+        /// The addr-spec.
         public var address: String
+        /// Creates an address entry.
         public init(name: String?, address: String) { self.name = name; self.address = address }
     }
     /// One attachment.
     public struct Attachment: Codable, Sendable, Equatable {
+        /// File name or `nil`.
         public var filename: String?
+        /// `type/subtype`.
         public var contentType: String
+        /// Content-ID without `<>`, or `nil`.
         public var contentId: String?
+        /// `inline` or `attachment`.
         public var disposition: String
+        /// Size of the transfer-decoded bytes.
         public var size: Int
+        /// Lowercase hex SHA-256 of the transfer-decoded bytes.
         public var sha256: String
+        /// Creates an attachment entry.
         public init(filename: String?, contentType: String, contentId: String?, disposition: String, size: Int, sha256: String) {
             self.filename = filename; self.contentType = contentType; self.contentId = contentId
             self.disposition = disposition; self.size = size; self.sha256 = sha256
         }
     }
 
+    /// Decoded Subject or `nil`.
     public var subject: String?
+    /// From addresses.
     public var from: [Address]
+    /// To addresses (groups flattened).
     public var to: [Address]
+    /// Cc addresses.
     public var cc: [Address]
+    /// Date in UTC, `YYYY-MM-DDTHH:MM:SSZ`, or `nil`.
     public var date: String?
+    /// Message-ID without `<>`, or `nil`.
     public var messageId: String?
+    /// The decoded text/plain body or `nil`.
     public var text: String?
+    /// The decoded text/html body or `nil`.
     public var html: String?
+    /// Every attachment (see the type's documentation).
     public var attachments: [Attachment]
 
     enum CodingKeys: String, CodingKey { case subject, from, to, cc, date, messageId, text, html, attachments }
 
+    /// Decodes the JSON form (`null` for absent values).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         subject = try c.decodeIfPresent(String.self, forKey: .subject)

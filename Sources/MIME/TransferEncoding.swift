@@ -13,6 +13,7 @@ public enum TransferEncoding {
 
     /// The result of a lenient decode: the bytes and whether the input was damaged.
     public struct Decoded: Sendable, Equatable {
+        /// The decoded bytes.
         public var bytes: [UInt8]
         /// `nil` when the input was clean, else what was repaired or why it was kept raw.
         public var problem: String?
