@@ -264,7 +264,7 @@ cliDependencies.append("RampartRuntime")
 // MARK: - RampartCLIKit: the command-line glue `rampart` and `rampart-dev` share (global options,
 // the `--pin-stdin` option group, error reporting, JSON printing), on ArgumentParser.
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
-targets.append(.target(name: "RampartCLIKit", dependencies: ["RampartRuntime", "RampartCore", argumentParser],
+targets.append(.target(name: "RampartCLIKit", dependencies: ["RampartRuntime", "RampartCore", "Keymaker", argumentParser],
                        swiftSettings: swiftSettings))
 cliDependencies.append("RampartCLIKit")
 

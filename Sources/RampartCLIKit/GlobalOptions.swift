@@ -66,6 +66,18 @@ public func report(_ error: any Error, withCode: Bool = false) -> ExitCode {
     return ExitCode(exitStatus(for: error))
 }
 
+/// Runs `body` with the account the options name, its key made available (the agent's, or
+/// unwrapped here with the PIN from `pin`), inside ``reportingErrors(_:)``; the account is
+/// finished (closed, key dropped) afterwards.
+public func withUnlockedAccount<R>(_ global: GlobalOptions, _ pin: PINOptions,
+                                   _ body: (AccountSession) async throws -> R) async throws -> R {
+    try await reportingErrors {
+        let session = try AccountSession.unlocked(global.runtime, pin: pin.input)
+        defer { session.finish() }
+        return try await body(session)
+    }
+}
+
 /// The exit status of an error thrown by a command.
 public func exitStatus(for error: any Error) -> Int32 {
     error is ValidationError ? ExitStatus.badInput : ExitStatus.code(for: error)

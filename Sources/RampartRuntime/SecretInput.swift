@@ -26,7 +26,8 @@ public struct SecretInput: Sendable {
     /// One secret: a line of standard input (`what` names it in the error), or asked on the
     /// terminal with `prompt` (falling back to a line of standard input when there is none).
     public func read(_ what: String, prompt: String) throws -> SecretBytes {
-        fromStandardInput ? try StandardInput.readSecretLine(what) : try SecretPrompt.secret(prompt)
+        if !fromStandardInput, let secret = SecretPrompt.fromTerminal(prompt) { return secret }
+        return try StandardInput.readSecretLine(what)
     }
 
     /// A new PIN: a line of standard input, or asked twice on the terminal.

@@ -12,7 +12,7 @@ struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
         abstract: "Create, protect, unlock and inspect the MainKey.",
-        subcommands: [Init.self, Protect.self, RemoveProtector.self, ChangePIN.self, Unlock.self, Status.self, Autolock.self, Wipe.self, TPMLockout.self]
+        subcommands: [Init.self, Protect.self, RemoveProtectorCommand.self, ChangePIN.self, Unlock.self, Status.self, Autolock.self, Wipe.self, TPMLockout.self]
     )
 
     struct Init: AsyncParsableCommand {
@@ -63,29 +63,6 @@ struct KeyCommand: AsyncParsableCommand {
                     for old in previous where old.needsPIN == kind.needsPIN { try keymaker.deactivate(old) }
                 }
                 print("MainKey protected by \(kind); active protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
-            }
-        }
-    }
-
-    struct RemoveProtector: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "remove-protector",
-            abstract: "Remove one protector (none, pin, hardware, hardwarePIN); at least one must stay.",
-            discussion: "The MainKey is unlocked first (reading the current PIN if needed) and never changes: no data is re-encrypted or lost.")
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "none | pin | hardware | hardwarePIN") var kind: String
-
-        func validate() throws {
-            guard ProtectorKind(rawValue: kind) != nil else {
-                throw ValidationError("Unknown protector '\(kind)'; choose none, pin, hardware or hardwarePIN.")
-            }
-        }
-
-        func run() async throws {
-            try await reportingErrors {
-                let parsed = ProtectorKind(rawValue: kind) ?? .none
-                let active = try AccountKeys(global.runtime).removeProtector(parsed) { try StandardInput.readSecretLine("the current PIN") }
-                print("Removed the \(parsed) protector; active protectors: \(active.map(\.rawValue).joined(separator: ", ")).")
             }
         }
     }

@@ -185,9 +185,7 @@ struct SettingsCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
-            defer { context.finish() }
+        try await withUnlockedAccount(global, pinInput) { context in
             let store = try context.account.store()
             let readout = try store.privacySettings()
             for warning in readout.warnings { FileHandle.standardError.write(Data("rampart: warning: \(warning)\n".utf8)) }
@@ -206,7 +204,7 @@ struct SettingsCommand: AsyncParsableCommand {
     }
 }
 
-// MARK: - change-pin, remove-protector
+// MARK: - change-pin (remove-protector is RampartCLIKit's RemoveProtectorCommand, shared with `rampart-dev key`)
 
 /// `rampart change-pin`: a new PIN for the account's MainKey.
 struct ChangePINCommand: AsyncParsableCommand {
@@ -224,33 +222,6 @@ struct ChangePINCommand: AsyncParsableCommand {
             try keys.changePIN(current: { try pinInput.input.read("the current PIN", prompt: "Current PIN: ") },
                                new: { try pinInput.input.readNewPIN() })
             print("PIN changed; the MainKey (and every item it protects) is unchanged.")
-        }
-    }
-}
-
-/// `rampart remove-protector KIND`: drops one way of opening the MainKey.
-struct RemoveProtectorCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "remove-protector",
-        abstract: "Remove one protector (none, pin, hardware, hardwarePIN); at least one must stay.",
-        discussion: "The MainKey is unlocked first (asking the current PIN if needed) and never changes: no data is re-encrypted or lost.")
-    @OptionGroup var global: GlobalOptions
-    @OptionGroup var pinInput: PINOptions
-    @Argument(help: "none | pin | hardware | hardwarePIN") var kind: String
-
-    func validate() throws {
-        guard ProtectorKind(rawValue: kind) != nil else {
-            throw ValidationError("Unknown protector '\(kind)'; choose none, pin, hardware or hardwarePIN.")
-        }
-    }
-
-    func run() async throws {
-        try await reportingErrors {
-            let parsed = ProtectorKind(rawValue: kind) ?? .none
-            let keys = try AccountKeys(global.runtime)
-            guard try keys.keymaker.hasMainKey() else { throw ClientError.notLoggedIn(keys.userID) }
-            let active = try keys.removeProtector(parsed) { try pinInput.input.read("the current PIN", prompt: "Current PIN: ") }
-            print("Removed the \(parsed) protector; active protectors: \(active.map(\.rawValue).joined(separator: ", ")).")
         }
     }
 }

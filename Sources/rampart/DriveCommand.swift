@@ -25,9 +25,7 @@ struct DriveCommand: AsyncParsableCommand {
         @OptionGroup var pinInput: PINOptions
 
         func run() async throws {
-            try await reportingErrors {
-                let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
-                defer { context.finish() }
+            try await withUnlockedAccount(global, pinInput) { context in
                 let bar = ProgressBar()
                 let entry = try await context.withAPI { try await DriveClient(account: context.account).upload(URL(fileURLWithPath: file), api: $0, progress: bar.handler) }
                 bar.end()
@@ -44,9 +42,7 @@ struct DriveCommand: AsyncParsableCommand {
         @OptionGroup var pinInput: PINOptions
 
         func run() async throws {
-            try await reportingErrors {
-                let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
-                defer { context.finish() }
+            try await withUnlockedAccount(global, pinInput) { context in
                 let bar = ProgressBar()
                 let entry = try await context.withAPI { try await DriveClient(account: context.account).download(id, to: URL(fileURLWithPath: path), api: $0, progress: bar.handler) }
                 bar.end()
@@ -61,9 +57,7 @@ struct DriveCommand: AsyncParsableCommand {
         @OptionGroup var pinInput: PINOptions
 
         func run() async throws {
-            try await reportingErrors {
-                let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
-                defer { context.finish() }
+            try await withUnlockedAccount(global, pinInput) { context in
                 let entries = try await context.withAPI { try await DriveClient(account: context.account).list(api: $0) }
                 if entries.isEmpty { print("The drive is empty."); return }
                 for entry in entries {

@@ -16,9 +16,7 @@ struct SyncCommand: AsyncParsableCommand {
     @OptionGroup var pinInput: PINOptions
 
     func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
-            defer { context.finish() }
+        try await withUnlockedAccount(global, pinInput) { context in
             let bar = ProgressBar()
             let summary = try await context.withAPI { api in
                 try await MailSync(account: context.account).run(api: api, progress: bar.handler)
@@ -38,9 +36,7 @@ struct ListCommand: AsyncParsableCommand {
     @OptionGroup var pinInput: PINOptions
 
     func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
-            defer { context.finish() }
+        try await withUnlockedAccount(global, pinInput) { context in
             let store = try context.account.store()
             let labels = try store.mail.labels()
             var messages: [MailMessage]
@@ -104,9 +100,7 @@ struct ReadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
-            defer { context.finish() }
+        try await withUnlockedAccount(global, pinInput) { context in
             let rendered = try await context.withAPI { api in
                 try await MessageReader(account: context.account).render(id, loadRemote: loadRemote, api: api)
             }
@@ -208,9 +202,7 @@ struct AttachmentCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
-            defer { context.finish() }
+        try await withUnlockedAccount(global, pinInput) { context in
             let vault = try AttachmentVault(account: context.account)
             vault.prune()
             let attachment = try vault.metadata(id)
@@ -241,12 +233,16 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Send a message (the body, HTML or text, is read from standard input).",
         discussion: """
-        The server seals the message to each recipient's public key and pushes a notification to their sessions. \
+        The message is built as a standard MIME message. Recipients on this server get it sealed to \
+        their public key (and a notification); recipients elsewhere get it as ordinary e-mail through \
+        the server's outbox, NOT end-to-end encrypted, and the command says so. \
         With --pin-stdin the PIN is the first line of standard input and the body follows.
         """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "A recipient address (repeat for several).") var to: [String]
     @Option(help: "The subject.") var subject: String
+    @Option(help: "Attach a file (repeat for several).") var attach: [String] = []
+    @Flag(help: "The body is plain text (sent as text/plain), not HTML.") var text = false
     @OptionGroup var pinInput: PINOptions
 
     func validate() throws {
@@ -254,16 +250,25 @@ struct SendCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
-            defer { context.finish() }
+        try await withUnlockedAccount(global, pinInput) { context in
             var lines: [String] = []
             while let line = Swift.readLine(strippingNewline: true) { lines.append(line) }
-            let body = lines.joined(separator: "\n")
-            let html = body.contains("<") ? body : "<p>" + body.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: "\n", with: "<br>") + "</p>"
-            let sent = try await context.withAPI { try await $0.send(SendRequest(to: to, subject: subject, html: html)) }
+            var body = lines.joined(separator: "\n")
+            if !text && !body.contains("<") {
+                body = "<p>" + body.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                    .replacingOccurrences(of: "\n", with: "<br>") + "</p>"
+            }
+            let session = try context.account.session()
+            let sender = Correspondent(name: session.displayName, address: session.addresses.first ?? session.username)
+            let mail = OutgoingMail(to: to, subject: subject, body: body, isPlainText: text,
+                                    attachments: attach.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) })
+            let request = try mail.request(from: sender)
+            let sent = try await context.withAPI { try await $0.send(request) }
             print("Sent to \(to.joined(separator: ", ")) (\(sent.messageIds.count) message\(sent.messageIds.count == 1 ? "" : "s")).")
+            let outside = (sent.deliveries ?? []).filter { $0.route == .outbox }.map(\.address)
+            if !outside.isEmpty {
+                print("NOT end-to-end encrypted: \(outside.joined(separator: ", ")) (outside this server: sent as ordinary e-mail through the outbox).")
+            }
         }
     }
 }
