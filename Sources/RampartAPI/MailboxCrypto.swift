@@ -7,9 +7,14 @@ import RampartCore
 /// and public keys** (critical when read): a wrong password or a modified blob is refused, never
 /// turned into a wrong key.
 public enum MailboxCryptoError: RampartError, Equatable {
+    /// The mailbox password does not open the sealed private key (or the key is another user's).
     case wrongMailboxPassword
+    /// The named envelope is too short, has the wrong magic or KDF parameters out of range.
     case malformed(String)
+    /// The envelope's version is newer than this build knows.
     case unsupportedVersion(UInt8)
+    /// The named part failed authentication: modified, moved to another message, part or user,
+    /// or sealed to another key.
     case tampered(String)
 
     /// The category the CLI's exit status uses.
@@ -20,6 +25,7 @@ public enum MailboxCryptoError: RampartError, Equatable {
         }
     }
 
+    /// A stable, machine-readable code (`mailbox.*`).
     public var code: String {
         switch self {
         case .wrongMailboxPassword: "mailbox.wrongPassword"
@@ -29,6 +35,7 @@ public enum MailboxCryptoError: RampartError, Equatable {
         }
     }
 
+    /// What went wrong and what to do, for a person.
     public var description: String {
         switch self {
         case .wrongMailboxPassword: "The mailbox password is wrong (or the key blob belongs to another user). Try again."
@@ -48,18 +55,28 @@ public enum MailboxCryptoError: RampartError, Equatable {
 /// Sealed private key, version 1: `"RMPK" ‖ 0x01 ‖ logN ‖ r (u32 BE) ‖ p (u32 BE) ‖ salt (16) ‖
 /// nonce (12) ‖ ciphertext (32) ‖ tag (16)`; the AEAD is AES-256-GCM under
 /// scrypt(password, salt), associated data = header ‖ user id.
+///
+/// Trust-model rows **mailbox password (critical)** and **the user's private and public keys
+/// (critical)**.
 public struct MailboxKeyPair: Sendable {
+    /// The X25519 private key. Its `rawRepresentation` shares the key's own storage in
+    /// swift-crypto: copy it (for example into `SecretBytes`) rather than wiping it in place.
     public let privateKey: Curve25519.KeyAgreement.PrivateKey
+    /// The public key, which senders seal ``SealedPart``s to.
     public var publicKey: Curve25519.KeyAgreement.PublicKey { privateKey.publicKey }
 
+    /// A key pair from an existing private key.
     public init(privateKey: Curve25519.KeyAgreement.PrivateKey) { self.privateKey = privateKey }
+    /// A fresh random key pair (made at sign-up, by the client or the demo seed).
     public static func generate() -> MailboxKeyPair { MailboxKeyPair(privateKey: .init()) }
 
     static let magic = Array("RMPK".utf8)
     /// The floor: scrypt N = 2^15, r = 8, p = 1.
     public static let minimumLogN: UInt8 = 15
 
-    /// Seals the private key under `password` for `userID`.
+    /// Seals the private key under `password` for `userID` (scrypt with N = 2^`logN`, r = 8, p = 1,
+    /// a random salt; AES-256-GCM with the header and the user id as associated data).
+    /// - Precondition: `logN >= minimumLogN`.
     public func sealedPrivateKey(password: SecretBytes, userID: String, logN: UInt8 = 15) throws -> Data {
         precondition(logN >= Self.minimumLogN)
         let salt = Data(SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) })
@@ -127,6 +144,10 @@ public enum SealedPart {
         Data("rampart.mail.v1\u{0}\(userID)\u{0}\(messageID)\u{0}\(part)".utf8)
     }
 
+    /// Seals `plaintext` to `recipient`, bound to the user, the message and the part.
+    ///
+    /// HPKE base mode does not authenticate the sender: anyone with the public key can seal. What
+    /// must come from the user (the drive's node metadata) carries its own MAC inside.
     public static func seal(_ plaintext: Data, to recipient: Curve25519.KeyAgreement.PublicKey,
                             userID: String, messageID: String, part: String) throws -> Data {
         var sender = try HPKE.Sender(recipientKey: recipient, ciphersuite: suite, info: info(userID: userID, messageID: messageID, part: part))
@@ -134,7 +155,10 @@ public enum SealedPart {
         return Data(magic) + Data([1]) + sender.encapsulatedKey + ciphertext
     }
 
-    /// - Throws: ``MailboxCryptoError/tampered(_:)`` when the part was modified, moved, or sealed to another key.
+    /// Opens a part sealed by ``seal(_:to:userID:messageID:part:)`` with the same user, message
+    /// and part names.
+    /// - Throws: ``MailboxCryptoError/tampered(_:)`` when the part was modified, moved, or sealed to another key;
+    ///   ``MailboxCryptoError/malformed(_:)``, ``MailboxCryptoError/unsupportedVersion(_:)``.
     public static func open(_ sealed: Data, with keys: MailboxKeyPair,
                             userID: String, messageID: String, part: String) throws -> Data {
         let bytes = [UInt8](sealed)

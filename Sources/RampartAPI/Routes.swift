@@ -23,29 +23,52 @@
 ///   ``DriveNodeRequest`` → ``DriveNodeResponse``; `GET driveNodes[?parent=ID]` →
 ///   ``DriveNodeListResponse``; `GET`/`PUT` (new revision)/`DELETE` `driveNode(id)`;
 ///   `GET driveRevisions(id)` → `[DriveRevisionResponse]`.
+///
+/// Trust-model rows **access token (high)** (every route but login and refresh needs a session)
+/// and **transport (network), low trust** (the client reaches these paths only over pinned TLS).
 public enum APIRoute {
+    /// `POST` ``LoginRequest`` → ``LoginResponse`` (public).
     public static let login = "/v1/auth/login"
+    /// `POST` ``RefreshRequest`` → ``SessionTokens`` (public; rotates the refresh token).
     public static let refresh = "/v1/auth/refresh"
+    /// `POST` → ``OKResponse``: ends the session, its tokens and its push inbox.
     public static let logout = "/v1/auth/logout"
+    /// `GET ?since=N` → ``EventsResponse``.
     public static let events = "/v1/events"
+    /// `GET` → ``LabelListResponse``.
     public static let labels = "/v1/labels"
+    /// `GET ?label=ID&page=0&pageSize=50` → ``MessageListResponse``.
     public static let messages = "/v1/messages"
+    /// `GET` → ``MessageResponse``; `DELETE` → ``OKResponse``.
     public static func message(_ id: String) -> String { "/v1/messages/\(id)" }
+    /// `POST` → ``OKResponse``: marks the message read.
     public static func markRead(_ id: String) -> String { "/v1/messages/\(id)/read" }
+    /// `GET` → the attachment's ``SealedPart`` bytes.
     public static func attachment(_ id: String) -> String { "/v1/attachments/\(id)" }
+    /// `POST` ``SendRequest`` → ``SendResponse``.
     public static let send = "/v1/mail/send"
+    /// `POST` a `PushRegistration` (PushCrypto) for the caller's session → ``OKResponse``.
     public static let pushSubscriptions = "/v1/push/subscriptions"
+    /// `POST` raw encrypted bytes (at most 4 MiB) → ``DriveBlockResponse``.
     public static let driveBlocks = "/v1/drive/blocks"
+    /// `GET` → the block's bytes.
     public static func driveBlock(_ id: String) -> String { "/v1/drive/blocks/\(id)" }
+    /// `POST` ``DriveNodeRequest`` → ``DriveNodeResponse``; `GET ?parent=ID` → ``DriveNodeListResponse``.
     public static let driveNodes = "/v1/drive/nodes"
+    /// `GET` → ``DriveNodeResponse``; `PUT` ``DriveNodeRequest`` (a new revision); `DELETE` → ``OKResponse``.
     public static func driveNode(_ id: String) -> String { "/v1/drive/nodes/\(id)" }
+    /// `POST` ``LabelChangeRequest`` → ``OKResponse``.
     public static func messageLabels(_ id: String) -> String { "/v1/messages/\(id)/labels" }
+    /// `GET` → ``DriveVolumeResponse``.
     public static let driveVolume = "/v1/drive/volume"
+    /// `GET` → `[DriveRevisionResponse]`, oldest first.
     public static func driveRevisions(_ nodeID: String) -> String { "/v1/drive/nodes/\(nodeID)/revisions" }
 }
 
 /// The `part` names a ``SealedPart`` is bound to (HPKE info), so a body cannot be swapped for an
 /// attachment or one attachment for another.
+///
+/// Trust-model row **database (critical)**: a sealed part moved elsewhere does not open.
 public enum SealedPartName {
     /// The JSON ``MessageContent`` of a message.
     public static let body = "body"
