@@ -112,6 +112,17 @@ struct MboxTests {
         #expect(obj?["messages"] as? Int == 40)
         #expect(obj?["attachments"] as? Int == r.attachments)
         #expect(obj?["attachmentBytes"] as? Int == r.attachmentBytes)
+        // Every message of the generated mbox also agrees field by field with Python.
+        var files: [URL] = []
+        try MboxReader(path: path).forEach { entry in
+            let e = try entry.get()
+            let u = dir.appendingPathComponent("m\(e.index).eml")
+            try Data(e.messageBytes).write(to: u)
+            files.append(u)
+        }
+        let cmp = try DifferentialTests.compare(files: files)
+        #expect(cmp.failures.isEmpty, "\(cmp.failures.joined(separator: "\n"))")
+        #expect(cmp.agree == 40)
     }
 }
 

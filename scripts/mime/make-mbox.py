@@ -23,7 +23,6 @@ ap.add_argument("--seed", type=int, default=1)
 args = ap.parse_args()
 rng = random.Random(args.seed)
 target = int(args.size_mb * 1024 * 1024)
-per_msg = max(2000, target // max(1, args.messages))
 
 WORDS = ("lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut "
          "labore et dolore magna aliqua Grüße café naïve Привет 你好 From").split()
@@ -50,7 +49,7 @@ def rand_bytes(n):
     return rng.randbytes(n)
 
 
-def make(i):
+def make(i, budget):
     m = EmailMessage()
     m["From"] = f"Sender {i % 97} <sender{i % 97}@example.org>"
     m["To"] = f"rcpt{i % 13}@example.com, \"Team, Ops\" <ops@example.com>"
@@ -61,7 +60,7 @@ def make(i):
                                 + datetime.timedelta(minutes=i))
     m["Message-ID"] = f"<bench.{i}@example.org>"
     kind = i % 6
-    text_size = rng.randint(per_msg // 8, per_msg // 3)
+    text_size = rng.randint(budget // 10, budget // 5)
     text = paragraph(text_size)
     cs = CHARSETS[i % len(CHARSETS)]
     if cs == "koi8-r":
@@ -76,11 +75,12 @@ def make(i):
         if kind == 2:
             m.get_payload()[1].add_related(rand_bytes(rng.randint(500, 3000)), maintype="image", subtype="png",
                                            cid=f"<img{i}@example.org>", filename="logo.png")
-    remaining = per_msg - text_size * 2
+    # Four of six kinds carry attachments (base64: 4/3 larger); they make up the budget.
+    remaining = int((budget - text_size * 2.6) * 6 / 4 / 1.37)
     if kind in (0, 2, 3, 5) and remaining > 500:
         n = rng.randint(1, 3)
         for k in range(n):
-            size = max(100, int(remaining / n * 0.7))
+            size = max(100, int(remaining / n))
             t = rng.choice([("application", "pdf", "report.pdf"), ("image", "jpeg", "photo.jpg"),
                             ("application", "zip", "archive.zip")])
             m.add_attachment(rand_bytes(size), maintype=t[0], subtype=t[1], filename=f"{k}-{t[2]}")
@@ -96,8 +96,11 @@ def make(i):
 
 
 with open(args.out, "wb") as f:
+    written = 0
     for i in range(args.messages):
-        data = make(i)
+        budget = max(2000, (target - written) // (args.messages - i))
+        data = make(i, budget)
+        written += len(data) + 60
         f.write(b"From bench@example.org Mon Jan  1 00:00:00 2024\n")
         for line in data.splitlines(keepends=True):
             stripped = line.lstrip(b">")
