@@ -14,6 +14,16 @@ struct FileKeychainTests {
         FileKeychain(directory: root, machineIdentity: try folder.machine(machine))
     }
 
+    /// A keychain holding "a secret value" as svc/acct with `accessibility`, the item's file and
+    /// the file's bytes (for tests that damage the file).
+    func storedSecret(_ accessibility: KeychainAccessibility) throws -> (FileKeychain, KeychainItemID, URL, Data) {
+        let keychain = try keychain()
+        let id = KeychainItemID(service: "svc", account: "acct")
+        try keychain.add(bytes("a secret value"), for: id, accessibility: accessibility)
+        let file = keychain.itemFile(id)
+        return (keychain, id, file, try Data(contentsOf: file))
+    }
+
     /// Expects `body` to throw ``KeychainError/corruptItem(_:reason:)`` (naming `id`, when given).
     func expectCorruptItem(_ id: KeychainItemID? = nil, sourceLocation: SourceLocation = #_sourceLocation,
                            _ body: () throws -> some Any) {
@@ -80,11 +90,7 @@ struct FileKeychainTests {
 
     @Test(arguments: [KeychainAccessibility.afterFirstUnlockThisDeviceOnly, .afterFirstUnlock])
     func everyTruncationIsReportedAsCorrupt(_ accessibility: KeychainAccessibility) throws {
-        let keychain = try keychain()
-        let id = KeychainItemID(service: "svc", account: "acct")
-        try keychain.add(bytes("a secret value"), for: id, accessibility: accessibility)
-        let file = keychain.itemFile(id)
-        let original = try Data(contentsOf: file)
+        let (keychain, id, file, original) = try storedSecret(accessibility)
         for length in 0..<original.count {
             try original.prefix(length).write(to: file)
             chmod(file.path, 0o600)
@@ -97,11 +103,7 @@ struct FileKeychainTests {
 
     @Test(arguments: [KeychainAccessibility.afterFirstUnlockThisDeviceOnly, .afterFirstUnlock])
     func everyBitFlipIsDetected(_ accessibility: KeychainAccessibility) throws {
-        let keychain = try keychain()
-        let id = KeychainItemID(service: "svc", account: "acct")
-        try keychain.add(bytes("a secret value"), for: id, accessibility: accessibility)
-        let file = keychain.itemFile(id)
-        let original = try Data(contentsOf: file)
+        let (keychain, id, file, original) = try storedSecret(accessibility)
         var corrupt = 0, foreign = 0
         for offset in 0..<original.count {
             for bit in 0..<8 {
