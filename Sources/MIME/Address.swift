@@ -28,7 +28,7 @@ public struct MailAddress: Sendable, Equatable, Hashable, CustomStringConvertibl
 enum AddressParser {
     enum Tok: Equatable { case word(String, quoted: Bool), ws, special(Unicode.Scalar), literal(String) }
 
-    static let specials: Set<Unicode.Scalar> = ["(", ")", "<", ">", "@", ",", ":", ";", "\\", "\"", "[", "]"]
+    static let specials: Set<Unicode.Scalar> = ["(", ")", "<", ">", "@", ",", ":", ";", ".", "\\", "\"", "[", "]"]
 
     static func tokenize(_ value: String) -> [Tok] {
         let s = Array(value.unicodeScalars)
@@ -89,7 +89,12 @@ enum AddressParser {
             case .special(","), .special(";"):
                 if angle { cur.append(t) } else { flush() }
             case .special(":"):
-                if angle { cur.append(t) } else { cur.removeAll() }   // group name: discard
+                // "Group:" only after a plain phrase; otherwise ':' is junk inside a mailbox.
+                if angle || cur.contains(.special("@")) || cur.contains(.special("<")) || cur.contains(.special(">")) {
+                    cur.append(t)
+                } else {
+                    cur.removeAll()   // group display name: not an address
+                }
             default: cur.append(t)
             }
         }
@@ -120,37 +125,48 @@ enum AddressParser {
         return out
     }
 
-    static func addrSpec(_ toksIn: ArraySlice<Tok>) -> String? {
-        var toks = Array(toksIn)
-        // Obsolete route "@a,@b:" before the addr-spec.
-        if let colon = toks.lastIndex(of: .special(":")) { toks = Array(toks[(colon + 1)...]) }
-        toks.removeAll { $0 == .ws }
-        if toks.isEmpty { return nil }
-        let at = toks.lastIndex(of: .special("@"))
+    /// An addr-spec read like CPython's parser: local-part words joined by one blank where
+    /// blanks or comments separate them (quoted when needed), `@`, then a domain of atoms joined
+    /// by dots (blanks around dots allowed) or a domain literal; anything after that is ignored.
+    static func addrSpec(_ toks: ArraySlice<Tok>) -> String? {
+        var i = toks.startIndex
+        let end = toks.endIndex
         var local = ""
-        var anyQuoted = false
-        for t in toks[..<(at ?? toks.count)] {
-            switch t {
-            case let .word(w, q): local += w; anyQuoted = anyQuoted || q
-            case let .special(c): local.unicodeScalars.append(c)
-            case let .literal(l): local += l
-            case .ws: break
+        var pendingSpace = false
+        var sawWord = false
+        loop: while i < end {
+            switch toks[i] {
+            case .ws: if sawWord { pendingSpace = true }
+            case let .word(w, _):
+                if pendingSpace { local += " " }
+                pendingSpace = false; sawWord = true
+                local += w
+            case .special("."):
+                local += "."; pendingSpace = false; sawWord = true
+            default: break loop
             }
+            i += 1
         }
-        var domain = ""
-        if let at {
-            for t in toks[(at + 1)...] {
-                switch t {
-                case let .word(w, _): domain += w
-                case let .special(c): domain.unicodeScalars.append(c)
-                case let .literal(l): domain += l
-                case .ws: break
-                }
-            }
-        }
-        _ = anyQuoted
-        let needsQuote = local.unicodeScalars.contains { ($0 != "." && specials.contains($0)) || $0 == "." && false || $0 == " " || $0 == "\t" }
+        let needsQuote = local.unicodeScalars.contains { ($0 != "." && specials.contains($0)) || $0 == " " || $0 == "\t" }
         let lp = needsQuote ? "\"" + local.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" : local
+        guard i < end, toks[i] == .special("@") else { return lp.isEmpty ? nil : lp }
+        i += 1
+        func skipWS() { while i < end && toks[i] == .ws { i += 1 } }
+        skipWS()
+        var domain = ""
+        if i < end, case let .literal(l) = toks[i] {
+            domain = l
+        } else {
+            while i < end, case let .word(w, _) = toks[i] {
+                domain += w
+                i += 1
+                let save = i
+                skipWS()
+                if i < end && toks[i] == .special(".") {
+                    domain += "."; i += 1; skipWS()
+                } else { i = save; break }
+            }
+        }
         if domain.isEmpty { return lp.isEmpty ? nil : lp }
         return lp + "@" + domain
     }
@@ -160,8 +176,13 @@ enum AddressParser {
         if let lt = toks.firstIndex(of: .special("<")) {
             let gt = toks[lt...].firstIndex(of: .special(">")) ?? toks.count
             let name = phrase(toks[..<lt])
+            var inner = toks[(lt + 1)..<gt]
+            // Obsolete route "@a,@b:" before the addr-spec.
+            if inner.first(where: { $0 != .ws }) == .special("@"), let colon = inner.firstIndex(of: .special(":")) {
+                inner = inner[(colon + 1)...]
+            }
             // The null address "<>" (bounces) is kept as "<>", like CPython.
-            let addr = addrSpec(toks[(lt + 1)..<gt]) ?? "<>"
+            let addr = addrSpec(inner) ?? "<>"
             return MailAddress(name: name.isEmpty ? nil : name, address: addr)
         }
         guard let addr = addrSpec(toks[...]) else { return nil }

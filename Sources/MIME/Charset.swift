@@ -64,16 +64,31 @@ public enum Charset {
     /// The canonical lowercase name of a charset (`"Latin1"` → `"iso-8859-1"`, `"CP1252"` →
     /// `"windows-1252"`), or `nil` when the name is unknown.
     public static func normalize(_ name: String) -> String? {
-        var n = name.trimmingASCIIWhitespace().lowercased()
-        n = String(n.map { $0 == " " ? "-" : $0 })
-        if n.hasPrefix("\"") && n.hasSuffix("\"") && n.count >= 2 { n = String(n.dropFirst().dropLast()) }
-        if canonical[n] != nil { return n }
-        if let a = aliases[n] { return a }
-        let dashed = String(n.map { $0 == "_" ? "-" : $0 })
-        if canonical[dashed] != nil { return dashed }
-        if let a = aliases[dashed] { return a }
-        return nil
+        lookup[key(name)]
     }
+
+    /// Like CPython's `encodings.normalize_encoding`: lowercase, every run of characters other
+    /// than ASCII letters, digits and `.` becomes one `-`, none at the ends.
+    static func key(_ name: String) -> String {
+        var out = String.UnicodeScalarView()
+        var pending = false
+        for u in name.lowercased().unicodeScalars {
+            if (u >= "a" && u <= "z") || (u >= "0" && u <= "9") || u == "." {
+                if pending && !out.isEmpty { out.append("-") }
+                pending = false
+                out.append(u)
+            } else { pending = true }
+        }
+        return String(out)
+    }
+
+    /// Normalized key → canonical name, for canonical names and aliases.
+    static let lookup: [String: String] = {
+        var m: [String: String] = [:]
+        for (k, v) in aliases { m[key(k)] = v }
+        for k in canonical.keys { m[key(k)] = k }
+        return m
+    }()
 
     /// Whether the charset is known (by name or alias) and iconv can convert from it.
     public static func isKnown(_ name: String) -> Bool {

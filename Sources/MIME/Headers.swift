@@ -155,7 +155,15 @@ public struct Parameters: Sendable {
         var rfc2231: [String: [(num: Int, value: String, encoded: Bool)]] = [:]
         var order: [String] = []
         for p in pieces.dropFirst() {
-            guard let eq = p.firstIndex(of: "=") else { continue }
+            guard let eq = p.firstIndex(of: "=") else {
+                // A bare name (CPython: value "").
+                let name = p.trimmingASCIIWhitespace().lowercased()
+                if !name.isEmpty {
+                    if !plain.contains(where: { $0.0 == name }) && rfc2231[name] == nil { order.append(name) }
+                    plain.append((name, ""))
+                }
+                continue
+            }
             let name = p[..<eq].trimmingASCIIWhitespace().lowercased()
             let raw = p[p.index(after: eq)...].trimmingASCIIWhitespace()
             if name.isEmpty { continue }
@@ -210,12 +218,14 @@ public struct Parameters: Sendable {
         return Parameters(list: out)
     }
 
+    /// A value starting with `"` is the quoted string up to its closing quote (escapes
+    /// removed; anything after it is ignored); other values are returned as they are.
     static func unquote(_ s: String) -> String {
-        guard s.count >= 2, s.hasPrefix("\""), s.hasSuffix("\"") else { return s }
+        guard s.hasPrefix("\"") else { return s }
         var out = ""
         var esc = false
-        for c in s.dropFirst().dropLast() {
-            if esc { out.append(c); esc = false } else if c == "\\" { esc = true } else { out.append(c) }
+        for c in s.dropFirst() {
+            if esc { out.append(c); esc = false } else if c == "\\" { esc = true } else if c == "\"" { break } else { out.append(c) }
         }
         return out
     }

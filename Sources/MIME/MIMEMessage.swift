@@ -44,7 +44,7 @@ public struct MIMEMessage: Sendable, Equatable {
     /// The Date header as an instant, or `nil` when missing or unparsable.
     public var date: Date? { headers["date"].flatMap(MailDate.parse) }
     /// The Message-ID without `<>`.
-    public var messageID: String? { headers["message-id"].map(stripAngle) }
+    public var messageID: String? { headers["message-id"].map { stripAngle(MessageID.normalize($0)) } }
 
     /// The addresses of an address-list header.
     public func addresses(_ header: String) -> [MailAddress] {
@@ -208,5 +208,49 @@ public struct MIMEAttachment: Sendable, Equatable {
         disposition = (d == "inline" || d == "attachment") ? d! : (contentID != nil ? "inline" : "attachment")
         data = part.content
         path = part.path
+    }
+}
+
+/// Message-ID values read like CPython's `get_msg_id`: `<id-left@id-right>` with anything after
+/// the id ignored and a missing `>` repaired; values that are not of that shape stay as written.
+enum MessageID {
+    static func normalize(_ value: String) -> String {
+        let s = Array(value.unicodeScalars)
+        guard s.first == "<" else { return value }
+        let specials: Set<Unicode.Scalar> = ["(", ")", "<", ">", "@", ",", ":", ";", ".", "\\", "\"", "[", "]", " ", "\t"]
+        var i = 1
+        func dotAtom() -> String? {
+            var out = String.UnicodeScalarView()
+            while i < s.count && (!specials.contains(s[i]) || s[i] == ".") { out.append(s[i]); i += 1 }
+            let t = String(out)
+            if t.isEmpty || t.hasPrefix(".") || t.hasSuffix(".") || t.contains("..") { return nil }
+            return t
+        }
+        var left: String
+        if i < s.count && s[i] == "\"" {
+            var out = String.UnicodeScalarView(["\""])
+            i += 1
+            while i < s.count && s[i] != "\"" { if s[i] == "\\" && i + 1 < s.count { out.append(s[i]); i += 1 }; out.append(s[i]); i += 1 }
+            guard i < s.count else { return value }
+            out.append("\""); i += 1
+            left = String(out)
+        } else {
+            guard let l = dotAtom() else { return value }
+            left = l
+        }
+        guard i < s.count && s[i] == "@" else { return "<" + left + (i < s.count && s[i] == ">" ? ">" : "") }
+        i += 1
+        var right: String
+        if i < s.count && s[i] == "[" {
+            var out = String.UnicodeScalarView()
+            while i < s.count && s[i] != "]" { out.append(s[i]); i += 1 }
+            guard i < s.count else { return value }
+            out.append("]"); i += 1
+            right = String(out)
+        } else {
+            guard let r = dotAtom() else { return value }
+            right = r
+        }
+        return "<" + left + "@" + right + ">"
     }
 }

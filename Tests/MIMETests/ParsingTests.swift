@@ -99,6 +99,27 @@ struct HeaderTests {
         #expect(MailAddress.parseList("undisclosed-recipients:;").isEmpty)
         #expect(MailAddress.parseList("John   (x) Doe <a@b>") == [MailAddress(name: "John Doe", address: "a@b")])
         #expect(MailAddress(name: "Doe, John", address: "j@x").description == "\"Doe, John\" <j@x>")
+        // Malformed input read like CPython: junk after the address ignored, blanks in local
+        // parts kept (quoted), ':' after an address is not a group, the null address.
+        #expect(MailAddress.parseList("a b@c") == [MailAddress(address: "\"a b\"@c")])
+        #expect(MailAddress.parseList("Bob <bob@ex ample.com>, c@d") == [MailAddress(name: "Bob", address: "bob@ex"), MailAddress(address: "c@d")])
+        #expect(MailAddress.parseList("x <a@b>c") == [MailAddress(name: "x", address: "a@b")])
+        #expect(MailAddress.parseList("bbb@zzz.orgSubject: hi") == [MailAddress(address: "bbb@zzz.orgSubject")])
+        #expect(MailAddress.parseList("abc@ example . com") == [MailAddress(address: "abc@example.com")])
+        #expect(MailAddress.parseList("MAILER DAEMON <>") == [MailAddress(name: "MAILER DAEMON", address: "<>")])
+        #expect(MailAddress.parseList("J. Doe <j@x>") == [MailAddress(name: "J. Doe", address: "j@x")])
+    }
+
+    @Test("Message-ID: <> removed, junk after the id ignored, odd values kept")
+    func messageIDs() {
+        func id(_ v: String) -> String? { MIMEMessage("Message-ID: \(v)\n\n").messageID }
+        #expect(id("<a@b>") == "a@b")
+        #expect(id(" <a@b>  ") == "a@b")
+        #expect(id("<a@b>Content-Type: x") == "a@b")
+        #expect(id("<a@b") == "a@b")
+        #expect(id("<a@[1.2.3.4]>") == "a@[1.2.3.4]")
+        #expect(id("a@b") == "a@b")
+        #expect(id("<a@b.>") == "a@b.")
     }
 
     @Test("dates: RFC 5322, obsolete zones and two-digit years, converted to UTC")

@@ -139,15 +139,29 @@ def summarize(msg):
     }
 
 
+def sanitize(value):
+    """Raw 8-bit bytes that Python kept as surrogate escapes (undecodable header bytes) become
+    their UTF-8 reading with U+FFFD, as in the Swift library; output is always valid UTF-8."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [sanitize(v) for v in value]
+    if isinstance(value, dict):
+        return {k: sanitize(v) for k, v in value.items()}
+    return value
+
+
 def main(argv):
+    out_stream = sys.stdout.buffer
     for path in argv[1:]:
         try:
             with open(path, "rb") as f:
                 msg = email.message_from_bytes(f.read(), policy=email.policy.default)
-            out = {"file": path, "summary": summarize(msg)}
+            out = {"file": path, "summary": sanitize(summarize(msg))}
         except Exception as e:  # report, keep going
-            out = {"file": path, "error": f"{type(e).__name__}: {e}"}
-        print(json.dumps(out, ensure_ascii=False))
+            out = {"file": path, "error": sanitize(f"{type(e).__name__}: {e}")}
+        out_stream.write(json.dumps(out, ensure_ascii=False).encode("utf-8") + b"\n")
+    out_stream.flush()
     return 0
 
 
