@@ -90,6 +90,11 @@ public final class MboxReader {
         self.buf = [UInt8](repeating: 0, count: Self.bufferSize)
     }
 
+    /// Reads from a `FileHandle` (not closed by the reader; keep the handle alive while reading).
+    public convenience init(fileHandle: FileHandle, format: MboxFormat = .mboxrd, maxMessageBytes: Int = MboxReader.defaultMaxMessageBytes) {
+        self.init(fileDescriptor: fileHandle.fileDescriptor, format: format, maxMessageBytes: maxMessageBytes)
+    }
+
     deinit { if ownsFD { close(fd) } }
 
     /// Ensures at least `n` unread bytes are buffered (unless EOF). Compacts the buffer.

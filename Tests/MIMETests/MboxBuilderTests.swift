@@ -33,6 +33,12 @@ struct MboxTests {
         #expect(entries.flatMap(\.originalBytes) == Array(file.utf8))
         #expect(entries[1].offset == UInt64(entries[0].originalBytes.count))
 
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        var viaHandle: [MboxEntry] = []
+        try MboxReader(fileHandle: handle).forEach { viaHandle.append(try $0.get()) }
+        #expect(viaHandle == entries)
+
         let mboxo = try MboxReader(path: path, format: .mboxo)
         let first = try #require(try mboxo.nextEntry()).get()
         #expect(String(decoding: first.messageBytes, as: UTF8.self) == "Subject: one\n\nFrom quoted\n>>From twice\nbody\n")
