@@ -171,7 +171,14 @@ public struct MailImporter: Sendable {
         let known = try await api.knownMessages(Array(Set(ids)))
         var seen: Set<String> = []
         for (entry, id) in zip(entries, ids) {
-            if known.contains(id) || seen.contains(id) { summary.alreadyThere += 1; continue }
+            if known.contains(id) || seen.contains(id) {
+                // Already stored (an earlier run, or the same message twice): it joins the labels
+                // of this run, so an import under a new label finds all of its messages there.
+                if known.contains(id) && !seen.contains(id) { try await api.changeLabels(of: id, add: labelIDs) }
+                seen.insert(id)
+                summary.alreadyThere += 1
+                continue
+            }
             seen.insert(id)
             guard entry.message.count <= Self.maximumMessageSize else {
                 summary.failed.append("\(entry.label): larger than \(Self.maximumMessageSize / (1024 * 1024)) MiB")

@@ -39,3 +39,11 @@ extension APIClient {
         return try await json(.GET, APIRoute.messages + query)
     }
 }
+
+extension APIClient {
+    /// `POST /v1/messages/<id>/labels`: adds and removes labels of one message.
+    public func changeLabels(of messageID: String, add: [String], remove: [String] = []) async throws {
+        _ = try await send(.POST, APIRoute.messageLabels(Self.escape(messageID)),
+                           body: try Self.encoder.encode(LabelChangeRequest(add: add, remove: remove)))
+    }
+}

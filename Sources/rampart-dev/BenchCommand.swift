@@ -24,6 +24,7 @@ struct BenchCommand: AsyncParsableCommand {
         BenchSanitizeCommand.self,
         PushBenchmark.self,
         BenchVault.self,
+        BenchMIME.self,
     ]
 }
 
