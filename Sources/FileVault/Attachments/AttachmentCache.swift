@@ -311,21 +311,8 @@ public final class AttachmentCache: @unchecked Sendable {
     /// Decrypts the blob into `url` through a temporary file in the same folder; the file
     /// appears under `url` only once every chunk authenticated.
     private func decrypt(row: AttachmentRow, id: String, to url: URL) throws {
-        let partialName = "." + url.lastPathComponent + ".partial"
-        let partial = url.deletingLastPathComponent().appendingPathComponent(partialName)
-        do {
-            let output = try VaultOutputFile(unnamedIn: url.deletingLastPathComponent(), fallbackName: partialName,
-                                             budget: budget)
-            do {
-                try openBlob(row: row, id: id) { try output.write($0) }
-                try output.publish(as: url)
-            } catch {
-                output.abandon()
-                throw error
-            }
-        } catch {
-            VaultDisk.remove(partial)
-            throw FileVaultError.wrap(error)
+        try VaultOutputFile.publish(to: url, partialName: "." + url.lastPathComponent + ".partial", budget: budget) { output in
+            try openBlob(row: row, id: id) { try output.write($0) }
         }
     }
 

@@ -168,28 +168,15 @@ public final class DriveBlockStore: @unchecked Sendable {
     ///   `destination` or beside it.
     public func download(_ id: DriveFileID, to destination: URL) throws {
         let manifest = try readManifest(id)
-        let partialName = ".\(destination.lastPathComponent).\(UUID().uuidString).partial"
-        let partial = destination.deletingLastPathComponent().appendingPathComponent(partialName)
-        do {
-            let output = try VaultOutputFile(unnamedIn: destination.deletingLastPathComponent(),
-                                             fallbackName: partialName, budget: budget)
-            do {
-                let contentKey = try unwrapContentKey(manifest, id: id)
-                defer { contentKey.wipe() }
-                try contentKey.withSymmetricKey { key in
-                    for index in 0..<manifest.blockCount {
-                        let plain = try openBlock(id, index: index, manifest: manifest, key: key)
-                        try output.write(plain)
-                    }
+        try VaultOutputFile.publish(to: destination, partialName: ".\(destination.lastPathComponent).\(UUID().uuidString).partial",
+                                    budget: budget) { output in
+            let contentKey = try unwrapContentKey(manifest, id: id)
+            defer { contentKey.wipe() }
+            try contentKey.withSymmetricKey { key in
+                for index in 0..<manifest.blockCount {
+                    try output.write(try openBlock(id, index: index, manifest: manifest, key: key))
                 }
-                try output.publish(as: destination)
-            } catch {
-                output.abandon()
-                throw error
             }
-        } catch {
-            VaultDisk.remove(partial)
-            throw FileVaultError.wrap(error)
         }
     }
 

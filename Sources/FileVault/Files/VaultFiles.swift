@@ -80,6 +80,28 @@ final class VaultOutputFile {
     /// ``publish(as:)``, the kernel frees it and nothing is left on disk.
     private(set) var isUnnamed = false
 
+    /// Writes a file that appears at `destination` only once `fill` returned: `fill` writes into
+    /// an unnamed file beside it (a named `partialName` where `O_TMPFILE` is missing), which is
+    /// then linked into place. On any error the file is abandoned, the partial removed, and the
+    /// error rethrown as a ``FileVaultError``.
+    static func publish(to destination: URL, partialName: String, budget: WriteBudget?,
+                        _ fill: (VaultOutputFile) throws -> Void) throws {
+        let folder = destination.deletingLastPathComponent()
+        do {
+            let output = try VaultOutputFile(unnamedIn: folder, fallbackName: partialName, budget: budget)
+            do {
+                try fill(output)
+                try output.publish(as: destination)
+            } catch {
+                output.abandon()
+                throw error
+            }
+        } catch {
+            VaultDisk.remove(folder.appendingPathComponent(partialName))
+            throw FileVaultError.wrap(error)
+        }
+    }
+
     /// A new cleartext file in `directory` that gets a name only once it is complete.
     ///
     /// Linux: an unnamed `O_TMPFILE` (0600) linked into place by ``publish(as:)``; a crash
