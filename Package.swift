@@ -302,6 +302,8 @@ targets += [
             swiftSettings: swiftSettings),
     .target(name: "RampartServerTestSupport", dependencies: ["RampartTestSupport", "RampartServer", "RampartAPI"],
             path: "Tests/RampartServerTestSupport", swiftSettings: swiftSettings),
+    // The helpers' own tests: a run's output and status, the time limit, temporary homes.
+    .testTarget(name: "RampartTestSupportTests", dependencies: ["RampartTestSupport"], swiftSettings: swiftSettings),
 ]
 let testTargetsUsingTestSupport: Set<String> = [
     "KeychainTests", "SealedStoreTests", "HardwareKeysTests", "PushCryptoTests", "FileVaultTests",

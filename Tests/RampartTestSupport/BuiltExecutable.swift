@@ -11,10 +11,12 @@ public struct BuiltExecutable: Sendable, Hashable {
     /// The variable that overrides the search, e.g. `RAMPART_BIN`.
     public let environmentVariable: String
 
+    public init(_ name: String, overriddenBy variable: String) { (self.name, environmentVariable) = (name, variable) }
+
     /// The user's tool (`RAMPART_BIN` overrides).
-    public static let rampart = BuiltExecutable(name: "rampart", environmentVariable: "RAMPART_BIN")
+    public static let rampart = BuiltExecutable("rampart", overriddenBy: "RAMPART_BIN")
     /// The developer's tool with the lab commands and benchmarks (`RAMPART_DEV_BIN` overrides).
-    public static let rampartDev = BuiltExecutable(name: "rampart-dev", environmentVariable: "RAMPART_DEV_BIN")
+    public static let rampartDev = BuiltExecutable("rampart-dev", overriddenBy: "RAMPART_DEV_BIN")
 
     /// The executable's location; found once per process.
     public func url() throws -> URL {
@@ -45,7 +47,7 @@ public struct BuiltExecutable: Sendable, Hashable {
             }
         }
         if let found = candidates.first(where: { fileManager.isExecutableFile(atPath: $0.path) }) { return found }
-        if let binPath = Self.swiftBuildBinPath() {
+        if let binPath = Self.swiftBuildBinPath {
             let candidate = binPath.appendingPathComponent(name)
             candidates.append(candidate)
             if fileManager.isExecutableFile(atPath: candidate.path) { return candidate }
@@ -59,8 +61,8 @@ public struct BuiltExecutable: Sendable, Hashable {
     public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// `swift build --show-bin-path` run in the package root, or nil when that fails.
-    private static func swiftBuildBinPath() -> URL? {
+    /// `swift build --show-bin-path` run in the package root (once), or nil when that fails.
+    private static let swiftBuildBinPath: URL? = {
         let environment = ProcessInfo.processInfo.environment
         let path = (environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/opt/swift/usr/bin", "/usr/bin"]
         guard let swift = path.map({ URL(fileURLWithPath: $0).appendingPathComponent("swift") })
@@ -70,7 +72,7 @@ public struct BuiltExecutable: Sendable, Hashable {
               result.status == 0 else { return nil }
         let printed = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         return printed.isEmpty ? nil : URL(fileURLWithPath: printed)
-    }
+    }()
 
     private static let cache = LocationCache()
 }

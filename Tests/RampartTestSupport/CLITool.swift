@@ -27,7 +27,9 @@ public struct CLIResult: Sendable {
 ///
 /// Runs capture standard output and standard error (read at the same time, so a chatty stream
 /// cannot block the child) and end with a time limit: a run that overstays is killed and
-/// reported as ``TestSupportError/timedOut(command:seconds:stdout:stderr:)``.
+/// reported as ``TestSupportError/timedOut(command:seconds:stdout:stderr:)``. Only the child
+/// itself is killed: on Linux, Foundation notices an exit only once the child's own children
+/// (which inherit its descriptors) are gone too, so a script should `exec` its last command.
 public struct CLITool: Sendable {
     private enum Program: Sendable {
         case built(BuiltExecutable)
