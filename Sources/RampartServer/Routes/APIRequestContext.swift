@@ -55,3 +55,23 @@ struct SessionMiddleware: RouterMiddleware {
         return token
     }
 }
+
+/// One area's routes, every one behind ``SessionMiddleware``: the conforming type only adds its
+/// routes, and ``collection`` puts the middleware in front of them.
+///
+/// Trust-model row **access token (high)**: an area cannot be added without the session check.
+protocol SessionRoutes {
+    var backend: Backend { get }
+    /// Adds the area's routes; each handler finds the caller's session in `context.session`.
+    func add(to routes: RouteCollection<APIRequestContext>)
+}
+
+extension SessionRoutes {
+    /// The area's routes behind ``SessionMiddleware``, for ``APIRouter``.
+    var collection: RouteCollection<APIRequestContext> {
+        let routes = RouteCollection(context: APIRequestContext.self)
+        routes.add(middleware: SessionMiddleware(accounts: backend.accounts))
+        add(to: routes)
+        return routes
+    }
+}

@@ -6,12 +6,10 @@ import RampartAPI
 /// Trust-model rows **encrypted file blocks (low)** and **database (nodes, revisions, blocks)**:
 /// blocks and node names arrive encrypted by the client and are stored opaque; every access is
 /// scoped by the session's user id (behind ``SessionMiddleware``).
-struct DriveRoutes {
+struct DriveRoutes: SessionRoutes {
     let backend: Backend
 
-    var collection: RouteCollection<APIRequestContext> {
-        let routes = RouteCollection(context: APIRequestContext.self)
-        routes.add(middleware: SessionMiddleware(accounts: backend.accounts))
+    func add(to routes: RouteCollection<APIRequestContext>) {
         let drive = backend.drive
 
         routes.get(RouterPath(APIRoute.driveVolume)) { _, context in
@@ -48,6 +46,5 @@ struct DriveRoutes {
         routes.get(RouterPath(APIRoute.driveRevisions(":id"))) { _, context in
             try APIIO.json(try drive.revisions(userID: try context.session.userID, nodeID: try context.parameters.require("id")))
         }
-        return routes
     }
 }

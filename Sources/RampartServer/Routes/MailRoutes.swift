@@ -6,12 +6,10 @@ import RampartAPI
 /// Trust-model rows **access token (high)** (behind ``SessionMiddleware``) and **database
 /// (critical)**: every query is scoped by the session's user id; bodies and attachments leave
 /// the server as the ``SealedPart``s they were stored as.
-struct MailRoutes {
+struct MailRoutes: SessionRoutes {
     let backend: Backend
 
-    var collection: RouteCollection<APIRequestContext> {
-        let routes = RouteCollection(context: APIRequestContext.self)
-        routes.add(middleware: SessionMiddleware(accounts: backend.accounts))
+    func add(to routes: RouteCollection<APIRequestContext>) {
         let mailbox = backend.mailbox
 
         // MARK: Sync
@@ -56,6 +54,5 @@ struct MailRoutes {
             let sender = Correspondent(name: info.displayName, address: info.addresses.first ?? info.username)
             return try APIIO.json(try mailbox.send(send, from: session.userID, sender: sender, senderAddresses: info.addresses))
         }
-        return routes
     }
 }
