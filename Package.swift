@@ -306,8 +306,8 @@ targets += [
     .testTarget(name: "RampartTestSupportTests", dependencies: ["RampartTestSupport"], swiftSettings: swiftSettings),
 ]
 let testTargetsUsingTestSupport: Set<String> = [
-    "KeychainTests", "SealedStoreTests", "HardwareKeysTests", "PushCryptoTests", "FileVaultTests",
-    "RampartServerTests", "RampartClientTests", "RampartAgentTests", "RampartCLITests",
+    "KeychainTests", "MailSafetyTests", "SealedStoreTests", "HardwareKeysTests", "PushCryptoTests", "PinnedTransportTests",
+    "FileVaultTests", "RampartServerTests", "RampartClientTests", "RampartAgentTests", "RampartCLITests",
 ]
 let testTargetsUsingServerTestSupport: Set<String> = ["RampartServerTests", "RampartClientTests", "RampartCLITests"]
 for target in targets where target.type == .test {

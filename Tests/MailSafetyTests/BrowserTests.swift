@@ -1,4 +1,5 @@
 import Foundation
+import RampartTestSupport
 import Testing
 @testable import MailSafety
 
@@ -10,9 +11,8 @@ import Testing
     @Test func chromiumRunsNoScriptAndMakesNoRequestForAnySanitizedVector() throws {
         let node = try #require(["/usr/bin/node", "/usr/bin/nodejs"].first { FileManager.default.isExecutableFile(atPath: $0) }, "node missing: run scripts/setup.sh")
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "chromium missing: run scripts/setup.sh (scripts/deps/mailsafety.apt)")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-chromium-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryHome("chromium")
+        let directory = folder.url
         let policy = ContentSecurityPolicy.viewer(.embeddedImagesOnly, appScheme: "rampart-cid")
         try policy.headerValue.write(to: directory.appendingPathComponent("policy.txt"), atomically: true, encoding: .utf8)
         let sanitizer = MailSanitizer(options: SanitizerOptions(attachments: Corpus.attachments))
@@ -28,15 +28,10 @@ import Testing
         try "img-src *".write(to: directory.appendingPathComponent("\(controlRequest).policy"), atomically: true, encoding: .utf8)
 
         let output = directory.appendingPathComponent("out.json")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: node)
-        process.arguments = ["--experimental-websocket", Corpus.packageRoot.appendingPathComponent("scripts/mailsafety/chromium-check.js").path, directory.path, output.path]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "chromium-check.js failed: \(String(decoding: stderr.suffix(2000), as: UTF8.self))")
+        let check = try CLITool(path: URL(fileURLWithPath: node))
+            .run(["--experimental-websocket", Corpus.packageRoot.appendingPathComponent("scripts/mailsafety/chromium-check.js").path,
+                  directory.path, output.path], timeout: .seconds(1200))
+        try #require(check.status == 0, "chromium-check.js failed: \(check.stderr.suffix(2000))")
         let result = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: output)) as? [String: Any])
         let perDocument = result["perDocument"] as? [[String: Any]] ?? []
         let controls = Set([controlScript, controlRequest])

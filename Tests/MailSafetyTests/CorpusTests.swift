@@ -1,5 +1,6 @@
 import Foundation
 import HTML5
+import RampartTestSupport
 import Testing
 @testable import MailSafety
 
@@ -112,20 +113,13 @@ enum Corpus {
         for vector in Corpus.vectors {
             items.append(["vector": vector, "rampart": try sanitizer.sanitize(vector).html])
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-dompurify-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let input = directory.appendingPathComponent("in.json"), output = directory.appendingPathComponent("out.json")
+        let directory = try TemporaryHome("dompurify")
+        let input = directory.child("in.json"), output = directory.child("out.json")
         try JSONSerialization.data(withJSONObject: items).write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: nodeBinary)
-        process.arguments = [Corpus.packageRoot.appendingPathComponent("scripts/mailsafety/dompurify-diff.js").path, input.path, output.path]
-        var environment = ProcessInfo.processInfo.environment
-        environment["NODE_PATH"] = "/usr/share/nodejs"
-        process.environment = environment
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "dompurify-diff.js failed (is node-dompurify/node-jsdom installed?)")
+        let diff = try CLITool(path: URL(fileURLWithPath: nodeBinary))
+            .run([Corpus.packageRoot.appendingPathComponent("scripts/mailsafety/dompurify-diff.js").path, input.path, output.path],
+                 environment: ["NODE_PATH": "/usr/share/nodejs"])
+        try #require(diff.status == 0, "dompurify-diff.js failed (is node-dompurify/node-jsdom installed?): \(diff.stderr.suffix(2000))")
         let result = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: output)) as? [String: Any])
         #expect(result["vectors"] as? Int == Corpus.vectors.count)
         #expect(result["dompurifyErrors"] as? Int == 0)

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import PinnedTransport
 import SwiftASN1
+import RampartTestSupport
 import Testing
 import X509
 
@@ -12,22 +13,14 @@ enum OpenSSL {
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
     static func pin(ofPEM pem: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-pin-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("cert.pem")
+        let directory = try TemporaryHome("pin")
+        let file = directory.child("cert.pem")
         try pem.write(to: file, atomically: true, encoding: .utf8)
         let openssl = path!
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(openssl) x509 -pubkey -noout -in '\(file.path)' | \(openssl) pkey -pubin -outform der "
-            + "| \(openssl) dgst -sha256 -binary | base64"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let pipeline = try CLITool(path: URL(fileURLWithPath: "/bin/sh"))
+            .run(["-c", "\(openssl) x509 -pubkey -noout -in '\(file.path)' | \(openssl) pkey -pubin -outform der "
+                  + "| \(openssl) dgst -sha256 -binary | base64"])
+        return pipeline.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 
@@ -56,24 +49,17 @@ struct SPKIPinTests {
 
     @Test(.enabled(if: OpenSSL.path != nil, "needs the openssl command"))
     func pinOfCertificatesMadeByOpenSSLEqualsTheOpenSSLPipeline() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-openssl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryHome("openssl")
         for keySpec in ["rsa:2048", "ec", "ed25519"] {
-            let cert = directory.appendingPathComponent("\(keySpec.prefix(3)).pem").path
-            let key = directory.appendingPathComponent("\(keySpec.prefix(3)).key").path
+            let cert = directory.child("\(keySpec.prefix(3)).pem").path
+            let key = directory.child("\(keySpec.prefix(3)).key").path
             var arguments = ["req", "-x509", "-nodes", "-days", "1", "-subj", "/CN=rampart.test", "-keyout", key, "-out", cert]
             switch keySpec {
             case "ec": arguments += ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
             default: arguments += ["-newkey", keySpec]
             }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: OpenSSL.path!)
-            process.arguments = arguments
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            try #require(process.terminationStatus == 0, "openssl req failed for \(keySpec)")
+            let request = try CLITool(path: URL(fileURLWithPath: OpenSSL.path!)).run(arguments)
+            try #require(request.status == 0, "openssl req failed for \(keySpec): \(request.stderr)")
             let pem = try String(contentsOfFile: cert, encoding: .utf8)
             let ours = try #require(try SPKIPin.pins(fromPEM: pem).first).pin.base64
             #expect(ours == (try OpenSSL.pin(ofPEM: pem)), "\(keySpec)")

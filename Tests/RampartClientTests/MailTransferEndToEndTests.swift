@@ -44,14 +44,10 @@ struct MailTransferEndToEndTests {
     /// entries: a body line starting with "From " (mboxrd quoting) and an HTML mail with an inline
     /// `cid:` image.
     static func makeMbox(_ path: URL, messages: Int, sizeMB: Int = 1) throws {
-        let generate = Process()
-        generate.executableURL = URL(fileURLWithPath: python)
-        generate.arguments = [scripts.appendingPathComponent("make-mbox.py").path, path.path, "--messages", String(messages),
-                              "--size-mb", String(sizeMB), "--seed", "11"]
-        generate.standardOutput = FileHandle.nullDevice
-        try generate.run()
-        generate.waitUntilExit()
-        guard generate.terminationStatus == 0 else { throw MailTransferTestError("make-mbox.py failed") }
+        let generate = try CLITool(path: URL(fileURLWithPath: python))
+            .run([scripts.appendingPathComponent("make-mbox.py").path, path.path, "--messages", String(messages),
+                  "--size-mb", String(sizeMB), "--seed", "11"])
+        guard generate.status == 0 else { throw MailTransferTestError("make-mbox.py failed: \(generate.stderr.suffix(2000))") }
         let handle = try FileHandle(forWritingTo: path)
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(handWritten.utf8))
