@@ -77,7 +77,7 @@ public enum KeymakerError: Error, Equatable, RampartError {
 
     public var description: String {
         switch self {
-        case .noMainKey: "No MainKey for this user: log in (or run `rampart key init`) first."
+        case .noMainKey: "No MainKey for this user: log in (or, on a test home, run `rampart-dev key init`) first."
         case .mainKeyAlreadyExists: "A MainKey already exists for this user; log out first to start over."
         case .wrongPIN(let left):
             left == 1 ? "Wrong PIN. 1 attempt left before every local item of this account is erased."

@@ -44,7 +44,7 @@ public enum PinningPolicyError: RampartError, Equatable {
             return "The pinning policy's domain \"\(domain)\" is not usable: \(reason)."
         case .malformedPin(let domain, let pin, let reason):
             let place = domain.isEmpty ? "" : " for \(domain)"
-            return "The pin \"\(pin)\"\(place) is malformed: \(reason). Compute pins with `rampart pin <certificate.pem>`."
+            return "The pin \"\(pin)\"\(place) is malformed: \(reason). Compute pins with `rampart-dev pin <certificate.pem>`."
         case .tooFewPins(let domain, let count):
             return "The pinning policy for \(domain) has \(count) distinct pin\(count == 1 ? "" : "s"); at least two are "
                 + "required: the live key's pin and a backup key's pin kept offline, so that a key change does not lock "

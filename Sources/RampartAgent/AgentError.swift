@@ -106,7 +106,7 @@ public enum AgentError: Error, Equatable, RampartError {
         case .pinRequired:
             "The MainKey is protected by a PIN: give it (prompt or --pin-stdin)."
         case .noMainKey(let user):
-            "No MainKey for \(user): log in (or run `rampart key init`) first."
+            "No MainKey for \(user): log in (or, on a test home, run `rampart-dev key init`) first."
         case .keymakerRefused(_, _, let message):
             message
         case .protocolViolation(let why):

@@ -161,15 +161,11 @@ struct HTML5Bench: ParsableCommand {
 /// A deterministic corpus of realistic mail HTML: newsletters with nested layout tables, inline
 /// styles, images, links, entities, quoted replies, conditional comments; 5 KB to 2 MB.
 enum MailCorpus {
+    /// The corpus's random numbers: the store benchmark's SplitMix64, with picks.
     struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var generator: SplitMix64
+        init(state: UInt64) { generator = SplitMix64(seed: state) }
+        mutating func next() -> UInt64 { generator.next() }
         mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
         mutating func pick<T>(_ items: [T]) -> T { items[int(items.count)] }
     }
