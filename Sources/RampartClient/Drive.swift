@@ -140,6 +140,9 @@ public struct DriveClient: Sendable {
             sent += Int64(chunk.count)
             progress?(TransferProgress(phase: phase, done: sent, total: size))
         }
+        if let extra = try? handle.read(upToCount: 1), !extra.isEmpty {
+            throw ClientError.file("\(file.path) changed while it was being uploaded; upload it again.")
+        }
         let manifest = DriveNodeManifest(name: file.lastPathComponent, mimeType: Self.mimeType(file.pathExtension),
                                          key: try contentKey.withUnsafeBytes { Data($0).base64EncodedString() },
                                          fileId: format.fileID.rawValue, size: size, blockSize: blockSize,
