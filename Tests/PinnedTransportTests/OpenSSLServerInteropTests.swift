@@ -1,35 +1,28 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import NIOCore
 import NIOPosix
 import PinnedTransport
+import RampartTestSupport
 import Testing
 
 /// `openssl s_server` on loopback: a TLS stack other than the client's own.
 final class OpenSSLServer: Sendable {
     let port: Int
-    private let process: Process
-    private let directory: URL
+    private let server: ChildProcess
+    private let directory: TemporaryHome
 
     init(serving leaf: Issued) async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-s_server-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let cert = directory.appendingPathComponent("cert.pem")
-        let key = directory.appendingPathComponent("key.pem")
+        directory = try TemporaryHome("s_server")
+        let cert = directory.child("cert.pem")
+        let key = directory.child("key.pem")
         try leaf.pem.write(to: cert, atomically: true, encoding: .utf8)
         try leaf.keyPEM!.write(to: key, atomically: true, encoding: .utf8)
         // A free port: bind to 0, read it, release it.
         let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         port = probe.localAddress!.port!
         try await probe.close().get()
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: OpenSSL.path!)
-        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", cert.path, "-key", key.path, "-www", "-quiet"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        server = try CLITool(path: URL(fileURLWithPath: OpenSSL.path!))
+            .spawn(["s_server", "-accept", "127.0.0.1:\(port)", "-cert", cert.path, "-key", key.path, "-www", "-quiet"])
         // Wait until it accepts connections.
         for _ in 0..<100 {
             if let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -43,9 +36,8 @@ final class OpenSSLServer: Sendable {
 
     func stop() {
         // s_server may not stop on SIGTERM while serving: SIGKILL, then reap it.
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: directory)
+        server.kill(SIGKILL)
+        directory.remove()
     }
 }
 
