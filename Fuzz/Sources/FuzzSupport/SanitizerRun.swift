@@ -1,0 +1,44 @@
+import Foundation
+import HTML5
+import MailSafety
+
+/// Sanitizer options picked by one byte of the input, and the sanitizer's oracles.
+public enum SanitizerRun {
+    /// bit 0: remote content allowed; bit 1: a `cid:` attachment; bit 2: app-scheme images.
+    public static func options(_ choice: UInt8) -> SanitizerOptions {
+        var options = SanitizerOptions()
+        options.remote = choice & 1 == 1 ? .allowAll : .block
+        if choice & 2 != 0 {
+            options.attachments = ["part1@fuzz": EmbeddedAttachment(mimeType: "image/png", bytes: Data([0x89, 0x50, 0x4E, 0x47]))]
+        }
+        if choice & 4 != 0 { options.embeddedImages = .appScheme("rampart-cid") }
+        options.limits.maxDepth = 64
+        return options
+    }
+
+    static func reparse(_ html: String) -> DocumentFragment {
+        var options = HTML5ParserOptions(scripting: false)
+        options.recordParseErrors = false
+        options.maxInputBytes = Int.max
+        return (try? HTML5Parser.parseFragment(html, context: Element(localName: "div"), options: options).root) ?? DocumentFragment()
+    }
+
+    /// Sanitizes `html` and checks: idempotence (sanitize(sanitize(x)) == sanitize(x)), the
+    /// output reparses (as the innerHTML of the wrapper <div>) to a tree that serializes to the
+    /// same text, and the safety oracle on that reparsed tree.
+    public static func check(_ html: String, options: SanitizerOptions, target: String) {
+        let sanitizer = MailSanitizer(options: options)
+        let first: SanitizedMessage
+        do { first = try sanitizer.sanitize(html) } catch { return }
+        let tree = reparse(first.html)
+        Fuzz.check(tree.innerHTML == first.html, target,
+                   "the output does not reparse to itself\n out=\(first.html.debugDescription)\n reparsed=\(tree.innerHTML.debugDescription)")
+        SafetyOracle(target: target, remoteBlocked: !options.remote.allowsRemote).check(tree)
+        let second: SanitizedMessage
+        do { second = try sanitizer.sanitize(first.html) } catch {
+            Fuzz.violation(target, "sanitizing the output failed: \(error)")
+        }
+        Fuzz.check(second.html == first.html, target,
+                   "not idempotent\n in=\(html.debugDescription)\n once=\(first.html.debugDescription)\n twice=\(second.html.debugDescription)")
+    }
+}

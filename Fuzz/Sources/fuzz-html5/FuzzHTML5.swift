@@ -1,0 +1,68 @@
+// Fuzz target: the HTML5 tokenizer and tree builder (document and fragment parsing, encoding
+// sniffing from bytes), and the serializer.
+//
+// Oracles:
+// - no crash, no hang, no unbounded memory (libFuzzer's -timeout / -rss_limit_mb);
+// - idempotence: serialize(parse(x)) parses to the same tree, i.e. serialize(parse(s)) == s for
+//   s = serialize(parse(x)), in the sanitizer's context (the innerHTML of a <div>) and, for whole
+//   documents, once the doctype has been normalized by one round (the serializer writes only
+//   `<!DOCTYPE name>`, by the spec, which may change the quirks mode of the first parse).
+//   Trees the spec itself cannot serialize faithfully are skipped (see `isSpecNonRoundTrip`).
+import FuzzSupport
+import HTML5
+
+let target = "html5"
+
+func parseFragment(_ html: String) -> DocumentFragment? {
+    var options = HTML5ParserOptions(scripting: false)
+    options.recordParseErrors = false
+    return try? HTML5Parser.parseFragment(html, context: Element(localName: "div"), options: options).root
+}
+
+func parseDocument(_ html: String) -> Document? {
+    var options = HTML5ParserOptions(scripting: false)
+    options.recordParseErrors = false
+    return try? HTML5Parser.parseDocument(html, options: options).root
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHTML5(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = Fuzz.bytes(data, size)
+
+    // 1. Bytes: encoding sniffing, parse errors recorded, scripting flag from the input's length.
+    var options = HTML5ParserOptions(scripting: bytes.count % 2 == 1)
+    options.maxNestingDepth = 128
+    guard let result = try? HTML5Parser.parseDocument(bytes, options: options) else { return 0 }
+    let truncated = result.depthTruncated || result.attributesTruncated
+    _ = result.root.html5libTreeDump
+
+    // 2. Fragment idempotence (what the sanitizer relies on).
+    let text = fuzzText(bytes)
+    if let first = parseFragment(text) {
+        let s1 = first.innerHTML
+        if let second = parseFragment(s1) {
+            let s2 = second.innerHTML
+            if s2 != s1 && !truncated && !SpecRoundTrip.isSpecNonRoundTrip(first) {
+                Fuzz.violation(target, "fragment: serialize(parse(x)) does not reparse to the same tree\n s1=\(s1.debugDescription)\n s2=\(s2.debugDescription)")
+            }
+        }
+    }
+
+    // 3. Document idempotence after one normalizing round.
+    if let d1 = parseDocument(text), let d2 = parseDocument(d1.outerHTML) {
+        let s2 = d2.outerHTML
+        if let d3 = parseDocument(s2) {
+            let s3 = d3.outerHTML
+            if s3 != s2 && !truncated && !SpecRoundTrip.isSpecNonRoundTrip(d2) {
+                Fuzz.violation(target, "document: serialization is not stable\n s2=\(s2.debugDescription)\n s3=\(s3.debugDescription)")
+            }
+        }
+    }
+    return 0
+}
+
+/// The process entry point (see `Fuzz.main`).
+@_cdecl("fuzz_html5_main")
+public func fuzzHTML5Main(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Fuzz.main(argc, argv, fuzzHTML5)
+}

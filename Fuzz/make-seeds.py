@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpora into OUT/<target>/ from the project's own test data.
+
+Nothing here is copied into the repository: the seeds are generated on each run from
+../shared/testdata/html5lib-tests (tree-construction inputs), Tests/MailSafetyTests/Resources/
+xss-vectors.txt, Tests/MIMETests/Fixtures/*.eml, and small structured inputs built below (each
+structured target reads a mode byte first; see the target's header comment).
+
+Usage: Fuzz/make-seeds.py OUT [--html5lib DIR]
+"""
+import hashlib
+import json
+import os
+import struct
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def write(out, target, data):
+    folder = os.path.join(out, target)
+    os.makedirs(folder, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    name = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+
+
+def html5lib_inputs(folder, limit=600):
+    """The #data sections of the tree-construction tests, evenly sampled to `limit`."""
+    inputs = []
+    tc = os.path.join(folder, "tree-construction")
+    if not os.path.isdir(tc):
+        return inputs
+    for name in sorted(os.listdir(tc)):
+        if not name.endswith(".dat"):
+            continue
+        with open(os.path.join(tc, name), "rb") as f:
+            lines = f.read().decode("utf-8", "surrogateescape").split("\n")
+        i = 0
+        while i < len(lines):
+            if lines[i] == "#data":
+                j = i + 1
+                body = []
+                while j < len(lines) and not lines[j].startswith("#errors"):
+                    body.append(lines[j])
+                    j += 1
+                inputs.append("\n".join(body))
+                i = j
+            else:
+                i += 1
+    if len(inputs) > limit:
+        step = len(inputs) / limit
+        inputs = [inputs[int(k * step)] for k in range(limit)]
+    return inputs
+
+
+def xss_vectors():
+    path = os.path.join(ROOT, "Tests/MailSafetyTests/Resources/xss-vectors.txt")
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            for k, v in (("{NL}", "\n"), ("{TAB}", "\t"), ("{CR}", "\r"), ("{NUL}", "\0"), ("{FF}", "\f")):
+                line = line.replace(k, v)
+            out.append(line)
+    return out
+
+
+CSS_SEEDS = [
+    "color: red; background: url(https://t.example/p.gif)",
+    "background-image: url('cid:part1@fuzz'); position: fixed; z-index: 99999",
+    "width: expression(alert(1)); behavior: url(x.htc); -moz-binding: url(x.xml#y)",
+    "@import url(https://t.example/x.css); p { color: red }",
+    "@media screen and (max-width: 600px) { .a { color: blue !important } }",
+    "@font-face { font-family: x; src: url(https://t.example/f.woff) format('woff') }",
+    "body > p, html .x, :root #rampart-message a:hover { margin: 0 auto }",
+    "background: image-set('https://t.example/a.png' 1x, 'b.png' 2x)",
+    "\\65 xpression(alert(1)); color: \\72 ed",
+    "a{color:rgb(1 2 3 / 50%);transform:translate(calc(1px + 2em))}",
+    "--x: javascript:alert(1); content: 'javascript:'",
+    "@supports (display: grid) { div { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)) } }",
+    "p { background: url( \"data:image/png;base64,iVBORw0KGgo=\" ) }",
+    "<!-- p { color: red } --> </style><script>alert(1)</script>",
+]
+
+
+def agent_frame(header, secret=b""):
+    body = bytes([1]) + struct.pack(">I", len(header)) + header + secret
+    return struct.pack(">I", len(body)) + body
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    html5lib = os.environ.get("HTML5LIB_TESTS", os.path.join(ROOT, "..", "shared", "testdata", "html5lib-tests"))
+    if "--html5lib" in sys.argv:
+        html5lib = sys.argv[sys.argv.index("--html5lib") + 1]
+
+    trees = html5lib_inputs(html5lib)
+    vectors = xss_vectors()
+
+    # HTML5: html5lib inputs and the XSS vectors, as bytes.
+    for text in trees + vectors:
+        write(out, "html5", text)
+    write(out, "html5", b"\xef\xbb\xbf<meta charset=windows-1252><p>caf\xe9")
+
+    # Sanitizer: mode byte (remote block/allow, cid attachment, app scheme) + HTML.
+    for i, text in enumerate(vectors + trees[::4]):
+        write(out, "sanitizer", bytes([i % 8]) + text.encode("utf-8", "surrogateescape"))
+    write(out, "sanitizer", b"\x02<img src=cid:part1@fuzz><a href=https://x.example/?utm_source=a>l</a>")
+
+    # CSS: mode byte + CSS text (hand seeds and the CSS in the XSS vectors).
+    css = list(CSS_SEEDS)
+    for v in vectors:
+        for marker in ("style=\"", "style='"):
+            if marker in v:
+                css.append(v.split(marker, 1)[1].split(marker[-1], 1)[0])
+        if "<style>" in v.lower():
+            css.append(v.lower().split("<style>", 1)[1].split("</style", 1)[0])
+    for i, text in enumerate(css):
+        write(out, "css", bytes([i % 8]) + text.encode("utf-8", "surrogateescape"))
+
+    # MIME: the parser's fixtures; mbox: the fixtures as mbox entries (with quoting cases).
+    fixtures = os.path.join(ROOT, "Tests/MIMETests/Fixtures")
+    emls = []
+    for name in sorted(os.listdir(fixtures)):
+        with open(os.path.join(fixtures, name), "rb") as f:
+            emls.append(f.read())
+    for eml in emls:
+        write(out, "mime", eml)
+    for i in range(0, len(emls), 3):
+        box = b""
+        for eml in emls[i:i + 3]:
+            box += b"From sender@example.com Thu Jan  1 00:00:00 1970\n" + eml.replace(b"\nFrom ", b"\n>From ") + b"\n\n"
+        write(out, "mbox", box)
+    write(out, "mbox", b"From a\n>From b\n>>From c\n\nFrom d\r\nSubject: x\r\n\r\nbody\r\n\r\n")
+
+    # Push: raw bodies (a header with a P-256 key id), forged record layouts, round trips.
+    key_id = bytes([4]) + bytes(range(64))
+    write(out, "push", bytes([0]) + bytes(16) + struct.pack(">I", 4096) + bytes([65]) + key_id + bytes(40))
+    write(out, "push", bytes([1]) + bytes(range(16)) + bytes([10, 0]) + b"hello\x02")
+    write(out, "push", bytes([1]) + bytes(range(16)) + bytes([2, 0]) + b"ab\x01\x00\x00cd\x02")
+    write(out, "push", bytes([2, 0, 30, 4]) + b"a notification body")
+
+    # Vault: raw envelope headers; sealed-then-edited layouts.
+    header = b"RVA1" + bytes([1, 0, 0, 0]) + struct.pack(">I", 16) + struct.pack(">Q", 40)
+    write(out, "vault", bytes([0]) + header + bytes(40 + 3 * 28))
+    write(out, "vault", bytes([0]) + b"RVA1" + bytes([1, 0, 0, 0]) + struct.pack(">I", 1) + struct.pack(">Q", 2**63 - 2))
+    write(out, "vault", bytes([1, 16, 20]) + b"twenty bytes of text" + bytes([0]))
+    write(out, "vault", bytes([3, 7, 30]) + bytes(range(30)) + bytes([1, 0, 0, 5, 0x80]))
+
+    # Sealed values: raw envelopes and [String] contents; seal-then-edit.
+    write(out, "sealed", bytes([0, 1, 1]) + bytes(8) + bytes(12 + 16))
+    write(out, "sealed", bytes([0]) + struct.pack(">I", 2) + struct.pack(">I", 1) + b"a" + struct.pack(">I", 2) + b"bc")
+    write(out, "sealed", bytes([1, 2, 3]) + b"abc" + bytes([1]) + b"d" + bytes([1, 0, 0, 9, 0x40]))
+    write(out, "sealed", bytes([3, 1, 2]) + b"xy")
+
+    # Keychain: raw item files and edits of the real ones.
+    item = b"RKCI" + bytes([1, 2, 1, 0]) + bytes(32) + struct.pack(">H", 5) + bytes([0, 0, 1]) + b"a" + bytes([0, 0]) + bytes(12 + 16)
+    write(out, "keychain", bytes([0]) + item)
+    write(out, "keychain", bytes([1, 1, 0, 0, 45, 0xFF]))
+    write(out, "keychain", bytes([3, 1, 1, 0, 10]))
+    write(out, "keychain", bytes([1]))
+
+    # Agent frames: requests and responses as the agent and its client write them.
+    for header, secret in [
+        (b'{"op":"ping"}', b""),
+        (b'{"op":"unlock","user":"alice"}', b"123456"),
+        (b'{"op":"status","user":"bob"}', b""),
+        (b'{"ok":false,"error":{"code":"agent.wrongPIN","kind":"unauthorized","message":"x","attemptsLeft":2}}', b""),
+        (b'{"ok":true,"status":{"userID":"a","hasMainKey":true,"unlocked":true,"activeProtectors":[],"failedAttempts":0,"maxFailedAttempts":10,"autolock":"never","keychainBackend":"file","agentProcessID":1}}', b""),
+    ]:
+        write(out, "agentwire", agent_frame(header, secret))
+    write(out, "agentwire", agent_frame(b'{"op":"mainKey","user":"a"}', bytes(32)) + agent_frame(b'{"op":"lock"}'))
+
+    # API: JSON request bodies by mode (see FuzzAPI.swift), binary pieces.
+    requests = [
+        {"username": "alice", "password": "correct horse"},
+        {"refreshToken": "rrt_abc"},
+        {"add": ["inbox"], "remove": ["unread"]},
+        {"name": "Receipts"},
+        {"to": ["bob@example.com"], "subject": "Hi", "html": "<p>x</p>",
+         "attachments": [{"name": "a.txt", "mimeType": "text/plain", "data": "aGk=", "contentId": None}], "mime": "U3ViamVjdDogaGkNCg0KaGk="},
+        {"id": "mi_" + "0" * 32, "time": 0, "labelIds": ["inbox"], "unread": True, "size": 10, "sealedBody": "Uk1IUA==",
+         "sealedOriginal": "Uk1IUA==", "attachments": [{"id": "ai_" + "1" * 32, "name": "a", "mimeType": "x/y", "size": 1, "contentId": None, "sealedData": ""}]},
+        {"ids": ["mi_" + "a" * 32]},
+        {"sealedName": "AAAA", "parentId": None, "blockIds": ["b1"], "size": 3, "isFolder": False},
+    ]
+    for mode, body in enumerate(requests):
+        write(out, "api", bytes([mode]) + json.dumps(body).encode())
+    write(out, "api", bytes([8]) + b"RMHP\x01" + bytes(32 + 16 + 4))
+    write(out, "api", bytes([9]) + b"RMOR\x01\x02" + bytes(16) + b"From x\n")
+    write(out, "api", bytes([10]) + b"sealed body")
+    write(out, "api", bytes([11]) + emls[0])
+
+
+if __name__ == "__main__":
+    main()
