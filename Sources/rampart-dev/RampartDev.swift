@@ -28,4 +28,7 @@ struct RampartDev: AsyncParsableCommand {
 
     /// Accepted before the subcommand too (`rampart-dev --home DIR key init`).
     @OptionGroup var global: GlobalOptions
+
+    /// ArgumentParser's entry point, with usage errors exiting 2 (see ``CommandLineMain``).
+    static func main() async { await CommandLineMain.run(self) }
 }

@@ -29,4 +29,7 @@ struct Rampart: AsyncParsableCommand {
     /// Accepted before the subcommand too (`rampart --home DIR status`); the subcommands
     /// declare the same group and receive the values.
     @OptionGroup var global: GlobalOptions
+
+    /// ArgumentParser's entry point, with usage errors exiting 2 (see ``CommandLineMain``).
+    static func main() async { await CommandLineMain.run(self) }
 }
