@@ -150,9 +150,9 @@ extension Mailbox {
     /// Crash safety: the outbox file is staged in `tmp/` first, the database copies are committed
     /// in one transaction, then the file is renamed into `new/` (the hand-off); a crash in between
     /// leaves at most a stray file in `tmp/`, never an outside copy of a message that is not in Sent.
-    /// - Throws: ``ServerError/unknownRecipient(_:)`` never for outside addresses (they go to the
-    ///   outbox); ``ServerError/badRequest(_:)`` for no recipient, too many, or an outside
-    ///   recipient without a MIME message.
+    /// - Throws: ``ServerError/unknownRecipient(_:)`` for an address in this server's own domains
+    ///   that no account has (other domains go to the outbox); ``ServerError/badRequest(_:)`` for
+    ///   no recipient, too many, or an outside recipient without a MIME message.
     func send(_ request: SendRequest, from userID: String, sender: Correspondent, senderAddresses: [String]) throws -> SendResponse {
         guard !request.to.isEmpty else { throw ServerError.badRequest("the message has no recipient") }
         guard request.to.count <= Self.maximumRecipients else {
@@ -162,7 +162,14 @@ extension Mailbox {
         var outside: [String] = []
         for address in request.to {
             guard Self.looksLikeAddress(address) else { throw ServerError.badRequest("\"\(address.prefix(200))\" is not an e-mail address") }
-            if let recipient = try localUser(address) { local.append((address, recipient)) } else { outside.append(address) }
+            if let recipient = try localUser(address) {
+                local.append((address, recipient))
+            } else if try isLocalDomain(address) {
+                // This server's own domain but no account: a typo, not mail for the outside.
+                throw ServerError.unknownRecipient(address)
+            } else {
+                outside.append(address)
+            }
         }
         var mime: Data?
         if let encoded = request.mime {
@@ -270,6 +277,16 @@ extension Mailbox {
     func localUser(_ address: String) throws -> String? {
         try store.read { db in
             try String.fetchOne(db, sql: "SELECT userId FROM addresses WHERE address = ?", arguments: [address.lowercased()])
+        }
+    }
+
+    /// Whether `address`'s domain is one this server has accounts in.
+    func isLocalDomain(_ address: String) throws -> Bool {
+        guard let at = address.lastIndex(of: "@") else { return false }
+        let domain = address[address.index(after: at)...].lowercased()
+        return try store.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM addresses WHERE substr(address, instr(address, '@') + 1) = ? LIMIT 1",
+                              arguments: [domain]) == true
         }
     }
 

@@ -128,11 +128,16 @@ struct MailboxTests {
             let gone = try await backend.send(.GET, APIRoute.message(delivered.id), token: alice.accessToken)
             #expect(gone.status.code == 404)
 
-            // Unknown recipients are refused before anything is stored.
+            // Unknown recipients in this server's domain are refused before anything is stored;
+            // outside recipients need the message in MIME form (it goes to the outbox).
             let unknown = try await backend.send(.POST, APIRoute.send, token: demo.accessToken,
-                                                 json: SendRequest(to: ["nobody@elsewhere.example"], subject: "x", html: "x"))
+                                                 json: SendRequest(to: ["nobody@rampart.test"], subject: "x", html: "x"))
             #expect(unknown.status.code == 422)
             #expect(TestBackend.errorBody(unknown)?.error.code == "send.unknownRecipient")
+            let outside = try await backend.send(.POST, APIRoute.send, token: demo.accessToken,
+                                                 json: SendRequest(to: ["nobody@elsewhere.example"], subject: "x", html: "x"))
+            #expect(outside.status.code == 400)
+            #expect(TestBackend.errorBody(outside)?.error.message.contains("MIME") == true)
         }
     }
 

@@ -6,12 +6,10 @@ import RampartAPI
 /// Trust-model rows **access token (high)** (behind ``SessionMiddleware``), **inbox (low)** and
 /// **database (critical)**: imports arrive sealed by their owner; every query is scoped by the
 /// session's user id.
-struct MailTransferRoutes {
+struct MailTransferRoutes: SessionRoutes {
     let backend: Backend
 
-    var collection: RouteCollection<APIRequestContext> {
-        let routes = RouteCollection(context: APIRequestContext.self)
-        routes.add(middleware: SessionMiddleware(accounts: backend.accounts))
+    func add(to routes: RouteCollection<APIRequestContext>) {
         let mailbox = backend.mailbox
 
         routes.post(RouterPath(APIRoute.importMessage)) { request, context in
@@ -29,6 +27,5 @@ struct MailTransferRoutes {
             let create = try await APIIO.decode(LabelCreateRequest.self, from: request)
             return try APIIO.json(try mailbox.label(named: create.name, userID: try context.session.userID))
         }
-        return routes
     }
 }
