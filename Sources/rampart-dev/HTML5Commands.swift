@@ -36,7 +36,7 @@ struct HTML5Command: ParsableCommand {
                 return try HTML5Parser.parseDocument(input, options: options).root
             } catch {
                 FileHandle.standardError.write(Data("rampart: \(error)\n".utf8))
-                throw ExitCode(2)
+                throw ExitCode(ExitStatus.badInput)
             }
         }
     }

@@ -48,7 +48,7 @@ struct SanitizeCommand: ParsableCommand {
             message = try MailSanitizer(options: options).sanitize(bytes: input)
         } catch {
             FileHandle.standardError.write(Data((error.description + "\n").utf8))
-            throw ExitCode(2)
+            throw ExitCode(ExitStatus.badInput)
         }
         let policy = ContentSecurityPolicy.viewer(remote == .allow ? .remoteAllowed : .embeddedImagesOnly)
         let output: String
