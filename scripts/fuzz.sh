@@ -14,7 +14,8 @@
 # crash. The seeds are generated from the project's test data by Fuzz/make-seeds.py; the
 # corpus libFuzzer grows is kept in .build-fuzz/corpus/TARGET (reused by later runs), a failing
 # input is written to .build-fuzz/artifacts/TARGET/. Exits non-zero on any crash, hang, memory
-# blow-up or oracle violation. See docs/fuzzing.md.
+# blow-up or oracle violation. FUZZ_RUNS=N stops each target after N executions (long runs:
+# `FUZZ_RUNS=1000000 FUZZ_NICE=19 scripts/fuzz.sh all 3600`). See docs/fuzzing.md.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -65,17 +66,21 @@ seeds() {
 run() {
     local target="$1" seconds="$2"
     local corpus="$SCRATCH/corpus/$target" artifacts="$SCRATCH/artifacts/$target" log="$SCRATCH/logs/$target.log"
+    rm -rf "$artifacts"
     mkdir -p "$corpus" "$artifacts" "$(dirname "$log")" "$SCRATCH/tmp"
     local args=("$corpus" "$SCRATCH/seeds/$target"
         -max_total_time="$seconds" -timeout="$TIMEOUT" -rss_limit_mb="$RSS_MB" -malloc_limit_mb="$RSS_MB"
         -max_len="$(max_len_for "$target")" -print_final_stats=1 -detect_leaks=0
         -artifact_prefix="$artifacts/")
+    # FUZZ_RUNS: stop after that many executions (or SECONDS, whichever comes first).
+    [ -n "${FUZZ_RUNS:-}" ] && args+=(-runs="$FUZZ_RUNS")
     local dict
     dict="$(dict_for "$target")"
     [ -n "$dict" ] && args+=(-dict="$dict")
     echo "fuzz: $target for ${seconds} s (log: ${log#"$ROOT"/})"
     local status=0
-    RAMPART_FUZZ_TMP="$SCRATCH/tmp" ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:handle_abort=1}" \
+    # SWIFT_BACKTRACE: leave a trap to ASan and libFuzzer (the Swift backtracer gets in their way).
+    SWIFT_BACKTRACE=enable=no RAMPART_FUZZ_TMP="$SCRATCH/tmp" ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:handle_abort=1}" \
         nice -n "$NICE" "$BIN/fuzz-$target" "${args[@]}" >"$log" 2>&1 || status=$?
     local execs cov ft
     execs="$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | awk '{print $2}')"

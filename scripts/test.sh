@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of Rampart on a fresh machine: installs what is missing (scripts/setup.sh),
 # starts the services the tests use (scripts/services/*.sh: a D-Bus session with
-# gnome-keyring for Secret Service, swtpm for the TPM tests, ...), builds, and runs `swift test`.
+# gnome-keyring for Secret Service, swtpm for the TPM tests, ...), builds, runs `swift test`, then
+# a short smoke run of every fuzz target (`scripts/fuzz.sh smoke`).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -31,3 +32,11 @@ export RAMPART_PYTHON="${RAMPART_PYTHON:-$ROOT/.venv/bin/python3}"
 
 swift build --build-tests
 swift test "$@"
+
+# Coverage-guided fuzzing: a short smoke run of every libFuzzer target, with ASan and per-input
+# time and memory limits (scripts/fuzz.sh, docs/fuzzing.md); fails on any crash, hang or oracle
+# violation. Skipped when arguments select tests (`scripts/test.sh --filter X`) or with
+# RAMPART_SKIP_FUZZ=1.
+if [ "$#" -eq 0 ] && [ "${RAMPART_SKIP_FUZZ:-0}" != 1 ]; then
+    scripts/fuzz.sh smoke
+fi

@@ -29,6 +29,10 @@ public struct SafetyOracle {
     /// Attributes that name a URL the browser loads without a click.
     static let resourceAttributes: Set<String> = ["src", "srcset", "poster", "background", "lowsrc", "dynsrc", "data", "codebase"]
     /// Attributes that must never be present (they load, navigate or embed documents).
+    /// SVG presentation attributes whose value may be a `url(…)` the renderer loads.
+    static let svgURLAttributes: Set<String> = [
+        "fill", "stroke", "clip-path", "mask", "marker-start", "marker-mid", "marker-end", "filter", "cursor",
+    ]
     static let forbiddenAttributes: Set<String> = ["srcdoc", "action", "formaction", "ping", "xmlns:xlink", "is"]
 
     /// The scheme a browser would read from `raw`, lowercased; `"//"` for a scheme-relative URL,
@@ -150,8 +154,8 @@ public struct SafetyOracle {
                         if Self.resourceAttributes.contains(attr) {
                             checkURL(attribute.value, resource: true, context: "<\(element.localName) \(attribute.qualifiedName)>")
                         }
-                        // SVG paint attributes may hold url(...).
-                        if attribute.value.lowercased().contains("url(") {
+                        // SVG presentation attributes that take url(...) load it.
+                        if element.namespace == .svg, Self.svgURLAttributes.contains(attr) {
                             checkCSS("x{a:" + attribute.value + "}", context: "<\(element.localName) \(attribute.qualifiedName)>")
                         }
                     }

@@ -38,7 +38,7 @@ struct Fixture {
     }
 }
 
-nonisolated(unsafe) let fixture = Fixture()
+let fixture = Fixture()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzKeychain(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -48,10 +48,10 @@ public func fuzzKeychain(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let file = mode % 2 == 0 ? reader.rest() : Mutations.apply(original, &reader)
     // Replace the file (same name, private permissions), as an attacker with disk access would.
     let temporary = url.deletingLastPathComponent().appendingPathComponent(".fuzz.tmp")
-    FileManager.default.createFile(atPath: temporary.path, contents: Data(file), attributes: [.posixPermissions: 0o600])
+    ScratchFiles.writeFile(file, to: temporary)
     rename(temporary.path, url.path)
     defer {
-        FileManager.default.createFile(atPath: temporary.path, contents: Data(original), attributes: [.posixPermissions: 0o600])
+        ScratchFiles.writeFile(original, to: temporary)
         rename(temporary.path, url.path)
     }
     let value: [UInt8]?

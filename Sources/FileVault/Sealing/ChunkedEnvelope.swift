@@ -16,6 +16,9 @@ struct ChunkedEnvelope {
     static let version: UInt8 = 1
     static let headerSize = 20
     static let overhead = 12 + 16
+    /// The largest plaintext length a header may announce (2^48 bytes): far above any
+    /// attachment, far enough below `Int64.max` that the chunk arithmetic cannot overflow.
+    static let maximumPlaintextLength: UInt64 = 1 << 48
 
     let chunkSize: Int
     let plaintextLength: Int64
@@ -49,9 +52,15 @@ struct ChunkedEnvelope {
         guard data.count == Self.headerSize, data.prefix(4) == Self.magic else { return nil }
         let bytes = [UInt8](data)
         guard bytes[4] == Self.version else { throw FileVaultError.unsupportedVersion(bytes[4]) }
+        // The chunks authenticate the header as re-encoded from its fields, so the reserved
+        // bytes must be the zeros that encoding writes: otherwise they could be changed
+        // unnoticed (found by the vault fuzz target's integrity oracle).
+        guard bytes[5] == 0, bytes[6] == 0, bytes[7] == 0 else { return nil }
         let size = bytes[8..<12].reduce(0) { ($0 << 8) | Int($1) }
         let length = bytes[12..<20].reduce(UInt64(0)) { ($0 << 8) | UInt64($1) }
-        guard size > 0, size <= 64 << 20, length < UInt64(Int64.max) else { return nil }
+        // A length near Int64.max overflowed the chunk count and sealed length (a crash on a
+        // tampered header, found by the vault fuzz target); no real attachment comes close.
+        guard size > 0, size <= 64 << 20, length <= Self.maximumPlaintextLength else { return nil }
         self.chunkSize = size
         self.plaintextLength = Int64(length)
     }

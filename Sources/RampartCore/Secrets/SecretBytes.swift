@@ -73,13 +73,11 @@ public final class SecretBytes: @unchecked Sendable {
         self.isMemoryLocked = locked
         var view = UnsafeMutableRawBufferPointer(rebasing: allocation[0..<count])
         self.storage = allocation
-        do {
-            try initializer(&view)
-        } catch {
-            SecretBytes.zeroize(allocation)
-            Self.release(allocation, locked: locked)
-            throw error
-        }
+        // If `initializer` throws, every stored property is already set, so Swift runs `deinit`
+        // on the partly filled object: it zeroizes and releases the allocation. Releasing it
+        // here as well was a double free (found by the agent-wire fuzz target: a frame cut off
+        // in the middle made `AgentWire.read`'s initializer throw).
+        try initializer(&view)
     }
 
     /// Copies `bytes` into a new secret buffer. The caller remains responsible for its own copy.
