@@ -21,7 +21,7 @@ public enum SecureHardware {
         #endif
     }
 
-    /// One line on the secure hardware found here, for `rampart key status`.
+    /// One line on the secure hardware found here, for `rampart-dev key status` (and `rampart status`).
     public static func found(tpm: TPMConfiguration = .fromEnvironment()) -> String {
         #if canImport(CryptoKit) && (os(macOS) || os(iOS))
         return SecureEnclaveProtector.isAvailable ? "Secure Enclave" : "none (this device has no Secure Enclave)"

@@ -372,7 +372,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
 
     // MARK: Status
 
-    /// What `rampart key status` shows.
+    /// What `rampart-dev key status` (and `rampart status`) shows.
     public func status() throws -> KeymakerStatus {
         try stateLock.withLock {
             enforceAutolock()
@@ -444,7 +444,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
     }
 }
 
-/// A snapshot of a Keymaker's state, for `rampart key status` (JSON with `--json`).
+/// A snapshot of a Keymaker's state, for `rampart-dev key status` (and `rampart status`) (JSON with `--json`).
 public struct KeymakerStatus: Sendable, Codable, Equatable {
     public struct Availability: Sendable, Codable, Equatable {
         public let kind: ProtectorKind

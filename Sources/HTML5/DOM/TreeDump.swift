@@ -3,7 +3,7 @@
 extension Node {
     /// The subtree in html5lib-tests' `#document` format: one `| `-prefixed line per node,
     /// attributes sorted, two spaces of indentation per level. Used by the conformance tests and
-    /// `rampart html5 tree`.
+    /// `rampart-dev html5 tree`.
     public var html5libTreeDump: String {
         var out = ""
         var stack: [(Node, Int)] = []

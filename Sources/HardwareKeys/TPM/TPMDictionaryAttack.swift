@@ -32,7 +32,7 @@ public struct TPMDictionaryAttackParameters: Sendable, Equatable, CustomStringCo
 /// A reading of the TPM's dictionary-attack state.
 ///
 /// Trust-model row: **secure hardware (high)** — shows the lockout that bounds PIN guesses
-/// (`rampart key status`, `rampart key tpm-lockout`).
+/// (`rampart-dev key status` (and `rampart status`), `rampart-dev key tpm-lockout`).
 public struct TPMDictionaryAttackStatus: Sendable, Equatable, CustomStringConvertible {
     /// Current failure count (TPM2_PT_LOCKOUT_COUNTER).
     public var failedTries: UInt32
@@ -45,7 +45,7 @@ public struct TPMDictionaryAttackStatus: Sendable, Equatable, CustomStringConver
     }
 }
 
-/// Identity of the TPM found, for `rampart key status`.
+/// Identity of the TPM found, for `rampart-dev key status` (and `rampart status`).
 ///
 /// Trust-model row: **secure hardware (high)** — which hardware the protector relies on.
 public struct TPMDescription: Sendable, Equatable, CustomStringConvertible {

@@ -22,7 +22,7 @@ public protocol MainKeyProtector: Sendable {
     var kind: ProtectorKind { get }
 
     /// Whether the protector can work in this process (e.g. a TPM is reachable). The reason is
-    /// shown by `rampart key status`.
+    /// shown by `rampart-dev key status` (and `rampart status`).
     func availability() -> ProtectorAvailability
 
     /// Wraps `key` for `user`.

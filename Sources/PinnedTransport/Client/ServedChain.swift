@@ -5,7 +5,7 @@ import NIOPosix
 import NIOSSL
 import X509
 
-/// Reads the certificate chain a live server serves, to compute its pins (`rampart pin --host`).
+/// Reads the certificate chain a live server serves, to compute its pins (`rampart-dev pin --host`).
 ///
 /// Trust-model row: **transport (network), low trust**. The chain is captured inside the
 /// verification callback and the handshake is then *failed* on purpose: this tool never
