@@ -12,7 +12,7 @@ import Darwin
 /// **cleartext files (critical)** — a missing, truncated, reordered or swapped block, a forged
 /// manifest, a full disk or an oversized file each surface as their own case, and none of them
 /// leaves cleartext behind or presents a partial file as complete.
-public enum FileVaultError: Error, Equatable, Sendable, RampartError {
+public enum FileVaultError: Error, Equatable, Sendable, DescribedRampartError {
     /// The attachment is not in the cache (never stored, expired, evicted or purged).
     case notCached(attachment: String)
     /// A stored attachment failed authentication (modified, truncated or moved between users).
@@ -47,73 +47,25 @@ public enum FileVaultError: Error, Equatable, Sendable, RampartError {
     /// A file-system call failed.
     case io(path: String, operation: String, errno: Int32)
 
-    /// The category the CLI's exit status uses.
-    public var kind: RampartErrorKind {
+    /// The code, category (the CLI's exit status) and message of each case.
+    public var info: RampartErrorInfo {
         switch self {
-        case .locked: .locked
-        case .attachmentTampered, .blockTampered, .manifestTampered, .thumbnailTampered: .tampered
-        case .fileNotFound: .notFound
-        case .invalidIdentifier: .badInput
-        case .notCached, .fileTooLarge, .diskFull, .missingBlock, .unsupportedVersion, .sourceChanged,
-             .leaseEnded, .index, .io: .failure
-        }
-    }
-
-    public var code: String {
-        switch self {
-        case .notCached: "vault.notCached"
-        case .attachmentTampered: "vault.attachmentTampered"
-        case .fileTooLarge: "vault.fileTooLarge"
-        case .diskFull: "vault.diskFull"
-        case .fileNotFound: "vault.fileNotFound"
-        case .missingBlock: "vault.missingBlock"
-        case .blockTampered: "vault.blockTampered"
-        case .manifestTampered: "vault.manifestTampered"
-        case .thumbnailTampered: "vault.thumbnailTampered"
-        case .unsupportedVersion: "vault.unsupportedVersion"
-        case .sourceChanged: "vault.sourceChanged"
-        case .locked: "locked"
-        case .leaseEnded: "vault.leaseEnded"
-        case .invalidIdentifier: "vault.invalidIdentifier"
-        case .index: "vault.index"
-        case .io: "vault.io"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .notCached(let id):
-            "Attachment \(id) is not in the local cache (expired, evicted or purged): download it again."
-        case .attachmentTampered(let id):
-            "The cached copy of attachment \(id) failed authentication and was discarded: download it again."
-        case .fileTooLarge(let size, let limit):
-            "The file is \(size) bytes, over the limit of \(limit) bytes: raise the limit or choose a smaller file."
-        case .diskFull(let path):
-            "No space left while writing \(path): free some disk space and try again (nothing partial was kept)."
-        case .fileNotFound(let file):
-            "Drive file \(file) is not stored on this device: download it again."
-        case .missingBlock(let file, let index):
-            "Block \(index) of drive file \(file) is missing: download the file again."
-        case .blockTampered(let file, let index):
-            "Block \(index) of drive file \(file) was modified, truncated or moved: download the file again."
-        case .manifestTampered(let file):
-            "The manifest of drive file \(file) failed authentication: the local copy cannot be trusted; download it again."
-        case .thumbnailTampered(let file):
-            "The thumbnail of drive file \(file) is missing or failed authentication."
-        case .unsupportedVersion(let version):
-            "Stored data has format version \(version), which this version of Rampart cannot read: update the app."
-        case .sourceChanged(let path):
-            "\(path) changed while it was being encrypted: try again when it is no longer being written."
-        case .locked:
-            "Rampart is locked: unlock with your PIN (or hardware key) first."
-        case .leaseEnded:
-            "The cleartext preview was closed (locked, ended or cancelled): open it again."
-        case .invalidIdentifier(let value):
-            "Invalid identifier (\(value.count) characters): use 1–128 characters of letters, digits, '.', '_' or '-'."
-        case .index(let message):
-            "The attachment index failed: \(message). Clearing the cache (log out and in) rebuilds it."
-        case .io(let path, let operation, let code):
-            "\(operation) failed for \(path): \(String(cString: strerror(code))) (errno \(code))."
+        case .notCached(let id): RampartErrorInfo(code: "vault.notCached", kind: .failure, message: "Attachment \(id) is not in the local cache (expired, evicted or purged): download it again.")
+        case .attachmentTampered(let id): RampartErrorInfo(code: "vault.attachmentTampered", kind: .tampered, message: "The cached copy of attachment \(id) failed authentication and was discarded: download it again.")
+        case .fileTooLarge(let size, let limit): RampartErrorInfo(code: "vault.fileTooLarge", kind: .failure, message: "The file is \(size) bytes, over the limit of \(limit) bytes: raise the limit or choose a smaller file.")
+        case .diskFull(let path): RampartErrorInfo(code: "vault.diskFull", kind: .failure, message: "No space left while writing \(path): free some disk space and try again (nothing partial was kept).")
+        case .fileNotFound(let file): RampartErrorInfo(code: "vault.fileNotFound", kind: .notFound, message: "Drive file \(file) is not stored on this device: download it again.")
+        case .missingBlock(let file, let index): RampartErrorInfo(code: "vault.missingBlock", kind: .failure, message: "Block \(index) of drive file \(file) is missing: download the file again.")
+        case .blockTampered(let file, let index): RampartErrorInfo(code: "vault.blockTampered", kind: .tampered, message: "Block \(index) of drive file \(file) was modified, truncated or moved: download the file again.")
+        case .manifestTampered(let file): RampartErrorInfo(code: "vault.manifestTampered", kind: .tampered, message: "The manifest of drive file \(file) failed authentication: the local copy cannot be trusted; download it again.")
+        case .thumbnailTampered(let file): RampartErrorInfo(code: "vault.thumbnailTampered", kind: .tampered, message: "The thumbnail of drive file \(file) is missing or failed authentication.")
+        case .unsupportedVersion(let version): RampartErrorInfo(code: "vault.unsupportedVersion", kind: .failure, message: "Stored data has format version \(version), which this version of Rampart cannot read: update the app.")
+        case .sourceChanged(let path): RampartErrorInfo(code: "vault.sourceChanged", kind: .failure, message: "\(path) changed while it was being encrypted: try again when it is no longer being written.")
+        case .locked: RampartErrorInfo(code: "locked", kind: .locked, message: "Rampart is locked: unlock with your PIN (or hardware key) first.")
+        case .leaseEnded: RampartErrorInfo(code: "vault.leaseEnded", kind: .failure, message: "The cleartext preview was closed (locked, ended or cancelled): open it again.")
+        case .invalidIdentifier(let value): RampartErrorInfo(code: "vault.invalidIdentifier", kind: .badInput, message: "Invalid identifier (\(value.count) characters): use 1–128 characters of letters, digits, '.', '_' or '-'.")
+        case .index(let message): RampartErrorInfo(code: "vault.index", kind: .failure, message: "The attachment index failed: \(message). Clearing the cache (log out and in) rebuilds it.")
+        case .io(let path, let operation, let code): RampartErrorInfo(code: "vault.io", kind: .failure, message: "\(operation) failed for \(path): \(String(cString: strerror(code))) (errno \(code)).")
         }
     }
 

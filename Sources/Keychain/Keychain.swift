@@ -140,7 +140,7 @@ public enum KeychainLimits {
 }
 
 /// Why a keychain operation failed.
-public enum KeychainError: Error, Equatable, RampartError {
+public enum KeychainError: Error, Equatable, DescribedRampartError {
     /// No item at this address.
     case notFound(KeychainItemID)
     /// An item already exists at this address (use `update` or `set`).
@@ -161,45 +161,21 @@ public enum KeychainError: Error, Equatable, RampartError {
     /// The backend's storage failed (disk full, I/O error, …).
     case storageFailure(path: String, reason: String)
 
-    /// The category the CLI's exit status uses.
-    public var kind: RampartErrorKind {
+    /// The code, category (the CLI's exit status) and message of each case.
+    public var info: RampartErrorInfo {
         switch self {
-        case .notFound: .notFound
-        case .corruptItem, .boundToAnotherDevice: .tampered
-        case .duplicate, .accessDenied, .backendUnavailable, .itemTooLarge,
-             .permissionsTooOpen, .storageFailure: .failure
+        case .notFound(let id): RampartErrorInfo(code: "keychain.notFound", kind: .notFound, message: "No keychain item \(id).")
+        case .duplicate(let id): RampartErrorInfo(code: "keychain.duplicate", kind: .failure, message: "Keychain item \(id) already exists; update it instead.")
+        case .accessDenied(let why): RampartErrorInfo(code: "keychain.accessDenied", kind: .failure, message: "The keychain refused access: \(why)")
+        case .backendUnavailable(let why): RampartErrorInfo(code: "keychain.backendUnavailable", kind: .failure, message: "The keychain backend is not available: \(why)")
+        case .corruptItem(let id, let reason): RampartErrorInfo(code: "keychain.corruptItem", kind: .tampered, message: "Keychain item \(id) is corrupt: \(reason)")
+        case .boundToAnotherDevice(let id): RampartErrorInfo(code: "keychain.boundToAnotherDevice", kind: .tampered, message: "Keychain item \(id) belongs to another device (this-device-only items are not portable); log in again on this device.")
+        case .itemTooLarge(let id, let size, let limit): RampartErrorInfo(code: "keychain.itemTooLarge", kind: .failure, message: "Keychain item \(id) is \(size) bytes; the limit is \(limit).")
+        case .permissionsTooOpen(let path, let mode): RampartErrorInfo(code: "keychain.permissionsTooOpen", kind: .failure, message: "\(path) has permissions \(mode); other users could read or replace keychain items. Run `chmod go-rwx \(path)` after checking nobody else changed it.")
+        case .storageFailure(let path, let reason): RampartErrorInfo(code: "keychain.storageFailure", kind: .failure, message: "The keychain could not use \(path): \(reason)")
         }
     }
 
-    public var code: String {
-        switch self {
-        case .notFound: "keychain.notFound"
-        case .duplicate: "keychain.duplicate"
-        case .accessDenied: "keychain.accessDenied"
-        case .backendUnavailable: "keychain.backendUnavailable"
-        case .corruptItem: "keychain.corruptItem"
-        case .boundToAnotherDevice: "keychain.boundToAnotherDevice"
-        case .itemTooLarge: "keychain.itemTooLarge"
-        case .permissionsTooOpen: "keychain.permissionsTooOpen"
-        case .storageFailure: "keychain.storageFailure"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .notFound(let id): "No keychain item \(id)."
-        case .duplicate(let id): "Keychain item \(id) already exists; update it instead."
-        case .accessDenied(let why): "The keychain refused access: \(why)"
-        case .backendUnavailable(let why): "The keychain backend is not available: \(why)"
-        case .corruptItem(let id, let reason): "Keychain item \(id) is corrupt: \(reason)"
-        case .boundToAnotherDevice(let id):
-            "Keychain item \(id) belongs to another device (this-device-only items are not portable); log in again on this device."
-        case .itemTooLarge(let id, let size, let limit): "Keychain item \(id) is \(size) bytes; the limit is \(limit)."
-        case .permissionsTooOpen(let path, let mode):
-            "\(path) has permissions \(mode); other users could read or replace keychain items. Run `chmod go-rwx \(path)` after checking nobody else changed it."
-        case .storageFailure(let path, let reason): "The keychain could not use \(path): \(reason)"
-        }
-    }
 }
 
 /// Gives access to the keychain.

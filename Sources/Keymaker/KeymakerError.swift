@@ -1,7 +1,7 @@
 import RampartCore
 
 /// Why a Keymaker operation failed. Wrong PINs and corrupt items are normal events, not crashes.
-public enum KeymakerError: Error, Equatable, RampartError {
+public enum KeymakerError: Error, Equatable, DescribedRampartError {
     /// No MainKey exists for this user (not logged in, or wiped).
     case noMainKey
     /// A MainKey already exists; log out first to create a new one.
@@ -39,69 +39,29 @@ public enum KeymakerError: Error, Equatable, RampartError {
     /// The secure hardware refuses every attempt for now (dictionary-attack lockout).
     case hardwareLockedOut(String)
 
-    /// The category the CLI's exit status and the agent's wire use.
-    public var kind: RampartErrorKind {
+    /// The code, category (the CLI's exit status) and message of each case.
+    public var info: RampartErrorInfo {
         switch self {
-        case .wrongPIN, .pinRequired, .hardwareLockedOut: .wrongPIN
-        case .wipedAfterTooManyFailedAttempts: .wiped
-        case .noMainKey, .protectorNotActive: .notFound
-        case .corruptEnvelope, .unsupportedEnvelopeVersion, .envelopeFromAnotherUser: .tampered
-        case .emptyPIN, .pinTooShort, .pinTooLong, .invalidAutolockDelay, .protectorAlreadyActive,
-             .cannotRemoveLastProtector, .mainKeyAlreadyExists: .badInput
-        case .protectorUnavailable, .wipeIncomplete: .failure
+        case .noMainKey: RampartErrorInfo(code: "keymaker.noMainKey", kind: .notFound, message: "No MainKey for this user: log in (or, on a test home, run `rampart-dev key init`) first.")
+        case .mainKeyAlreadyExists: RampartErrorInfo(code: "keymaker.mainKeyAlreadyExists", kind: .badInput, message: "A MainKey already exists for this user; log out first to start over.")
+        case .wrongPIN(let left): RampartErrorInfo(code: "keymaker.wrongPIN", kind: .wrongPIN, message: left == 1 ? "Wrong PIN. 1 attempt left before every local item of this account is erased."
+                : "Wrong PIN. \(left) attempts left before every local item of this account is erased.")
+        case .wipedAfterTooManyFailedAttempts: RampartErrorInfo(code: "keymaker.wiped", kind: .wiped, message: "Too many wrong PINs: every local item of this account was erased. Log in again.")
+        case .emptyPIN: RampartErrorInfo(code: "keymaker.emptyPIN", kind: .badInput, message: "The PIN is empty.")
+        case .pinTooShort(let minimum): RampartErrorInfo(code: "keymaker.pinTooShort", kind: .badInput, message: "The PIN is too short: use at least \(minimum) characters.")
+        case .pinTooLong(let maximum): RampartErrorInfo(code: "keymaker.pinTooLong", kind: .badInput, message: "The PIN is too long: use at most \(maximum) characters.")
+        case .corruptEnvelope(let why): RampartErrorInfo(code: "keymaker.corruptEnvelope", kind: .tampered, message: "The stored wrapped MainKey is corrupt (\(why)). Log in again to create a new one.")
+        case .unsupportedEnvelopeVersion(let version): RampartErrorInfo(code: "keymaker.unsupportedEnvelopeVersion", kind: .tampered, message: "The stored wrapped MainKey has format version \(version), which this version of Rampart does not know; update Rampart.")
+        case .envelopeFromAnotherUser: RampartErrorInfo(code: "keymaker.envelopeFromAnotherUser", kind: .tampered, message: "The stored wrapped MainKey belongs to another user; refusing to use it.")
+        case .protectorNotActive(let kind): RampartErrorInfo(code: "keymaker.protectorNotActive", kind: .notFound, message: "The \(kind) protector is not active.")
+        case .protectorAlreadyActive(let kind): RampartErrorInfo(code: "keymaker.protectorAlreadyActive", kind: .badInput, message: "The \(kind) protector is already active; change it instead.")
+        case .cannotRemoveLastProtector: RampartErrorInfo(code: "keymaker.cannotRemoveLastProtector", kind: .badInput, message: "This is the MainKey's only protector; add another one (or `--none`) before removing it.")
+        case .protectorUnavailable(let kind, let reason): RampartErrorInfo(code: "keymaker.protectorUnavailable", kind: .failure, message: "The \(kind) protector is not available here: \(reason)")
+        case .invalidAutolockDelay(let minutes): RampartErrorInfo(code: "keymaker.invalidAutolockDelay", kind: .badInput, message: "Autolock after \(minutes) minutes is not offered; choose one of \(AutolockPolicy.allowedMinutes.map(String.init).joined(separator: ", ")).")
+        case .wipeIncomplete(let failures): RampartErrorInfo(code: "keymaker.wipeIncomplete", kind: .failure, message: "The wipe did not complete: " + failures.map { "\($0.component): \($0.message)" }.joined(separator: "; "))
+        case .pinRequired: RampartErrorInfo(code: "keymaker.pinRequired", kind: .wrongPIN, message: "The MainKey is protected by a PIN: unlock with your PIN.")
+        case .hardwareLockedOut(let detail): RampartErrorInfo(code: "keymaker.hardwareLockedOut", kind: .wrongPIN, message: "The secure hardware is in dictionary-attack lockout and refuses every attempt for now (\(detail)). Wait for the lockout to expire.")
         }
     }
 
-    public var code: String {
-        switch self {
-        case .noMainKey: "keymaker.noMainKey"
-        case .mainKeyAlreadyExists: "keymaker.mainKeyAlreadyExists"
-        case .wrongPIN: "keymaker.wrongPIN"
-        case .wipedAfterTooManyFailedAttempts: "keymaker.wiped"
-        case .emptyPIN: "keymaker.emptyPIN"
-        case .pinTooShort: "keymaker.pinTooShort"
-        case .pinTooLong: "keymaker.pinTooLong"
-        case .corruptEnvelope: "keymaker.corruptEnvelope"
-        case .unsupportedEnvelopeVersion: "keymaker.unsupportedEnvelopeVersion"
-        case .envelopeFromAnotherUser: "keymaker.envelopeFromAnotherUser"
-        case .protectorNotActive: "keymaker.protectorNotActive"
-        case .protectorAlreadyActive: "keymaker.protectorAlreadyActive"
-        case .cannotRemoveLastProtector: "keymaker.cannotRemoveLastProtector"
-        case .protectorUnavailable: "keymaker.protectorUnavailable"
-        case .invalidAutolockDelay: "keymaker.invalidAutolockDelay"
-        case .wipeIncomplete: "keymaker.wipeIncomplete"
-        case .pinRequired: "keymaker.pinRequired"
-        case .hardwareLockedOut: "keymaker.hardwareLockedOut"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .noMainKey: "No MainKey for this user: log in (or, on a test home, run `rampart-dev key init`) first."
-        case .mainKeyAlreadyExists: "A MainKey already exists for this user; log out first to start over."
-        case .wrongPIN(let left):
-            left == 1 ? "Wrong PIN. 1 attempt left before every local item of this account is erased."
-                : "Wrong PIN. \(left) attempts left before every local item of this account is erased."
-        case .wipedAfterTooManyFailedAttempts:
-            "Too many wrong PINs: every local item of this account was erased. Log in again."
-        case .emptyPIN: "The PIN is empty."
-        case .pinTooShort(let minimum): "The PIN is too short: use at least \(minimum) characters."
-        case .pinTooLong(let maximum): "The PIN is too long: use at most \(maximum) characters."
-        case .corruptEnvelope(let why): "The stored wrapped MainKey is corrupt (\(why)). Log in again to create a new one."
-        case .unsupportedEnvelopeVersion(let version):
-            "The stored wrapped MainKey has format version \(version), which this version of Rampart does not know; update Rampart."
-        case .envelopeFromAnotherUser: "The stored wrapped MainKey belongs to another user; refusing to use it."
-        case .protectorNotActive(let kind): "The \(kind) protector is not active."
-        case .protectorAlreadyActive(let kind): "The \(kind) protector is already active; change it instead."
-        case .cannotRemoveLastProtector: "This is the MainKey's only protector; add another one (or `--none`) before removing it."
-        case .protectorUnavailable(let kind, let reason): "The \(kind) protector is not available here: \(reason)"
-        case .invalidAutolockDelay(let minutes):
-            "Autolock after \(minutes) minutes is not offered; choose one of \(AutolockPolicy.allowedMinutes.map(String.init).joined(separator: ", "))."
-        case .wipeIncomplete(let failures):
-            "The wipe did not complete: " + failures.map { "\($0.component): \($0.message)" }.joined(separator: "; ")
-        case .pinRequired: "The MainKey is protected by a PIN: unlock with your PIN."
-        case .hardwareLockedOut(let detail):
-            "The secure hardware is in dictionary-attack lockout and refuses every attempt for now (\(detail)). Wait for the lockout to expire."
-        }
-    }
 }

@@ -6,7 +6,7 @@ import RampartCore
 /// Trust-model row: **transport (network), low trust**: a policy that cannot protect (no backup
 /// pin, a pin that can never match, no domain) is refused up front instead of failing open or
 /// locking users out later.
-public enum PinningPolicyError: RampartError, Equatable {
+public enum PinningPolicyError: DescribedRampartError, Equatable {
     /// The domain is empty (or only whitespace and dots).
     case emptyDomain
     /// The domain is not a host name the policy can match.
@@ -18,48 +18,28 @@ public enum PinningPolicyError: RampartError, Equatable {
     /// Two policies name the same domain.
     case duplicateDomain(String)
 
-    /// The category the CLI's exit status uses.
-    public var kind: RampartErrorKind {
+    /// The code, category (the CLI's exit status) and message of each case.
+    public var info: RampartErrorInfo {
         switch self {
-        case .invalidDomain: .badInput
-        case .emptyDomain, .malformedPin, .tooFewPins, .duplicateDomain: .failure
-        }
-    }
-
-    public var code: String {
-        switch self {
-        case .emptyDomain: "pinningPolicy.emptyDomain"
-        case .invalidDomain: "pinningPolicy.invalidDomain"
-        case .malformedPin: "pinningPolicy.malformedPin"
-        case .tooFewPins: "pinningPolicy.tooFewPins"
-        case .duplicateDomain: "pinningPolicy.duplicateDomain"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .emptyDomain:
-            return "The pinning policy has an empty domain: give the backend's host name, such as \"api.example.com\"."
-        case .invalidDomain(let domain, let reason):
-            return "The pinning policy's domain \"\(domain)\" is not usable: \(reason)."
+        case .emptyDomain: return RampartErrorInfo(code: "pinningPolicy.emptyDomain", kind: .failure, message: "The pinning policy has an empty domain: give the backend's host name, such as \"api.example.com\".")
+        case .invalidDomain(let domain, let reason): return RampartErrorInfo(code: "pinningPolicy.invalidDomain", kind: .badInput, message: "The pinning policy's domain \"\(domain)\" is not usable: \(reason).")
         case .malformedPin(let domain, let pin, let reason):
             let place = domain.isEmpty ? "" : " for \(domain)"
-            return "The pin \"\(pin)\"\(place) is malformed: \(reason). Compute pins with `rampart-dev pin <certificate.pem>`."
-        case .tooFewPins(let domain, let count):
-            return "The pinning policy for \(domain) has \(count) distinct pin\(count == 1 ? "" : "s"); at least two are "
+            return RampartErrorInfo(code: "pinningPolicy.malformedPin", kind: .failure, message: "The pin \"\(pin)\"\(place) is malformed: \(reason). Compute pins with `rampart-dev pin <certificate.pem>`.")
+        case .tooFewPins(let domain, let count): return RampartErrorInfo(code: "pinningPolicy.tooFewPins", kind: .failure, message: "The pinning policy for \(domain) has \(count) distinct pin\(count == 1 ? "" : "s"); at least two are "
                 + "required: the live key's pin and a backup key's pin kept offline, so that a key change does not lock "
-                + "every client out."
-        case .duplicateDomain(let domain):
-            return "Two pinning policies name the domain \(domain); merge their pins into one policy."
+                + "every client out.")
+        case .duplicateDomain(let domain): return RampartErrorInfo(code: "pinningPolicy.duplicateDomain", kind: .failure, message: "Two pinning policies name the domain \(domain); merge their pins into one policy.")
         }
     }
+
 }
 
 /// Every way a pinned connection or request can fail.
 ///
 /// Trust-model row: **transport (network), low trust — a person in the middle**. ``pinMismatch``
 /// is the interception case: the connection is cut before any request byte is written.
-public enum PinnedTransportError: RampartError, Equatable {
+public enum PinnedTransportError: DescribedRampartError, Equatable {
     /// The validated chain holds no certificate whose key is pinned for this host.
     case pinMismatch(host: String, port: Int, servedPins: [SPKIPin])
     /// Normal TLS validation failed (untrusted issuer, expired, wrong host name...): checked
@@ -92,71 +72,27 @@ public enum PinnedTransportError: RampartError, Equatable {
     /// The client was shut down.
     case clientShutDown
 
-    /// The category the CLI's exit status uses.
-    public var kind: RampartErrorKind {
+    /// The code, category (the CLI's exit status) and message of each case.
+    public var info: RampartErrorInfo {
         switch self {
-        case .pinMismatch: .pinMismatch
-        case .invalidURL, .certificateUnreadable: .badInput
-        case .chainValidationFailed, .noPinningPolicy, .connectionFailed, .tlsFailed, .timedOut, .redirectRefused,
-             .tooManyRedirects, .responseTooLarge, .malformedResponse, .trustRootsUnavailable,
-             .reportNotDelivered, .clientShutDown: .failure
-        }
-    }
-
-    public var code: String {
-        switch self {
-        case .pinMismatch: "transport.pinMismatch"
-        case .chainValidationFailed: "transport.chainValidationFailed"
-        case .noPinningPolicy: "transport.noPinningPolicy"
-        case .invalidURL: "transport.invalidURL"
-        case .connectionFailed: "transport.connectionFailed"
-        case .tlsFailed: "transport.tlsFailed"
-        case .timedOut: "transport.timedOut"
-        case .redirectRefused: "transport.redirectRefused"
-        case .tooManyRedirects: "transport.tooManyRedirects"
-        case .responseTooLarge: "transport.responseTooLarge"
-        case .malformedResponse: "transport.malformedResponse"
-        case .trustRootsUnavailable: "transport.trustRootsUnavailable"
-        case .certificateUnreadable: "transport.certificateUnreadable"
-        case .reportNotDelivered: "transport.reportNotDelivered"
-        case .clientShutDown: "transport.clientShutDown"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .pinMismatch(let host, let port, let servedPins):
-            return "The certificate served by \(host):\(port) is valid but its keys match none of the pinned keys: "
+        case .pinMismatch(let host, let port, let servedPins): return RampartErrorInfo(code: "transport.pinMismatch", kind: .pinMismatch, message: "The certificate served by \(host):\(port) is valid but its keys match none of the pinned keys: "
                 + "someone may be intercepting the connection (a proxy, a hostile network). The connection was cut and "
-                + "nothing was sent. Served pins: \(servedPins.map(\.base64).joined(separator: ", "))."
-        case .chainValidationFailed(let host, let reason):
-            return "The certificate of \(host) is not trusted: \(reason). The connection was cut."
-        case .noPinningPolicy(let host):
-            return "No pinning policy covers \(host); the client only talks to pinned hosts. Add a policy for it."
-        case .invalidURL(let url, let reason):
-            return "The URL \(url) cannot be used: \(reason)."
-        case .connectionFailed(let host, let port, let reason):
-            return "Could not connect to \(host):\(port): \(reason)."
-        case .tlsFailed(let host, let reason):
-            return "The TLS handshake with \(host) failed: \(reason)."
-        case .timedOut(let host, let seconds):
-            return "The exchange with \(host) took longer than \(seconds) s and was cut."
-        case .redirectRefused(let from, let to):
-            return "The server at \(from) redirected to \(to), another host, port or scheme; the redirect was refused."
-        case .tooManyRedirects(let limit):
-            return "More than \(limit) redirects; stopped."
-        case .responseTooLarge(let limit):
-            return "The response body is larger than the limit of \(limit) bytes; the connection was cut."
-        case .malformedResponse(let reason):
-            return "The server's response is not usable: \(reason)."
-        case .trustRootsUnavailable(let reason):
-            return "The trust roots could not be loaded: \(reason)."
-        case .certificateUnreadable(let reason):
-            return "The certificate could not be read: \(reason)."
-        case .reportNotDelivered(let reason):
-            return "The pin violation report could not be delivered: \(reason)."
-        case .clientShutDown:
-            return "The pinned HTTP client was shut down; create a new one."
+                + "nothing was sent. Served pins: \(servedPins.map(\.base64).joined(separator: ", ")).")
+        case .chainValidationFailed(let host, let reason): return RampartErrorInfo(code: "transport.chainValidationFailed", kind: .failure, message: "The certificate of \(host) is not trusted: \(reason). The connection was cut.")
+        case .noPinningPolicy(let host): return RampartErrorInfo(code: "transport.noPinningPolicy", kind: .failure, message: "No pinning policy covers \(host); the client only talks to pinned hosts. Add a policy for it.")
+        case .invalidURL(let url, let reason): return RampartErrorInfo(code: "transport.invalidURL", kind: .badInput, message: "The URL \(url) cannot be used: \(reason).")
+        case .connectionFailed(let host, let port, let reason): return RampartErrorInfo(code: "transport.connectionFailed", kind: .failure, message: "Could not connect to \(host):\(port): \(reason).")
+        case .tlsFailed(let host, let reason): return RampartErrorInfo(code: "transport.tlsFailed", kind: .failure, message: "The TLS handshake with \(host) failed: \(reason).")
+        case .timedOut(let host, let seconds): return RampartErrorInfo(code: "transport.timedOut", kind: .failure, message: "The exchange with \(host) took longer than \(seconds) s and was cut.")
+        case .redirectRefused(let from, let to): return RampartErrorInfo(code: "transport.redirectRefused", kind: .failure, message: "The server at \(from) redirected to \(to), another host, port or scheme; the redirect was refused.")
+        case .tooManyRedirects(let limit): return RampartErrorInfo(code: "transport.tooManyRedirects", kind: .failure, message: "More than \(limit) redirects; stopped.")
+        case .responseTooLarge(let limit): return RampartErrorInfo(code: "transport.responseTooLarge", kind: .failure, message: "The response body is larger than the limit of \(limit) bytes; the connection was cut.")
+        case .malformedResponse(let reason): return RampartErrorInfo(code: "transport.malformedResponse", kind: .failure, message: "The server's response is not usable: \(reason).")
+        case .trustRootsUnavailable(let reason): return RampartErrorInfo(code: "transport.trustRootsUnavailable", kind: .failure, message: "The trust roots could not be loaded: \(reason).")
+        case .certificateUnreadable(let reason): return RampartErrorInfo(code: "transport.certificateUnreadable", kind: .badInput, message: "The certificate could not be read: \(reason).")
+        case .reportNotDelivered(let reason): return RampartErrorInfo(code: "transport.reportNotDelivered", kind: .failure, message: "The pin violation report could not be delivered: \(reason).")
+        case .clientShutDown: return RampartErrorInfo(code: "transport.clientShutDown", kind: .failure, message: "The pinned HTTP client was shut down; create a new one.")
         }
     }
+
 }

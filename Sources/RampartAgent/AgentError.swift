@@ -12,7 +12,7 @@ import Darwin
 /// Trust-model rows: **device memory (moderate)** — ``locked(_:)`` is how the rest of the client
 /// learns that the agent zeroized the key; **keychain (low)** — ``wrongPIN(attemptsLeft:)`` and
 /// ``wiped(_:)`` carry the Keymaker's failed-attempt count and wipe through the socket.
-public enum AgentError: Error, Equatable, RampartError {
+public enum AgentError: Error, Equatable, DescribedRampartError {
     /// No agent answers on the socket (it is not started, or it exited).
     case notRunning(socketPath: String)
     /// An agent already answers on this socket; a second one is not started.
@@ -46,77 +46,28 @@ public enum AgentError: Error, Equatable, RampartError {
     /// A system call on the socket failed.
     case socketFailure(operation: String, errno: Int32)
 
-    public var code: String {
+    /// The code, category (the CLI's exit status) and message of each case; a refusal of the
+    /// agent's Keymaker keeps the category the agent sent on the wire.
+    public var info: RampartErrorInfo {
         switch self {
-        case .notRunning: "agent.notRunning"
-        case .alreadyRunning: "agent.alreadyRunning"
-        case .startFailed: "agent.startFailed"
-        case .socketFolderUnsafe: "agent.socketFolderUnsafe"
-        case .socketPathTooLong: "agent.socketPathTooLong"
-        case .peerRefused: "agent.peerRefused"
-        case .locked: "agent.locked"
-        case .wrongPIN: "agent.wrongPIN"
-        case .wiped: "agent.wiped"
-        case .pinRequired: "agent.pinRequired"
-        case .noMainKey: "agent.noMainKey"
-        case .keymakerRefused(let code, _, _): "agent.keymaker.\(code)"
-        case .protocolViolation: "agent.protocol"
-        case .unsupportedVersion: "agent.protocol.version"
-        case .frameTooLarge: "agent.protocol.frameTooLarge"
-        case .socketFailure: "agent.socket"
+        case .notRunning(let path): RampartErrorInfo(code: "agent.notRunning", kind: .agentUnavailable, message: "The Rampart agent is not running (no answer on \(path)). Start it with `rampart agent start` or `rampart unlock`.")
+        case .alreadyRunning(let path): RampartErrorInfo(code: "agent.alreadyRunning", kind: .agentUnavailable, message: "A Rampart agent already answers on \(path); stop it first with `rampart agent stop`.")
+        case .startFailed(let why): RampartErrorInfo(code: "agent.startFailed", kind: .agentUnavailable, message: "The Rampart agent could not be started: \(why)")
+        case .socketFolderUnsafe(let path, let reason): RampartErrorInfo(code: "agent.socketFolderUnsafe", kind: .agentUnavailable, message: "Refusing the agent's socket folder \(path): \(reason). Remove it (it is recreated 0700) or fix it with `chmod 700`.")
+        case .socketPathTooLong(let path, let length, let limit): RampartErrorInfo(code: "agent.socketPathTooLong", kind: .agentUnavailable, message: "The agent's socket path is \(length) bytes long (\(path)); Unix sockets allow at most \(limit). Use a shorter --home.")
+        case .peerRefused(let peer, let expected): RampartErrorInfo(code: "agent.peerRefused", kind: .agentUnavailable, message: "The agent's socket peer runs as uid \(peer), not uid \(expected): refused. Only processes of the same user may talk to an agent.")
+        case .locked(let user): RampartErrorInfo(code: "agent.locked", kind: .locked, message: "Rampart is locked for \(user): unlock with `rampart unlock`.")
+        case .wrongPIN(let left): RampartErrorInfo(code: "agent.wrongPIN", kind: .wrongPIN, message: left == 1 ? "Wrong PIN. 1 attempt left before every local item of this account is erased."
+                : "Wrong PIN. \(left) attempts left before every local item of this account is erased.")
+        case .wiped: RampartErrorInfo(code: "agent.wiped", kind: .wiped, message: "Too many wrong PINs: every local item of this account was erased. Log in again.")
+        case .pinRequired: RampartErrorInfo(code: "agent.pinRequired", kind: .wrongPIN, message: "The MainKey is protected by a PIN: give it (prompt or --pin-stdin).")
+        case .noMainKey(let user): RampartErrorInfo(code: "agent.noMainKey", kind: .notFound, message: "No MainKey for \(user): log in (or, on a test home, run `rampart-dev key init`) first.")
+        case .keymakerRefused(let code, let kind, let message): RampartErrorInfo(code: "agent.keymaker.\(code)", kind: kind, message: message)
+        case .protocolViolation(let why): RampartErrorInfo(code: "agent.protocol", kind: .failure, message: "The agent and this client disagree on the protocol (\(why)). Restart the agent with `rampart agent stop`.")
+        case .unsupportedVersion(let version): RampartErrorInfo(code: "agent.protocol.version", kind: .failure, message: "The agent speaks protocol version \(version), which this build does not know. Restart the agent with `rampart agent stop`.")
+        case .frameTooLarge(let size): RampartErrorInfo(code: "agent.protocol.frameTooLarge", kind: .failure, message: "A message of \(size) bytes exceeds the agent protocol's limit of \(AgentWire.maxFrameLength) bytes.")
+        case .socketFailure(let operation, let code): RampartErrorInfo(code: "agent.socket", kind: .failure, message: "\(operation) on the agent's socket failed: \(String(cString: strerror(code))) (errno \(code)).")
         }
     }
 
-    /// The category the CLI's exit status uses; a refusal of the agent's Keymaker keeps the
-    /// category the agent sent on the wire.
-    public var kind: RampartErrorKind {
-        switch self {
-        case .locked: .locked
-        case .wrongPIN, .pinRequired: .wrongPIN
-        case .wiped: .wiped
-        case .noMainKey: .notFound
-        case .notRunning, .alreadyRunning, .startFailed, .socketFolderUnsafe, .socketPathTooLong, .peerRefused:
-            .agentUnavailable
-        case .keymakerRefused(_, let kind, _): kind
-        case .protocolViolation, .unsupportedVersion, .frameTooLarge, .socketFailure: .failure
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .notRunning(let path):
-            "The Rampart agent is not running (no answer on \(path)). Start it with `rampart agent start` or `rampart unlock`."
-        case .alreadyRunning(let path):
-            "A Rampart agent already answers on \(path); stop it first with `rampart agent stop`."
-        case .startFailed(let why):
-            "The Rampart agent could not be started: \(why)"
-        case .socketFolderUnsafe(let path, let reason):
-            "Refusing the agent's socket folder \(path): \(reason). Remove it (it is recreated 0700) or fix it with `chmod 700`."
-        case .socketPathTooLong(let path, let length, let limit):
-            "The agent's socket path is \(length) bytes long (\(path)); Unix sockets allow at most \(limit). Use a shorter --home."
-        case .peerRefused(let peer, let expected):
-            "The agent's socket peer runs as uid \(peer), not uid \(expected): refused. Only processes of the same user may talk to an agent."
-        case .locked(let user):
-            "Rampart is locked for \(user): unlock with `rampart unlock`."
-        case .wrongPIN(let left):
-            left == 1 ? "Wrong PIN. 1 attempt left before every local item of this account is erased."
-                : "Wrong PIN. \(left) attempts left before every local item of this account is erased."
-        case .wiped:
-            "Too many wrong PINs: every local item of this account was erased. Log in again."
-        case .pinRequired:
-            "The MainKey is protected by a PIN: give it (prompt or --pin-stdin)."
-        case .noMainKey(let user):
-            "No MainKey for \(user): log in (or, on a test home, run `rampart-dev key init`) first."
-        case .keymakerRefused(_, _, let message):
-            message
-        case .protocolViolation(let why):
-            "The agent and this client disagree on the protocol (\(why)). Restart the agent with `rampart agent stop`."
-        case .unsupportedVersion(let version):
-            "The agent speaks protocol version \(version), which this build does not know. Restart the agent with `rampart agent stop`."
-        case .frameTooLarge(let size):
-            "A message of \(size) bytes exceeds the agent protocol's limit of \(AgentWire.maxFrameLength) bytes."
-        case .socketFailure(let operation, let code):
-            "\(operation) on the agent's socket failed: \(String(cString: strerror(code))) (errno \(code))."
-        }
-    }
 }

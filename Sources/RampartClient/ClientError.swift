@@ -6,7 +6,7 @@ import RampartCore
 ///
 /// Trust-model rows **transport (low)** — a pin mismatch is its own case, shown as an alert, and
 /// the connection is cut — and **access token** — an expired session logs out cleanly.
-public enum ClientError: RampartError, Equatable {
+public enum ClientError: DescribedRampartError, Equatable {
     /// The server's certificate key does not match the pins: the connection was cut.
     case pinMismatch(host: String, served: [String])
     /// The access token expired and refreshing it failed (or the session was ended elsewhere).
@@ -34,58 +34,27 @@ public enum ClientError: RampartError, Equatable {
     /// Input the user gave (a file to import, a recipient, an option) cannot be used.
     case badInput(String)
 
-    /// The category the CLI's exit status uses.
-    public var kind: RampartErrorKind {
+    /// The code, category (the CLI's exit status) and message of each case.
+    public var info: RampartErrorInfo {
         switch self {
-        case .pinMismatch: .pinMismatch
-        case .sessionExpired: .sessionExpired
-        case .notLoggedIn, .notFound: .notFound
-        case .tampered: .tampered
-        case .badServer, .badInput: .badInput
-        case .http, .transport, .malformedResponse, .alreadyLoggedIn, .loginRefused, .file: .failure
-        }
-    }
-
-    public var code: String {
-        switch self {
-        case .pinMismatch: "client.pinMismatch"
-        case .sessionExpired: "client.sessionExpired"
-        case .http(let status, _): "client.http.\(status)"
-        case .transport: "client.transport"
-        case .malformedResponse: "client.malformedResponse"
-        case .notLoggedIn: "client.notLoggedIn"
-        case .alreadyLoggedIn: "client.alreadyLoggedIn"
-        case .loginRefused: "client.loginRefused"
-        case .notFound: "client.notFound"
-        case .file: "client.file"
-        case .tampered: "client.tampered"
-        case .badServer: "client.badServer"
-        case .badInput: "client.badInput"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .pinMismatch(let host, let served):
-            """
+        case .pinMismatch(let host, let served): RampartErrorInfo(code: "client.pinMismatch", kind: .pinMismatch, message: """
             ALERT: the certificate of \(host) does not match the pinned keys; the connection was cut. \
             Someone may be intercepting the connection. Served key pins: \(served.joined(separator: ", ")).
-            """
-        case .sessionExpired:
-            "The session expired or was ended; run `rampart login` again."
-        case .http(let status, let body):
-            if let body { "The server refused the request (HTTP \(status), \(body.error.code)): \(body.error.message)" }
-            else { "The server refused the request (HTTP \(status))." }
-        case .transport(let why): "Cannot reach the server: \(why)"
-        case .malformedResponse(let what): "The server sent an unreadable answer: \(what)"
-        case .notLoggedIn(let user): "No account is logged in as '\(user)'; run `rampart login` first (or pick another with --user)."
-        case .alreadyLoggedIn(let user): "An account is already logged in as '\(user)'; run `rampart logout` first or use another --user."
-        case .loginRefused(let why): "Login refused: \(why)"
-        case .notFound(let kind, let id): "No \(kind) '\(id)' (run `rampart sync` if it is new)."
-        case .file(let why): why
-        case .tampered(let what): "\(what) was modified or does not belong here; it was not opened."
-        case .badServer(let why): "The server description is unusable: \(why)"
-        case .badInput(let why): why
+            """)
+        case .sessionExpired: RampartErrorInfo(code: "client.sessionExpired", kind: .sessionExpired, message: "The session expired or was ended; run `rampart login` again.")
+        case .http(let status, let body?): RampartErrorInfo(code: "client.http.\(status)", kind: .failure, message: "The server refused the request (HTTP \(status), \(body.error.code)): \(body.error.message)")
+        case .http(let status, .none): RampartErrorInfo(code: "client.http.\(status)", kind: .failure, message: "The server refused the request (HTTP \(status)).")
+        case .transport(let why): RampartErrorInfo(code: "client.transport", kind: .failure, message: "Cannot reach the server: \(why)")
+        case .malformedResponse(let what): RampartErrorInfo(code: "client.malformedResponse", kind: .failure, message: "The server sent an unreadable answer: \(what)")
+        case .notLoggedIn(let user): RampartErrorInfo(code: "client.notLoggedIn", kind: .notFound, message: "No account is logged in as '\(user)'; run `rampart login` first (or pick another with --user).")
+        case .alreadyLoggedIn(let user): RampartErrorInfo(code: "client.alreadyLoggedIn", kind: .failure, message: "An account is already logged in as '\(user)'; run `rampart logout` first or use another --user.")
+        case .loginRefused(let why): RampartErrorInfo(code: "client.loginRefused", kind: .failure, message: "Login refused: \(why)")
+        case .notFound(let kind, let id): RampartErrorInfo(code: "client.notFound", kind: .notFound, message: "No \(kind) '\(id)' (run `rampart sync` if it is new).")
+        case .file(let why): RampartErrorInfo(code: "client.file", kind: .failure, message: why)
+        case .tampered(let what): RampartErrorInfo(code: "client.tampered", kind: .tampered, message: "\(what) was modified or does not belong here; it was not opened.")
+        case .badServer(let why): RampartErrorInfo(code: "client.badServer", kind: .badInput, message: "The server description is unusable: \(why)")
+        case .badInput(let why): RampartErrorInfo(code: "client.badInput", kind: .badInput, message: why)
         }
     }
+
 }

@@ -4,7 +4,7 @@ import RampartCore
 ///
 /// Trust-model row: **push payload key** — "pushes carry sender name and subject". Every bad
 /// input to the push path ends in one of these cases; nothing is half-decrypted and returned.
-public enum PushCryptoError: Error, Equatable, RampartError {
+public enum PushCryptoError: Error, Equatable, DescribedRampartError {
     /// The body ends before its header, or before one record's tag and delimiter; or the final
     /// record says that more records follow (RFC 8188 §2: the content was cut at a record boundary).
     case truncated(String)
@@ -40,57 +40,27 @@ public enum PushCryptoError: Error, Equatable, RampartError {
     /// The plaintext (with its padding) does not fit the single record a push allows.
     case plaintextTooLarge(size: Int, limit: Int)
 
-    /// The category the CLI's exit status uses.
-    public var kind: RampartErrorKind {
+    /// The code, category and message of each case. A push that does not open is treated as
+    /// tampered with (it is dropped, never shown).
+    public var info: RampartErrorInfo {
         switch self {
-        case .noPushKeys: .notFound
-        case .invalidNotification, .invalidSessionID, .invalidRegistration, .plaintextTooLarge: .badInput
-        // A push that does not open is treated as tampered with: it is dropped, never shown.
-        case .truncated, .invalidRecordSize, .invalidSenderKey, .authenticationFailed, .oversized, .multipleRecords,
-             .tooManyRecords, .badPadding, .replayedSalt, .notificationForAnotherUser, .corruptKeyItem: .tampered
+        case .truncated(let why): RampartErrorInfo(code: "push.truncated", kind: .tampered, message: "The push payload is truncated (\(why)); ask the sender to resend it.")
+        case .invalidRecordSize(let size): RampartErrorInfo(code: "push.invalidRecordSize", kind: .tampered, message: "The payload's record size \(size) is below the minimum of 18 bytes; it is not aes128gcm content.")
+        case .invalidSenderKey: RampartErrorInfo(code: "push.invalidSenderKey", kind: .tampered, message: "The payload's key id is not an uncompressed P-256 public key (65 bytes); it is not a Web Push message.")
+        case .authenticationFailed: RampartErrorInfo(code: "push.authenticationFailed", kind: .tampered, message: "The push payload does not decrypt: it was encrypted to another key (an old or foreign subscription) or modified in transit. The push key was rotated; register again.")
+        case .oversized(let size, let limit): RampartErrorInfo(code: "push.oversized", kind: .tampered, message: "The push payload is \(size) bytes; at most \(limit) are accepted.")
+        case .multipleRecords: RampartErrorInfo(code: "push.multipleRecords", kind: .tampered, message: "The push payload has more than one record; Web Push (RFC 8291) allows a single record.")
+        case .tooManyRecords(let limit): RampartErrorInfo(code: "push.tooManyRecords", kind: .tampered, message: "The content has more than \(limit) records.")
+        case .badPadding(let why): RampartErrorInfo(code: "push.badPadding", kind: .tampered, message: "The decrypted record's padding is invalid (\(why)).")
+        case .replayedSalt: RampartErrorInfo(code: "push.replayedSalt", kind: .tampered, message: "This push payload was already received (its salt was seen before); the copy is dropped.")
+        case .invalidNotification(let why): RampartErrorInfo(code: "push.invalidNotification", kind: .badInput, message: "The decrypted push is not a Rampart notification: \(why).")
+        case .notificationForAnotherUser: RampartErrorInfo(code: "push.notificationForAnotherUser", kind: .tampered, message: "The decrypted push names another user than the one it was encrypted to; it is dropped.")
+        case .noPushKeys(let session): RampartErrorInfo(code: "push.noKeys", kind: .notFound, message: "No push key is stored for session \(session): the session logged out or never subscribed.")
+        case .invalidSessionID(let value): RampartErrorInfo(code: "push.invalidSessionID", kind: .badInput, message: "Invalid session id (\(value.count) characters): use 1–128 characters of letters, digits, '.', '_' or '-'.")
+        case .corruptKeyItem(let why): RampartErrorInfo(code: "push.corruptKeyItem", kind: .tampered, message: "A stored push key is corrupt (\(why)); log in again to get a new one.")
+        case .invalidRegistration(let why): RampartErrorInfo(code: "push.invalidRegistration", kind: .badInput, message: "The push registration record is invalid: \(why).")
+        case .plaintextTooLarge(let size, let limit): RampartErrorInfo(code: "push.plaintextTooLarge", kind: .badInput, message: "The notification is \(size) bytes with padding; a push carries at most \(limit).")
         }
     }
 
-    public var code: String {
-        switch self {
-        case .truncated: "push.truncated"
-        case .invalidRecordSize: "push.invalidRecordSize"
-        case .invalidSenderKey: "push.invalidSenderKey"
-        case .authenticationFailed: "push.authenticationFailed"
-        case .oversized: "push.oversized"
-        case .multipleRecords: "push.multipleRecords"
-        case .tooManyRecords: "push.tooManyRecords"
-        case .badPadding: "push.badPadding"
-        case .replayedSalt: "push.replayedSalt"
-        case .invalidNotification: "push.invalidNotification"
-        case .notificationForAnotherUser: "push.notificationForAnotherUser"
-        case .noPushKeys: "push.noKeys"
-        case .invalidSessionID: "push.invalidSessionID"
-        case .corruptKeyItem: "push.corruptKeyItem"
-        case .invalidRegistration: "push.invalidRegistration"
-        case .plaintextTooLarge: "push.plaintextTooLarge"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .truncated(let why): "The push payload is truncated (\(why)); ask the sender to resend it."
-        case .invalidRecordSize(let size): "The payload's record size \(size) is below the minimum of 18 bytes; it is not aes128gcm content."
-        case .invalidSenderKey: "The payload's key id is not an uncompressed P-256 public key (65 bytes); it is not a Web Push message."
-        case .authenticationFailed:
-            "The push payload does not decrypt: it was encrypted to another key (an old or foreign subscription) or modified in transit. The push key was rotated; register again."
-        case .oversized(let size, let limit): "The push payload is \(size) bytes; at most \(limit) are accepted."
-        case .multipleRecords: "The push payload has more than one record; Web Push (RFC 8291) allows a single record."
-        case .tooManyRecords(let limit): "The content has more than \(limit) records."
-        case .badPadding(let why): "The decrypted record's padding is invalid (\(why))."
-        case .replayedSalt: "This push payload was already received (its salt was seen before); the copy is dropped."
-        case .invalidNotification(let why): "The decrypted push is not a Rampart notification: \(why)."
-        case .notificationForAnotherUser: "The decrypted push names another user than the one it was encrypted to; it is dropped."
-        case .noPushKeys(let session): "No push key is stored for session \(session): the session logged out or never subscribed."
-        case .invalidSessionID(let value): "Invalid session id (\(value.count) characters): use 1–128 characters of letters, digits, '.', '_' or '-'."
-        case .corruptKeyItem(let why): "A stored push key is corrupt (\(why)); log in again to get a new one."
-        case .invalidRegistration(let why): "The push registration record is invalid: \(why)."
-        case .plaintextTooLarge(let size, let limit): "The notification is \(size) bytes with padding; a push carries at most \(limit)."
-        }
-    }
 }

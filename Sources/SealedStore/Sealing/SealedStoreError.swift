@@ -6,7 +6,7 @@ import RampartCore
 /// Trust-model rows: **database (critical to read, disclose, modify)** — a modified or moved
 /// ciphertext surfaces as ``tampered(table:column:primaryKey:reason:)``, never as data;
 /// **device memory** — any access while the MainKey is locked is ``locked(_:)``.
-public enum SealedStoreError: RampartError, Equatable {
+public enum SealedStoreError: DescribedRampartError, Equatable {
     /// The MainKey is locked (or was wiped during the operation). Unlock, then retry.
     case locked(UserID)
     /// A sealed value failed authentication: it was changed, truncated, moved to another row,
@@ -29,57 +29,23 @@ public enum SealedStoreError: RampartError, Equatable {
     /// Key rotation was asked with keys that do not match the rotation already in progress.
     case rotationMismatch(inProgressFrom: String, inProgressTo: String)
 
-    /// The category the CLI's exit status uses.
-    public var kind: RampartErrorKind {
+    /// The code, category (the CLI's exit status) and message of each case.
+    public var info: RampartErrorInfo {
         switch self {
-        case .locked: .locked
-        case .tampered: .tampered
-        case .notFound: .notFound
-        case .invalidInput: .badInput
-        case .wrongUser, .closed, .database, .files, .notConfigured, .rotationMismatch: .failure
+        case .locked(let user): RampartErrorInfo(code: "store.locked", kind: .locked, message: "The local store of \(user) is locked: unlock with your PIN (or hardware key) first.")
+        case .tampered(let table, let column, let primaryKey, let reason): RampartErrorInfo(code: "store.tampered", kind: .tampered, message: "Stored data was modified outside Rampart (\(table).\(column), row \(primaryKey): \(reason)). "
+                + "It is not shown. Log out and in again to download a clean copy.")
+        case .notFound(let kind, let id): RampartErrorInfo(code: "store.notFound", kind: .notFound, message: "No \(kind) with id \(id) in the local store.")
+        case .wrongUser(let store, let provider): RampartErrorInfo(code: "store.wrongUser", kind: .failure, message: "The store of \(store) cannot be opened with the key of \(provider).")
+        case .closed(let user): RampartErrorInfo(code: "store.closed", kind: .failure, message: "The local store of \(user) was closed (wiped or logged out); open it again after login.")
+        case .invalidInput(let detail): RampartErrorInfo(code: "store.invalidInput", kind: .badInput, message: "Invalid input for the local store: \(detail).")
+        case .database(let code, let message): RampartErrorInfo(code: "store.database", kind: .failure, message: "The local database failed (SQLite code \(code)): \(message). If this persists, log out to rebuild it.")
+        case .files(let detail): RampartErrorInfo(code: "store.files", kind: .failure, message: "The store's files could not be prepared: \(detail).")
+        case .notConfigured(let detail): RampartErrorInfo(code: "store.notConfigured", kind: .failure, message: "The sealed store is not configured: \(detail).")
+        case .rotationMismatch(let from, let to): RampartErrorInfo(code: "store.rotationMismatch", kind: .failure, message: "A key rotation from key \(from) to key \(to) is in progress; resume it with the same keys.")
         }
     }
 
-    public var code: String {
-        switch self {
-        case .locked: "store.locked"
-        case .tampered: "store.tampered"
-        case .notFound: "store.notFound"
-        case .wrongUser: "store.wrongUser"
-        case .closed: "store.closed"
-        case .invalidInput: "store.invalidInput"
-        case .database: "store.database"
-        case .files: "store.files"
-        case .notConfigured: "store.notConfigured"
-        case .rotationMismatch: "store.rotationMismatch"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .locked(let user):
-            "The local store of \(user) is locked: unlock with your PIN (or hardware key) first."
-        case .tampered(let table, let column, let primaryKey, let reason):
-            "Stored data was modified outside Rampart (\(table).\(column), row \(primaryKey): \(reason)). "
-                + "It is not shown. Log out and in again to download a clean copy."
-        case .notFound(let kind, let id):
-            "No \(kind) with id \(id) in the local store."
-        case .wrongUser(let store, let provider):
-            "The store of \(store) cannot be opened with the key of \(provider)."
-        case .closed(let user):
-            "The local store of \(user) was closed (wiped or logged out); open it again after login."
-        case .invalidInput(let detail):
-            "Invalid input for the local store: \(detail)."
-        case .database(let code, let message):
-            "The local database failed (SQLite code \(code)): \(message). If this persists, log out to rebuild it."
-        case .files(let detail):
-            "The store's files could not be prepared: \(detail)."
-        case .notConfigured(let detail):
-            "The sealed store is not configured: \(detail)."
-        case .rotationMismatch(let from, let to):
-            "A key rotation from key \(from) to key \(to) is in progress; resume it with the same keys."
-        }
-    }
 }
 
 /// Why a sealed value was rejected.
