@@ -20,7 +20,7 @@ var cliDependencies: [Target.Dependency] = []
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
 
-// MARK: - RampartCore (issue 2): secrets, errors, clock, dependency injection
+// MARK: - RampartCore: secrets, errors, clock, dependency injection
 products.append(.library(name: "RampartCore", targets: ["RampartCore"]))
 targets += [
     .target(name: "CRampartShims"),
@@ -29,7 +29,7 @@ targets += [
 ]
 cliDependencies.append("RampartCore")
 
-// MARK: - Keychain (issue 2): keychain protocol and backends
+// MARK: - Keychain: keychain protocol and backends
 products.append(.library(name: "Keychain", targets: ["Keychain"]))
 targets += [
     // libsecret (Secret Service: GNOME Keyring, KWallet) on Linux; Debian: libsecret-1-dev.
@@ -43,7 +43,7 @@ targets += [
 ]
 cliDependencies.append("Keychain")
 
-// MARK: - Keymaker (issue 2): MainKey protectors, autolock, wipe
+// MARK: - Keymaker: MainKey protectors, autolock, wipe
 products.append(.library(name: "Keymaker", targets: ["Keymaker"]))
 targets += [
     .target(name: "Keymaker", dependencies: ["RampartCore", "Keychain", crypto, cryptoExtras], swiftSettings: swiftSettings),
@@ -51,7 +51,7 @@ targets += [
 ]
 cliDependencies.append("Keymaker")
 
-// MARK: - HTML5 (issue 3): spec-exact HTML5 parser
+// MARK: - HTML5: spec-exact HTML5 parser
 products.append(.library(name: "HTML5", targets: ["HTML5"]))
 targets += [
     .target(name: "HTML5", swiftSettings: swiftSettings),
@@ -59,7 +59,7 @@ targets += [
 ]
 cliDependencies.append("HTML5")
 
-// MARK: - MailSafety (issue 4): sanitizer, remote content, trackers, CSP
+// MARK: - MailSafety: sanitizer, remote content, trackers, CSP
 products.append(.library(name: "MailSafety", targets: ["MailSafety"]))
 targets += [
     .target(name: "MailSafety", dependencies: ["HTML5", "RampartCore"], swiftSettings: swiftSettings),
@@ -72,7 +72,7 @@ targets += [
 ]
 cliDependencies.append("MailSafety")
 
-// MARK: - SealedStore (issue 5): sealed SQLite store
+// MARK: - SealedStore: sealed SQLite store
 let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
 products.append(.library(name: "SealedStore", targets: ["SealedStore"]))
 targets += [
@@ -81,7 +81,7 @@ targets += [
 ]
 cliDependencies += ["SealedStore", grdb]
 
-// MARK: - HardwareKeys (issue 6): TPM 2.0 / Secure Enclave protector
+// MARK: - HardwareKeys: TPM 2.0 / Secure Enclave protector
 // CTSS2: the TPM 2.0 Software Stack (tpm2-tss ESYS + TCTI loader), Linux only (Debian libtss2-dev).
 products.append(.library(name: "HardwareKeys", targets: ["HardwareKeys"]))
 targets += [
@@ -95,7 +95,7 @@ targets += [
 ]
 cliDependencies.append("HardwareKeys")
 
-// MARK: - PushCrypto (issue 7): Web Push encryption
+// MARK: - PushCrypto: Web Push encryption
 products.append(.library(name: "PushCrypto", targets: ["PushCrypto"]))
 targets += [
     .target(name: "PushCrypto", dependencies: ["RampartCore", "Keychain", crypto], swiftSettings: swiftSettings),
@@ -103,57 +103,28 @@ targets += [
 ]
 cliDependencies.append("PushCrypto")
 
-// MARK: - PinnedTransport (issue 8): certificate pinning
-products.append(.library(name: "PinnedTransport", targets: ["PinnedTransport"]))
-targets += [
-    .target(
-        name: "PinnedTransport",
-        dependencies: [
-            "RampartCore",
-            crypto,
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "NIOTLS", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-        ],
-        swiftSettings: swiftSettings
-    ),
-    .testTarget(
-        name: "PinnedTransportTests",
-        dependencies: [
-            "PinnedTransport",
-            "RampartCore",
-            crypto,
-            cryptoExtras,
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "NIOTLS", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-        ],
-        swiftSettings: swiftSettings
-    ),
-]
-cliDependencies.append("PinnedTransport")
-// `rampart bench pinning` runs a loopback TLS server and a BoringSSL-verified baseline client.
-cliDependencies += [
-    crypto,
+// MARK: - PinnedTransport: certificate pinning
+/// SwiftNIO, NIOSSL and swift-certificates: the TLS stack of the pinned client, its tests, and
+/// `rampart-dev bench pinning` (a loopback TLS server and a BoringSSL-verified baseline client).
+let tlsStack: [Target.Dependency] = [
     .product(name: "NIOCore", package: "swift-nio"),
     .product(name: "NIOPosix", package: "swift-nio"),
     .product(name: "NIOHTTP1", package: "swift-nio"),
     .product(name: "NIOTLS", package: "swift-nio"),
+    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
     .product(name: "NIOSSL", package: "swift-nio-ssl"),
     .product(name: "X509", package: "swift-certificates"),
+    .product(name: "SwiftASN1", package: "swift-asn1"),
 ]
+products.append(.library(name: "PinnedTransport", targets: ["PinnedTransport"]))
+targets += [
+    .target(name: "PinnedTransport", dependencies: ["RampartCore", crypto] + tlsStack, swiftSettings: swiftSettings),
+    .testTarget(name: "PinnedTransportTests", dependencies: ["PinnedTransport", "RampartCore", crypto, cryptoExtras] + tlsStack,
+                swiftSettings: swiftSettings),
+]
+cliDependencies += ["PinnedTransport", crypto] + tlsStack
 
-// MARK: - FileVault (issue 9): attachment cache and drive block store
+// MARK: - FileVault: attachment cache and drive block store
 products.append(.library(name: "FileVault", targets: ["FileVault"]))
 targets += [
     .target(name: "FileVault",
@@ -170,7 +141,7 @@ targets.append(.testTarget(name: "RampartIntegrationTests",
                            dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
                            swiftSettings: swiftSettings))
 
-// MARK: - RampartAPI (issue 10): wire models and mailbox crypto shared by the server and the client
+// MARK: - RampartAPI: wire models and mailbox crypto shared by the server and the client
 // MARK: - MIME: RFC 5322 / MIME messages (parse, build, mbox, Maildir); no other Rampart dependency
 products.append(.library(name: "MIME", targets: ["MIME"]))
 targets += [
@@ -187,7 +158,7 @@ targets += [
 ]
 cliDependencies.append("RampartAPI")
 
-// MARK: - RampartServer (issue 10): embedded local backend (TLS on loopback, zero-access storage)
+// MARK: - RampartServer: embedded local backend (TLS on loopback, zero-access storage)
 // Only the `rampart` executable and the tests link it; no core library depends on it.
 products.append(.library(name: "RampartServer", targets: ["RampartServer"]))
 targets += [
@@ -216,7 +187,7 @@ targets += [
 ]
 cliDependencies.append("RampartServer")
 
-// MARK: - RampartClient (issue 10): API client, session, login, sync, reading, attachments, drive
+// MARK: - RampartClient: API client, session, login, sync, reading, attachments, drive
 products.append(.library(name: "RampartClient", targets: ["RampartClient"]))
 targets += [
     .target(name: "RampartClient",
@@ -233,7 +204,7 @@ targets += [
 ]
 cliDependencies.append("RampartClient")
 
-// MARK: - RampartAgent (issue 10): the agent that holds unlocked MainKeys, over a Unix socket
+// MARK: - RampartAgent: the agent that holds unlocked MainKeys, over a Unix socket
 products.append(.library(name: "RampartAgent", targets: ["RampartAgent"]))
 targets += [
     .target(name: "CRampartAgentShims"),

@@ -6,7 +6,7 @@ import Keychain
 import PushCrypto
 import RampartCore
 
-/// `rampart push …`: encrypted push notifications (issue 7, module PushCrypto).
+/// `rampart-dev push …`: encrypted push notifications (module PushCrypto).
 ///
 /// `push decrypt` is the push extension's process: it is given the shared keychain group only
 /// and never asks for a PIN or touches the MainKey.

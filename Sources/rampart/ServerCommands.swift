@@ -5,7 +5,7 @@ import RampartAPI
 import RampartCore
 import RampartServer
 
-/// `rampart server …`: the embedded local backend (issue 10, module RampartServer).
+/// `rampart server …`: the embedded local backend (module RampartServer).
 struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
