@@ -191,36 +191,44 @@ public struct TPMDevice: Sendable {
     // MARK: Marshaling
 
     static func marshal(_ value: UnsafePointer<TPM2B_PUBLIC>) throws -> Data {
-        var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PUBLIC>.size)
-        var offset = 0
-        let rc = Tss2_MU_TPM2B_PUBLIC_Marshal(value, &buffer, buffer.count, &offset)
-        guard rc == 0 else { throw HardwareKeysError.commandFailed(command: "marshal TPM2B_PUBLIC", responseCode: rc, message: decode(rc)) }
-        return Data(buffer.prefix(offset))
+        try marshal(value, named: "TPM2B_PUBLIC", Tss2_MU_TPM2B_PUBLIC_Marshal)
     }
 
     static func marshal(_ value: UnsafePointer<TPM2B_PRIVATE>) throws -> Data {
-        var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PRIVATE>.size)
-        var offset = 0
-        let rc = Tss2_MU_TPM2B_PRIVATE_Marshal(value, &buffer, buffer.count, &offset)
-        guard rc == 0 else { throw HardwareKeysError.commandFailed(command: "marshal TPM2B_PRIVATE", responseCode: rc, message: decode(rc)) }
-        return Data(buffer.prefix(offset))
+        try marshal(value, named: "TPM2B_PRIVATE", Tss2_MU_TPM2B_PRIVATE_Marshal)
     }
 
     static func unmarshalPublic(_ data: Data) throws -> TPM2B_PUBLIC {
-        var value = TPM2B_PUBLIC()
-        var offset = 0
-        let bytes = [UInt8](data)
-        let rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(bytes, bytes.count, &offset, &value)
-        guard rc == 0, offset == bytes.count else { throw HardwareKeysError.corruptParameters("TPM2B_PUBLIC does not decode") }
-        return value
+        try unmarshal(data, into: TPM2B_PUBLIC(), named: "TPM2B_PUBLIC", Tss2_MU_TPM2B_PUBLIC_Unmarshal)
     }
 
     static func unmarshalPrivate(_ data: Data) throws -> TPM2B_PRIVATE {
-        var value = TPM2B_PRIVATE()
+        try unmarshal(data, into: TPM2B_PRIVATE(), named: "TPM2B_PRIVATE", Tss2_MU_TPM2B_PRIVATE_Unmarshal)
+    }
+
+    /// Marshals a TPM2B structure with its `Tss2_MU_*_Marshal` function.
+    private static func marshal<T>(
+        _ value: UnsafePointer<T>, named name: String,
+        _ marshalFunction: (UnsafePointer<T>?, UnsafeMutablePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?) -> TSS2_RC
+    ) throws -> Data {
+        var buffer = [UInt8](repeating: 0, count: MemoryLayout<T>.size)
+        var offset = 0
+        let rc = marshalFunction(value, &buffer, buffer.count, &offset)
+        guard rc == 0 else { throw HardwareKeysError.commandFailed(command: "marshal \(name)", responseCode: rc, message: decode(rc)) }
+        return Data(buffer.prefix(offset))
+    }
+
+    /// Unmarshals a TPM2B structure with its `Tss2_MU_*_Unmarshal` function; the whole of `data`
+    /// must decode.
+    private static func unmarshal<T>(
+        _ data: Data, into initial: T, named name: String,
+        _ unmarshalFunction: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<T>?) -> TSS2_RC
+    ) throws -> T {
+        var value = initial
         var offset = 0
         let bytes = [UInt8](data)
-        let rc = Tss2_MU_TPM2B_PRIVATE_Unmarshal(bytes, bytes.count, &offset, &value)
-        guard rc == 0, offset == bytes.count else { throw HardwareKeysError.corruptParameters("TPM2B_PRIVATE does not decode") }
+        let rc = unmarshalFunction(bytes, bytes.count, &offset, &value)
+        guard rc == 0, offset == bytes.count else { throw HardwareKeysError.corruptParameters("\(name) does not decode") }
         return value
     }
 
