@@ -127,18 +127,8 @@ public struct URLComponentsLite: Sendable, Equatable {
         scheme = url[..<colon].lowercased()
         let afterColon = url[url.index(after: colon)...]
         var rest = afterColon.utf8.contains(0x5C) ? afterColon.replacingOccurrences(of: "\\", with: "/")[...] : Substring(afterColon)
-        guard rest.hasPrefix("//") else {
-            // `http:example.com` is read by browsers as `http://example.com`.
-            rest = rest.drop(while: { $0 == "/" })
-            let hostEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-            host = Self.normalizeHost(rest[..<hostEnd])
-            pathAndQuery = String(rest[hostEnd...])
-            fragment = nil
-            if host.isEmpty { return nil }
-            splitFragment()
-            return
-        }
-        rest = rest.dropFirst(2).drop(while: { $0 == "/" })
+        // `http:example.com` and `http:///example.com` are read by browsers as `http://example.com`.
+        rest = rest.drop(while: { $0 == "/" })
         let hostEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         host = Self.normalizeHost(rest[..<hostEnd])
         pathAndQuery = String(rest[hostEnd...])
