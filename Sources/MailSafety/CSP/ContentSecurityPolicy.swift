@@ -1,3 +1,5 @@
+import HTML5
+
 /// The Content-Security-Policy of the message viewer (three stages) and of the composer, as an
 /// HTTP header value and as a `<meta>` tag.
 ///
@@ -100,18 +102,12 @@ public struct ContentSecurityPolicy: Sendable, Equatable {
             .joined(separator: "; ")
     }
 
-    /// `<meta http-equiv="Content-Security-Policy" content="...">`.
+    /// `<meta http-equiv="Content-Security-Policy" content="...">`, the value escaped as the HTML5
+    /// serializer escapes attribute values.
     public var metaTag: String {
-        var escaped = ""
-        for c in metaValue {
-            switch c {
-            case "&": escaped += "&amp;"
-            case "\"": escaped += "&quot;"
-            case "<": escaped += "&lt;"
-            default: escaped.append(c)
-            }
-        }
-        return "<meta http-equiv=\"Content-Security-Policy\" content=\"\(escaped)\">"
+        var tag = "<meta http-equiv=\"Content-Security-Policy\" content=\""
+        HTMLSerializer.escape(metaValue, attributeMode: true, into: &tag)
+        return tag + "\">"
     }
 }
 
@@ -123,14 +119,7 @@ public struct ContentSecurityPolicy: Sendable, Equatable {
 /// its wrapper (CSS `contain`, `overflow`, `isolation`).
 public func renderDocument(_ message: SanitizedMessage, policy: ContentSecurityPolicy, title: String = "") -> String {
     var escapedTitle = ""
-    for c in title {
-        switch c {
-        case "&": escapedTitle += "&amp;"
-        case "<": escapedTitle += "&lt;"
-        case ">": escapedTitle += "&gt;"
-        default: escapedTitle.append(c)
-        }
-    }
+    HTMLSerializer.escape(title, attributeMode: false, into: &escapedTitle)
     return """
     <!DOCTYPE html><html><head>\(policy.metaTag)<meta charset="utf-8"><meta name="referrer" content="no-referrer">\
     <title>\(escapedTitle)</title>\
