@@ -20,7 +20,7 @@ import RampartCore
 ///   eviction.
 /// - ``purgeAll()`` runs at logout; ``Vault`` also runs it on the Keymaker's wipe.
 /// - Cleartext only through a ``CleartextLease`` in the ``PreviewArea``.
-public final class AttachmentCache: @unchecked Sendable {
+public final class AttachmentCache: CleartextLeasing, @unchecked Sendable {
     /// Tunables of the cache.
     public struct Configuration: Sendable {
         /// How long an attachment stays cached (default 3 days).
@@ -186,20 +186,6 @@ public final class AttachmentCache: @unchecked Sendable {
         }
         try? lock.withLock { try index.touch(lookup: row.lookup, at: clock.now) }
         return lease
-    }
-
-    /// Runs `body` with the URL of the attachment's cleartext and deletes the cleartext when
-    /// `body` returns or throws.
-    public func withCleartext<R>(_ id: String, _ body: (URL) throws -> R) throws -> R {
-        try lease(id).use(body)
-    }
-
-    /// Runs `body` with the URL of the attachment's cleartext; the cleartext is deleted when
-    /// `body` returns, throws, or the task is cancelled (at once, even while `body` still runs).
-    public func withCleartext<R>(_ id: String, isolation: isolated (any Actor)? = #isolation,
-                                 _ body: (URL) async throws -> R) async throws -> R {
-        try Task.checkCancellation()
-        return try await lease(id).use(body)
     }
 
     // MARK: Expiry, eviction, purge

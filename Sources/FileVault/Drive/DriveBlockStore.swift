@@ -22,7 +22,7 @@ import RampartCore
 ///   on any error the temporary file is removed.
 /// - Import writes into a staging folder renamed into place at the end: an interrupted import
 ///   leaves no half-stored file.
-public final class DriveBlockStore: @unchecked Sendable {
+public final class DriveBlockStore: CleartextLeasing, @unchecked Sendable {
     /// Tunables of the block store.
     public struct Configuration: Sendable {
         /// Plaintext bytes per block (default 4 MiB).
@@ -197,20 +197,6 @@ public final class DriveBlockStore: @unchecked Sendable {
     public func lease(_ id: DriveFileID) throws -> CleartextLease {
         let fileName = try name(of: id)
         return try previews.lease(fileName: fileName) { url in try download(id, to: url) }
-    }
-
-    /// Runs `body` with the URL of the file's cleartext; the cleartext is deleted afterwards,
-    /// also when `body` throws.
-    public func withCleartext<R>(_ id: DriveFileID, _ body: (URL) throws -> R) throws -> R {
-        try lease(id).use(body)
-    }
-
-    /// Runs `body` with the URL of the file's cleartext; the cleartext is deleted when `body`
-    /// returns, throws, or the task is cancelled (at once, even while `body` still runs).
-    public func withCleartext<R>(_ id: DriveFileID, isolation: isolated (any Actor)? = #isolation,
-                                 _ body: (URL) async throws -> R) async throws -> R {
-        try Task.checkCancellation()
-        return try await lease(id).use(body)
     }
 
     /// The node name, unsealed.

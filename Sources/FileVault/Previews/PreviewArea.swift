@@ -13,7 +13,7 @@ import Darwin
 /// vector"**. Mechanisms:
 /// - every lease is a 0700 folder holding one 0600 file, excluded from backups; it is deleted
 ///   when the lease ends — explicitly, when released, on a thrown error or task cancellation
-///   (see ``AttachmentCache/withCleartext(_:_:)-swift.method``), and on every lock or wipe of the
+///   (see ``CleartextLeasing/withCleartext(_:_:)-swift.method``), and on every lock or wipe of the
 ///   MainKey (the area observes the ``MainKeyProvider``'s lifecycle);
 /// - each process owns one session folder under the area, marked by a `flock`ed lock file that
 ///   the kernel releases when the process dies, even by `SIGKILL`; creating an area first
