@@ -113,11 +113,7 @@ enum HardwareWrap {
         } catch {
             throw HardwareKeysError.envelopeTampered("AES-GCM authentication failed")
         }
-        var bytes = [UInt8](opened)
-        opened.resetBytes(in: opened.startIndex..<opened.endIndex)
-        let key = try MainKey(adopting: SecretBytes(consuming: &bytes))
-        guard key.fingerprint == envelope.keyFingerprint else {
-            key.wipe()
+        guard let key = try envelope.adoptUnwrappedKey(&opened) else {
             throw HardwareKeysError.envelopeTampered("unwrapped key does not match its fingerprint")
         }
         return key

@@ -140,6 +140,22 @@ public struct WrappedKeyEnvelope: Sendable, Equatable {
     }
 }
 
+extension WrappedKeyEnvelope {
+    /// Takes the unwrapped MainKey out of `opened` (the opened ``ciphertext``, zeroed here) and
+    /// checks it against ``keyFingerprint``: `nil`, with the key wiped, when it is another key.
+    /// Shared by the protectors that open the ciphertext with their own key-encryption key.
+    public func adoptUnwrappedKey(_ opened: inout Data) throws -> MainKey? {
+        var bytes = [UInt8](opened)
+        opened.resetBytes(in: opened.startIndex..<opened.endIndex)
+        let key = try MainKey(adopting: SecretBytes(consuming: &bytes))
+        guard key.fingerprint == keyFingerprint else {
+            key.wipe()
+            return nil
+        }
+        return key
+    }
+}
+
 extension Data {
     mutating func appendLengthPrefixed(_ value: Data, width: Int) {
         precondition(value.count < (1 << (8 * width)), "field too long for its length prefix")

@@ -175,11 +175,7 @@ public struct PINProtector: MainKeyProtector {
         } catch {
             throw ProtectorUnwrapFailure.wrongCredential
         }
-        var bytes = [UInt8](opened)
-        opened.resetBytes(in: opened.startIndex..<opened.endIndex)
-        let key = try MainKey(adopting: SecretBytes(consuming: &bytes))
-        guard key.fingerprint == envelope.keyFingerprint else {
-            key.wipe()
+        guard let key = try envelope.adoptUnwrappedKey(&opened) else {
             throw KeymakerError.corruptEnvelope("unwrapped key does not match its fingerprint")
         }
         return key
