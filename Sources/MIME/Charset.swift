@@ -159,44 +159,9 @@ public enum Charset {
         let cd = iconv_open("UTF-8", from)
         if cd == iconv_t(bitPattern: -1) { return nil }
         defer { iconv_close(cd) }
-        var input = Array(bytes)
-        var result = [UInt8](); result.reserveCapacity(input.count * 2)
-        var outBuf = [UInt8](repeating: 0, count: 64 * 1024)
-        let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
-        input.withUnsafeMutableBufferPointer { inPtr in
-            var inLeft = inPtr.count
-            var inP: UnsafeMutablePointer<CChar>? = inPtr.baseAddress.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) }
-            outBuf.withUnsafeMutableBufferPointer { outPtr in
-                var flushed = false
-                while true {
-                    var outP: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(outPtr.baseAddress!).assumingMemoryBound(to: CChar.self)
-                    var outLeft = outPtr.count
-                    let rc = inLeft > 0 ? iconv(cd, &inP, &inLeft, &outP, &outLeft) : iconv(cd, nil, nil, &outP, &outLeft)
-                    let produced = outPtr.count - outLeft
-                    result.append(contentsOf: UnsafeBufferPointer(start: outPtr.baseAddress, count: produced))
-                    if rc != -1 {
-                        if inLeft == 0 {
-                            // Flush characters iconv holds back (e.g. waiting for combining marks).
-                            if flushed { break }
-                            flushed = true
-                        }
-                        continue
-                    }
-                    let err = errno
-                    if err == E2BIG { continue }
-                    if err == EILSEQ || err == EINVAL {
-                        // Invalid or truncated sequence: one U+FFFD, skip one byte, reset the state.
-                        result += replacement
-                        if inLeft > 0 { inP = inP! + 1; inLeft -= 1 }
-                        _ = iconv(cd, nil, nil, nil, nil)
-                        if inLeft == 0 { break }
-                        continue
-                    }
-                    break
-                }
-            }
-        }
-        return String(decoding: result, as: UTF8.self)
+        // Invalid or truncated sequences become U+FFFD.
+        let (output, _) = convert(cd, Array(bytes), replacingInvalidWith: [0xEF, 0xBF, 0xBD])
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// Encodes text in a charset (for the builder and tests); `nil` if a character cannot be
@@ -207,10 +172,20 @@ public enum Charset {
         let cd = iconv_open(iconvName, "UTF-8")
         if cd == iconv_t(bitPattern: -1) { return nil }
         defer { iconv_close(cd) }
-        var input = Array(text.utf8)
-        var result = [UInt8]()
+        let (output, complete) = convert(cd, Array(text.utf8), replacingInvalidWith: nil)
+        return complete ? output : nil
+    }
+
+    /// Feeds `bytes` through `cd`, then flushes the characters iconv holds back. An invalid or
+    /// truncated sequence (`EILSEQ`, `EINVAL`) becomes `replacement` (one input byte skipped, the
+    /// state reset), or ends the conversion when there is none. `complete` is false when the
+    /// conversion ended early.
+    private static func convert(_ cd: iconv_t?, _ bytes: [UInt8],
+                                replacingInvalidWith replacement: [UInt8]?) -> (output: [UInt8], complete: Bool) {
+        var input = bytes
+        var result = [UInt8](); result.reserveCapacity(input.count * 2)
         var outBuf = [UInt8](repeating: 0, count: 64 * 1024)
-        var ok = true
+        var complete = true
         input.withUnsafeMutableBufferPointer { inPtr in
             var inLeft = inPtr.count
             var inP: UnsafeMutablePointer<CChar>? = inPtr.baseAddress.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) }
@@ -221,13 +196,29 @@ public enum Charset {
                     var outLeft = outPtr.count
                     let rc = inLeft > 0 ? iconv(cd, &inP, &inLeft, &outP, &outLeft) : iconv(cd, nil, nil, &outP, &outLeft)
                     result.append(contentsOf: UnsafeBufferPointer(start: outPtr.baseAddress, count: outPtr.count - outLeft))
-                    if rc == -1 && errno == E2BIG { continue }
-                    if rc == -1 { ok = false; break }
-                    if inLeft == 0 { if flushed { break }; flushed = true; inLeft = 0; continue }
+                    if rc != -1 {
+                        if inLeft == 0 {
+                            // Flush characters iconv holds back (e.g. waiting for combining marks).
+                            if flushed { break }
+                            flushed = true
+                        }
+                        continue
+                    }
+                    let err = errno
+                    if err == E2BIG { continue }
+                    if let replacement, err == EILSEQ || err == EINVAL {
+                        result += replacement
+                        if inLeft > 0 { inP = inP! + 1; inLeft -= 1 }
+                        _ = iconv(cd, nil, nil, nil, nil)
+                        if inLeft == 0 { break }
+                        continue
+                    }
+                    complete = false
+                    break
                 }
             }
         }
-        return ok ? result : nil
+        return (result, complete)
     }
 }
 
