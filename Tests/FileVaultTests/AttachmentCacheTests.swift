@@ -35,8 +35,7 @@ import Darwin
 
     @Test func everyVaultFileIsPrivateAndFoldersAreExcludedFromBackup() throws {
         let folder = TemporaryFolder(); defer { folder.remove() }
-        let vault = try Vault(root: folder.url, provider: unlockedSession())
-        try vault.attachments.put(Data("x".utf8), attachment: "a", fileName: "a.txt", mimeType: "text/plain")
+        let vault = try vaultHoldingA(in: folder)
         let source = try writeFile(Data("drive".utf8), in: folder.url.appendingPathComponent("src"))
         let id = try vault.drive.upload(from: source, name: "d.txt", thumbnail: Data("t".utf8))
         let lease = try vault.drive.lease(id)
@@ -78,13 +77,26 @@ import Darwin
         #expect(leaseFiles(vault).isEmpty)
     }
 
-    @Test func flippedByteInBlobIsRejectedWithoutCleartext() throws {
-        let folder = TemporaryFolder(); defer { folder.remove() }
+    /// A vault in `folder` holding the attachment "a" (`a.txt`, one byte).
+    private func vaultHoldingA(in folder: TemporaryFolder, provider: MainKeySession = unlockedSession()) throws -> Vault {
+        let vault = try Vault(root: folder.url, provider: provider)
+        try vault.attachments.put(Data("x".utf8), attachment: "a", fileName: "a.txt", mimeType: "text/plain")
+        return vault
+    }
+
+    /// A vault with 4 KiB chunks holding 20,000 pseudo-random bytes as attachment "a" (five
+    /// chunks), and the file of its encrypted blob.
+    private func vaultWithOneBlob(in folder: TemporaryFolder, seed: UInt64) throws -> (Vault, URL) {
         let vault = try Vault(root: folder.url, provider: unlockedSession(),
                               configuration: .init(attachments: .init(chunkSize: 4096)))
-        try vault.attachments.put(pseudoRandomData(count: 20_000, seed: 2), attachment: "a", fileName: "a.bin", mimeType: "x")
+        try vault.attachments.put(pseudoRandomData(count: 20_000, seed: seed), attachment: "a", fileName: "a.bin", mimeType: "x")
         let row = try #require(try vault.attachments.indexRows().first)
-        let blob = vault.attachments.folder.appendingPathComponent(row.blobName)
+        return (vault, vault.attachments.folder.appendingPathComponent(row.blobName))
+    }
+
+    @Test func flippedByteInBlobIsRejectedWithoutCleartext() throws {
+        let folder = TemporaryFolder(); defer { folder.remove() }
+        let (vault, blob) = try vaultWithOneBlob(in: folder, seed: 2)
         var bytes = try Data(contentsOf: blob)
         bytes[bytes.count - 100] ^= 0x01  // inside the last chunk: earlier chunks verify first
         try bytes.write(to: blob)
@@ -95,11 +107,7 @@ import Darwin
 
     @Test func truncatedBlobIsRejected() throws {
         let folder = TemporaryFolder(); defer { folder.remove() }
-        let vault = try Vault(root: folder.url, provider: unlockedSession(),
-                              configuration: .init(attachments: .init(chunkSize: 4096)))
-        try vault.attachments.put(pseudoRandomData(count: 20_000, seed: 3), attachment: "a", fileName: "a.bin", mimeType: "x")
-        let row = try #require(try vault.attachments.indexRows().first)
-        let blob = vault.attachments.folder.appendingPathComponent(row.blobName)
+        let (vault, blob) = try vaultWithOneBlob(in: folder, seed: 3)
         let bytes = try Data(contentsOf: blob)
         try bytes.prefix(bytes.count - 4096 - 28).write(to: blob)  // the whole last chunk dropped
         #expect(throws: FileVaultError.attachmentTampered(attachment: "a")) { try vault.attachments.get("a") }
@@ -119,8 +127,7 @@ import Darwin
     @Test func lockedKeyGivesTypedError() throws {
         let folder = TemporaryFolder(); defer { folder.remove() }
         let session = unlockedSession()
-        let vault = try Vault(root: folder.url, provider: session)
-        try vault.attachments.put(Data("x".utf8), attachment: "a", fileName: "a.txt", mimeType: "text/plain")
+        let vault = try vaultHoldingA(in: folder, provider: session)
         session.lock(reason: .userRequest)
         #expect(throws: FileVaultError.locked) { try vault.attachments.get("a") }
         #expect(throws: FileVaultError.locked) {
@@ -200,8 +207,7 @@ import Darwin
 
     @Test func purgeOnLogoutRemovesEveryBlobAndLease() throws {
         let folder = TemporaryFolder(); defer { folder.remove() }
-        let vault = try Vault(root: folder.url, provider: unlockedSession())
-        try vault.attachments.put(Data("x".utf8), attachment: "a", fileName: "a.txt", mimeType: "text/plain")
+        let vault = try vaultHoldingA(in: folder)
         let lease = try vault.attachments.lease("a")
         try vault.purge()
         #expect(!lease.isActive)
@@ -212,8 +218,7 @@ import Darwin
 
     @Test func keymakerWipeThroughTheRegistryErasesTheVault() throws {
         let folder = TemporaryFolder(); defer { folder.remove() }
-        let vault = try Vault(root: folder.url, provider: unlockedSession())
-        try vault.attachments.put(Data("x".utf8), attachment: "a", fileName: "a.txt", mimeType: "text/plain")
+        let vault = try vaultHoldingA(in: folder)
         let lease = try vault.attachments.lease("a")
         let registry = WipeRegistry()
         registry.register(FileVaultWipe(root: folder.url))
@@ -231,8 +236,7 @@ import Darwin
     @Test func wipeEventOfTheProviderPurgesTheOpenVault() throws {
         let folder = TemporaryFolder(); defer { folder.remove() }
         let session = unlockedSession()
-        let vault = try Vault(root: folder.url, provider: session)
-        try vault.attachments.put(Data("x".utf8), attachment: "a", fileName: "a.txt", mimeType: "text/plain")
+        let vault = try vaultHoldingA(in: folder, provider: session)
         session.publishWipe(reason: .tooManyFailedAttempts)
         #expect(try vault.attachments.count == 0)
     }
