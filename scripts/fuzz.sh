@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh TARGET [SECONDS] one target (html5, sanitizer, css, mime, mbox, push, vault,
 #                                    sealed, keychain, agentwire, api), 60 s by default
 #   scripts/fuzz.sh all [SECONDS]    every target, SECONDS each
-#   scripts/fuzz.sh smoke [SECONDS]  every target, 20 s each (what scripts/test.sh runs on CI)
+#   scripts/fuzz.sh smoke [SECONDS]  every target, 15 s each (what scripts/test.sh runs on CI)
 #   scripts/fuzz.sh build            only build
 #   scripts/fuzz.sh list             the target names
 #
@@ -103,7 +103,7 @@ case "$command" in
     -h|--help|help) usage; exit 0 ;;
     list) printf '%s\n' "${TARGETS[@]}"; exit 0 ;;
     build) build; exit 0 ;;
-    smoke) selected=("${TARGETS[@]}"); seconds="${2:-${FUZZ_SMOKE_SECONDS:-20}}" ;;
+    smoke) selected=("${TARGETS[@]}"); seconds="${2:-${FUZZ_SMOKE_SECONDS:-15}}" ;;
     all) selected=("${TARGETS[@]}"); seconds="${2:-60}" ;;
     *)
         if [[ " ${TARGETS[*]} " != *" $command "* ]]; then
