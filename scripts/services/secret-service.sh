@@ -10,6 +10,9 @@
 # /tmp/rampart-secret-service-$UID. Never fails the sourcing shell (safe under `set -euo pipefail`):
 # on failure it prints why and exports RAMPART_SECRET_SERVICE=0.
 
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
 # Whether some process owns org.freedesktop.secrets on the bus at $1.
 rampart_secret_service_owned() {
     DBUS_SESSION_BUS_ADDRESS="$1" dbus-send --session --dest=org.freedesktop.DBus --print-reply \
@@ -18,13 +21,7 @@ rampart_secret_service_owned() {
 }
 
 rampart_secret_service_state() {
-    if [ -n "${RAMPART_SECRET_SERVICE_DIR:-}" ]; then
-        printf '%s' "$RAMPART_SECRET_SERVICE_DIR"
-    elif [ -n "${RAMPART_SERVICES_DIR:-}" ]; then
-        printf '%s' "$RAMPART_SERVICES_DIR/secret-service"
-    else
-        printf '%s' "/tmp/rampart-secret-service-$(id -u)"
-    fi
+    rampart_service_state secret-service "${RAMPART_SECRET_SERVICE_DIR:-}"
 }
 
 # The pid of the process owning org.freedesktop.secrets on the bus at $1.
@@ -91,12 +88,7 @@ rampart_secret_service_start() {
         done
     fi
     # Let scripts/test.sh stop them when it exits.
-    if declare -p RAMPART_SERVICE_PIDS >/dev/null 2>&1; then
-        local keyring
-        keyring="$(rampart_secret_service_owner_pid "$address")"
-        RAMPART_SERVICE_PIDS+=("$(cat "$state/bus.pid")")
-        [ -n "$keyring" ] && RAMPART_SERVICE_PIDS+=("$keyring")
-    fi
+    rampart_service_register "$(cat "$state/bus.pid")" "$(rampart_secret_service_owner_pid "$address")"
     export RAMPART_SECRET_SERVICE=1
     return 0
 }
@@ -120,8 +112,4 @@ rampart_secret_service_stop() {
     return 0
 }
 
-if [ "${1:-}" = "stop" ]; then
-    rampart_secret_service_stop "${2:-}"
-else
-    rampart_secret_service_start || true
-fi
+rampart_service_main secret_service "$@"

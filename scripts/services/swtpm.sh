@@ -11,14 +11,11 @@
 # reason on stderr). Never fails the sourcing shell (safe under `set -euo pipefail`).
 # `bash scripts/services/swtpm.sh stop [STATE]` stops it.
 
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
 rampart_swtpm_state() {
-    if [ -n "${RAMPART_SWTPM_DIR:-}" ]; then
-        printf '%s' "$RAMPART_SWTPM_DIR"
-    elif [ -n "${RAMPART_SERVICES_DIR:-}" ]; then
-        printf '%s' "$RAMPART_SERVICES_DIR/swtpm"
-    else
-        printf '%s' "/tmp/rampart-swtpm-$(id -u)"
-    fi
+    rampart_service_state swtpm "${RAMPART_SWTPM_DIR:-}"
 }
 
 # Whether something listens on 127.0.0.1:$1.
@@ -83,9 +80,7 @@ rampart_swtpm_start() {
         done
         printf '%s\n' "$port" > "$state/port"
     fi
-    if declare -p RAMPART_SERVICE_PIDS >/dev/null 2>&1; then
-        RAMPART_SERVICE_PIDS+=("$(cat "$state/swtpm.pid")")
-    fi
+    rampart_service_register "$(cat "$state/swtpm.pid")"
     export RAMPART_TPM_TCTI="swtpm:host=127.0.0.1,port=$port"
     export RAMPART_SWTPM=1
     return 0
@@ -104,8 +99,4 @@ rampart_swtpm_stop() {
     return 0
 }
 
-if [ "${1:-}" = "stop" ]; then
-    rampart_swtpm_stop "${2:-}"
-else
-    rampart_swtpm_start || true
-fi
+rampart_service_main swtpm "$@"
