@@ -226,31 +226,23 @@ enum MessageID {
             if t.isEmpty || t.hasPrefix(".") || t.hasSuffix(".") || t.contains("..") { return nil }
             return t
         }
-        var left: String
-        if i < s.count && s[i] == "\"" {
-            var out = String.UnicodeScalarView(["\""])
+        /// A quoted string or a domain literal, from its opening character through `close` (both
+        /// kept); `nil` when `close` never comes.
+        func delimited(by close: Unicode.Scalar, escapes: Bool) -> String? {
+            var out = String.UnicodeScalarView([s[i]])
             i += 1
-            while i < s.count && s[i] != "\"" { if s[i] == "\\" && i + 1 < s.count { out.append(s[i]); i += 1 }; out.append(s[i]); i += 1 }
-            guard i < s.count else { return value }
-            out.append("\""); i += 1
-            left = String(out)
-        } else {
-            guard let l = dotAtom() else { return value }
-            left = l
+            while i < s.count && s[i] != close {
+                if escapes && s[i] == "\\" && i + 1 < s.count { out.append(s[i]); i += 1 }
+                out.append(s[i]); i += 1
+            }
+            guard i < s.count else { return nil }
+            out.append(close); i += 1
+            return String(out)
         }
+        guard let left = i < s.count && s[i] == "\"" ? delimited(by: "\"", escapes: true) : dotAtom() else { return value }
         guard i < s.count && s[i] == "@" else { return "<" + left + (i < s.count && s[i] == ">" ? ">" : "") }
         i += 1
-        var right: String
-        if i < s.count && s[i] == "[" {
-            var out = String.UnicodeScalarView()
-            while i < s.count && s[i] != "]" { out.append(s[i]); i += 1 }
-            guard i < s.count else { return value }
-            out.append("]"); i += 1
-            right = String(out)
-        } else {
-            guard let r = dotAtom() else { return value }
-            right = r
-        }
+        guard let right = i < s.count && s[i] == "[" ? delimited(by: "]", escapes: false) : dotAtom() else { return value }
         return "<" + left + "@" + right + ">"
     }
 }
