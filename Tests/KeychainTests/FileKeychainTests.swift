@@ -14,6 +14,14 @@ struct FileKeychainTests {
         FileKeychain(directory: root, machineIdentity: try folder.machine(machine))
     }
 
+    /// A keychain holding "v" as s/a.
+    func keychainHoldingV() throws -> (FileKeychain, KeychainItemID) {
+        let keychain = try keychain()
+        let id = KeychainItemID(service: "s", account: "a")
+        try keychain.add(bytes("v"), for: id, accessibility: .default)
+        return (keychain, id)
+    }
+
     /// A keychain holding "a secret value" as svc/acct with `accessibility`, the item's file and
     /// the file's bytes (for tests that damage the file).
     func storedSecret(_ accessibility: KeychainAccessibility) throws -> (FileKeychain, KeychainItemID, URL, Data) {
@@ -38,9 +46,7 @@ struct FileKeychainTests {
     // MARK: Permissions
 
     @Test func createdFoldersAndFilesArePrivate() throws {
-        let keychain = try keychain()
-        let id = KeychainItemID(service: "s", account: "a")
-        try keychain.add(bytes("v"), for: id, accessibility: .default)
+        let (keychain, id) = try keychainHoldingV()
         #expect(fileMode(root) == 0o700)
         #expect(fileMode(keychain.groupDirectory(.app)) == 0o700)
         #expect(fileMode(keychain.itemFile(id)) == 0o600)
@@ -49,9 +55,7 @@ struct FileKeychainTests {
     }
 
     @Test func keychainFolderWithLoosePermissionsIsRefused() throws {
-        let keychain = try keychain()
-        let id = KeychainItemID(service: "s", account: "a")
-        try keychain.add(bytes("v"), for: id, accessibility: .default)
+        let (keychain, id) = try keychainHoldingV()
         for (folder, mode) in [(root, 0o755), (keychain.groupDirectory(.app), 0o750), (root, 0o701)] {
             chmod(folder.path, mode_t(mode))
             let expected = KeychainError.permissionsTooOpen(path: folder.path, mode: String(mode, radix: 8))
@@ -64,17 +68,13 @@ struct FileKeychainTests {
     }
 
     @Test func itemFileWithLoosePermissionsIsRefused() throws {
-        let keychain = try keychain()
-        let id = KeychainItemID(service: "s", account: "a")
-        try keychain.add(bytes("v"), for: id, accessibility: .default)
+        let (keychain, id) = try keychainHoldingV()
         chmod(keychain.itemFile(id).path, 0o644)
         #expect(throws: KeychainError.permissionsTooOpen(path: keychain.itemFile(id).path, mode: "644")) { try keychain.read(id) }
     }
 
     @Test func symbolicLinkInPlaceOfAnItemIsRefused() throws {
-        let keychain = try keychain()
-        let id = KeychainItemID(service: "s", account: "a")
-        try keychain.add(bytes("v"), for: id, accessibility: .default)
+        let (keychain, id) = try keychainHoldingV()
         let elsewhere = folder.child("elsewhere.item")
         try FileManager.default.moveItem(at: keychain.itemFile(id), to: elsewhere)
         try FileManager.default.createSymbolicLink(at: keychain.itemFile(id), withDestinationURL: elsewhere)
@@ -215,9 +215,7 @@ struct FileKeychainTests {
     }
 
     @Test func staleTemporaryFilesAreRemovedByTheNextWriter() throws {
-        let keychain = try keychain()
-        let id = KeychainItemID(service: "s", account: "a")
-        try keychain.add(bytes("v"), for: id, accessibility: .default)
+        let (keychain, id) = try keychainHoldingV()
         let stale = keychain.groupDirectory(.app).appendingPathComponent(".\(keychain.itemFile(id).lastPathComponent).DEAD.tmp")
         try Data("half a write".utf8).write(to: stale)
         try keychain.update(bytes("w"), for: id)
@@ -226,9 +224,7 @@ struct FileKeychainTests {
     }
 
     @Test func damagedSaltFileIsReportedAsCorrupt() throws {
-        let keychain = try keychain()
-        let id = KeychainItemID(service: "s", account: "a")
-        try keychain.add(bytes("v"), for: id, accessibility: .default)
+        let (keychain, id) = try keychainHoldingV()
         let salt = keychain.groupDirectory(.app).appendingPathComponent("keychain.salt")
         try Data("RKCS".utf8).write(to: salt)
         expectCorruptItem { try keychain.read(id) }
