@@ -96,18 +96,12 @@ rampart_secret_service_start() {
 # Stops the bus and daemon of a state folder (default: the one above). Tests that start a
 # service of their own (to lock it) call this when done.
 rampart_secret_service_stop() {
-    local state="${1:-}"
-    [ -n "$state" ] || state="$(rampart_secret_service_state)"
+    local state="${1:-$(rampart_secret_service_state)}"
     [ -f "$state/bus.address" ] || return 0
-    local address keyring
-    address="$(cat "$state/bus.address")"
-    keyring="$(rampart_secret_service_owner_pid "$address")"
-    local bus=""
+    local keyring bus=""
+    keyring="$(rampart_secret_service_owner_pid "$(cat "$state/bus.address")")"
     [ -f "$state/bus.pid" ] && bus="$(cat "$state/bus.pid")"
-    # TERM first; KILL for a process started with TERM blocked (a test runner's signal mask).
-    for pid in $keyring $bus; do kill "$pid" 2>/dev/null; done
-    sleep 0.2
-    for pid in $keyring $bus; do kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null; done
+    rampart_service_kill "$keyring" "$bus"
     rm -f "$state/bus.address" "$state/bus.pid"
     return 0
 }

@@ -87,14 +87,9 @@ rampart_swtpm_start() {
 }
 
 rampart_swtpm_stop() {
-    local state="${1:-}"
-    [ -n "$state" ] || state="$(rampart_swtpm_state)"
+    local state="${1:-$(rampart_swtpm_state)}"
     [ -f "$state/swtpm.pid" ] || return 0
-    local pid
-    pid="$(cat "$state/swtpm.pid")"
-    kill "$pid" 2>/dev/null
-    sleep 0.2
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+    rampart_service_kill "$(cat "$state/swtpm.pid")"
     rm -f "$state/swtpm.pid" "$state/port"
     return 0
 }

@@ -24,6 +24,16 @@ rampart_service_register() {
     return 0
 }
 
+# Stops the given pids (empty ones are skipped): TERM first, then KILL for any still alive after
+# 0.2 s (a process started with TERM blocked, as under a test runner's signal mask).
+rampart_service_kill() {
+    local pid
+    for pid in "$@"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done
+    sleep 0.2
+    for pid in "$@"; do [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null; done
+    return 0
+}
+
 # The entry of a service script: `stop [STATE]` stops service $1 (rampart_$1_stop), anything else
 # starts it (rampart_$1_start) without ever failing the sourcing shell.
 rampart_service_main() {
