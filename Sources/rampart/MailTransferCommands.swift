@@ -115,7 +115,12 @@ struct ServerDeliver: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let input = FileHandle.standardInput.readDataToEndOfFile()
+            // Read at most one byte past the limit: a larger message is refused, never held.
+            var input = Data()
+            while input.count <= OutsideDelivery.maximumMessageSize,
+                  let chunk = try FileHandle.standardInput.read(upToCount: 1 << 16), !chunk.isEmpty {
+                input.append(chunk)
+            }
             let ids = try OutsideDelivery.deliver(input, recipients: to, dataDirectory: options.dataDirectory)
             print("Delivered to \(ids.count) mailbox\(ids.count == 1 ? "" : "es"): \(ids.joined(separator: ", ")).")
         }
