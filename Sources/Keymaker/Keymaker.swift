@@ -34,14 +34,21 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
         public var protectors: [any MainKeyProtector]
         /// The autolock policy at start (the persisted one, if any, wins).
         public var autolock: AutolockPolicy
+        /// The file whose exclusive lock (``ExclusiveFileLock``) every process holds from reading
+        /// the failed-PIN counter, through the PIN's derivation, to recording the result — so
+        /// that parallel guessers in several processes are counted one after the other. Nil:
+        /// only the threads of this Keymaker are serialized (one process, e.g. tests).
+        public var attemptLockFile: URL?
 
         public init(maxFailedAttempts: Int = 10,
                     protectors: [any MainKeyProtector] = [NoneProtector(), PINProtector()],
-                    autolock: AutolockPolicy = .afterMinutes(5)) {
+                    autolock: AutolockPolicy = .afterMinutes(5),
+                    attemptLockFile: URL? = nil) {
             precondition(maxFailedAttempts >= 1, "maxFailedAttempts must be at least 1")
             self.maxFailedAttempts = maxFailedAttempts
             self.protectors = protectors
             self.autolock = autolock
+            self.attemptLockFile = attemptLockFile
         }
     }
 
@@ -137,7 +144,9 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
     ///
     /// With a PIN, the PIN protectors are tried (hardware + PIN first); without one, the *none*
     /// and *hardware* protectors. Every PIN attempt is counted *before* the derivation runs, so
-    /// killing the process mid-attempt does not save the attacker a try.
+    /// killing the process mid-attempt does not save the attacker a try; and counting, trying
+    /// and recording run under ``Configuration/attemptLockFile``, so attempts started in
+    /// parallel by many processes are evaluated one at a time and none runs after the wipe.
     /// - Throws: ``KeymakerError/wrongPIN(attemptsLeft:)``,
     ///   ``KeymakerError/wipedAfterTooManyFailedAttempts``, ``KeymakerError/pinRequired``,
     ///   ``KeymakerError/noMainKey``, ``KeymakerError/corruptEnvelope(_:)``.
@@ -182,7 +191,15 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
         return false
     }
 
+    /// One counted PIN attempt: under the cross-process attempt lock, checks that the key still
+    /// exists (a wipe by another process ends the attempt here), counts, tries, records.
     private func unlockCounted(kind: ProtectorKind, credential: UnlockCredential) throws -> MainKey {
+        guard let lockFile = configuration.attemptLockFile else { return try unlockCountedHoldingLock(kind: kind, credential: credential) }
+        return try ExclusiveFileLock(url: lockFile).withLock { try unlockCountedHoldingLock(kind: kind, credential: credential) }
+    }
+
+    private func unlockCountedHoldingLock(kind: ProtectorKind, credential: UnlockCredential) throws -> MainKey {
+        guard try hasMainKey() else { throw KeymakerError.noMainKey }
         let stored = try envelope(kind)
         let failures = try failedAttempts() + 1
         try setFailedAttempts(failures)

@@ -1,3 +1,4 @@
+import Foundation
 import Keychain
 import RampartCore
 
@@ -31,12 +32,19 @@ extension UserContainer: HasKeychain {
 
 extension UserContainer: HasKeymaker, HasMainKeyProvider {
     /// The user's Keymaker, created on first use and kept for the container's lifetime. Its
-    /// keychain wipe is registered with the global wipe registry.
+    /// keychain wipe is registered with the global wipe registry. PIN attempts of every process
+    /// on this home are serialized by the lock file ``pinAttemptLockFile``.
     public var keymaker: Keymaker {
         resolve(.keymaker) {
             Keymaker(userID: userID, dependencies: self,
-                     configuration: .init(protectors: global.mainKeyProtectors))
+                     configuration: .init(protectors: global.mainKeyProtectors, attemptLockFile: pinAttemptLockFile))
         }
+    }
+
+    /// `<home>/.pin-attempts.<user>.lock`: the lock every process holds while it counts, tries
+    /// and records one PIN attempt of this user (see ``Keymaker/Configuration/attemptLockFile``).
+    public var pinAttemptLockFile: URL {
+        global.environment.homeDirectory.appendingPathComponent(".pin-attempts.\(userID.rawValue).lock")
     }
 
     public var mainKeyProvider: any MainKeyProvider { keymaker }
