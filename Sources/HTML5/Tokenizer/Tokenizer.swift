@@ -306,27 +306,61 @@ struct Tokenizer {
         if pos > start { text.append(contentsOf: input[start..<pos]) }
     }
 
+    /// The script data escaped and double escaped states with their dash and dash-dash states
+    /// (`dashes`: 0, 1, 2): the spec gives both families the same steps, except that a double
+    /// escaped `<` is text while an escaped one may start the end tag.
+    private mutating func scriptDataEscaped(double: Bool, dashes: Int) {
+        let c = consume()
+        switch c {
+        case 0x2D:
+            text.append(0x2D)
+            switch (double, dashes) {
+            case (false, 0): state = .scriptDataEscapedDash
+            case (false, _): state = .scriptDataEscapedDashDash
+            case (true, 0): state = .scriptDataDoubleEscapedDash
+            case (true, _): state = .scriptDataDoubleEscapedDashDash
+            }
+        case 0x3C where double: state = .scriptDataDoubleEscapedLessThan; text.append(0x3C)
+        case 0x3C: state = .scriptDataEscapedLessThan
+        case 0x3E where dashes == 2: state = .scriptData; text.append(0x3E)
+        case 0x00:
+            error("unexpected-null-character")
+            state = double ? .scriptDataDoubleEscaped : .scriptDataEscaped
+            text.append(contentsOf: Tokenizer.replacement)
+        case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
+        default:
+            state = double ? .scriptDataDoubleEscaped : .scriptDataEscaped
+            text.append(UInt8(c))
+        }
+    }
+
+    /// Where a DOCTYPE's public or system identifier may start (after its keyword, or after the
+    /// whitespace that follows it): a quote opens the identifier; `>`, EOF or anything else end
+    /// the DOCTYPE in quirks mode.
+    private mutating func doctypeIdentifierStart(_ c: Int, isPublic: Bool) {
+        if c == 0x22 || c == 0x27 {
+            if isPublic { publicId = []; state = c == 0x22 ? .doctypePublicIdentifierDoubleQuoted : .doctypePublicIdentifierSingleQuoted }
+            else { systemId = []; state = c == 0x22 ? .doctypeSystemIdentifierDoubleQuoted : .doctypeSystemIdentifierSingleQuoted }
+        } else if c == 0x3E {
+            error(isPublic ? "missing-doctype-public-identifier" : "missing-doctype-system-identifier")
+            forceQuirks = true; state = .data; emitDoctype()
+        } else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
+        else { error("missing-quote-before-doctype-identifier"); forceQuirks = true; reconsume(.bogusDoctype) }
+    }
+
     private mutating func runState() {
         switch state {
-        case .data:
+        case .data, .rcdata:
             // Fast path: copy the run up to the next special byte.
             copyTextRun(stopAtLess: true, stopAtAmpersand: true)
             let c = consume()
             switch c {
             case 0x26: consumeCharacterReference(inAttribute: false)
-            case 0x3C: state = .tagOpen
-            case 0x00: error("unexpected-null-character"); text.append(0)
-            case Tokenizer.eof: emitEOF()
-            default: text.append(UInt8(c))
-            }
-        case .rcdata:
-            // Fast path: copy the run up to the next special byte.
-            copyTextRun(stopAtLess: true, stopAtAmpersand: true)
-            let c = consume()
-            switch c {
-            case 0x26: consumeCharacterReference(inAttribute: false)
-            case 0x3C: state = .rcdataLessThan
-            case 0x00: error("unexpected-null-character"); text.append(contentsOf: Tokenizer.replacement)
+            case 0x3C: state = state == .data ? .tagOpen : .rcdataLessThan
+            case 0x00:
+                // The data state passes U+0000 on (the tree builder decides); RCDATA replaces it.
+                error("unexpected-null-character")
+                if state == .data { text.append(0) } else { text.append(contentsOf: Tokenizer.replacement) }
             case Tokenizer.eof: emitEOF()
             default: text.append(UInt8(c))
             }
@@ -415,34 +449,9 @@ struct Tokenizer {
         case .scriptDataEscapeStartDash:
             let c = consume()
             if c == 0x2D { state = .scriptDataEscapedDashDash; text.append(0x2D) } else { reconsume(.scriptData) }
-        case .scriptDataEscaped:
-            let c = consume()
-            switch c {
-            case 0x2D: state = .scriptDataEscapedDash; text.append(0x2D)
-            case 0x3C: state = .scriptDataEscapedLessThan
-            case 0x00: error("unexpected-null-character"); text.append(contentsOf: Tokenizer.replacement)
-            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
-            default: text.append(UInt8(c))
-            }
-        case .scriptDataEscapedDash:
-            let c = consume()
-            switch c {
-            case 0x2D: state = .scriptDataEscapedDashDash; text.append(0x2D)
-            case 0x3C: state = .scriptDataEscapedLessThan
-            case 0x00: error("unexpected-null-character"); state = .scriptDataEscaped; text.append(contentsOf: Tokenizer.replacement)
-            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
-            default: state = .scriptDataEscaped; text.append(UInt8(c))
-            }
-        case .scriptDataEscapedDashDash:
-            let c = consume()
-            switch c {
-            case 0x2D: text.append(0x2D)
-            case 0x3C: state = .scriptDataEscapedLessThan
-            case 0x3E: state = .scriptData; text.append(0x3E)
-            case 0x00: error("unexpected-null-character"); state = .scriptDataEscaped; text.append(contentsOf: Tokenizer.replacement)
-            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
-            default: state = .scriptDataEscaped; text.append(UInt8(c))
-            }
+        case .scriptDataEscaped: scriptDataEscaped(double: false, dashes: 0)
+        case .scriptDataEscapedDash: scriptDataEscaped(double: false, dashes: 1)
+        case .scriptDataEscapedDashDash: scriptDataEscaped(double: false, dashes: 2)
         case .scriptDataEscapedLessThan:
             let c = consume()
             if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataEscapedEndTagOpen }
@@ -461,34 +470,9 @@ struct Tokenizer {
             } else {
                 reconsume(start ? .scriptDataEscaped : .scriptDataDoubleEscaped)
             }
-        case .scriptDataDoubleEscaped:
-            let c = consume()
-            switch c {
-            case 0x2D: state = .scriptDataDoubleEscapedDash; text.append(0x2D)
-            case 0x3C: state = .scriptDataDoubleEscapedLessThan; text.append(0x3C)
-            case 0x00: error("unexpected-null-character"); text.append(contentsOf: Tokenizer.replacement)
-            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
-            default: text.append(UInt8(c))
-            }
-        case .scriptDataDoubleEscapedDash:
-            let c = consume()
-            switch c {
-            case 0x2D: state = .scriptDataDoubleEscapedDashDash; text.append(0x2D)
-            case 0x3C: state = .scriptDataDoubleEscapedLessThan; text.append(0x3C)
-            case 0x00: error("unexpected-null-character"); state = .scriptDataDoubleEscaped; text.append(contentsOf: Tokenizer.replacement)
-            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
-            default: state = .scriptDataDoubleEscaped; text.append(UInt8(c))
-            }
-        case .scriptDataDoubleEscapedDashDash:
-            let c = consume()
-            switch c {
-            case 0x2D: text.append(0x2D)
-            case 0x3C: state = .scriptDataDoubleEscapedLessThan; text.append(0x3C)
-            case 0x3E: state = .scriptData; text.append(0x3E)
-            case 0x00: error("unexpected-null-character"); state = .scriptDataDoubleEscaped; text.append(contentsOf: Tokenizer.replacement)
-            case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
-            default: state = .scriptDataDoubleEscaped; text.append(UInt8(c))
-            }
+        case .scriptDataDoubleEscaped: scriptDataEscaped(double: true, dashes: 0)
+        case .scriptDataDoubleEscapedDash: scriptDataEscaped(double: true, dashes: 1)
+        case .scriptDataDoubleEscapedDashDash: scriptDataEscaped(double: true, dashes: 2)
         case .scriptDataDoubleEscapedLessThan:
             let c = consume()
             if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataDoubleEscapeEnd; text.append(0x2F) }
@@ -681,27 +665,15 @@ struct Tokenizer {
             let isPublic = state == .afterDoctypePublicKeyword
             let c = consume()
             if Tokenizer.isWhitespace(c) { state = isPublic ? .beforeDoctypePublicIdentifier : .beforeDoctypeSystemIdentifier }
-            else if c == 0x22 || c == 0x27 {
-                error(isPublic ? "missing-whitespace-after-doctype-public-keyword" : "missing-whitespace-after-doctype-system-keyword")
-                if isPublic { publicId = []; state = c == 0x22 ? .doctypePublicIdentifierDoubleQuoted : .doctypePublicIdentifierSingleQuoted }
-                else { systemId = []; state = c == 0x22 ? .doctypeSystemIdentifierDoubleQuoted : .doctypeSystemIdentifierSingleQuoted }
-            } else if c == 0x3E {
-                error(isPublic ? "missing-doctype-public-identifier" : "missing-doctype-system-identifier")
-                forceQuirks = true; state = .data; emitDoctype()
-            } else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
-            else { error("missing-quote-before-doctype-identifier"); forceQuirks = true; reconsume(.bogusDoctype) }
+            else {
+                if c == 0x22 || c == 0x27 {
+                    error(isPublic ? "missing-whitespace-after-doctype-public-keyword" : "missing-whitespace-after-doctype-system-keyword")
+                }
+                doctypeIdentifierStart(c, isPublic: isPublic)
+            }
         case .beforeDoctypePublicIdentifier, .beforeDoctypeSystemIdentifier:
-            let isPublic = state == .beforeDoctypePublicIdentifier
             let c = consume()
-            if Tokenizer.isWhitespace(c) { break }
-            if c == 0x22 || c == 0x27 {
-                if isPublic { publicId = []; state = c == 0x22 ? .doctypePublicIdentifierDoubleQuoted : .doctypePublicIdentifierSingleQuoted }
-                else { systemId = []; state = c == 0x22 ? .doctypeSystemIdentifierDoubleQuoted : .doctypeSystemIdentifierSingleQuoted }
-            } else if c == 0x3E {
-                error(isPublic ? "missing-doctype-public-identifier" : "missing-doctype-system-identifier")
-                forceQuirks = true; state = .data; emitDoctype()
-            } else if c == Tokenizer.eof { error("eof-in-doctype"); forceQuirks = true; emitDoctype(); emitEOF() }
-            else { error("missing-quote-before-doctype-identifier"); forceQuirks = true; reconsume(.bogusDoctype) }
+            if !Tokenizer.isWhitespace(c) { doctypeIdentifierStart(c, isPublic: state == .beforeDoctypePublicIdentifier) }
         case .doctypePublicIdentifierDoubleQuoted, .doctypePublicIdentifierSingleQuoted,
              .doctypeSystemIdentifierDoubleQuoted, .doctypeSystemIdentifierSingleQuoted:
             let isPublic = state == .doctypePublicIdentifierDoubleQuoted || state == .doctypePublicIdentifierSingleQuoted
