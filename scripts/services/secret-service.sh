@@ -76,16 +76,11 @@ rampart_secret_service_start() {
             return 1
         }
         # Wait until the daemon owns org.freedesktop.secrets on the bus.
-        local tries=0
-        until rampart_secret_service_owned "$address"; do
-            tries=$((tries + 1))
-            if [ "$tries" -gt 50 ]; then
-                echo "secret-service.sh: gnome-keyring-daemon did not claim org.freedesktop.secrets" >&2
-                export RAMPART_SECRET_SERVICE=0
-                return 1
-            fi
-            sleep 0.1
-        done
+        rampart_service_wait_for rampart_secret_service_owned "$address" || {
+            echo "secret-service.sh: gnome-keyring-daemon did not claim org.freedesktop.secrets" >&2
+            export RAMPART_SECRET_SERVICE=0
+            return 1
+        }
     fi
     # Let scripts/test.sh stop them when it exits.
     rampart_service_register "$(cat "$state/bus.pid")" "$(rampart_secret_service_owner_pid "$address")"

@@ -23,6 +23,11 @@ rampart_swtpm_port_busy() {
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# Whether the swtpm of state folder $1 wrote its pid and listens on port $2.
+rampart_swtpm_listening() {
+    [ -s "$1/swtpm.pid" ] && rampart_swtpm_port_busy "$2"
+}
+
 rampart_swtpm_start() {
     local state
     state="$(rampart_swtpm_state)"
@@ -68,16 +73,11 @@ rampart_swtpm_start() {
             export RAMPART_SWTPM=0
             return 1
         }
-        local wait=0
-        until [ -s "$state/swtpm.pid" ] && rampart_swtpm_port_busy "$port"; do
-            wait=$((wait + 1))
-            if [ "$wait" -gt 50 ]; then
-                echo "swtpm.sh: swtpm did not listen on port $port" >&2
-                export RAMPART_SWTPM=0
-                return 1
-            fi
-            sleep 0.1
-        done
+        rampart_service_wait_for rampart_swtpm_listening "$state" "$port" || {
+            echo "swtpm.sh: swtpm did not listen on port $port" >&2
+            export RAMPART_SWTPM=0
+            return 1
+        }
         printf '%s\n' "$port" > "$state/port"
     fi
     rampart_service_register "$(cat "$state/swtpm.pid")"

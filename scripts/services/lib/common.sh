@@ -24,6 +24,17 @@ rampart_service_register() {
     return 0
 }
 
+# Runs "$@" every 0.1 s until it succeeds; fails after 50 tries (about 5 s).
+rampart_service_wait_for() {
+    local tries=0
+    until "$@"; do
+        tries=$((tries + 1))
+        [ "$tries" -gt 50 ] && return 1
+        sleep 0.1
+    done
+    return 0
+}
+
 # Stops the given pids (empty ones are skipped): TERM first, then KILL for any still alive after
 # 0.2 s (a process started with TERM blocked, as under a test runner's signal mask).
 rampart_service_kill() {
