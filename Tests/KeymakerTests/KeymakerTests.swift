@@ -29,6 +29,24 @@ func makeKeymaker(clock: ManualClock, autolock: AutolockPolicy) -> Keymaker {
     return makeKeymaker(deps, autolock: autolock)
 }
 
+/// A keymaker whose MainKey is protected by the PIN "1234", locked.
+func lockedKeymakerWithPIN1234() throws -> (Keymaker, KeymakerDependencies) {
+    let deps = KeymakerDependencies()
+    let keymaker = makeKeymaker(deps)
+    try keymaker.createMainKey()
+    try keymaker.activate(.pin, credential: .pin(pin("1234")))
+    keymaker.lock()
+    return (keymaker, deps)
+}
+
+/// A keymaker on a hand-moved clock whose new MainKey is unlocked (the autolock tests).
+func unlockedKeymaker(autolock: AutolockPolicy) throws -> (Keymaker, ManualClock) {
+    let clock = ManualClock()
+    let keymaker = makeKeymaker(clock: clock, autolock: autolock)
+    try keymaker.createMainKey()
+    return (keymaker, clock)
+}
+
 func pin(_ text: String) -> SecretBytes { SecretBytes(copying: Array(text.utf8)) }
 
 func keyBytes(_ key: MainKey) throws -> [UInt8] { try key.withUnsafeKeyBytes { Array($0) } }
@@ -203,11 +221,7 @@ struct KeymakerEnvelopeTests {
     }
 
     @Test func aFlippedByteIsReportedAsCorruptNotAsAWrongPIN() throws {
-        let deps = KeymakerDependencies()
-        let keymaker = makeKeymaker(deps)
-        try keymaker.createMainKey()
-        try keymaker.activate(.pin, credential: .pin(pin("1234")))
-        keymaker.lock()
+        let (keymaker, deps) = try lockedKeymakerWithPIN1234()
         var bytes = try storedEnvelope(deps.keychain, .pin)
         bytes[bytes.count - 20] ^= 0x01
         try deps.keychain.set(SecretBytes(copying: bytes), for: Keymaker.envelopeItem("u1", .pin))
@@ -241,11 +255,7 @@ struct KeymakerEnvelopeTests {
     }
 
     @Test func editingTheHeaderBreaksTheWrappedKey() throws {
-        let deps = KeymakerDependencies()
-        let keymaker = makeKeymaker(deps)
-        try keymaker.createMainKey()
-        try keymaker.activate(.pin, credential: .pin(pin("1234")))
-        keymaker.lock()
+        let (keymaker, deps) = try lockedKeymakerWithPIN1234()
         // Same PIN, but the header (associated data) claims another key fingerprint.
         try rewrite(deps.keychain, .pin) { $0.keyFingerprint = "0000000000000000" }
         #expect(throws: KeymakerError.wrongPIN(attemptsLeft: 9)) { try keymaker.unlock(.pin(pin("1234"))) }
@@ -253,11 +263,7 @@ struct KeymakerEnvelopeTests {
     }
 
     @Test func weakenedKDFParametersAreRefused() throws {
-        let deps = KeymakerDependencies()
-        let keymaker = makeKeymaker(deps)
-        try keymaker.createMainKey()
-        try keymaker.activate(.pin, credential: .pin(pin("1234")))
-        keymaker.lock()
+        let (keymaker, deps) = try lockedKeymakerWithPIN1234()
         try rewrite(deps.keychain, .pin) { envelope in
             var parameters = try! ScryptParameters.decode(envelope.parameters)
             parameters.logN = 10
@@ -314,9 +320,7 @@ struct KeymakerAutolockTests {
     }
 
     @Test func timedPolicyAppliesWhenComingBackFromBackground() throws {
-        let clock = ManualClock()
-        let keymaker = makeKeymaker(clock: clock, autolock: .afterMinutes(1))
-        try keymaker.createMainKey()
+        let (keymaker, clock) = try unlockedKeymaker(autolock: .afterMinutes(1))
         keymaker.didEnterBackground()
         #expect(keymaker.isUnlocked, "a timed policy does not lock on background alone")
         clock.advance(by: 120)
@@ -325,9 +329,7 @@ struct KeymakerAutolockTests {
     }
 
     @Test func settingTheWallClockBackLocksAtOnce() throws {
-        let clock = ManualClock()
-        let keymaker = makeKeymaker(clock: clock, autolock: .afterMinutes(60))
-        try keymaker.createMainKey()
+        let (keymaker, clock) = try unlockedKeymaker(autolock: .afterMinutes(60))
         let events = LockedEvents()
         let token = keymaker.observeLifecycle { events.append($0) }
         clock.advance(by: 10)
@@ -339,9 +341,7 @@ struct KeymakerAutolockTests {
     }
 
     @Test func neverPolicyStaysUnlocked() throws {
-        let clock = ManualClock()
-        let keymaker = makeKeymaker(clock: clock, autolock: .never)
-        try keymaker.createMainKey()
+        let (keymaker, clock) = try unlockedKeymaker(autolock: .never)
         clock.advance(by: 86_400)
         #expect(keymaker.isUnlocked)
         keymaker.didEnterBackground()
