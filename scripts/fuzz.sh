@@ -15,7 +15,9 @@
 # corpus libFuzzer grows is kept in .build-fuzz/corpus/TARGET (reused by later runs), a failing
 # input is written to .build-fuzz/artifacts/TARGET/. Exits non-zero on any crash, hang, memory
 # blow-up or oracle violation. FUZZ_RUNS=N stops each target after N executions (long runs:
-# `FUZZ_RUNS=1000000 FUZZ_NICE=19 scripts/fuzz.sh all 3600`). See docs/fuzzing.md.
+# `FUZZ_RUNS=1000000 FUZZ_NICE=19 scripts/fuzz.sh all 3600`); FUZZ_CORPUS=DIR keeps the corpora
+# elsewhere; FUZZ_SEED=N fixes libFuzzer's seed (smoke: 1); FUZZ_NO_BUILD=1 runs the binaries
+# already built. See docs/fuzzing.md.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -27,7 +29,7 @@ TIMEOUT="${FUZZ_TIMEOUT:-10}"
 RSS_MB="${FUZZ_RSS_MB:-2048}"
 NICE="${FUZZ_NICE:-10}"
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 
 dict_for() {
     case "$1" in
@@ -65,7 +67,7 @@ seeds() {
 # run TARGET SECONDS: runs one target; prints a summary line; returns non-zero on a finding.
 run() {
     local target="$1" seconds="$2"
-    local corpus="$SCRATCH/corpus/$target" artifacts="$SCRATCH/artifacts/$target" log="$SCRATCH/logs/$target.log"
+    local corpus="${FUZZ_CORPUS:-$SCRATCH/corpus}/$target" artifacts="$SCRATCH/artifacts/$target" log="$SCRATCH/logs/$target.log"
     rm -rf "$artifacts"
     mkdir -p "$corpus" "$artifacts" "$(dirname "$log")" "$SCRATCH/tmp"
     local args=("$corpus" "$SCRATCH/seeds/$target"
@@ -74,6 +76,9 @@ run() {
         -artifact_prefix="$artifacts/")
     # FUZZ_RUNS: stop after that many executions (or SECONDS, whichever comes first).
     [ -n "${FUZZ_RUNS:-}" ] && args+=(-runs="$FUZZ_RUNS")
+    # FUZZ_SEED: libFuzzer's random seed (the smoke run uses 1, so that CI explores the same
+    # inputs on every run instead of failing at random; long runs leave it random).
+    [ -n "${FUZZ_SEED:-}" ] && args+=(-seed="$FUZZ_SEED")
     local dict
     dict="$(dict_for "$target")"
     [ -n "$dict" ] && args+=(-dict="$dict")
@@ -103,7 +108,7 @@ case "$command" in
     -h|--help|help) usage; exit 0 ;;
     list) printf '%s\n' "${TARGETS[@]}"; exit 0 ;;
     build) build; exit 0 ;;
-    smoke) selected=("${TARGETS[@]}"); seconds="${2:-${FUZZ_SMOKE_SECONDS:-15}}" ;;
+    smoke) selected=("${TARGETS[@]}"); seconds="${2:-${FUZZ_SMOKE_SECONDS:-15}}"; export FUZZ_SEED="${FUZZ_SEED:-1}" ;;
     all) selected=("${TARGETS[@]}"); seconds="${2:-60}" ;;
     *)
         if [[ " ${TARGETS[*]} " != *" $command "* ]]; then
@@ -114,7 +119,12 @@ case "$command" in
 esac
 
 total_start=$SECONDS
-build
+if [ "${FUZZ_NO_BUILD:-0}" = 1 ]; then
+    # Run the binaries built earlier (e.g. while other work leaves the tree unbuildable).
+    BIN="$(swift build -c release --package-path Fuzz --scratch-path "$SCRATCH" --show-bin-path)"
+else
+    build
+fi
 seeds
 failed=()
 for target in "${selected[@]}"; do
