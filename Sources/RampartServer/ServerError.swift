@@ -38,9 +38,9 @@ public enum ServerError: RampartError, Equatable {
     public var kind: RampartErrorKind {
         switch self {
         case .badRequest, .invalidToken: .badInput
-        case .notFound: .notFound
+        case .notFound, .unknownRecipient: .notFound
         case .malformedJSON, .tokenExpired, .wrongCredentials, .tooManyAttempts, .conflict, .payloadTooLarge,
-             .unknownRecipient, .storage, .startFailed: .failure
+             .storage, .startFailed: .failure
         }
     }
 
