@@ -1,5 +1,6 @@
 import Foundation
 import MIME
+import RampartCore
 
 /// A real RFC 5322 message turned into what Rampart stores: the ``MessageContent`` sealed as the
 /// body, the attachments (inline `cid:` images among them) sealed one by one, and the date.
@@ -108,5 +109,25 @@ public struct MailOriginal: Sendable, Equatable {
         guard let kind = Kind(rawValue: bytes[5]) else { throw MailboxCryptoError.malformed("message original (unknown kind \(bytes[5]))") }
         func u64(_ at: Int) -> UInt64 { bytes[at..<at + 8].reduce(0) { $0 << 8 | UInt64($1) } }
         self.init(kind: kind, batch: u64(6), sequence: u64(14), bytes: Data(bytes[22...]))
+    }
+}
+
+/// The MIME library stays free of Rampart's modules; here its errors get their place in the
+/// error model (code and kind), so the tools map them to the documented exit statuses.
+extension MIMEError: RampartError {
+    public var code: String {
+        switch self {
+        case .io: "mime.io"
+        case .messageTooLarge: "mime.messageTooLarge"
+        case .notAnMbox: "mime.notAnMbox"
+        case .invalidBuilderInput: "mime.invalidBuilderInput"
+        }
+    }
+
+    public var kind: RampartErrorKind {
+        switch self {
+        case .io: .notFound
+        case .messageTooLarge, .notAnMbox, .invalidBuilderInput: .badInput
+        }
     }
 }
