@@ -32,7 +32,8 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
         public var maxFailedAttempts: Int
         /// The protector implementations available in this process.
         public var protectors: [any MainKeyProtector]
-        /// The autolock policy at start (the persisted one, if any, wins).
+        /// The autolock policy of a new MainKey, and until the first unlock (then the stored,
+        /// authenticated one applies: see ``StoredAutolockPolicy``).
         public var autolock: AutolockPolicy
         /// The file whose exclusive lock (``ExclusiveFileLock``) every process holds from reading
         /// the failed-PIN counter, through the PIN's derivation, to recording the result — so
@@ -61,6 +62,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
     private let stateLock = NSRecursiveLock()
     private var timer: AutolockTimer
     private var inBackground = false
+    private var storedPolicyWarning: AutolockPolicyWarning?
 
     public init(userID: UserID, dependencies: any Dependencies, configuration: Configuration = Configuration()) {
         self.userID = userID
@@ -69,13 +71,8 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
         self.clock = dependencies.clock
         self.wipeRegistry = dependencies.wipeRegistry
         self.session = MainKeySession(userID: userID)
-        var policy = configuration.autolock
-        if let stored = try? keychain.readIfPresent(Self.autolockItem(userID)),
-           let text = try? stored.withUnsafeBytes({ String(decoding: $0, as: UTF8.self) }),
-           let parsed = try? AutolockPolicy(parsing: text) {
-            policy = parsed
-        }
-        self.timer = AutolockTimer(policy: policy, clock: dependencies.clock)
+        // The stored policy is authenticated by the MainKey, so it is read at unlock.
+        self.timer = AutolockTimer(policy: configuration.autolock, clock: dependencies.clock)
     }
 
     // MARK: Keychain addresses
@@ -132,6 +129,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
             let key = MainKey.generate()
             try store(try protector(.none).wrap(key, for: userID, credential: .none))
             try resetFailedAttempts()
+            try storeAutolockPolicy(configuration.autolock, key: key)
             timer.recordActivity(clock: clock)
             session.unlock(with: key)
             return key
@@ -165,6 +163,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
             } else {
                 throw KeymakerError.pinRequired
             }
+            adoptStoredAutolockPolicy(key)
             timer.recordActivity(clock: clock)
             inBackground = false
             session.unlock(with: key)
@@ -284,7 +283,12 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
             try keychain.set(SecretBytes(copying: replacement.serialized()), for: Self.envelopeItem(userID, kind))
             if previous != replacement { try? protector(kind).discard(previous) }
             timer.recordActivity(clock: clock)
-            if !session.isUnlocked { session.unlock(with: key) } else { key.wipe() }
+            if !session.isUnlocked {
+                adoptStoredAutolockPolicy(key)
+                session.unlock(with: key)
+            } else {
+                key.wipe()
+            }
         }
     }
 
@@ -293,12 +297,42 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
     /// The autolock policy in force.
     public var autolockPolicy: AutolockPolicy { stateLock.withLock { timer.policy } }
 
-    /// Changes and persists the autolock policy.
+    /// Why the stored autolock policy was not used at the last unlock (and
+    /// ``StoredAutolockPolicy/fallback`` applies), or nil when it verified.
+    public var autolockWarning: AutolockPolicyWarning? { stateLock.withLock { storedPolicyWarning } }
+
+    /// Changes and persists the autolock policy, authenticated under the MainKey (which must be
+    /// unlocked: the policy can only be changed by someone who can unlock).
+    /// - Throws: ``LockedError``.
     public func setAutolockPolicy(_ policy: AutolockPolicy) throws {
         try stateLock.withLock {
-            try keychain.set(SecretBytes(copying: Array(policy.description.utf8)), for: Self.autolockItem(userID))
-            timer.policy = policy
+            try storeAutolockPolicy(policy, key: try currentMainKey())
             timer.recordActivity(clock: clock)
+        }
+    }
+
+    private func storeAutolockPolicy(_ policy: AutolockPolicy, key: MainKey) throws {
+        try keychain.set(try StoredAutolockPolicy.seal(policy, user: userID, key: key), for: Self.autolockItem(userID))
+        timer.policy = policy
+        storedPolicyWarning = nil
+    }
+
+    /// Applies the stored policy if it verifies under `key`; otherwise the shortest delay, with
+    /// a warning (a missing, edited or foreign value can only shorten the autolock).
+    private func adoptStoredAutolockPolicy(_ key: MainKey) {
+        let verdict: StoredAutolockPolicy.Verdict
+        do {
+            verdict = try StoredAutolockPolicy.open(try keychain.readIfPresent(Self.autolockItem(userID)), user: userID, key: key)
+        } catch {
+            verdict = .untrusted(.authenticationFailed)
+        }
+        switch verdict {
+        case .verified(let policy):
+            timer.policy = policy
+            storedPolicyWarning = nil
+        case .untrusted(let warning):
+            timer.policy = StoredAutolockPolicy.fallback
+            storedPolicyWarning = warning
         }
     }
 
@@ -405,6 +439,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
                 failedAttempts: try failedAttempts(),
                 maxFailedAttempts: configuration.maxFailedAttempts,
                 autolock: timer.policy.description,
+                autolockWarning: storedPolicyWarning?.description,
                 secondsUntilAutolock: session.isUnlocked ? timer.secondsRemaining(clock: clock) : nil,
                 keyFingerprint: try? session.currentMainKey().fingerprint,
                 keychainBackend: keychain.backendName
@@ -485,6 +520,8 @@ public struct KeymakerStatus: Sendable, Codable, Equatable {
     public let failedAttempts: Int
     public let maxFailedAttempts: Int
     public let autolock: String
+    /// Why the stored autolock policy was replaced by the shortest delay at the last unlock.
+    public let autolockWarning: String?
     public let secondsUntilAutolock: Double?
     public let keyFingerprint: String?
     public let keychainBackend: String

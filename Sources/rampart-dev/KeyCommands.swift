@@ -137,6 +137,9 @@ struct KeyCommand: AsyncParsableCommand {
                 let context = try AccountKeys(global.runtime)
                 let credential: UnlockCredential = pinStdin ? .pin(try StandardInput.readSecretLine("the PIN")) : .none
                 try context.keymaker.unlock(credential)
+                if let warning = context.keymaker.autolockWarning {
+                    FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
+                }
                 let fingerprint = try context.keymaker.currentMainKey().fingerprint
                 context.keymaker.lock()
                 print("Unlocked MainKey \(fingerprint) for \(context.userID).")
@@ -159,7 +162,8 @@ struct KeyCommand: AsyncParsableCommand {
                 print("state:             \(status.unlocked ? "unlocked" : "locked")")
                 print("protectors:        \(status.activeProtectors.isEmpty ? "-" : status.activeProtectors.map(\.rawValue).joined(separator: ", "))")
                 print("failed PINs:       \(status.failedAttempts) of \(status.maxFailedAttempts) before wipe")
-                print("autolock:          \(status.autolock)")
+                print("autolock:          \(status.unlocked ? status.autolock : "the stored policy, checked against the MainKey at unlock")")
+                if let warning = status.autolockWarning { print("autolock warning:  \(warning)") }
                 print("keychain:          \(status.keychainBackend)")
                 print("secure hardware:   \(SecureHardware.found())")
                 for entry in status.availableProtectors {
@@ -170,7 +174,9 @@ struct KeyCommand: AsyncParsableCommand {
     }
 
     struct Autolock: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set the autolock policy: never, background, or minutes (1, 2, 5, 10, 15, 30, 60).")
+        static let configuration = CommandConfiguration(
+            abstract: "Set the autolock policy: never, background, or minutes (1, 2, 5, 10, 15, 30, 60).",
+            discussion: "The policy is stored authenticated under the MainKey, so the key is unlocked first: with a PIN protector, the current PIN is read from standard input (one line).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "never | background | 1 | 2 | 5 | 10 | 15 | 30 | 60") var policy: String
 
@@ -178,6 +184,8 @@ struct KeyCommand: AsyncParsableCommand {
             try await reportingErrors {
                 let context = try AccountKeys(global.runtime)
                 let parsed = try AutolockPolicy(parsing: policy)
+                try context.unlockForChange()
+                defer { context.keymaker.lock() }
                 try context.keymaker.setAutolockPolicy(parsed)
                 print("Autolock: \(parsed).")
             }

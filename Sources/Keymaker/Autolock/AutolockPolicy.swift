@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import RampartCore
 
@@ -44,6 +45,79 @@ public enum AutolockPolicy: Sendable, Equatable, Codable, CustomStringConvertibl
     var timeout: TimeInterval? {
         if case .afterMinutes(let minutes) = self { return TimeInterval(minutes * 60) }
         return nil
+    }
+}
+
+/// Why the stored autolock policy was not used, and the shortest delay
+/// (``StoredAutolockPolicy/fallback``) applies instead.
+public enum AutolockPolicyWarning: String, Sendable, Equatable, Codable, CustomStringConvertible {
+    /// No policy is stored although the MainKey exists (it was deleted, or written by a version
+    /// of Rampart that did not authenticate it).
+    case missing
+    /// The stored policy does not carry a valid MAC under this account's MainKey: it was
+    /// changed outside Rampart (or copied from another account).
+    case authenticationFailed
+    /// The stored policy authenticated but does not parse (written by an incompatible version).
+    case unreadable
+
+    public var description: String {
+        let fallback = "autolock after \(StoredAutolockPolicy.fallback) minute applies until you set it again (`rampart-dev key autolock`)"
+        switch self {
+        case .missing: return "The stored autolock setting is missing; \(fallback)."
+        case .authenticationFailed: return "The stored autolock setting was changed outside Rampart; \(fallback)."
+        case .unreadable: return "The stored autolock setting could not be read; \(fallback)."
+        }
+    }
+}
+
+/// The autolock policy as kept in the keychain: authenticated under a sub-key of the MainKey.
+///
+/// Trust-model rows: **keychain (low)** and **settings — modified (high)**: whoever can write
+/// the keychain folder must not be able to keep the MainKey in memory longer. The item holds
+/// `0x02 ‖ HMAC-SHA256(sub-key keymaker.autolock-mac[user], "rampart.autolock.v2" ‖ user ‖ policy) ‖ policy`;
+/// a missing, edited or foreign value is replaced by ``fallback`` (the shortest offered delay),
+/// so tampering can only shorten the autolock. Honest limit: an older authenticated value of
+/// the same account (a restored keychain copy) still verifies — there is no rollback counter.
+public enum StoredAutolockPolicy {
+    static let version: UInt8 = 2
+    /// What applies when the stored policy cannot be trusted: the shortest offered delay.
+    public static let fallback: AutolockPolicy = .afterMinutes(AutolockPolicy.allowedMinutes[0])
+
+    static func purpose(_ user: UserID) -> KeyPurpose { KeyPurpose("keymaker.autolock-mac", context: user.rawValue) }
+
+    /// Calls `body` with the MAC key and the MAC input for `text`.
+    static func withMAC<R>(_ text: [UInt8], user: UserID, key: MainKey, _ body: (SymmetricKey, [UInt8]) throws -> R) throws -> R {
+        let subkey = try key.derivedKey(for: purpose(user))
+        defer { subkey.wipe() }
+        let input = Array("rampart.autolock.v2".utf8) + [0] + Array(user.rawValue.utf8) + [0] + text
+        return try subkey.withSymmetricKey { try body($0, input) }
+    }
+
+    /// The item's bytes for `policy`.
+    static func seal(_ policy: AutolockPolicy, user: UserID, key: MainKey) throws -> SecretBytes {
+        let text = Array(policy.description.utf8)
+        let tag = try withMAC(text, user: user, key: key) { Array(HMAC<SHA256>.authenticationCode(for: $1, using: $0)) }
+        return SecretBytes(copying: [version] + tag + text)
+    }
+
+    /// What a stored value is worth.
+    enum Verdict: Equatable {
+        case verified(AutolockPolicy)
+        case untrusted(AutolockPolicyWarning)
+    }
+
+    /// The verified policy in `stored`, or why it cannot be used.
+    static func open(_ stored: SecretBytes?, user: UserID, key: MainKey) throws -> Verdict {
+        guard let stored else { return .untrusted(.missing) }
+        let bytes = try stored.withUnsafeBytes { Array($0) }
+        guard bytes.count > 33, bytes.count <= 33 + 64, bytes[0] == version else { return .untrusted(.authenticationFailed) }
+        let text = Array(bytes[33...])
+        let valid = try withMAC(text, user: user, key: key) {
+            HMAC<SHA256>.isValidAuthenticationCode(Array(bytes[1..<33]), authenticating: $1, using: $0)
+        }
+        guard valid else { return .untrusted(.authenticationFailed) }
+        guard let policy = try? AutolockPolicy(parsing: String(decoding: text, as: UTF8.self)) else { return .untrusted(.unreadable) }
+        return .verified(policy)
     }
 }
 
