@@ -25,16 +25,7 @@ struct EnvelopeFuzzRegressionTests {
 
     /// The same header in place of a cached attachment's blob: `get` reports tampering.
     @Test func cachedBlobWithAHugeLengthIsTampered() throws {
-        let folder = TemporaryFolder(); defer { folder.remove() }
-        let vault = try Vault(root: folder.url, provider: unlockedSession(),
-                              configuration: .init(attachments: .init(chunkSize: 4096)))
-        try vault.attachments.put(Data("attachment".utf8), attachment: "a", fileName: "a.txt", mimeType: "text/plain")
-        let row = try #require(try vault.attachments.indexRows().first)
-        let blob = vault.attachments.folder.appendingPathComponent(row.blobName)
-        var bytes = try Data(contentsOf: blob)
-        bytes.replaceSubrange(0..<Self.hugeLengthHeader.count, with: Self.hugeLengthHeader)
-        try bytes.write(to: blob)
-        #expect(throws: FileVaultError.attachmentTampered(attachment: "a")) { try vault.attachments.get("a") }
+        try expectCachedBlobEditIsTampered { $0.replaceSubrange(0..<Self.hugeLengthHeader.count, with: Self.hugeLengthHeader) }
     }
 
     /// The fuzzer's edit: one reserved header byte (offset 5) flipped. The chunks authenticate
@@ -57,15 +48,24 @@ struct EnvelopeFuzzRegressionTests {
 
     /// The same edit on a cached attachment's blob: `get` reports tampering.
     @Test func cachedBlobWithAChangedReservedByteIsTampered() throws {
+        try expectCachedBlobEditIsTampered { $0[5] ^= 0x80 }
+    }
+
+    /// Caches one attachment, applies `edit` to its blob on disk, and expects `get` to report
+    /// tampering.
+    private func expectCachedBlobEditIsTampered(_ edit: (inout Data) -> Void,
+                                                sourceLocation: SourceLocation = #_sourceLocation) throws {
         let folder = TemporaryFolder(); defer { folder.remove() }
         let vault = try Vault(root: folder.url, provider: unlockedSession(),
                               configuration: .init(attachments: .init(chunkSize: 4096)))
         try vault.attachments.put(Data("attachment".utf8), attachment: "a", fileName: "a.txt", mimeType: "text/plain")
-        let row = try #require(try vault.attachments.indexRows().first)
+        let row = try #require(try vault.attachments.indexRows().first, sourceLocation: sourceLocation)
         let blob = vault.attachments.folder.appendingPathComponent(row.blobName)
         var bytes = try Data(contentsOf: blob)
-        bytes[5] ^= 0x80
+        edit(&bytes)
         try bytes.write(to: blob)
-        #expect(throws: FileVaultError.attachmentTampered(attachment: "a")) { try vault.attachments.get("a") }
+        #expect(throws: FileVaultError.attachmentTampered(attachment: "a"), sourceLocation: sourceLocation) {
+            try vault.attachments.get("a")
+        }
     }
 }
