@@ -33,13 +33,7 @@ public enum AgentWireFuzzing {
     /// decodes each header as a request and as a response. Stops at the end of the bytes or at
     /// the first error, which is returned as the final element's `Error`.
     public static func readFrames(_ bytes: [UInt8]) throws -> ([Decoded], (any Error)?) {
-        var fds: [Int32] = [0, 0]
-        #if canImport(Glibc)
-        let streamType = Int32(SOCK_STREAM.rawValue)
-        #else
-        let streamType = SOCK_STREAM
-        #endif
-        guard socketpair(AF_UNIX, streamType, 0, &fds) == 0 else { throw AgentError.protocolViolation("socketpair failed") }
+        let fds = try UnixSocket.makePair()
         defer { close(fds[0]) }
         // Frames are at most 64 KiB + 4; more than the socket buffer would block this thread.
         let chunk = Array(bytes.prefix(AgentWire.maxFrameLength + 8))
@@ -71,13 +65,7 @@ public enum AgentWireFuzzing {
     /// Writes `request` with its secret as the client does, and reads it back as the agent
     /// does: the description of what was read (`nil` when it does not read back).
     static func rewritten(_ request: AgentRequest, secret: SecretBytes?) -> String? {
-        var fds: [Int32] = [0, 0]
-        #if canImport(Glibc)
-        let streamType = Int32(SOCK_STREAM.rawValue)
-        #else
-        let streamType = SOCK_STREAM
-        #endif
-        guard socketpair(AF_UNIX, streamType, 0, &fds) == 0 else { return nil }
+        guard let fds = try? UnixSocket.makePair() else { return nil }
         defer { close(fds[0]) }
         do {
             defer { close(fds[1]) }

@@ -32,6 +32,15 @@ enum UnixSocket {
         return address
     }
 
+    /// Two connected sockets (`[0]` and `[1]`), as a peer and its counterpart in one process.
+    static func makePair() throws -> [Int32] {
+        var fds: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, streamType, 0, &fds) == 0 else {
+            throw AgentError.socketFailure(operation: "socketpair", errno: errno)
+        }
+        return fds
+    }
+
     static func makeSocket() throws -> Int32 {
         let fd = socket(AF_UNIX, streamType, 0)
         guard fd >= 0 else { throw AgentError.socketFailure(operation: "socket", errno: errno) }
