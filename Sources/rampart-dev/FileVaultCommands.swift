@@ -29,16 +29,13 @@ struct VaultHoldLeaseCommand: ParsableCommand {
         shouldDisplay: false
     )
 
-    @OptionGroup var global: GlobalOptions
-    @Option(help: "Folder holding the per-user vaults.") var root: String
+    @OptionGroup var hook: CrashHookOptions
     @Option(help: "A marker string written into the cleartext.") var marker: String = "RAMPART-CRASH-MARKER"
 
     func run() throws {
-        let key = try StoreCLIKey.readMainKey()
-        let session = MainKeySession(userID: try global.userID())
-        session.unlock(with: key)
-        do {
-            let vault = try Vault(root: URL(fileURLWithPath: root), provider: session)
+        let session = try hook.unlockedSession()
+        try reportingErrors {
+            let vault = try Vault(root: hook.rootURL, provider: session)
             var content = Data()
             for line in 0..<2_000 { content.append(Data("\(marker) line \(line)\n".utf8)) }
             try vault.attachments.put(content, attachment: "crash-attachment", fileName: "\(marker).txt",
@@ -50,8 +47,6 @@ struct VaultHoldLeaseCommand: ParsableCommand {
             withExtendedLifetime((vault, attachmentLease, driveLease)) {
                 while true { sleep(60) }
             }
-        } catch {
-            throw report(error)
         }
     }
 }
@@ -65,11 +60,10 @@ struct VaultSweepCommand: ParsableCommand {
         shouldDisplay: false
     )
 
-    @OptionGroup var global: GlobalOptions
-    @Option(help: "Folder holding the per-user vaults.") var root: String
+    @OptionGroup var hook: CrashHookOptions
 
     func run() throws {
-        let folder = Vault.folder(root: URL(fileURLWithPath: root), user: try global.userID())
+        let folder = Vault.folder(root: hook.rootURL, user: try hook.global.userID())
         let removed = PreviewArea.sweep(folder.appendingPathComponent("previews"))
         print("swept \(removed)")
     }

@@ -14,37 +14,6 @@ struct StoreCommand: ParsableCommand {
     )
 }
 
-/// Reads a 64-hex-digit test MainKey from standard input (never from the command line, where
-/// other users could see it in the process list).
-enum StoreCLIKey {
-    static func readMainKey() throws -> MainKey {
-        guard let line = readLine(strippingNewline: true) else {
-            throw ValidationError("Expected a 64-hex-digit MainKey on standard input.")
-        }
-        var bytes: [UInt8] = []
-        var iterator = line.trimmingCharacters(in: .whitespaces).utf8.makeIterator()
-        while let high = iterator.next() {
-            guard let low = iterator.next(), let h = hexValue(high), let l = hexValue(low) else {
-                throw ValidationError("The MainKey on standard input is not hexadecimal.")
-            }
-            bytes.append(h << 4 | l)
-        }
-        guard bytes.count == MainKey.byteCount else {
-            throw ValidationError("The MainKey on standard input must be \(MainKey.byteCount) bytes (64 hex digits).")
-        }
-        return try MainKey(adopting: SecretBytes(consuming: &bytes))
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x61...0x66: c - 0x61 + 10
-        case 0x41...0x46: c - 0x41 + 10
-        default: nil
-        }
-    }
-}
-
 /// Hidden: writes deterministic messages in transactions until killed, printing
 /// `committed <last index>` after each commit. The crash test kills it with SIGKILL mid-transaction.
 struct StoreStressWriteCommand: ParsableCommand {
@@ -54,19 +23,15 @@ struct StoreStressWriteCommand: ParsableCommand {
         shouldDisplay: false
     )
 
-    @OptionGroup var global: GlobalOptions
-    @Option(help: "Folder holding the per-user stores.") var root: String
+    @OptionGroup var hook: CrashHookOptions
     @Option(help: "Index of the first message.") var start: Int = 0
     @Option(help: "Number of messages (0 = until killed).") var count: Int = 0
     @Option(help: "Messages per transaction.") var batch: Int = 20
 
     func run() throws {
-        let key = try StoreCLIKey.readMainKey()
-        let userID = try global.userID()
-        let session = MainKeySession(userID: userID)
-        session.unlock(with: key)
-        do {
-            let store = try SealedStore(files: StoreFiles(root: URL(fileURLWithPath: root)), keys: session)
+        let session = try hook.unlockedSession()
+        try reportingErrors {
+            let store = try SealedStore(files: StoreFiles(root: hook.rootURL), keys: session)
             var next = start
             while count == 0 || next < start + count {
                 let size = count == 0 ? max(1, batch) : min(max(1, batch), start + count - next)
@@ -76,8 +41,6 @@ struct StoreStressWriteCommand: ParsableCommand {
                 FileHandle.standardOutput.write(Data("committed \(next - 1)\n".utf8))
             }
             store.close()
-        } catch {
-            throw report(error)
         }
     }
 }
