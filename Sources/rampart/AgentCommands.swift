@@ -55,11 +55,7 @@ struct AgentCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let client = AgentClient(location: try global.runtime.agentLocation())
-                guard client.isRunning() else {
-                    print("No agent is running.")
-                    return
-                }
+                guard let client = try runningAgent(global, otherwise: { _ in "No agent is running." }) else { return }
                 try client.stop()
                 print("Agent stopped; every MainKey it held was zeroized.")
             }
@@ -72,18 +68,24 @@ struct AgentCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let location = try global.runtime.agentLocation()
-                let client = AgentClient(location: location)
-                guard client.isRunning() else {
-                    print("agent:   not running (socket \(location.socketURL.path))")
-                    return
-                }
+                guard let client = try runningAgent(global, otherwise: { "agent:   not running (socket \($0.socketURL.path))" }) else { return }
                 let status = try client.status(user: try global.userID())
-                print("agent:   running (pid \(status.agentProcessID), socket \(location.socketURL.path))")
+                print("agent:   running (pid \(status.agentProcessID), socket \(client.location.socketURL.path))")
                 print("user:    \(status.userID) \(status.unlocked ? "unlocked" : "locked")")
             }
         }
     }
+}
+
+/// The client of the agent the options point at when it runs; otherwise prints what `notRunning`
+/// says for the agent's location and returns `nil` (the command then ends successfully).
+private func runningAgent(_ global: GlobalOptions, otherwise notRunning: (AgentLocation) -> String) throws -> AgentClient? {
+    let client = AgentClient(location: try global.runtime.agentLocation())
+    guard client.isRunning() else {
+        print(notRunning(client.location))
+        return nil
+    }
+    return client
 }
 
 /// `rampart unlock`: unwraps the MainKey into the agent (started on demand).
@@ -129,11 +131,7 @@ struct LockCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let user = try global.userID()
-            let client = AgentClient(location: try global.runtime.agentLocation())
-            guard client.isRunning() else {
-                print("Locked: no agent is running, so no MainKey of \(user) is in memory.")
-                return
-            }
+            guard let client = try runningAgent(global, otherwise: { _ in "Locked: no agent is running, so no MainKey of \(user) is in memory." }) else { return }
             try client.lock(user: user)
             print("Locked \(user): the agent zeroized the MainKey.")
         }
