@@ -131,17 +131,8 @@ struct BenchSanitizeCommand: ParsableCommand {
     /// Runs a baseline script and returns its MB/s, or `nil` if it cannot run.
     static func measure(_ executable: String, _ arguments: [String], environment: [String: String]) -> Double? {
         guard FileManager.default.isExecutableFile(atPath: executable) else { return nil }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
+        let environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        guard let data = BaselineProcess.output(executable, arguments, environment: environment),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
         return object["mbPerSecond"] as? Double
     }
