@@ -6,19 +6,27 @@ import Testing
 /// `--pin-stdin`, exit codes.
 let rampartDev = CLITool.rampartDev
 
+/// The PIN key derivation made cheap enough for tests (`RAMPART_PIN_KDF_LOGN`).
+let fastPINDerivation = ["RAMPART_PIN_KDF_LOGN": "15"]
+
+/// A temporary home in which `rampart-dev key init` has created a MainKey (no protector yet).
+func keyLabHome(_ label: String) throws -> TemporaryHome {
+    let home = try TemporaryHome(label)
+    let run = try rampartDev.run(["--home", home.path, "key", "init"])
+    try #require(run.status == 0, "\(run.stderr)")
+    return home
+}
+
 @Suite("rampart-dev key (CLI)")
 struct KeyCLITests {
     @Test func keyLifecycleWorksFromScriptsWithDocumentedExitCodes() throws {
-        let home = try TemporaryHome("cli")
-        let fast = ["RAMPART_PIN_KDF_LOGN": "15"]
+        let home = try keyLabHome("cli")
         var run = try rampartDev.run(["--home", home.path, "key", "init"])
-        #expect(run.status == 0, "\(run.stderr)")
-        run = try rampartDev.run(["--home", home.path, "key", "init"])
         #expect(run.status == 2, "a second init is refused as bad usage")
-        run = try rampartDev.run(["--home", home.path, "key", "protect", "--pin-stdin"], stdin: "12\n", environment: fast)
+        run = try rampartDev.run(["--home", home.path, "key", "protect", "--pin-stdin"], stdin: "12\n", environment: fastPINDerivation)
         #expect(run.status == 2)
         #expect(run.stderr.contains("too short"))
-        run = try rampartDev.run(["--home", home.path, "key", "protect", "--pin-stdin"], stdin: "482913\n", environment: fast)
+        run = try rampartDev.run(["--home", home.path, "key", "protect", "--pin-stdin"], stdin: "482913\n", environment: fastPINDerivation)
         #expect(run.status == 0, "\(run.stderr)")
         run = try rampartDev.run(["--home", home.path, "key", "unlock", "--pin-stdin"], stdin: "000000\n")
         #expect(run.status == 4)
