@@ -39,15 +39,6 @@ public struct PinnedResponse: Sendable {
     public var url: URL
     /// What the pin step concluded for the connection that carried it.
     public var pinVerdict: PinVerdict
-
-    /// A response as the client builds it.
-    public init(status: HTTPResponseStatus, headers: HTTPHeaders, body: Data, url: URL, pinVerdict: PinVerdict) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.url = url
-        self.pinVerdict = pinVerdict
-    }
 }
 
 /// How a ``PinnedHTTPClient`` connects and what it accepts.
