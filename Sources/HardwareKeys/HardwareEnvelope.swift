@@ -36,13 +36,6 @@ public struct HardwareEnvelopeParameters: Sendable, Equatable {
     public var blob1: Data
     public var blob2: Data
 
-    public init(backend: Backend, salt: Data, blob1: Data, blob2: Data) {
-        self.backend = backend
-        self.salt = salt
-        self.blob1 = blob1
-        self.blob2 = blob2
-    }
-
     public var encoded: Data {
         var data = Data([Self.version, backend.rawValue])
         data.append(UInt8(salt.count))
