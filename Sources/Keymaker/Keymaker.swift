@@ -232,8 +232,12 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
     // MARK: Protectors
 
     /// Adds a protector for the unlocked MainKey. Activating a PIN or hardware protector removes
-    /// the *none* protector (a clear copy would defeat them); the new envelope is stored before
-    /// the old one is removed, so a crash never leaves the key without a protector.
+    /// the *none* protector (a clear copy would defeat them). A PIN-only envelope and a hardware
+    /// envelope never coexist: activating *hardware* or *hardware + PIN* removes the *PIN*
+    /// protector, and activating *PIN* removes the hardware ones — a copy the PIN alone opens
+    /// could be searched offline from a copied disk, around the TPM's lockout (trust-model row
+    /// **keychain (low)**, PIN guessing). The new envelope is stored before the old ones are
+    /// removed, so a crash never leaves the key without a protector.
     /// - Throws: ``LockedError``, ``KeymakerError/protectorAlreadyActive(_:)``, PIN validation errors.
     public func activate(_ kind: ProtectorKind, credential: UnlockCredential = .none) throws {
         try stateLock.withLock {
@@ -242,8 +246,19 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
             guard !active.contains(kind) else { throw KeymakerError.protectorAlreadyActive(kind) }
             try store(try protector(kind).wrap(key, for: userID, credential: credential))
             if kind.needsPIN { try resetFailedAttempts() }
-            if kind != .none, active.contains(.none) { try removeEnvelope(.none) }
+            for old in active where Self.supersedes(kind, old) { try removeEnvelope(old) }
             timer.recordActivity(clock: clock)
+        }
+    }
+
+    /// Whether activating `new` removes the `old` protector.
+    static func supersedes(_ new: ProtectorKind, _ old: ProtectorKind) -> Bool {
+        let hardware: Set<ProtectorKind> = [.hardware, .hardwarePIN]
+        switch (new, old) {
+        case (_, .none): return new != .none
+        case (.pin, _): return hardware.contains(old)
+        case (_, .pin): return hardware.contains(new)
+        default: return false
         }
     }
 

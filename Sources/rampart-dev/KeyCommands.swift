@@ -38,7 +38,6 @@ struct KeyCommand: AsyncParsableCommand {
         var pinStdin: Bool { pin.pinStdin }
         @Flag(name: .long, help: "Remove every protector: the MainKey is kept in clear in the keychain.") var none = false
         @Flag(name: .long, help: "Protect with the secure hardware (TPM 2.0 via RAMPART_TPM_TCTI or /dev/tpmrm0; Secure Enclave on Apple) — combined with --pin-stdin, hardware + PIN: the PIN becomes the TPM object's authorization, checked and rate-limited by the TPM.") var hardware = false
-        @Flag(name: .long, help: "Keep the other PIN protector as a fallback (e.g. hardware + PIN beside PIN) instead of replacing it.") var keep = false
 
         func validate() throws {
             guard pinStdin || none || hardware else { throw ValidationError("Choose --pin-stdin, --hardware or --none.") }
@@ -57,11 +56,8 @@ struct KeyCommand: AsyncParsableCommand {
                 }
                 let kind: ProtectorKind = hardware ? (pinStdin ? .hardwarePIN : .hardware) : .pin
                 let credential: UnlockCredential = pinStdin ? .pin(try StandardInput.readSecretLine("the new PIN")) : .none
-                let previous = try keymaker.activeProtectors().filter { $0 != .none && $0 != kind }
+                // A PIN-only envelope never stays beside a hardware one: the Keymaker replaces it.
                 try keymaker.activate(kind, credential: credential)
-                if !keep {
-                    for old in previous where old.needsPIN == kind.needsPIN { try keymaker.deactivate(old) }
-                }
                 print("MainKey protected by \(kind); active protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
             }
         }

@@ -80,8 +80,9 @@ struct ProtectCommand: AsyncParsableCommand {
         With --pin-stdin the new PIN is read from standard input (after the current PIN, if one is set). \
         --hardware seals the MainKey to this machine's TPM 2.0 (RAMPART_TPM_TCTI or /dev/tpmrm0): alone, no \
         secret is asked and the key opens only on this machine; with --pin as well, the PIN becomes the TPM \
-        object's authorization, so every guess is counted by the TPM's lockout. A PIN protector already set \
-        stays as the fallback for when the TPM is gone.
+        object's authorization, so every guess is counted by the TPM's lockout. The hardware replaces a PIN \
+        protector already set (and --pin alone replaces the hardware): no copy that the PIN alone opens stays \
+        on disk, so without this machine's TPM the local data does not open (log in again to start over).
         """)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Protect with a PIN.") var pin = false

@@ -119,11 +119,15 @@ struct TPMLockoutTests {
     }
 }
 
-/// Hardware + PIN beside the PIN protector: the PIN envelope is a fallback for absent hardware
-/// only, never a way around the TPM's lockout.
-@Suite("Hardware + PIN with PIN fallback", .enabled(if: swtpmInstalled, noSwtpmMessage))
+/// Hardware + PIN and the PIN protector never coexist: a PIN-only envelope would let a copied
+/// disk be searched offline, around the TPM's lockout.
+@Suite("Hardware + PIN without a PIN-only copy", .enabled(if: swtpmInstalled, noSwtpmMessage))
 struct TPMFallbackTests {
-    @Test func pinFallbackOpensWhenTheTPMIsGoneButNotDuringALockout() throws {
+    /// With hardware + PIN, no copy of the MainKey that the PIN alone opens may stay on disk:
+    /// a 6-digit PIN falls to an offline search of such a copy, and the TPM's lockout would count
+    /// nothing. Activating a hardware protector removes the PIN-only envelope; going back to
+    /// PIN-only removes the hardware ones.
+    @Test func noPINOnlyCopyStaysBesideTheHardware() throws {
         let swtpm = try privateSoftwareTPM()
         defer { swtpm.remove() }
         try TPMDevice(configuration: swtpm.configuration).setDictionaryAttackParameters(TPMLockoutTests.parameters)
@@ -137,27 +141,23 @@ struct TPMFallbackTests {
         let original = try keyBytes(here.createMainKey())
         try here.activate(.pin, credential: .pin(pin("482913")))
         try here.activate(.hardwarePIN, credential: .pin(pin("482913")))
-        #expect(try here.activeProtectors() == [.pin, .hardwarePIN])
+        #expect(try here.activeProtectors() == [.hardwarePIN])
+        #expect(try dependencies.keychain.readIfPresent(Keymaker.envelopeItem("u1", .pin)) == nil,
+                "a PIN-only envelope stayed beside the hardware + PIN one")
         here.lock()
 
-        // The TPM is unreachable: the PIN protector opens the same key; no attempt is spent.
+        // The TPM is gone: the PIN alone opens nothing, and no attempt is spent.
         let noTPM = keymaker(TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=1"))
-        try noTPM.unlock(.pin(pin("482913")))
-        #expect(try keyBytes(noTPM.currentMainKey()) == original)
+        #expect(throws: (any Error).self) { try noTPM.unlock(.pin(pin("482913"))) }
+        #expect(throws: LockedError.self) { try noTPM.currentMainKey() }
         #expect(try noTPM.failedAttempts() == 0)
-        noTPM.lock()
 
-        // With the TPM present, wrong PINs go to the TPM; once it locks out, the right PIN is
-        // refused even though the PIN envelope could open: no bypass of the hardware's count.
-        for guess in ["1111", "2222", "3333"] {
-            #expect(throws: KeymakerError.self) { try here.unlock(.pin(pin(guess))) }
-        }
-        #expect(try TPMDevice(configuration: swtpm.configuration).dictionaryAttackStatus().inLockout)
-        do {
-            try here.unlock(.pin(pin("482913")))
-            Issue.record("the PIN envelope was used to get around the TPM lockout")
-        } catch KeymakerError.hardwareLockedOut {
-        }
-        #expect(throws: LockedError.self) { try here.currentMainKey() }
+        // With the TPM, the same MainKey; hardware-only also replaces a PIN-only copy.
+        try here.unlock(.pin(pin("482913")))
+        #expect(try keyBytes(here.currentMainKey()) == original)
+        try here.activate(.pin, credential: .pin(pin("482913")))
+        #expect(try here.activeProtectors() == [.pin], "going back to PIN-only removes the hardware envelope")
+        try here.activate(.hardware)
+        #expect(try here.activeProtectors() == [.hardware])
     }
 }
