@@ -91,6 +91,41 @@ struct HardwareKeysCLITests {
         #expect(run.stdout.contains(fingerprint), "\(run.stdout)")
     }
 
+    /// An attacker who puts back an older copy of the home folder resets the keychain's attempt
+    /// counter, but not the TPM's: with hardware + PIN every guess is counted inside the TPM.
+    @Test func restoringTheHomeFolderDoesNotResetTheTPMsCount() throws {
+        let swtpm = try SoftwareTPM()
+        defer { swtpm.remove() }
+        let home = try TemporaryHome("cli")
+        let saved = try TemporaryHome("cli")
+        func dev(_ arguments: [String], stdin: String? = nil) throws -> CLIResult {
+            try rampartDev.run(["--home", home.path] + arguments, stdin: stdin,
+                               environment: ["RAMPART_TPM_TCTI": swtpm.tcti, "RAMPART_PIN_KDF_LOGN": "15"])
+        }
+        var run = try dev(["key", "tpm-lockout", "--set", "3,1000,1000"])
+        #expect(run.status == 0, "\(run.stderr)")
+        run = try dev(["key", "init"])
+        #expect(run.status == 0, "\(run.stderr)")
+        run = try dev(["key", "protect", "--hardware", "--pin-stdin"], stdin: "2580\n")
+        #expect(run.status == 0, "\(run.stderr)")
+        try FileManager.default.removeItem(at: saved.url)
+        try FileManager.default.copyItem(at: home.url, to: saved.url)
+        for guess in ["1111", "2222", "3333"] {
+            run = try dev(["key", "unlock", "--pin-stdin"], stdin: "\(guess)\n")
+            #expect(run.status == 4, "\(run.stderr)")
+        }
+        // Put the old folder back: the keychain's counter says 0 failures again.
+        try FileManager.default.removeItem(at: home.url)
+        try FileManager.default.copyItem(at: saved.url, to: home.url)
+        run = try dev(["key", "status", "--json"])
+        let status = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        #expect(status?["failedAttempts"] as? Int == 0, "\(run.stdout)")
+        // The TPM still refuses even the right PIN.
+        run = try dev(["key", "unlock", "--pin-stdin"], stdin: "2580\n")
+        #expect(run.status == 4, "\(run.stderr)")
+        #expect(run.stderr.contains("IN LOCKOUT"), "\(run.stderr)")
+    }
+
     /// The attacker's copy: the whole home folder (file keychain included) taken to another
     /// machine (a second swtpm with its own state). The right PIN does not help there; on the
     /// original machine the same copy opens, so the copy is complete.
