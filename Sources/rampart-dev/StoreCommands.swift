@@ -35,25 +35,13 @@ struct StoreStressWriteCommand: ParsableCommand {
             var next = start
             while count == 0 || next < start + count {
                 let size = count == 0 ? max(1, batch) : min(max(1, batch), start + count - next)
-                let messages = (next..<(next + size)).map(StressMessage.make)
+                let messages = (next..<(next + size)).map(MailMessage.stress)
                 try store.mail.insert(messages: messages)
                 next += messages.count
                 FileHandle.standardOutput.write(Data("committed \(next - 1)\n".utf8))
             }
             store.close()
         }
-    }
-}
-
-/// The deterministic messages of the crash test (the test rebuilds them to compare).
-enum StressMessage {
-    static func make(_ index: Int) -> MailMessage {
-        MailMessage(
-            id: "stress-\(index)", conversationID: "c\(index / 10)", time: Int64(1_700_000_000 + index), size: Int64(index),
-            labelIDs: ["inbox"], subject: "Stress subject \(index)",
-            sender: MailAddress(name: "Writer", address: "writer@example.org"),
-            recipients: [MailAddress(address: "reader@example.org")],
-            body: String(repeating: "stress body \(index) ", count: 40))
     }
 }
 

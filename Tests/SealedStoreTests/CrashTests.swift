@@ -13,16 +13,6 @@ import Darwin
 /// A writer process killed with SIGKILL in the middle of its transactions loses no committed
 /// message and leaves a database that opens and passes `PRAGMA integrity_check`.
 @Suite struct CrashTests {
-    /// The messages `rampart-dev store stress-write` writes (see StressMessage in StoreCommands.swift).
-    static func expected(_ index: Int) -> MailMessage {
-        MailMessage(
-            id: "stress-\(index)", conversationID: "c\(index / 10)", time: Int64(1_700_000_000 + index), size: Int64(index),
-            labelIDs: ["inbox"], subject: "Stress subject \(index)",
-            sender: MailAddress(name: "Writer", address: "writer@example.org"),
-            recipients: [MailAddress(address: "reader@example.org")],
-            body: String(repeating: "stress body \(index) ", count: 40))
-    }
-
     @Test func sigkilledWriterLosesNoCommittedMessage() throws {
         var keyBytes = [UInt8](repeating: 0, count: 32)
         for index in keyBytes.indices { keyBytes[index] = UInt8.random(in: 0...255) }
@@ -64,7 +54,7 @@ import Darwin
         let integrity = try store.currentPool!.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
         #expect(integrity == ["ok"])
         for index in committed.sorted() {
-            #expect(try store.mail.message(id: "stress-\(index)") == Self.expected(index))
+            #expect(try store.mail.message(id: "stress-\(index)") == MailMessage.stress(index))
         }
         // Every stored message is a whole batch: no half transaction survived.
         let stored = try store.mail.messageCount()
