@@ -29,6 +29,13 @@ enum Html5libSuite {
         return found.isEmpty ? nil : found
     }
 
+    /// The `"tests"` array of a JSON `.test` file (tokenizer, serializer), or nil when the file
+    /// has none.
+    static func jsonTests(_ file: URL) throws -> [[String: Any]]? {
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+        return json?["tests"] as? [[String: Any]]
+    }
+
     /// Appends failure lines to the file named by env `HTML5LIB_REPORT` (used to write
     /// docs/html5-conformance.md).
     static func report(_ lines: [String]) {

@@ -52,8 +52,7 @@ import Testing
         var passed = 0, total = 0
         var failures: [String] = []
         for file in files {
-            let json = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
-            let tests = json?["tests"] as? [[String: Any]] ?? []
+            let tests = try Html5libSuite.jsonTests(file) ?? []
             var filePassed = 0
             for (index, test) in tests.enumerated() {
                 total += 1
