@@ -55,6 +55,12 @@ public struct SecureEnclaveProtector: MainKeyProtector {
             .withUnsafeBytes { SecretBytes(copying: $0) }
     }
 
+    /// Errors that already say what went wrong (a wrong credential, a Keymaker or hardware-key
+    /// error): passed on as they are, not wrapped as a Secure Enclave failure.
+    private static func passesThrough(_ error: any Error) -> Bool {
+        error is ProtectorUnwrapFailure || error is KeymakerError || error is HardwareKeysError
+    }
+
     public func wrap(_ key: MainKey, for user: UserID, credential: UnlockCredential) throws -> WrappedKeyEnvelope {
         guard Self.isAvailable else { throw HardwareKeysError.noTPM("this device has no Secure Enclave") }
         var flags: SecAccessControlCreateFlags = [.privateKeyUsage, .userPresence]
@@ -65,11 +71,7 @@ public struct SecureEnclaveProtector: MainKeyProtector {
         let enclaveKey: SecureEnclave.P256.KeyAgreement.PrivateKey
         do {
             enclaveKey = try SecureEnclave.P256.KeyAgreement.PrivateKey(accessControl: access, authenticationContext: try context(credential))
-        } catch let error as ProtectorUnwrapFailure {
-            throw error
-        } catch let error as KeymakerError {
-            throw error
-        } catch let error as HardwareKeysError {
+        } catch let error where Self.passesThrough(error) {
             throw error
         } catch {
             throw HardwareKeysError.commandFailed(command: "SecureEnclave key creation", responseCode: 0, message: "\(error)")
@@ -100,11 +102,7 @@ public struct SecureEnclaveProtector: MainKeyProtector {
             let enclaveKey = try SecureEnclave.P256.KeyAgreement.PrivateKey(
                 dataRepresentation: parameters.blob1, authenticationContext: try context(credential))
             secret = try enclaveKey.sharedSecretFromKeyAgreement(with: ephemeral)
-        } catch let error as ProtectorUnwrapFailure {
-            throw error
-        } catch let error as KeymakerError {
-            throw error
-        } catch let error as HardwareKeysError {
+        } catch let error where Self.passesThrough(error) {
             throw error
         } catch {
             // Wrong application password, cancelled authentication, or a key from another device.
