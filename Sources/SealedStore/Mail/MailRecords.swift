@@ -30,6 +30,17 @@ public struct MessageFlags: OptionSet, Sendable, Hashable {
     public static let sent = MessageFlags(rawValue: 1 << 6)
 }
 
+/// The clear `label_ids` column of messages and conversations: the ids joined with commas (label
+/// ids never contain one), empty for none.
+enum LabelIDsColumn {
+    static func value(_ ids: [String]) -> DatabaseValue { ids.joined(separator: ",").databaseValue }
+
+    static func decode(_ row: Row) throws -> [String] {
+        let labels: String = try row.decode(forColumn: "label_ids")
+        return labels.isEmpty ? [] : labels.split(separator: ",").map(String.init)
+    }
+}
+
 /// The logged-in account. Trust-model row: **username — critical (ties the account to a
 /// person)**: username, display name and addresses are sealed.
 public struct AccountRecord: Sendable, Hashable, SealedRecord {
@@ -92,7 +103,7 @@ public struct MailMessage: Sendable, Hashable, SealedRecord {
     var keyValues: [DatabaseValue] { [id.databaseValue] }
     var clearValues: [DatabaseValue] {
         [conversationID.databaseValue, time.databaseValue, size.databaseValue, flags.rawValue.databaseValue,
-         labelIDs.joined(separator: ",").databaseValue]
+         LabelIDsColumn.value(labelIDs)]
     }
     var sealedPlaintexts: [[UInt8]] {
         [subject.sealedBytes, [sender.name, sender.address].sealedBytes,
@@ -101,10 +112,8 @@ public struct MailMessage: Sendable, Hashable, SealedRecord {
     init(row: Row, opened: [Data]) throws {
         let senderParts = try opened.strings(1)
         guard senderParts.count == 2 else { throw MalformedSealedContent() }
-        let labels: String = try row.decode(forColumn: "label_ids")
         self.init(id: try row.decode(forColumn: "id"), conversationID: try row.decode(forColumn: "conversation_id"), time: try row.decode(forColumn: "time"), size: try row.decode(forColumn: "size"),
-                  flags: MessageFlags(rawValue: try row.decode(forColumn: "flags")),
-                  labelIDs: labels.isEmpty ? [] : labels.split(separator: ",").map(String.init),
+                  flags: MessageFlags(rawValue: try row.decode(forColumn: "flags")), labelIDs: try LabelIDsColumn.decode(row),
                   subject: try opened.string(0), sender: MailAddress(name: senderParts[0], address: senderParts[1]),
                   recipients: try MailAddress.unflatten(opened.strings(2)), body: try opened.string(3))
     }
@@ -136,15 +145,12 @@ public struct Conversation: Sendable, Hashable, SealedRecord {
                                    sealedColumns: ["subject", "senders"])
     var keyValues: [DatabaseValue] { [id.databaseValue] }
     var clearValues: [DatabaseValue] {
-        [time.databaseValue, messageCount.databaseValue, unreadCount.databaseValue,
-         labelIDs.joined(separator: ",").databaseValue]
+        [time.databaseValue, messageCount.databaseValue, unreadCount.databaseValue, LabelIDsColumn.value(labelIDs)]
     }
     var sealedPlaintexts: [[UInt8]] { [subject.sealedBytes, MailAddress.flatten(senders).sealedBytes] }
     init(row: Row, opened: [Data]) throws {
-        let labels: String = try row.decode(forColumn: "label_ids")
         self.init(id: try row.decode(forColumn: "id"), time: try row.decode(forColumn: "time"), messageCount: try row.decode(forColumn: "message_count"),
-                  unreadCount: try row.decode(forColumn: "unread_count"),
-                  labelIDs: labels.isEmpty ? [] : labels.split(separator: ",").map(String.init),
+                  unreadCount: try row.decode(forColumn: "unread_count"), labelIDs: try LabelIDsColumn.decode(row),
                   subject: try opened.string(0), senders: try MailAddress.unflatten(opened.strings(1)))
     }
 }
