@@ -35,13 +35,12 @@ struct KeyCommand: AsyncParsableCommand {
             discussion: "The current protector must be unlockable: with a PIN protector, the current PIN is read first (one line), then the new one.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var pin: PINOptions
-        var pinStdin: Bool { pin.pinStdin }
         @Flag(name: .long, help: "Remove every protector: the MainKey is kept in clear in the keychain.") var none = false
         @Flag(name: .long, help: "Protect with the secure hardware (TPM 2.0 via RAMPART_TPM_TCTI or /dev/tpmrm0; Secure Enclave on Apple) — combined with --pin-stdin, hardware + PIN: the PIN becomes the TPM object's authorization, checked and rate-limited by the TPM.") var hardware = false
 
         func validate() throws {
-            guard pinStdin || none || hardware else { throw ValidationError("Choose --pin-stdin, --hardware or --none.") }
-            guard !(none && (pinStdin || hardware)) else { throw ValidationError("--none excludes the other protectors.") }
+            guard pin.pinStdin || none || hardware else { throw ValidationError("Choose --pin-stdin, --hardware or --none.") }
+            guard !(none && (pin.pinStdin || hardware)) else { throw ValidationError("--none excludes the other protectors.") }
         }
 
         func run() async throws {
@@ -54,8 +53,8 @@ struct KeyCommand: AsyncParsableCommand {
                     print("MainKey protection removed: the key is in clear in the keychain (\(context.keychain.backendName)).")
                     return
                 }
-                let kind: ProtectorKind = hardware ? (pinStdin ? .hardwarePIN : .hardware) : .pin
-                let credential: UnlockCredential = pinStdin ? .pin(try StandardInput.readSecretLine("the new PIN")) : .none
+                let kind: ProtectorKind = hardware ? (pin.pinStdin ? .hardwarePIN : .hardware) : .pin
+                let credential: UnlockCredential = pin.pinStdin ? .pin(try StandardInput.readSecretLine("the new PIN")) : .none
                 // A PIN-only envelope never stays beside a hardware one: the Keymaker replaces it.
                 try keymaker.activate(kind, credential: credential)
                 print("MainKey protected by \(kind); active protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
@@ -105,10 +104,9 @@ struct KeyCommand: AsyncParsableCommand {
             commandName: "change-pin", abstract: "Change the PIN (reads the old PIN, then the new PIN, one per line).")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var pin: PINOptions
-        var pinStdin: Bool { pin.pinStdin }
 
         func validate() throws {
-            guard pinStdin else { throw ValidationError("change-pin reads the PINs from standard input: pass --pin-stdin.") }
+            guard pin.pinStdin else { throw ValidationError("change-pin reads the PINs from standard input: pass --pin-stdin.") }
         }
 
         func run() async throws {
@@ -126,12 +124,11 @@ struct KeyCommand: AsyncParsableCommand {
             discussion: "Without the agent, the key is unwrapped, checked and dropped when the command ends. A wrong PIN exits with status 4 and says how many attempts are left.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var pin: PINOptions
-        var pinStdin: Bool { pin.pinStdin }
 
         func run() async throws {
             try await reportingErrors {
                 let context = try AccountKeys(global.runtime)
-                let credential: UnlockCredential = pinStdin ? .pin(try StandardInput.readSecretLine("the PIN")) : .none
+                let credential: UnlockCredential = pin.pinStdin ? .pin(try StandardInput.readSecretLine("the PIN")) : .none
                 try context.keymaker.unlock(credential)
                 if let warning = context.keymaker.autolockWarning {
                     FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
