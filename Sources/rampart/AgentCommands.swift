@@ -54,8 +54,7 @@ struct AgentCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await reportingErrors {
-                guard let client = try runningAgent(global, otherwise: { _ in "No agent is running." }) else { return }
+            try await withRunningAgent(global, otherwise: { _ in "No agent is running." }) { client in
                 try client.stop()
                 print("Agent stopped; every MainKey it held was zeroized.")
             }
@@ -67,8 +66,7 @@ struct AgentCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await reportingErrors {
-                guard let client = try runningAgent(global, otherwise: { "agent:   not running (socket \($0.socketURL.path))" }) else { return }
+            try await withRunningAgent(global, otherwise: { "agent:   not running (socket \($0.socketURL.path))" }) { client in
                 let status = try client.status(user: try global.userID())
                 print("agent:   running (pid \(status.agentProcessID), socket \(client.location.socketURL.path))")
                 print("user:    \(status.userID) \(status.unlocked ? "unlocked" : "locked")")
@@ -86,6 +84,16 @@ private func runningAgent(_ global: GlobalOptions, otherwise notRunning: (AgentL
         return nil
     }
     return client
+}
+
+/// ``runningAgent(_:otherwise:)`` inside ``reportingErrors(_:)``: runs `body` with the agent's
+/// client when the agent runs.
+private func withRunningAgent(_ global: GlobalOptions, otherwise notRunning: (AgentLocation) -> String,
+                              _ body: (AgentClient) throws -> Void) async throws {
+    try await reportingErrors {
+        guard let client = try runningAgent(global, otherwise: notRunning) else { return }
+        try body(client)
+    }
 }
 
 /// `rampart unlock`: unwraps the MainKey into the agent (started on demand).
