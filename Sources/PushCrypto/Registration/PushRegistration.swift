@@ -103,14 +103,8 @@ public struct PushNotification: Codable, Sendable, Equatable {
             throw error
         } catch is InvalidUserID {
             throw PushCryptoError.invalidNotification("the field \"userId\" is not a valid user id")
-        } catch DecodingError.keyNotFound(let key, _) {
-            throw PushCryptoError.invalidNotification("the field \"\(key.stringValue)\" is missing")
-        } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
-            throw PushCryptoError.invalidNotification("a field has the wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
-        } catch DecodingError.dataCorrupted(let context) where !context.codingPath.isEmpty {
-            throw PushCryptoError.invalidNotification("the field \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" is invalid")
         } catch {
-            throw PushCryptoError.invalidNotification("the content is not JSON")
+            throw PushCryptoError.invalidNotification(DecodingError.fieldProblem(in: error) ?? "the content is not JSON")
         }
     }
 }

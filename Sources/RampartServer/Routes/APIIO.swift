@@ -34,14 +34,8 @@ enum APIIO {
         guard !data.isEmpty else { throw ServerError.malformedJSON("the body is empty") }
         do {
             return try JSONDecoder().decode(T.self, from: data)
-        } catch DecodingError.keyNotFound(let key, _) {
-            throw ServerError.malformedJSON("the field \"\(key.stringValue)\" is missing")
-        } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
-            throw ServerError.malformedJSON("a field has the wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
-        } catch DecodingError.dataCorrupted(let context) where !context.codingPath.isEmpty {
-            throw ServerError.malformedJSON("the field \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" is invalid")
         } catch {
-            throw ServerError.malformedJSON("the body is not JSON")
+            throw ServerError.malformedJSON(DecodingError.fieldProblem(in: error) ?? "the body is not JSON")
         }
     }
 
