@@ -22,25 +22,27 @@ struct ProcessHardeningCLITests {
         defer { waiting.stop() }
         let pid = waiting.process.processIdentifier
 
-        // The limit is set by the process itself, right at its start: wait for it a few seconds.
+        // The command sets these itself, right at its start, after `setpriv` has exec'd it (the
+        // test process may already have a core limit of 0 that `setpriv` inherits): wait a few
+        // seconds for the command itself, running as its user, to show all three.
         let deadline = ContinuousClock.now + .seconds(10)
-        var limits = ""
-        repeat {
+        var limits = "", uidLine = ""
+        var info = stat()
+        func observe() -> Bool {
             limits = (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? ""
-            if coreLimitIsZero(limits) { break }
-            usleep(20_000)
-        } while ContinuousClock.now < deadline && waiting.process.isRunning
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+            uidLine = status.split(separator: "\n").first { $0.hasPrefix("Uid:") }.map(String.init) ?? ""
+            guard stat("/proc/\(pid)/mem", &info) == 0 else { return false }
+            return coreLimitIsZero(limits) && uidLine.split(separator: "\t").dropFirst().first == Substring(String(waiting.uid))
+                && info.st_uid == 0
+        }
+        while !observe() && ContinuousClock.now < deadline && waiting.process.isRunning { usleep(20_000) }
         #expect(waiting.process.isRunning, "the command must still be waiting for its secret on standard input")
         #expect(coreLimitIsZero(limits), "core dumps still allowed:\n\(limits)")
-
         // A non-dumpable process's /proc files belong to root, so its own user cannot read its
         // memory or attach to it. (Run as another user when the test itself is root.)
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        let uidLine = status.split(separator: "\n").first { $0.hasPrefix("Uid:") }.map(String.init) ?? ""
         #expect(uidLine.split(separator: "\t").dropFirst().first == Substring(String(waiting.uid)),
                 "the checked process must be the command itself, running as uid \(waiting.uid): \(uidLine)")
-        var info = stat()
-        #expect(stat("/proc/\(pid)/mem", &info) == 0)
         #expect(info.st_uid == 0, "/proc/\(pid)/mem belongs to uid \(info.st_uid): the process is still dumpable (ptrace-attachable)")
         #expect(waiting.uid != 0, "the check needs the command to run as a user other than root")
     }
