@@ -108,7 +108,10 @@ case "$command" in
     -h|--help|help) usage; exit 0 ;;
     list) printf '%s\n' "${TARGETS[@]}"; exit 0 ;;
     build) build; exit 0 ;;
-    smoke) selected=("${TARGETS[@]}"); seconds="${2:-${FUZZ_SMOKE_SECONDS:-15}}"; export FUZZ_SEED="${FUZZ_SEED:-1}" ;;
+    # The smoke run is deterministic: seed 1 and at most 25,000 executions a target (or the
+    # seconds, whichever comes first), so CI explores the same inputs on a fast or slow machine.
+    smoke) selected=("${TARGETS[@]}"); seconds="${2:-${FUZZ_SMOKE_SECONDS:-15}}"; export FUZZ_SEED="${FUZZ_SEED:-1}"
+           export FUZZ_RUNS="${FUZZ_RUNS:-25000}" ;;
     all) selected=("${TARGETS[@]}"); seconds="${2:-60}" ;;
     *)
         if [[ " ${TARGETS[*]} " != *" $command "* ]]; then
