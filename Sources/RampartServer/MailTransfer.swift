@@ -292,15 +292,7 @@ extension Mailbox {
 
     /// Seals an original to the owner of a sealed copy, bound to that copy's id.
     func sealOriginal(_ original: MailOriginal, for copy: SealedMessage) throws -> Data {
-        let keyData: Data = try store.read { db in
-            guard let data = try Data.fetchOne(db, sql: "SELECT publicKey FROM users WHERE id = ?", arguments: [copy.userID])
-            else { throw ServerError.notFound("The recipient") }
-            return data
-        }
-        let publicKey: Curve25519.KeyAgreement.PublicKey
-        do { publicKey = try .init(rawRepresentation: keyData) } catch {
-            throw ServerError.storage("the recipient's public key is unreadable")
-        }
+        let publicKey = try self.publicKey(of: copy.userID)
         var encoded = original.encoded()
         defer { encoded.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
         return try SealedPart.seal(encoded, to: publicKey, userID: copy.userID, messageID: copy.id, part: SealedPartName.original)

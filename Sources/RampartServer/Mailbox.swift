@@ -73,15 +73,7 @@ struct Mailbox: Sendable {
     /// Seals a message for one recipient (no storage yet).
     func seal(_ message: IncomingMessage, to userID: String, labels: [String], unread: Bool) throws -> SealedMessage {
         let messageID = BackendStore.newID("m")
-        let publicKeyData: Data = try store.read { db in
-            guard let data = try Data.fetchOne(db, sql: "SELECT publicKey FROM users WHERE id = ?", arguments: [userID])
-            else { throw ServerError.notFound("The recipient") }
-            return data
-        }
-        let publicKey: Curve25519.KeyAgreement.PublicKey
-        do { publicKey = try .init(rawRepresentation: publicKeyData) } catch {
-            throw ServerError.storage("the recipient's public key is unreadable")
-        }
+        let publicKey = try self.publicKey(of: userID)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var bodyJSON = try encoder.encode(message.content)
@@ -96,6 +88,20 @@ struct Mailbox: Sendable {
         let size = Int64(bodyJSON.count + message.attachments.reduce(0) { $0 + $1.data.count })
         return SealedMessage(id: messageID, userID: userID, labels: labels, unread: unread, time: message.time, size: size,
                              sealedBody: sealedBody, parts: sealedParts, sender: message.content.sender, subject: message.content.subject)
+    }
+
+    /// The public key a user's mail is sealed to.
+    /// - Throws: ``ServerError/notFound(_:)`` for an unknown user, ``ServerError/storage(_:)``
+    ///   for an unreadable stored key.
+    func publicKey(of userID: String) throws -> Curve25519.KeyAgreement.PublicKey {
+        let data: Data = try store.read { db in
+            guard let data = try Data.fetchOne(db, sql: "SELECT publicKey FROM users WHERE id = ?", arguments: [userID])
+            else { throw ServerError.notFound("The recipient") }
+            return data
+        }
+        do { return try .init(rawRepresentation: data) } catch {
+            throw ServerError.storage("the recipient's public key is unreadable")
+        }
     }
 
     /// Inserts a sealed message and its event (inside the caller's transaction).
