@@ -233,14 +233,13 @@ public struct MailImporter: Sendable {
         return file.lastPathComponent[info.upperBound...].contains("S")
     }
 
+    /// One message file, refused past ``maximumMessageSize`` (MIME's size-limited reader).
     static func read(_ url: URL) throws -> [UInt8] {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
-        if let size = (attributes?[.size] as? NSNumber)?.intValue, size > maximumMessageSize {
-            throw ClientError.badInput("\(url.path) is larger than \(maximumMessageSize / (1024 * 1024)) MiB")
+        do { return try EMLReader.readBytes(path: url.path, maxMessageBytes: maximumMessageSize) } catch let error as MIMEError {
+            switch error {
+            case .messageTooLarge: throw ClientError.badInput("\(url.path) is larger than \(maximumMessageSize / (1024 * 1024)) MiB")
+            default: throw ClientError.badInput("\(url.path) cannot be read (\(error))")
+            }
         }
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw ClientError.badInput("\(url.path) cannot be read")
-        }
-        return [UInt8](data)
     }
 }

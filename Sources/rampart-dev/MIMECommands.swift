@@ -246,11 +246,7 @@ enum BenchSupport {
         return try JSONDecoder().decode(ScanResult.self, from: Data(line.utf8))
     }
 
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return .nan }
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-    }
+    static func median(_ values: [Double]) -> Double { Timing(samples: values).median }
 
     static func machine() -> String {
         let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
