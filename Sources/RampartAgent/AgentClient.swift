@@ -71,11 +71,31 @@ public struct AgentClient: Sendable {
     /// Returns a client of a running agent, starting one first when none answers: runs
     /// `executable agent start --foreground --home <home> <extraArguments>` detached (own session,
     /// standard input from /dev/null, output to ``AgentLocation/logURL``) and waits for its socket.
+    ///
+    /// Race-free across processes: checking for an agent and starting one happen under the
+    /// exclusive ``AgentLocation/startLockURL`` lock, so of many clients starting at once one
+    /// starts the agent and the others wait for it and connect to it; and the agent itself
+    /// serves only while it holds ``AgentLocation/agentLockURL`` (one agent per home).
     /// - Throws: ``AgentError/startFailed(_:)``, ``AgentError/socketFolderUnsafe(path:reason:)``.
     public static func ensureRunning(executable: URL, location: AgentLocation, extraArguments: [String]) throws -> AgentClient {
         let client = AgentClient(location: location)
         if client.isRunning() { return client }
         try location.prepareDirectory()
+        let startLock = ExclusiveFileLock(url: location.startLockURL)
+        do {
+            return try startLock.withLock {
+                if client.isRunning() { return client }
+                return try startHoldingStartLock(executable: executable, location: location, extraArguments: extraArguments)
+            }
+        } catch let error as AgentError {
+            throw error
+        } catch {
+            throw AgentError.startFailed("cannot take the start lock \(location.startLockURL.path): \(error)")
+        }
+    }
+
+    private static func startHoldingStartLock(executable: URL, location: AgentLocation, extraArguments: [String]) throws -> AgentClient {
+        let client = AgentClient(location: location)
         let arguments = [executable.path, "agent", "start", "--foreground", "--home", location.homeDirectory.path] + extraArguments
         var pid: pid_t = 0
         let cArguments = arguments.map { strdup($0) } + [nil]
@@ -85,15 +105,19 @@ public struct AgentClient: Sendable {
             throw AgentError.startFailed("cannot run \(executable.path): \(String(cString: strerror(code)))")
         }
         let deadline = Date().addingTimeInterval(20)
+        var exited = false
         while Date() < deadline {
             if client.isRunning() { return client }
             var status: Int32 = 0
-            if rampart_agent_child_exited(pid, &status) == 1 {
-                // Another agent may have won a race for the socket; otherwise report the log.
-                if client.isRunning() { return client }
-                let log = (try? String(contentsOf: location.logURL, encoding: .utf8))?
-                    .split(separator: "\n").last.map(String.init) ?? "no message"
-                throw AgentError.startFailed("it exited at once (\(log))")
+            if !exited, rampart_agent_child_exited(pid, &status) == 1 {
+                exited = true
+                // An agent started without this lock (`agent start --foreground` by hand) may
+                // hold the agent lock and be about to listen: wait for it while it holds it.
+                if (try? ExclusiveFileLock(url: location.agentLockURL).tryHolding()).flatMap({ $0 }) != nil {
+                    let log = (try? String(contentsOf: location.logURL, encoding: .utf8))?
+                        .split(separator: "\n").last.map(String.init) ?? "no message"
+                    throw AgentError.startFailed("it exited at once (\(log))")
+                }
             }
             usleep(25_000)
         }

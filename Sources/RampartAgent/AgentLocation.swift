@@ -33,6 +33,13 @@ public struct AgentLocation: Sendable {
     /// The socket.
     public var socketURL: URL { directoryURL.appendingPathComponent("agent.sock", isDirectory: false) }
 
+    /// The lock file the serving agent holds for its whole life (one agent per home).
+    public var agentLockURL: URL { directoryURL.appendingPathComponent("agent.lock", isDirectory: false) }
+
+    /// The lock file clients hold while they check for an agent and start one, so that many
+    /// clients starting at once start one agent and wait for it.
+    public var startLockURL: URL { directoryURL.appendingPathComponent("start.lock", isDirectory: false) }
+
     /// Where a detached agent writes its diagnostics (never secrets).
     public var logURL: URL { directoryURL.appendingPathComponent("agent.log", isDirectory: false) }
 

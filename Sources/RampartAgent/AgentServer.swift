@@ -65,6 +65,7 @@ public final class AgentServer: @unchecked Sendable {
     private var activeConnections = 0
     private var lastRequest = Date()
     private var refusedPeers = 0
+    private var agentLock: HeldFileLock?
 
     /// - Parameters:
     ///   - global: the app-wide container of the home folder (its keychain and wipe registry —
@@ -93,8 +94,24 @@ public final class AgentServer: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
         try location.prepareDirectory()
         let path = location.socketURL.path
-        if AgentClient(location: location).isRunning() { throw AgentError.alreadyRunning(socketPath: path) }
-        // A socket file nobody answers on is left over from an agent that died: replace it.
+        // One agent per home: whoever holds the agent lock serves; the others stop here, before
+        // touching the socket (so they can never unlink the socket of the agent that serves).
+        let held: HeldFileLock
+        do {
+            guard let taken = try ExclusiveFileLock(url: location.agentLockURL).tryHolding() else {
+                throw AgentError.alreadyRunning(socketPath: path)
+            }
+            held = taken
+        } catch let error as AgentError {
+            throw error
+        } catch {
+            throw AgentError.socketFolderUnsafe(path: location.agentLockURL.path, reason: String(describing: error))
+        }
+        if AgentClient(location: location).isRunning() {
+            held.release()
+            throw AgentError.alreadyRunning(socketPath: path)
+        }
+        // Holding the lock, a socket file is left over from an agent that died: replace it.
         var info = stat()
         if lstat(path, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFSOCK else {
@@ -102,8 +119,15 @@ public final class AgentServer: @unchecked Sendable {
             }
             unlink(path)
         }
-        let fd = try UnixSocket.listen(path: path)
+        let fd: Int32
+        do {
+            fd = try UnixSocket.listen(path: path, backlog: 128)
+        } catch {
+            held.release()
+            throw error
+        }
         lock.withLock {
+            agentLock = held
             listeningSocket = fd
             running = true
             stopped = false
@@ -145,6 +169,9 @@ public final class AgentServer: @unchecked Sendable {
             unlink(location.socketURL.path)
         }
         lock.withLock {
+            // Released only after the socket is gone: the next agent starts on a clean folder.
+            agentLock?.release()
+            agentLock = nil
             stopped = true
             lock.broadcast()
         }
@@ -199,16 +226,25 @@ public final class AgentServer: @unchecked Sendable {
             let ready = poll(&poller, 1, 200)
             guard isRunning, poller.revents & Int16(POLLNVAL) == 0 else { break }
             guard ready > 0 else { continue }
+            // At most maxConcurrentConnections at once: further clients wait in the listen
+            // backlog until a worker is free (queued, never reset).
+            let free = lock.withLock { () -> Bool in
+                while running, activeConnections >= options.maxConcurrentConnections {
+                    _ = lock.wait(until: Date().addingTimeInterval(0.2))
+                }
+                return running
+            }
+            guard free else { break }
             let fd = accept(listening, nil, nil)
             guard fd >= 0 else { continue }
-            let admitted = lock.withLock { () -> Bool in
-                guard activeConnections < options.maxConcurrentConnections else { return false }
-                activeConnections += 1
-                return true
-            }
-            guard admitted else { close(fd); continue }
+            lock.withLock { activeConnections += 1 }
             let worker = Thread { [self] in
-                defer { lock.withLock { activeConnections -= 1 } }
+                defer {
+                    lock.withLock {
+                        activeConnections -= 1
+                        lock.broadcast()
+                    }
+                }
                 serve(connection: fd)
             }
             worker.name = "rampart-agent-connection"

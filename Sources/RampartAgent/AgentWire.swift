@@ -217,6 +217,10 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var keychainBackend: String
     /// The agent's process id.
     public var agentProcessID: Int32
+    /// Why the stored autolock policy was not trusted at the last unlock (edited, deleted or
+    /// foreign: the shortest delay applies), or `nil`. Trust-model row **device memory
+    /// (moderate)**: the user learns that someone tampered with the policy.
+    public var autolockWarning: String?
 
     init(_ status: KeymakerStatus) {
         userID = status.userID
@@ -230,5 +234,6 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         secondsUntilAutolock = status.secondsUntilAutolock
         keychainBackend = status.keychainBackend
         agentProcessID = getpid()
+        autolockWarning = status.autolockWarning
     }
 }

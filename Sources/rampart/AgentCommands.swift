@@ -127,6 +127,9 @@ struct UnlockCommand: AsyncParsableCommand {
             }
             let status = try client.unlock(user: user, credential: credential)
             print("Unlocked MainKey \(status.keyFingerprint ?? "?") for \(user) in the agent (pid \(status.agentProcessID)); autolock: \(AgentHost.describe(autolock: status.autolock)).")
+            if let warning = status.autolockWarning {
+                FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
+            }
         }
     }
 }

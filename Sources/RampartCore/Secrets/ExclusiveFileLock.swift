@@ -34,6 +34,22 @@ public struct ExclusiveFileLock: Sendable {
         return try body()
     }
 
+    /// Takes the lock without waiting and keeps it until ``HeldFileLock/release()`` (or the
+    /// process ends): for a role only one process may hold at a time, such as the agent of a
+    /// home. Returns `nil` when another holder has it.
+    /// - Throws: ``PrivateFiles/Failure`` when the lock file cannot be opened or locked.
+    public func tryHolding() throws -> HeldFileLock? {
+        let fd = try openLockFile()
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            let code = errno
+            close(fd)
+            if code == EWOULDBLOCK { return nil }
+            throw PrivateFiles.Failure.ioFailure(path: url.path, operation: "flock", errno: code)
+        }
+        return HeldFileLock(descriptor: fd)
+    }
+
     private func openLockFile() throws -> Int32 {
         let path = url.path
         var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -43,5 +59,29 @@ public struct ExclusiveFileLock: Sendable {
         }
         guard fd >= 0 else { throw PrivateFiles.Failure.ioFailure(path: path, operation: "open", errno: errno) }
         return fd
+    }
+}
+
+/// An ``ExclusiveFileLock`` held beyond one call (see ``ExclusiveFileLock/tryHolding()``):
+/// released by ``release()``, on `deinit`, or by the kernel when the process dies.
+public final class HeldFileLock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var descriptor: Int32
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        release()
+    }
+
+    /// Releases the lock. Idempotent.
+    public func release() {
+        let fd = lock.withLock { () -> Int32 in
+            defer { descriptor = -1 }
+            return descriptor
+        }
+        if fd >= 0 { close(fd) }
     }
 }
