@@ -13,12 +13,51 @@ struct SanitizerFuzzRegressionTests {
     }
 
     static func expectIdempotent(_ html: String, remote: RemoteContentPolicy) throws -> String {
-        let sanitizer = MailSanitizer(options: SanitizerOptions(remote: remote))
+        try expectIdempotent(html, options: SanitizerOptions(remote: remote))
+    }
+
+    static func expectIdempotent(_ html: String, options: SanitizerOptions) throws -> String {
+        let sanitizer = MailSanitizer(options: options)
         let once = try sanitizer.sanitize(html).html
         let twice = try sanitizer.sanitize(once).html
-        #expect(twice == once)
+        #expect(twice == once, "in=\(html.debugDescription)")
         return once
     }
+
+    /// A fuzzer's input kept as is (`Resources/fuzz/NAME.fuzz`): the first byte picks the
+    /// options as the fuzz targets do (`Fuzz/Sources/FuzzSupport/SanitizerRun.swift`), the rest is
+    /// the text (invalid UTF-8 decoded with replacement characters, as the targets do).
+    static func fuzzInput(_ name: String) throws -> (options: SanitizerOptions, text: String) {
+        let url = try #require(Bundle.module.url(forResource: name, withExtension: "fuzz", subdirectory: "Resources/fuzz"))
+        let bytes = [UInt8](try Data(contentsOf: url))
+        let choice = bytes.first ?? 0
+        return (options(choice), String(decoding: bytes.dropFirst(), as: UTF8.self))
+    }
+
+    /// The fuzz targets' options byte: bit 0 remote allowed, bit 1 a `cid:` attachment, bit 2
+    /// app-scheme images.
+    static func options(_ choice: UInt8) -> SanitizerOptions {
+        var options = SanitizerOptions()
+        options.remote = choice & 1 == 1 ? .allowAll : .block
+        if choice & 2 != 0 {
+            options.attachments = ["part1@fuzz": EmbeddedAttachment(mimeType: "image/png", bytes: Data([0x89, 0x50, 0x4E, 0x47]))]
+        }
+        if choice & 4 != 0 { options.embeddedImages = .appScheme("rampart-cid") }
+        options.limits.maxDepth = 64
+        return options
+    }
+
+    /// The CSS fuzz target's document: the CSS in a style attribute and, when it cannot close
+    /// the element, in a `<style>` sheet.
+    static func cssDocument(_ css: String) -> String {
+        var attribute = ""
+        HTMLSerializer.escape(css, attributeMode: true, into: &attribute)
+        var html = "<p style=\"" + attribute + "\">x</p>"
+        if !css.lowercased().contains("</style") { html += "<style>" + css + "</style>" }
+        return html
+    }
+
+    static let png = EmbeddedAttachment(mimeType: "image/png", bytes: Data([0x89, 0x50, 0x4E, 0x47]))
 
     /// `href="https://ex<noframes ?utm_source=news…"`: stripping the tracking parameter left
     /// "https://ex<noframes " with a trailing space, which the second pass cleaned away.
@@ -29,5 +68,73 @@ struct SanitizerFuzzRegressionTests {
         // The smallest form of it.
         let small = try Self.expectIdempotent("<a href=\"https://x.example/a ?utm_source=news\">l</a>", remote: remote)
         #expect(small.contains("href=\"https://x.example/a\""))
+    }
+
+    /// `<source src=cid:…>` outside `<picture>` is media: the first pass resolved the part to
+    /// `rampart-cid:…` (or a `data:` image), which the second pass refused for media and dropped.
+    /// Embedded parts now stand for images and fonts only, on every pass.
+    @Test func embeddedPartAsMediaIsDroppedOnEveryPass() throws {
+        let (options, text) = try Self.fuzzInput("source-cid-outside-picture")
+        let out = try Self.expectIdempotent(text, options: options)
+        #expect(!out.contains("rampart-cid"))
+        #expect(out.contains("<source>"))
+        for style in [EmbeddedImageStyle.dataURI, .appScheme("rampart-cid")] {
+            for remote in [RemoteContentPolicy.block, .allowAll] {
+                let options = SanitizerOptions(remote: remote, attachments: ["a@x": Self.png], embeddedImages: style)
+                let media = try Self.expectIdempotent("<video src=cid:a@x></video><audio src=\"cid:a@x\"></audio><source src=cid:a@x>", options: options)
+                #expect(!media.contains("src"), "\(media)")
+                // In <picture> the same part is an image and stays.
+                let picture = try Self.expectIdempotent("<picture><source src=cid:a@x><img src=cid:a@x></picture>", options: options)
+                #expect(picture.components(separatedBy: "src=").count == 3, "\(picture)")
+            }
+        }
+    }
+
+    /// `\-->` in a style attribute is the ident `--` and a `>`; serialized without a comment
+    /// between them it read `-->`, a CDC token, and the second pass dropped the declaration.
+    @Test func escapedHyphensBeforeGreaterThanStayAnIdent() throws {
+        let (options, text) = try Self.fuzzInput("css-escaped-hyphens-cdc")
+        let out = try Self.expectIdempotent(Self.cssDocument(text), options: options)
+        #expect(out.contains("style="))
+        for remote in [RemoteContentPolicy.block, .allowAll] {
+            let small = try Self.expectIdempotent("<p style=\"a: \\-->b\">x</p><style>p { a: \\-->b }</style>", remote: remote)
+            #expect(small.contains("a:--/**/>b"), "\(small)")
+            #expect(small.contains("{a:--/**/>b}"), "\(small)")
+        }
+    }
+
+    /// A quoted remote URL in a `[` block inside `image-set()` passed as a plain string while
+    /// remote content was blocked. Strings anywhere inside image-set() are URLs now.
+    @Test func imageSetStringsInNestedBlocksAreURLs() throws {
+        let (options, text) = try Self.fuzzInput("image-set-nested-remote-string")
+        #expect(!options.remote.allowsRemote)
+        let out = try Self.expectIdempotent(Self.cssDocument(text), options: options)
+        #expect(!out.contains("https:"), "\(out)")
+
+        let style = "<p style=\"background: image-set([ 'https://t.example/a.png' 1x ], ( 'https://t.example/b.png' ) 2x)\">x</p>"
+        let blocked = try MailSanitizer(options: SanitizerOptions(remote: .block)).sanitize(style)
+        #expect(blocked.html == "<p>x</p>")
+        #expect(blocked.report.blockedRemote.map(\.url).contains("https://t.example/a.png"))
+        let allowed = try Self.expectIdempotent(style, remote: .allowAll)
+        #expect(allowed.contains("image-set([ url(&quot;https://t.example/a.png&quot;) 1x ], ( url(&quot;https://t.example/b.png&quot;) ) 2x)"), "\(allowed)")
+        // A string that is not a loadable URL drops the declaration.
+        let relative = try Self.expectIdempotent("<p style=\"background: image-set([ 'x.png' ])\">x</p>", remote: .allowAll)
+        #expect(relative == "<p>x</p>")
+    }
+
+    /// With remote content allowed, an image "hidden" only by a style the CSS sanitizer drops was
+    /// blocked as a tracking pixel (`data-rampart-src`); the second pass no longer saw the style
+    /// and loaded it. The pixel check reads the style as kept.
+    @Test func pixelCheckReadsTheKeptStyle() throws {
+        let (options, text) = try Self.fuzzInput("pixel-style-dropped")
+        #expect(options.remote.allowsRemote)
+        let out = try Self.expectIdempotent(text, options: options)
+        #expect(out == "<img src=\"https://track.example/p.\">")
+        let dropped = try Self.expectIdempotent("<img src=\"https://t.example/p.gif\" style=\"width:0 expression(1)\">", remote: .allowAll)
+        #expect(dropped == "<img src=\"https://t.example/p.gif\">")
+        // A hiding style that is kept still makes a pixel, on every pass.
+        let kept = try Self.expectIdempotent("<img src=\"https://t.example/p.gif\" style=\"width: 0; height: 0\">", remote: .allowAll)
+        #expect(kept.contains("data-rampart-src=\"https://t.example/p.gif\""), "\(kept)")
+        #expect(kept.contains("style=\"width:0;height:0\""), "\(kept)")
     }
 }

@@ -174,7 +174,8 @@ struct CSSSanitizer {
     }
 
     /// Returns the sanitized value, or `nil` to drop the declaration.
-    private func sanitizeValue(_ value: [CSSComponent], kind: RemoteResourceKind, depth: Int) -> [CSSComponent]? {
+    /// `stringsAreURLs`: inside `image-set()`, where a string names an image to load.
+    private func sanitizeValue(_ value: [CSSComponent], kind: RemoteResourceKind, depth: Int, stringsAreURLs: Bool = false) -> [CSSComponent]? {
         var out: [CSSComponent] = []
         for component in value {
             switch component {
@@ -185,6 +186,9 @@ struct CSSSanitizer {
                     out.append(replaced)
                 case .badURL, .badString, .cdo, .cdc, .atKeyword, .openCurly, .closeCurly, .semicolon:
                     gate.report.note(.cssDeclaration); return nil
+                case .string(let raw) where stringsAreURLs:
+                    guard let replaced = resource(raw, kind: kind) else { return nil }
+                    out.append(replaced)
                 case .ident(let word), .string(let word):
                     if Self.looksScriptable(word) { gate.report.note(.cssDeclaration); return nil }
                     out.append(component)
@@ -206,24 +210,17 @@ struct CSSSanitizer {
                     continue
                 }
                 if name == "image-set" || name == "-webkit-image-set" {
-                    // Bare strings in image-set are URLs.
-                    var args: [CSSComponent] = []
-                    for a in arguments {
-                        if case .token(.string(let s)) = a {
-                            guard let replaced = resource(s, kind: kind) else { return nil }
-                            args.append(replaced)
-                        } else {
-                            args.append(a)
-                        }
-                    }
-                    guard depth < 8, let inner = sanitizeValue(args, kind: kind, depth: depth + 1) else { return nil }
+                    // Bare strings in image-set are URLs, at any depth: a string nested in a
+                    // `[`/`(` block or another function inside image-set() passed as a plain
+                    // string before, remote or not (found by the CSS fuzz target's safety oracle).
+                    guard depth < 8, let inner = sanitizeValue(arguments, kind: kind, depth: depth + 1, stringsAreURLs: true) else { return nil }
                     out.append(.function(name: name, arguments: inner))
                     continue
                 }
-                guard depth < 8, let inner = sanitizeValue(arguments, kind: kind, depth: depth + 1) else { return nil }
+                guard depth < 8, let inner = sanitizeValue(arguments, kind: kind, depth: depth + 1, stringsAreURLs: stringsAreURLs) else { return nil }
                 out.append(.function(name: name, arguments: inner))
             case .block(let open, let content):
-                guard open != .openCurly, depth < 8, let inner = sanitizeValue(content, kind: kind, depth: depth + 1) else {
+                guard open != .openCurly, depth < 8, let inner = sanitizeValue(content, kind: kind, depth: depth + 1, stringsAreURLs: stringsAreURLs) else {
                     gate.report.note(.cssDeclaration); return nil
                 }
                 out.append(.block(open: open, content: inner))

@@ -44,6 +44,15 @@ final class ResourceGate {
         }
         switch classification {
         case .contentID(let id):
+            // An embedded part may stand for an image or a font, never for a style sheet or
+            // media: what it resolves to (`data:` or the app's scheme) is refused for those kinds
+            // above and below, so resolving it here made a second pass drop what the first kept
+            // (found by the sanitizer fuzz target's idempotence oracle: `<source src=cid:…>`
+            // outside `<picture>`).
+            guard kind != .stylesheet, kind != .media else {
+                report.note(.unsafeURL)
+                return .drop
+            }
             guard let attachment = attachment(for: id) else {
                 report.note(.missingAttachment)
                 return .drop

@@ -132,11 +132,18 @@ struct TreeCleaner {
 
     private func cleanAttributes(_ element: Element) {
         var kept: [Attribute] = []
-        let isPixel = element.isHTML("img") && Self.looksLikePixel(element)
+        // An image's style is sanitized first and the pixel check reads what is kept: a hiding
+        // style the CSS sanitizer drops is not in the output, so a check of the raw style blocked
+        // the image on the first pass and the second pass loaded it (found by the sanitizer fuzz
+        // target's idempotence oracle).
+        let isImage = element.isHTML("img")
+        let styleIndex = isImage ? element.attributes.firstIndex(where: { $0.namespace == nil && $0.name.lowercased() == "style" }) : nil
+        let keptStyle = styleIndex.flatMap { css.sanitizeStyleAttribute(element.attributes[$0].value) }
+        let isPixel = isImage && Self.looksLikePixel(element, style: keptStyle)
         // Placeholders are read back as the attribute they stand for; then a name may repeat.
         let hasPlaceholders = element.attributes.contains { $0.name.hasPrefix(Self.placeholderPrefix) }
         var seen = Set<String>()
-        for original in element.attributes {
+        for (index, original) in element.attributes.enumerated() {
             let attribute = hasPlaceholders ? Self.restoredName(original) : original
             let lowerName = attribute.name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? attribute.name.lowercased() : attribute.name
             if hasPlaceholders { guard seen.insert(attribute.qualifiedName).inserted else { continue } }
@@ -171,7 +178,8 @@ struct TreeCleaner {
             }
             guard attribute.namespace == nil else { gate.report.note(.attribute); continue }
             if lowerName == "style" {
-                if let style = css.sanitizeStyleAttribute(attribute.value) { kept.append(Attribute(name: "style", value: style)) }
+                let style = index == styleIndex ? keptStyle : css.sanitizeStyleAttribute(attribute.value)
+                if let style { kept.append(Attribute(name: "style", value: style)) }
                 continue
             }
             if lowerName == "id" || lowerName == "name" {
@@ -279,7 +287,8 @@ struct TreeCleaner {
     }
 
     /// 1×1 (or 0×0) images, and images hidden by style: the classic open-tracking pixel.
-    private static func looksLikePixel(_ element: Element) -> Bool {
+    /// `style` is the element's style as the sanitizer keeps it.
+    private static func looksLikePixel(_ element: Element, style keptStyle: String?) -> Bool {
         func tiny(_ value: String?) -> Bool {
             guard let value else { return false }
             let digits = value.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber }
@@ -287,7 +296,7 @@ struct TreeCleaner {
             return n <= 1
         }
         if tiny(element[attribute: "width"]) || tiny(element[attribute: "height"]) { return true }
-        if let style = element[attribute: "style"]?.lowercased().filter({ !$0.isWhitespace }) {
+        if let style = keptStyle?.lowercased().filter({ !$0.isWhitespace }) {
             let hints = ["display:none", "visibility:hidden", "opacity:0;", "width:1px", "height:1px", "width:0", "height:0", "max-width:0", "max-height:0"]
             if hints.contains(where: { style.contains($0) }) || style.hasSuffix("opacity:0") { return true }
         }
