@@ -136,6 +136,17 @@ targets += [
 ]
 cliDependencies.append("FileVault")
 
+// MARK: - Bcrypt: bcrypt `$2y$` through libxcrypt's crypt_r (SRP password hashing, mailbox key passphrase)
+products.append(.library(name: "Bcrypt", targets: ["Bcrypt"]))
+targets += [
+    // libxcrypt (crypt_r with "$2y$"); Debian: libcrypt-dev (scripts/deps/srp.apt).
+    .systemLibrary(name: "CCrypt", providers: [.apt(["libcrypt-dev"])]),
+    .target(name: "Bcrypt", dependencies: ["RampartCore", "CCrypt"], swiftSettings: swiftSettings),
+    // Known answers from Python's bcrypt (scripts/srp/bcrypt_vectors.py with $RAMPART_PYTHON or .venv).
+    .testTarget(name: "BcryptTests", dependencies: ["Bcrypt", "RampartCore"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("Bcrypt")
+
 // MARK: - Integration (cross-module attacker tests)
 targets.append(.testTarget(name: "RampartIntegrationTests",
                            dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
