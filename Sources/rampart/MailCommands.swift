@@ -14,14 +14,26 @@ struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sync", abstract: "Fetch new mail into the sealed local store.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var pinInput: PINOptions
+    @Flag(name: .customLong("rotate-push-keys"), help: "Replace this session's push key pair now and register the new one with the server (otherwise done when the pair is 7 days old).") var rotatePushKeys = false
 
     func run() async throws {
         try await withUnlockedAccount(global, pinInput) { context in
             let bar = ProgressBar()
-            let summary = try await context.withAPI { api in
-                try await MailSync(account: context.account).run(api: api, progress: bar.handler)
+            let (summary, rotation) = try await context.withAPI { api in
+                let summary = try await MailSync(account: context.account).run(api: api, progress: bar.handler)
+                // Push keys rotate here (on schedule or on request) and never after a bad push.
+                if rotatePushKeys {
+                    return (summary, try await PushKeyRotation.run(account: context.account, api: api, force: true))
+                }
+                do {
+                    return (summary, try await PushKeyRotation.run(account: context.account, api: api))
+                } catch {
+                    FileHandle.standardError.write(Data("rampart: warning: the scheduled push key rotation failed (the current key stays in use): \(error)\n".utf8))
+                    return (summary, PushKeyRotation.Outcome.notDue)
+                }
             }
             bar.end()
+            if case .rotated = rotation { print("Push keys rotated and registered with the server.") }
             print("Synced: \(summary.messagesStored) message\(summary.messagesStored == 1 ? "" : "s") stored, \(summary.messagesDeleted) deleted, \(summary.labels) labels, \(summary.attachments) attachments (event cursor \(summary.cursor)).")
         }
     }

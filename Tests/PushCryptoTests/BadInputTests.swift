@@ -12,7 +12,7 @@ struct BadInputTests {
     let sessionID = session("s1")
 
     func subscribed() throws -> (PushRegistration, PushReceiver) {
-        (try fixture.keyring.subscribe(sessionID: sessionID), fixture.receiver(sessionID, rotates: false))
+        (try fixture.keyring.subscribe(sessionID: sessionID), fixture.receiver(sessionID))
     }
 
     /// A one-record body whose decrypted record is exactly `record` (delimiter and padding
@@ -38,7 +38,7 @@ struct BadInputTests {
         _ = try subscribed()
         let stranger = try PushKeyPair.generate(sessionID: sessionID, now: Date()).registration()
         let body = try WebPushSender.encrypt(fixture.notification(), to: stranger)
-        expectPushError(.authenticationFailed) { _ = try fixture.receiver(sessionID, rotates: false).decrypt(body) }
+        expectPushError(.authenticationFailed) { _ = try fixture.receiver(sessionID).decrypt(body) }
     }
 
     @Test func payloadWithWrongAuthSecretIsRejected() throws {

@@ -60,7 +60,7 @@ struct KeyringTests {
         expectPushError(.noPushKeys(session: "s1")) { _ = try fixture.receiver(session("s1")).decrypt(body) }
         // Logging in again gives a new key; the old payload still does not open.
         try fixture.keyring.subscribe(sessionID: session("s2"))
-        expectPushError(.authenticationFailed) { _ = try fixture.receiver(session("s2"), rotates: false).decrypt(body) }
+        expectPushError(.authenticationFailed) { _ = try fixture.receiver(session("s2")).decrypt(body) }
     }
 
     @Test func previousSessionKeysOpenPushesWithinGracePeriod() throws {
@@ -82,7 +82,7 @@ struct KeyringTests {
         #expect(pairs.first?.sessionID == session("s11"))
         #expect(try fixture.keychain.itemIDs(accessGroup: .shared).count == 9)
         let oldest = try WebPushSender.encrypt(fixture.notification(), to: registrations[2])
-        expectPushError(.authenticationFailed) { _ = try fixture.receiver(session("s11"), rotates: false).decrypt(oldest) }
+        expectPushError(.authenticationFailed) { _ = try fixture.receiver(session("s11")).decrypt(oldest) }
         let kept = try WebPushSender.encrypt(fixture.notification(), to: registrations[3])
         #expect(try fixture.receiver(session("s11")).decrypt(kept) == fixture.notification())
     }
@@ -93,29 +93,62 @@ struct KeyringTests {
         fixture.clock.advance(by: 300)
         try fixture.keyring.subscribe(sessionID: session("s2"))
         #expect(try fixture.keyring.keyPairs().count == 2)
-        fixture.clock.advance(by: 301)
+        // The grace period runs from the replacement (at 300 s), not from the pair's creation.
+        fixture.clock.advance(by: 599)
+        #expect(try fixture.keyring.keyPairs().count == 2)
+        fixture.clock.advance(by: 2)
         #expect(try fixture.keyring.keyPairs().count == 1)
         let body = try WebPushSender.encrypt(fixture.notification(), to: old)
-        expectPushError(.authenticationFailed) { _ = try fixture.receiver(session("s2"), rotates: false).decrypt(body) }
+        expectPushError(.authenticationFailed) { _ = try fixture.receiver(session("s2")).decrypt(body) }
         // The newest pair is kept however old it is.
         fixture.clock.advance(by: 100_000)
         #expect(try fixture.keyring.keyPairs().count == 1)
     }
 
-    @Test func decryptionFailureRotatesToANewKeyPair() throws {
-        let first = try fixture.keyring.subscribe(sessionID: session("s1"))
-        fixture.clock.advance(by: 120)
-        let stranger = try PushKeyPair.generate(sessionID: session("s1"), now: Date()).registration()
+    /// A forged push (200 bytes: a well-formed header, then noise) is refused and changes
+    /// nothing, however many arrive and however much time passes; a real push to the registered
+    /// key (from pywebpush when the venv is there) still opens afterwards.
+    @Test func forgedPushesAreRefusedWithoutRotatingAndLaterPushesStillOpen() throws {
+        let registration = try fixture.keyring.subscribe(sessionID: session("s1"))
         let receiver = fixture.receiver(session("s1"))
-        expectPushError(.authenticationFailed) { _ = try receiver.decrypt(WebPushSender.encrypt(fixture.notification(), to: stranger)) }
-        let rotated = try fixture.keyring.currentRegistration(sessionID: session("s1"))
+        var random = SystemRandomNumberGenerator()
+        let noise = (0..<200).map { _ in UInt8.random(in: 0...255, using: &random) }
+        #expect(throws: PushCryptoError.self) { _ = try receiver.decrypt(noise) }
+        for _ in 0..<12 {
+            fixture.clock.advance(by: 3600)
+            let forger = P256.KeyAgreement.PrivateKey().publicKey.x963Representation
+            var forged = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) } + [0, 0, 0x10, 0x00, 65] + Array(forger)
+            forged += (forged.count..<200).map { _ in UInt8.random(in: 0...255, using: &random) }
+            #expect(forged.count == 200)
+            expectPushError(.authenticationFailed) { _ = try receiver.decrypt(forged) }
+        }
+        #expect(try fixture.keyring.keyPairs().count == 1, "a forged push rotates nothing")
+        #expect(try fixture.keyring.currentRegistration(sessionID: session("s1")) == registration)
+        let json = try fixture.notification().encodedJSON().withUnsafeBytes { Array($0) }
+        let body = PythonPeer.executable != nil
+            ? try PythonPeer.run(["pywebpush-encrypt", registration.publicKey, registration.authSecret], input: json)
+            : try WebPushSender.encrypt(fixture.notification(), to: registration)
+        #expect(try receiver.decrypt(body) == fixture.notification())
+    }
+
+    /// Keys rotate on schedule only: not before the interval, then once; a rotation the server
+    /// refused is discarded so the registered pair stays the newest.
+    @Test func keysRotateOnScheduleAndARefusedRotationIsDiscarded() throws {
+        let first = try fixture.keyring.subscribe(sessionID: session("s1"))
+        fixture.clock.advance(by: fixture.keyring.policy.rotationInterval - 1)
+        #expect(try fixture.keyring.rotateIfDue(sessionID: session("s1")) == nil)
+        fixture.clock.advance(by: 2)
+        let rotated = try #require(try fixture.keyring.rotateIfDue(sessionID: session("s1")))
         #expect(rotated.publicKey != first.publicKey)
-        // The previous pair still opens pushes in flight, the new one too.
-        #expect(try receiver.decrypt(WebPushSender.encrypt(fixture.notification(), to: first)) == fixture.notification())
-        #expect(try receiver.decrypt(WebPushSender.encrypt(fixture.notification(), to: rotated)) == fixture.notification())
-        // A burst of failures within the minimum interval does not rotate again.
-        expectPushError(.authenticationFailed) { _ = try receiver.decrypt(WebPushSender.encrypt(fixture.notification(), to: stranger)) }
         #expect(try fixture.keyring.currentRegistration(sessionID: session("s1")) == rotated)
+        #expect(try fixture.keyring.rotateIfDue(sessionID: session("s1")) == nil)
+        // The week-old pair the server still encrypts to opens pushes in flight.
+        let inFlight = try WebPushSender.encrypt(fixture.notification(), to: first)
+        #expect(try fixture.receiver(session("s1")).decrypt(inFlight) == fixture.notification())
+        #expect(try fixture.keyring.discard(rotated))
+        #expect(try fixture.keyring.currentRegistration(sessionID: session("s1")) == first)
+        let receiver = fixture.receiver(session("s1"))
+        #expect(try receiver.decrypt(WebPushSender.encrypt(fixture.notification(), to: first)) == fixture.notification())
     }
 
     @Test func pushProcessNeedsOnlyTheSharedGroup() throws {

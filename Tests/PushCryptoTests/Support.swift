@@ -53,8 +53,8 @@ struct PushFixture {
         self.keyring = PushKeyring(keychain: keychain, clock: clock, userID: user, policy: policy)
     }
 
-    func receiver(_ session: PushSessionID, rotates: Bool = true, capacity: Int = 512) -> PushReceiver {
-        PushReceiver(keyring: keyring, sessionID: session, ledgerCapacity: capacity, rotatesAfterFailure: rotates)
+    func receiver(_ session: PushSessionID, capacity: Int = 512) -> PushReceiver {
+        PushReceiver(keyring: keyring, sessionID: session, ledgerCapacity: capacity)
     }
 
     func notification(_ subject: String = "Lunch?") -> PushNotification {

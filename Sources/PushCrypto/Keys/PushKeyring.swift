@@ -13,8 +13,10 @@ import RampartCore
 ///
 /// Lifecycle:
 /// - ``subscribe(sessionID:)`` at login: a new pair and auth secret, never a stored one;
-/// - ``rotate(sessionID:)`` after a decryption failure: a new pair for the same session (the app
-///   registers ``currentRegistration(sessionID:)`` again);
+/// - ``rotate(sessionID:)`` on the user's request, or ``rotateIfDue(sessionID:)`` on schedule
+///   (``RetentionPolicy/rotationInterval``): a new pair for the same session, which the caller
+///   registers with the server at once (``discard(_:)`` it if that fails). Never after a push
+///   that does not open: anyone can forge one;
 /// - previous pairs stay for a grace period (at most ``RetentionPolicy/maximumPreviousKeys``
 ///   of them, none older than ``RetentionPolicy/gracePeriod`` by the injected clock), so pushes
 ///   already in flight to them still open;
@@ -27,16 +29,16 @@ public final class PushKeyring: Sendable {
     public struct RetentionPolicy: Sendable {
         /// Previous pairs kept besides the newest one (the seed app keeps 8).
         public var maximumPreviousKeys: Int
-        /// How long a previous pair may still open pushes.
+        /// How long a previous pair may still open pushes after it was replaced.
         public var gracePeriod: TimeInterval
-        /// A failure rotates the key only if the newest pair is at least this old (so a burst of
-        /// forged pushes cannot flush the previous pairs out).
-        public var minimumRotationInterval: TimeInterval
+        /// The scheduled rotation: a session's newest pair older than this is replaced by
+        /// ``rotateIfDue(sessionID:)`` (default 7 days).
+        public var rotationInterval: TimeInterval
 
-        public init(maximumPreviousKeys: Int = 8, gracePeriod: TimeInterval = 48 * 3600, minimumRotationInterval: TimeInterval = 60) {
+        public init(maximumPreviousKeys: Int = 8, gracePeriod: TimeInterval = 48 * 3600, rotationInterval: TimeInterval = 7 * 24 * 3600) {
             self.maximumPreviousKeys = max(0, maximumPreviousKeys)
             self.gracePeriod = max(0, gracePeriod)
-            self.minimumRotationInterval = max(0, minimumRotationInterval)
+            self.rotationInterval = max(0, rotationInterval)
         }
 
         public static let `default` = RetentionPolicy()
@@ -90,21 +92,33 @@ public final class PushKeyring: Sendable {
         return try pair.registration()
     }
 
-    /// After a decryption failure: a new pair for the same session (the old one stays in the
-    /// grace list). Returns the new registration record.
+    /// A new pair for the same session (the old one stays in the grace list), on the user's
+    /// request or on schedule; the caller registers the returned record with the server.
     @discardableResult
     public func rotate(sessionID: PushSessionID) throws -> PushRegistration {
         try subscribe(sessionID: sessionID)
     }
 
-    /// Rotates only if the newest pair of `sessionID` is older than the policy's minimum
-    /// rotation interval; returns whether it did.
+    /// The scheduled rotation: a new pair when the newest pair of `sessionID` is older than
+    /// ``RetentionPolicy/rotationInterval``; `nil` when none is due (or the session has no pair).
+    public func rotateIfDue(sessionID: PushSessionID) throws -> PushRegistration? {
+        guard let newest = try keyPairs().first(where: { $0.sessionID == sessionID }),
+              clock.now.timeIntervalSince(newest.createdAt) >= policy.rotationInterval else { return nil }
+        return try rotate(sessionID: sessionID)
+    }
+
+    /// Deletes the pair of `registration` (a rotation the server did not accept: the previous
+    /// pair, still registered there, stays the newest). Returns whether a pair was deleted.
     @discardableResult
-    public func rotateAfterFailure(sessionID: PushSessionID) throws -> Bool {
-        let newest = try keyPairs().first { $0.sessionID == sessionID }
-        if let newest, clock.now.timeIntervalSince(newest.createdAt) < policy.minimumRotationInterval { return false }
-        try rotate(sessionID: sessionID)
-        return true
+    public func discard(_ registration: PushRegistration) throws -> Bool {
+        let target = try registration.publicKeyBytes()
+        for id in try ownItemIDs() where id.account.hasPrefix(Self.keyPrefix) {
+            if let pair = try? load(id), pair.publicKeyBytes == target {
+                try keychain.deleteIfPresent(id)
+                return true
+            }
+        }
+        return false
     }
 
     /// The registration record of the newest pair of `sessionID` (to register again after a
@@ -141,8 +155,10 @@ public final class PushKeyring: Sendable {
         let now = clock.now
         var kept: [PushKeyPair] = []
         for (index, (id, pair)) in pairs.enumerated() {
+            // A previous pair's grace period runs from when it was replaced (the next newer
+            // pair's creation), so a pair replaced after a week still opens pushes in flight.
             let keep = index == 0
-                || (index <= policy.maximumPreviousKeys && now.timeIntervalSince(pair.createdAt) <= policy.gracePeriod)
+                || (index <= policy.maximumPreviousKeys && now.timeIntervalSince(pairs[index - 1].1.createdAt) <= policy.gracePeriod)
             if keep {
                 kept.append(pair)
             } else {

@@ -13,20 +13,20 @@ import RampartCore
 /// Order of checks (each failure is a ``PushCryptoError`` and nothing is returned):
 /// size (≤ 4096) → header → sender key → single record → salt not seen → decrypt with each
 /// usable key pair → padding → salt recorded → JSON → user id matches the key's owner.
-/// After ``PushCryptoError/authenticationFailed`` the key is rotated (see
-/// ``PushKeyring/rotateAfterFailure(sessionID:)``).
+/// A push that does not open changes nothing: anyone can forge one, so it must not rotate the
+/// keys (a forged push used to rotate them, and since nothing registered the new key with the
+/// server, a few forgeries silently stopped every later push). Keys rotate only on schedule or
+/// on the user's request, by a process holding the session, which registers the new key
+/// (``PushKeyring/rotateIfDue(sessionID:)``).
 public struct PushReceiver: Sendable {
     public let keyring: PushKeyring
     public let sessionID: PushSessionID
     public let ledger: SeenSaltLedger
-    /// Whether an authentication failure rotates the session's key.
-    public let rotatesAfterFailure: Bool
 
-    public init(keyring: PushKeyring, sessionID: PushSessionID, ledgerCapacity: Int = 512, rotatesAfterFailure: Bool = true) {
+    public init(keyring: PushKeyring, sessionID: PushSessionID, ledgerCapacity: Int = 512) {
         self.keyring = keyring
         self.sessionID = sessionID
         self.ledger = SeenSaltLedger(keychain: keyring.keychain, itemID: keyring.ledgerID(for: sessionID), capacity: ledgerCapacity)
-        self.rotatesAfterFailure = rotatesAfterFailure
     }
 
     /// Opens `body` and decodes the notification.
@@ -39,15 +39,9 @@ public struct PushReceiver: Sendable {
             throw PushCryptoError.noPushKeys(session: sessionID.rawValue)
         }
         guard try !ledger.contains(header.salt) else { throw PushCryptoError.replayedSalt }
-        let opened: WebPushMessage.Opened
-        do {
-            // The session's own pairs first, then previous sessions' pairs in their grace period.
-            let ordered = pairs.filter { $0.sessionID == sessionID } + pairs.filter { $0.sessionID != sessionID }
-            opened = try WebPushMessage.open(body, with: ordered)
-        } catch PushCryptoError.authenticationFailed {
-            if rotatesAfterFailure { _ = try? keyring.rotateAfterFailure(sessionID: sessionID) }
-            throw PushCryptoError.authenticationFailed
-        }
+        // The session's own pairs first, then previous sessions' pairs in their grace period.
+        let ordered = pairs.filter { $0.sessionID == sessionID } + pairs.filter { $0.sessionID != sessionID }
+        let opened = try WebPushMessage.open(body, with: ordered)
         defer { opened.plaintext.wipe() }
         try ledger.record(header.salt)
         let notification = try PushNotification(decoding: opened.plaintext)
