@@ -37,12 +37,9 @@ swift test "$@"
 # time and memory limits (scripts/fuzz.sh, docs/fuzzing.md); fails on any crash, hang or oracle
 # violation. Skipped when arguments select tests (`scripts/test.sh --filter X`) or with
 # RAMPART_SKIP_FUZZ=1.
-# Until the open findings listed in docs/fuzzing.md are fixed, a finding is reported loudly but
-# does not fail the run (the smoke run's inputs differ from machine to machine, and some of those
-# findings are reached within seconds); RAMPART_FUZZ_FATAL=1 makes it fatal.
 if [ "$#" -eq 0 ] && [ "${RAMPART_SKIP_FUZZ:-0}" != 1 ]; then
     if ! scripts/fuzz.sh smoke; then
-        echo "test: FUZZ SMOKE FOUND A PROBLEM (see .build-fuzz/logs and .build-fuzz/artifacts; open findings: docs/fuzzing.md)" >&2
-        if [ "${RAMPART_FUZZ_FATAL:-0}" = 1 ]; then exit 1; fi
+        echo "test: FUZZ SMOKE FOUND A PROBLEM (see .build-fuzz/logs and .build-fuzz/artifacts; docs/fuzzing.md)" >&2
+        exit 1
     fi
 fi
