@@ -147,6 +147,17 @@ targets += [
 ]
 cliDependencies.append("Bcrypt")
 
+// MARK: - SRP: Proton's SRP-6a (client and server), big numbers from OpenSSL's libcrypto
+products.append(.library(name: "SRP", targets: ["SRP"]))
+targets += [
+    // OpenSSL 3 libcrypto (BIGNUM, BN_mod_exp_mont_consttime); Debian: libssl-dev (scripts/deps/srp.apt).
+    .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+    .target(name: "SRP", dependencies: ["RampartCore", "Bcrypt", "CLibCrypto", crypto], swiftSettings: swiftSettings),
+    // Known answers and cross-checks against proton-client's proton.srp (scripts/srp/*.py, $RAMPART_PYTHON or .venv).
+    .testTarget(name: "SRPTests", dependencies: ["SRP", "Bcrypt", "RampartCore"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("SRP")
+
 // MARK: - Integration (cross-module attacker tests)
 targets.append(.testTarget(name: "RampartIntegrationTests",
                            dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
