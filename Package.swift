@@ -158,6 +158,16 @@ targets += [
 ]
 cliDependencies.append("SRP")
 
+// MARK: - OpenPGP: keys, messages and signatures (RNP, in-memory FFI only)
+// CRNP: RNP, the OpenPGP C library Thunderbird uses (Debian librnp-dev, pkg-config librnp).
+products.append(.library(name: "OpenPGP", targets: ["OpenPGP"]))
+targets += [
+    .systemLibrary(name: "CRNP", pkgConfig: "librnp", providers: [.apt(["librnp-dev"])]),
+    .target(name: "OpenPGP", dependencies: ["RampartCore", "CRNP"], swiftSettings: swiftSettings),
+    .testTarget(name: "OpenPGPTests", dependencies: ["OpenPGP", "RampartCore"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("OpenPGP")
+
 // MARK: - Integration (cross-module attacker tests)
 targets.append(.testTarget(name: "RampartIntegrationTests",
                            dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
