@@ -168,6 +168,16 @@ targets += [
 ]
 cliDependencies.append("OpenPGP")
 
+// MARK: - PGPMIME: RFC 3156 PGP/MIME (multipart/encrypted, multipart/signed) and inline PGP, on MIME + OpenPGP
+products.append(.library(name: "PGPMIME", targets: ["PGPMIME"]))
+targets += [
+    .target(name: "PGPMIME", dependencies: ["MIME", "OpenPGP", "RampartCore"], swiftSettings: swiftSettings),
+    // Real peers: gpg (GnuPG) and Python's email package ($RAMPART_PYTHON, else .venv, else python3).
+    .testTarget(name: "PGPMIMETests", dependencies: ["PGPMIME", "MIME", "OpenPGP", "RampartCore", "RampartTestSupport", crypto],
+                swiftSettings: swiftSettings),
+]
+cliDependencies.append("PGPMIME")
+
 // MARK: - Integration (cross-module attacker tests)
 targets.append(.testTarget(name: "RampartIntegrationTests",
                            dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
