@@ -407,7 +407,9 @@ public enum OpenPGP {
                 return .noDecryptionKey
             }
             if result == RNPResult.badPassword {
-                return .library("a private key is still locked")
+                // Our keys are always loaded unprotected, so RNP asked for a message password
+                // (a password-encrypted message): there is no key here for it.
+                return .noDecryptionKey
             }
             if result == RNPResult.badState || result == RNPResult.macInvalid {
                 return .integrityCheckFailed

@@ -245,6 +245,13 @@ final class RNPKey {
     }
 }
 
+/// An input callback that is at its end at once.
+private let emptyReader: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Bool = {
+    _, _, _, read in
+    read?.pointee = 0
+    return true
+}
+
 /// Memory input over caller-owned bytes (not copied: valid only inside the closure).
 enum RNPInput {
     static func withMemory<R>(_ bytes: UnsafeRawBufferPointer, _ body: (OpaquePointer) throws -> R) throws -> R {
@@ -252,7 +259,12 @@ enum RNPInput {
         return try withUnsafeMutablePointer(to: &placeholder) { empty in
             let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(empty)
             var input: OpaquePointer?
-            try rnpCheck(rnp_input_from_memory(&input, base, bytes.count, false), "reading from memory")
+            if bytes.isEmpty {
+                // RNP refuses an empty memory input; an input that reads nothing is the same thing.
+                try rnpCheck(rnp_input_from_callback(&input, emptyReader, nil, nil), "reading empty input")
+            } else {
+                try rnpCheck(rnp_input_from_memory(&input, base, bytes.count, false), "reading from memory")
+            }
             guard let input else { throw OpenPGPError.library("RNP returned no input") }
             defer { rnp_input_destroy(input) }
             return try body(input)

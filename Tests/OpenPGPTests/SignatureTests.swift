@@ -1,0 +1,200 @@
+import Foundation
+import OpenPGP
+import RampartCore
+import Testing
+
+@Suite("OpenPGP cleartext and signed-only messages, peers' defaults")
+struct SignatureTests {
+    @Test("Cleartext signatures: sign, verify, edited text is bad, gpg agrees both ways")
+    func cleartext() throws {
+        let users = try Pair()
+        let text = "-----BEGIN SRP MODULUS-----\nAAAA\n- dashed line\n"
+        let signed = try OpenPGP.cleartextSign(text, with: users.alice)
+        #expect(signed.hasPrefix("-----BEGIN PGP SIGNED MESSAGE-----"))
+        let verified = try OpenPGP.verifyCleartext(signed, against: [users.alice.publicKey])
+        #expect(verified.signature == .verified(users.alice.fingerprint))
+        #expect(verified.text.replacingOccurrences(of: "\r\n", with: "\n").hasPrefix(text.trimmingCharacters(in: .newlines)))
+        #expect(try OpenPGP.verifyCleartext(signed, against: []).signature == .unknownKey(users.alice.fingerprint.keyID))
+
+        let edited = signed.replacingOccurrences(of: "AAAA", with: "AAAB")
+        #expect(try OpenPGP.verifyCleartext(edited, against: [users.alice.publicKey]).signature == .bad(users.alice.fingerprint))
+        // Text after the signed block is never part of what is returned; text before it is refused.
+        let outer = try OpenPGP.verifyCleartext(signed + "injected after\n", against: [users.alice.publicKey])
+        #expect(!outer.text.contains("injected"))
+        #expect(outer.signature == .verified(users.alice.fingerprint))
+        #expect(throws: OpenPGPError.self) {
+            try OpenPGP.verifyCleartext("injected before\n" + signed, against: [users.alice.publicKey])
+        }
+
+        #expect(throws: OpenPGPError.self) { try OpenPGP.verifyCleartext("just text", against: [users.alice.publicKey]) }
+
+        let gpg = try GnuPG()
+        try gpg.ok(["--import"], input: users.alice.publicKey.binary)
+        #expect(try gpg.run(["--status-fd", "2", "--verify"], input: Data(signed.utf8)).errors.contains("GOODSIG"))
+        let gpgFingerprint = try gpg.generateKey("Gina <gina@example.org>")
+        let gpgPublic = try PGPPublicKey(binary: gpg.ok(["--export", gpgFingerprint]).output)
+        let fromGPG = try gpg.ok(["--passphrase", "", "--local-user", gpgFingerprint, "--clearsign"],
+                                 input: Data("modulus\n".utf8)).text
+        let read = try OpenPGP.verifyCleartext(fromGPG, against: [gpgPublic])
+        #expect(read.signature == .verified(gpgPublic.fingerprint))
+        #expect(read.text.hasPrefix("modulus"))
+    }
+
+    @Test("Signed-only messages: ours and gpg's (compressed) verify; tampered literal data is bad; encrypted is refused")
+    func signedOnly() throws {
+        let users = try Pair()
+        let body = Data("a signed statement".utf8)
+        for armor in [false, true] {
+            let signed = try OpenPGP.sign(body, with: users.alice, armor: armor)
+            let result = try OpenPGP.verifySigned(signed, against: [users.alice.publicKey])
+            #expect(result.data == body)
+            #expect(result.signature == .verified(users.alice.fingerprint))
+            #expect(try OpenPGP.verifySigned(signed, against: []).signature == .unknownKey(users.alice.fingerprint.keyID))
+        }
+        var tampered = try OpenPGP.sign(body, with: users.alice)
+        let at = tampered.range(of: Data("statement".utf8))!.lowerBound
+        tampered[at] ^= 0x01
+        let status = try? OpenPGP.verifySigned(tampered, against: [users.alice.publicKey]).signature
+        #expect(status != .verified(users.alice.fingerprint))
+
+        let encrypted = try OpenPGP.encrypt(body, to: [users.bob.publicKey], signedBy: users.alice)
+        #expect(throws: OpenPGPError.self) { try OpenPGP.verifySigned(encrypted, against: [users.alice.publicKey]) }
+
+        let gpg = try GnuPG()
+        let fingerprint = try gpg.generateKey("Gina <gina@example.org>")
+        let gpgPublic = try PGPPublicKey(binary: gpg.ok(["--export", fingerprint]).output)
+        let fromGPG = try gpg.ok(["--passphrase", "", "--local-user", fingerprint, "-z", "6", "--sign"], input: body).output
+        let read = try OpenPGP.verifySigned(fromGPG, against: [gpgPublic])
+        #expect(read.data == body)
+        #expect(read.signature == .verified(gpgPublic.fingerprint))
+        #expect(throws: OpenPGPError.self) {
+            try OpenPGP.verifySigned(fromGPG, against: [gpgPublic], limits: PGPLimits(maxOutputBytes: 4))
+        }
+    }
+
+    @Test("Empty data encrypts, signs and verifies")
+    func emptyData() throws {
+        let users = try Pair()
+        let message = try OpenPGP.encrypt(Data(), to: [users.bob.publicKey], signedBy: users.alice)
+        let read = try OpenPGP.decrypt(message, with: [users.bob], verifyingWith: [users.alice.publicKey])
+        #expect(read.data.isEmpty)
+        #expect(read.signature == .verified(users.alice.fingerprint))
+        let signature = try OpenPGP.detachedSignature(for: Data(), with: users.alice)
+        #expect(try OpenPGP.verifyDetached(Data(), signature: signature, against: [users.alice.publicKey])
+                == .verified(users.alice.fingerprint))
+        #expect(throws: OpenPGPError.self) { try OpenPGP.decrypt(Data(), with: [users.bob], verifyingWith: []) }
+        #expect(throws: OpenPGPError.self) { try PGPPublicKey(binary: Data()) }
+        #expect(throws: OpenPGPError.self) { try OpenPGP.verifyDetached(Data(), signature: Data(), against: []) }
+    }
+
+    @Test("A message without integrity protection (gpg --rfc2440, SED packet) is refused")
+    func noMDC() throws {
+        let bob = try PGPPrivateKey.generate(name: "Bob", address: "bob@example.org")
+        let gpg = try GnuPG()
+        try gpg.ok(["--import"], input: bob.publicKey.binary)
+        let sed = try gpg.ok(["--trust-model", "always", "--rfc2440", "--recipient", bob.fingerprint.hex, "--encrypt"],
+                             input: Data("old style".utf8)).output
+        #expect(throws: OpenPGPError.integrityCheckFailed) { try OpenPGP.decrypt(sed, with: [bob], verifyingWith: []) }
+    }
+
+    @Test("gpg RSA keys: encrypt to one, read what it signs")
+    func rsaPeer() throws {
+        let alice = try PGPPrivateKey.generate(name: "Alice", address: "alice@example.org")
+        let gpg = try GnuPG()
+        try gpg.ok(["--passphrase", "", "--quick-gen-key", "Rita <rita@example.org>", "rsa2048", "sign", "never"])
+        let ritaFingerprint = try gpg.ok(["--with-colons", "--list-keys", "rita@example.org"]).text
+            .split(separator: "\n").first { $0.hasPrefix("fpr:") }.map { String($0.split(separator: ":")[1]) } ?? ""
+        try gpg.ok(["--passphrase", "", "--quick-add-key", ritaFingerprint, "rsa2048", "encr", "never"])
+        let ritaPublic = try PGPPublicKey(binary: gpg.ok(["--export", "rita@example.org"]).output)
+        #expect(ritaPublic.canEncrypt)
+        let message = try OpenPGP.encrypt(Data("to rita".utf8), to: [ritaPublic], signedBy: alice)
+        try gpg.ok(["--import"], input: alice.publicKey.binary)
+        let decrypted = try gpg.ok(["--status-fd", "2", "--decrypt"], input: message)
+        #expect(decrypted.output == Data("to rita".utf8))
+        #expect(decrypted.errors.contains("GOODSIG"))
+        let ritaKey = try PGPPrivateKey(unprotectedBinary: gpg.ok(["--passphrase", "", "--export-secret-keys", "rita@example.org"]).output)
+        let fromRita = try gpg.ok(["--trust-model", "always", "--passphrase", "", "--local-user", "rita@example.org",
+                                   "--recipient", alice.fingerprint.hex, "--sign", "--encrypt"], input: Data("from rita".utf8)).output
+        let read = try OpenPGP.decrypt(fromRita, with: [alice], verifyingWith: [ritaKey.publicKey])
+        #expect(read.data == Data("from rita".utf8))
+        #expect(read.signature == .verified(ritaKey.fingerprint))
+    }
+
+    @Test("Sequoia sq 0.27 defaults: its key and its encrypted+signed message read here")
+    func sequoiaPeer() throws {
+        let sq = URL(fileURLWithPath: "/usr/bin/sq")
+        try #require(FileManager.default.isExecutableFile(atPath: sq.path), "sq (Debian package sq) is not installed")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("openpgp-sq-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func run(_ arguments: [String]) throws {
+            let process = Process()
+            process.executableURL = sq
+            process.arguments = arguments
+            process.currentDirectoryURL = directory
+            process.standardInput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "sq \(arguments.joined(separator: " "))")
+        }
+        let alice = try PGPPrivateKey.generate(name: "Alice", address: "alice@example.org")
+        try Data(alice.publicKey.armored().utf8).write(to: directory.appendingPathComponent("alice.asc"))
+        try run(["key", "generate", "--userid", "Sam <sam@example.org>", "--export", "sam.key"])
+        try run(["key", "extract-cert", "--output", "sam.cert", "sam.key"])
+        try Data("from sequoia".utf8).write(to: directory.appendingPathComponent("plain.txt"))
+        try run(["encrypt", "--recipient-cert", "alice.asc", "--signer-key", "sam.key", "--output", "message.pgp", "plain.txt"])
+        let samKey = try PGPPrivateKey(unprotectedBinary: Data(contentsOf: directory.appendingPathComponent("sam.key")))
+        let samCert = try PGPPublicKey(armored: String(decoding: try Data(contentsOf: directory.appendingPathComponent("sam.cert")),
+                                                       as: UTF8.self))
+        #expect(samCert.fingerprint == samKey.fingerprint)
+        let message = try Data(contentsOf: directory.appendingPathComponent("message.pgp"))
+        let read = try OpenPGP.decrypt(message, with: [alice], verifyingWith: [samCert])
+        #expect(read.data == Data("from sequoia".utf8))
+        #expect(read.signature == .verified(samCert.fingerprint))
+    }
+}
+
+@Suite("OpenPGP refusals and identifiers")
+struct RefusalTests {
+    @Test("A password-only message has no decryption key here; a sign-only recipient cannot be encrypted to")
+    func refusals() throws {
+        let bob = try PGPPrivateKey.generate(name: "Bob", address: "bob@example.org")
+        let gpg = try GnuPG()
+        let symmetric = try gpg.ok(["--passphrase", "pw", "--symmetric"], input: Data("secret".utf8)).output
+        #expect(throws: OpenPGPError.noDecryptionKey) { try OpenPGP.decrypt(symmetric, with: [bob], verifyingWith: []) }
+
+        try gpg.ok(["--passphrase", "", "--quick-gen-key", "Sid <sid@example.org>", "ed25519", "sign", "never"])
+        let signOnly = try PGPPublicKey(binary: gpg.ok(["--export", "sid@example.org"]).output)
+        #expect(!signOnly.canEncrypt)
+        #expect { try OpenPGP.encrypt(Data("x".utf8), to: [signOnly], signedBy: nil) } throws: {
+            ($0 as? OpenPGPError)?.kind == .badInput
+        }
+        #expect(throws: OpenPGPError.self) { try OpenPGP.encrypt(Data("x".utf8), to: [], signedBy: bob) }
+        #expect(throws: OpenPGPError.self) { try bob.locked(passphrase: SecretBytes(count: 0) { _ in }) }
+        #expect(throws: OpenPGPError.self) { try bob.locked(passphrase: SecretBytes(copying: [0x61, 0x00, 0x62])) }
+    }
+
+    @Test("Fingerprints and key ids: parsing, key id of a fingerprint, JSON as a string; user id addresses")
+    func identifiers() throws {
+        let fingerprint = try #require(PGPFingerprint(hex: "c885 6be7 0dca eb8b fc43  388a 0680 b76a 57a7 3ad3"))
+        #expect(fingerprint.hex == "C8856BE70DCAEB8BFC43388A0680B76A57A73AD3")
+        #expect(fingerprint.keyID.hex == "0680B76A57A73AD3")
+        #expect(PGPFingerprint(hex: "C8856BE70DCAEB8BFC43388A0680B76A57A73AD") == nil)
+        #expect(PGPFingerprint(hex: "X8856BE70DCAEB8BFC43388A0680B76A57A73AD3") == nil)
+        #expect(PGPKeyID(hex: "0680b76a57a73ad3")?.hex == "0680B76A57A73AD3")
+        let json = try JSONEncoder().encode(PGPSignatureStatus.verified(fingerprint))
+        #expect(String(decoding: json, as: UTF8.self).contains("\"C8856BE70DCAEB8BFC43388A0680B76A57A73AD3\""))
+        #expect(try JSONDecoder().decode(PGPSignatureStatus.self, from: json) == .verified(fingerprint))
+        #expect(throws: (any Error).self) { try JSONDecoder().decode(PGPFingerprint.self, from: Data("\"00\"".utf8)) }
+
+        let gpg = try GnuPG()
+        try gpg.ok(["--passphrase", "", "--quick-gen-key", "Zed Q <ZED@Example.ORG>", "future-default", "default", "never"])
+        let fpr = try gpg.ok(["--with-colons", "--list-keys", "zed@example.org"]).text
+            .split(separator: "\n").first { $0.hasPrefix("fpr:") }.map { String($0.split(separator: ":")[1]) } ?? ""
+        try gpg.ok(["--passphrase", "", "--quick-add-uid", fpr, "zed@work.example"])
+        let key = try PGPPublicKey(binary: gpg.ok(["--export", fpr]).output)
+        #expect(Set(key.addresses) == ["zed@example.org", "zed@work.example"])
+        #expect(key.userIDs.count == 2)
+    }
+}
