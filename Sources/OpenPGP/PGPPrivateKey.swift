@@ -122,7 +122,9 @@ public final class PGPPrivateKey: Sendable, CustomStringConvertible {
     /// Unlocks a passphrase-protected transferable secret key (armored or binary, e.g. from
     /// ``locked(passphrase:)`` or `gpg --export-secret-keys`).
     /// - Throws: ``OpenPGPError/wrongPassphrase`` if the passphrase does not unlock it;
-    ///   ``OpenPGPError/malformed(_:)`` unless it is exactly one secret key.
+    ///   ``OpenPGPError/malformed(_:)`` unless it is exactly one secret key, every secret part of
+    ///   it locked (an unprotected key would accept any passphrase, so whoever stored it could
+    ///   have substituted their own).
     public static func unlock(armored: String, passphrase: SecretBytes) throws -> PGPPrivateKey {
         try checkPassphrase(passphrase)
         let (exported, publicKey): (SecretBytes, PGPPublicKey) = try RNPContext.run { context in
@@ -132,6 +134,12 @@ public final class PGPPrivateKey: Sendable, CustomStringConvertible {
             }
             let primary = try context.locate(fingerprint: fingerprints[0])
             guard primary.hasSecret else { throw OpenPGPError.malformed("the data holds no secret key") }
+            // An unprotected key would "unlock" with any passphrase: whoever stores the locked key
+            // (the server) could then substitute a key of its own. Every secret key must be locked.
+            let secretKeys = ([primary] + primary.subkeys).filter(\.hasSecret)
+            guard secretKeys.allSatisfy(\.isProtected) else {
+                throw OpenPGPError.malformed("the private key is not locked with a passphrase")
+            }
             try context.withPassphrase(passphrase) {
                 for key in [primary] + primary.subkeys where key.hasSecret && key.isProtected {
                     let result = rnp_key_unprotect(key.handle, nil)

@@ -70,6 +70,10 @@ struct KeyTests {
         #expect(locked.hasPrefix("-----BEGIN PGP PRIVATE KEY BLOCK-----"))
         let unlocked = try PGPPrivateKey.unlock(armored: locked, passphrase: passphrase("correct horse"))
         #expect(unlocked.fingerprint == key.fingerprint)
+        // A stored "locked" key that is in fact unprotected (substituted) does not unlock with any passphrase.
+        let substitute = try PGPPrivateKey.generate(name: "Carol", address: "carol@example.org").unprotectedExport()
+        let substituteArmored = try substitute.withUnsafeBytes { String(decoding: try OpenPGP.armor(Data($0), as: .secretKey), as: UTF8.self) }
+        #expect(throws: OpenPGPError.self) { try PGPPrivateKey.unlock(armored: substituteArmored, passphrase: passphrase("correct horse")) }
         #expect(throws: OpenPGPError.wrongPassphrase) {
             try PGPPrivateKey.unlock(armored: locked, passphrase: passphrase("wrong horse"))
         }
