@@ -417,3 +417,29 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         #expect(Armor.micalg(ofSignature: [0x88, 0x04, 0x04, 0x00, 0x16, 0x08]) == "pgp-sha256")
     }
 }
+
+@Suite struct OutgoingTests {
+    @Test func encryptedOnlyWhenEveryOutsideRecipientHasAKey() throws {
+        let alice = try PGPPrivateKey.generate(name: "Alice", address: "alice@rampart.example")
+        let bob = try PGPPrivateKey.generate(name: "Bob", address: "bob@example.org")
+        let carol = try PGPPrivateKey.generate(name: "Carol", address: "carol@example.net")
+        let message = try sampleMessage()
+
+        let both = try PGPMIME.outgoing(message, recipients: ["Bob@Example.org", "carol@example.net"],
+                                        keys: ["bob@example.org": bob.publicKey, "carol@example.net": carol.publicKey], signer: alice)
+        #expect(both.protection == .encrypted && both.withoutKey.isEmpty)
+        for reader in [bob, carol, alice] {
+            let opened = try PGPMIME.open(both.bytes, decryptingWith: [reader], verifyingWith: [alice.publicKey])
+            #expect(opened.protection == .pgpMIMEEncrypted)
+            #expect(opened.signature == .verified(alice.fingerprint))
+        }
+
+        let mixed = try PGPMIME.outgoing(message, recipients: ["bob@example.org", "dave@example.com"],
+                                         keys: ["bob@example.org": bob.publicKey], signer: alice)
+        #expect(mixed.protection == .signed && mixed.withoutKey == ["dave@example.com"])
+        let verified = try PGPMIME.open(mixed.bytes, decryptingWith: [], verifyingWith: [alice.publicKey])
+        #expect(verified.protection == .pgpMIMESigned && verified.signature == .verified(alice.fingerprint))
+
+        #expect(throws: PGPMIMEError.self) { try PGPMIME.outgoing(message, recipients: [], keys: [:], signer: alice) }
+    }
+}
