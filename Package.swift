@@ -167,6 +167,10 @@ targets += [
     .testTarget(name: "OpenPGPTests", dependencies: ["OpenPGP", "RampartCore"], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("OpenPGP")
+// Interop with the implementations people use: gpg, Sequoia's sq and GopenPGP (a Go helper built in
+// the test from scripts/openpgp/gopenpgp-peer; scripts/deps/openpgp.apt installs all three).
+targets.append(.testTarget(name: "OpenPGPInteropTests", dependencies: ["OpenPGP", "RampartCore", "RampartTestSupport"],
+                           swiftSettings: swiftSettings))
 
 // MARK: - PGPMIME: RFC 3156 PGP/MIME (multipart/encrypted, multipart/signed) and inline PGP, on MIME + OpenPGP
 products.append(.library(name: "PGPMIME", targets: ["PGPMIME"]))

@@ -1,0 +1,133 @@
+import Foundation
+import OpenPGP
+import RampartTestSupport
+
+/// GopenPGP v2, the OpenPGP library of Proton's own clients, through the small Go program in
+/// scripts/openpgp/gopenpgp-peer (built once per test run from Debian's
+/// golang-github-protonmail-gopenpgp-dev in GOPATH mode; nothing is downloaded). Its key is
+/// GopenPGP's `x25519` default (Ed25519 primary, Curve25519 encryption subkey), locked with a
+/// passphrase as Proton stores keys. The helper reports a good signature as
+/// "SIGNATURE: verified FINGERPRINT" on standard error (exit 0) and a bad one with exit 3.
+final class GopenPGPPeer: Peer, @unchecked Sendable {
+    let name = "GopenPGP"
+    let fingerprint: String
+    let files: PeerFiles
+    let helper: PeerCommand
+    let privateKeyFile: String
+    let publicKeyFile: String
+    /// The passphrase the peer's own key is locked with.
+    static let passphrase = "interop passphrase"
+
+    init(name: String, address: String) throws {
+        files = try PeerFiles("gopenpgp")
+        helper = PeerCommand(peer: "GopenPGP", executable: try GopenPGPHelper.executable(),
+                             environment: ["GOPENPGP_PEER_PASSPHRASE": Self.passphrase])
+        privateKeyFile = files.path("peer.sec.asc")
+        publicKeyFile = files.path("peer.pub.asc")
+        fingerprint = try helper.run(["gen-key", name, address, privateKeyFile, publicKeyFile]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func exportPublicKey() throws -> String { try String(contentsOfFile: publicKeyFile, encoding: .utf8) }
+
+    /// The peer's private key as GopenPGP armors it, locked with ``passphrase``.
+    func exportLockedPrivateKey() throws -> String { try String(contentsOfFile: privateKeyFile, encoding: .utf8) }
+
+    func importPublicKey(_ key: PGPPublicKey) throws -> String {
+        try helper.run(["fingerprint", try files.write(Data(key.armored().utf8), "rampart.pub.asc")]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func encryptAndSign(_ data: Data, to recipient: PGPPublicKey) throws -> Data {
+        try helper.run(["encrypt-sign", try files.write(recipient.binary, "recipient.pub"), privateKeyFile,
+                        try files.write(data, "plain")]).output
+    }
+
+    private func verification(_ result: CLIResult) -> PeerVerification {
+        let line = result.stderr.split(separator: "\n").first { $0.hasPrefix("SIGNATURE: verified ") }
+        let signer = result.status == 0 ? line.flatMap { $0.split(separator: " ").last.map(String.init) } : nil
+        return PeerVerification(output: result.status == 0 ? result.output : Data(), verifiedSigner: signer, log: result.stderr)
+    }
+
+    func decryptAndVerify(_ message: Data, signer: PGPPublicKey) throws -> PeerVerification {
+        verification(try helper.run(["decrypt-verify", privateKeyFile, try files.write(signer.binary, "signer.pub"),
+                                     try files.write(message, "message")], accept: [0, 3]))
+    }
+
+    /// Decrypts with another private key (armored, locked with ``passphrase``), e.g. one Rampart
+    /// exported with `PGPPrivateKey.locked(passphrase:)`.
+    func decryptAndVerify(_ message: Data, withPrivateKey armored: String, signer: PGPPublicKey) throws -> PeerVerification {
+        verification(try helper.run(["decrypt-verify", try files.write(Data(armored.utf8), "other.sec.asc"),
+                                     try files.write(signer.binary, "signer.pub"), try files.write(message, "message")],
+                                    accept: [0, 3]))
+    }
+
+    func detachedSignature(for data: Data) throws -> Data {
+        try helper.run(["sign-detached", privateKeyFile, try files.write(data, "data")]).output
+    }
+
+    func verifyDetached(_ data: Data, signature: Data, signer: PGPPublicKey) throws -> PeerVerification {
+        var result = verification(try helper.run(["verify-detached", try files.write(signer.binary, "signer.pub"),
+                                                  try files.write(data, "data"), try files.write(signature, "signature")],
+                                                 accept: [0, 3]))
+        result.output = data
+        return result
+    }
+
+    /// `helper.SignCleartextMessage` writes the text as it is: a line starting with "-" is not
+    /// dash-escaped, so a verifier strips it as an escape and the signature fails (sq 0.27 says
+    /// "Message has been manipulated" too).
+    var dashEscapesCleartext: Bool { false }
+
+    func cleartextSign(_ text: String) throws -> String {
+        try helper.run(["sign-cleartext", privateKeyFile, try files.write(Data(text.utf8), "text")]).stdout
+    }
+
+    func verifyCleartext(_ message: String, signer: PGPPublicKey) throws -> PeerVerification {
+        verification(try helper.run(["verify-cleartext", try files.write(signer.binary, "signer.pub"),
+                                     try files.write(Data(message.utf8), "signed.asc")], accept: [0, 3]))
+    }
+}
+
+/// Builds scripts/openpgp/gopenpgp-peer once per test run (in a temporary GOPATH whose second
+/// entry is Debian's /usr/share/gocode) and hands out the binary.
+enum GopenPGPHelper {
+    /// Debian's GopenPGP sources.
+    static let gocode = "/usr/share/gocode"
+
+    static func executable() throws -> URL { try built.get() }
+
+    private static let built: Result<URL, any Error> = Result { try build() }
+
+    /// The temporary GOPATH, removed when the test process exits.
+    nonisolated(unsafe) private static var folder: String?
+
+    private static func build() throws -> URL {
+        let source = BuiltExecutable.packageRoot.appendingPathComponent("scripts/openpgp/gopenpgp-peer")
+        guard FileManager.default.fileExists(atPath: "\(gocode)/src/github.com/ProtonMail/gopenpgp/crypto") else {
+            throw PeerError.notInstalled(peer: "GopenPGP",
+                                         detail: "\(gocode)/src/github.com/ProtonMail/gopenpgp is missing (Debian package golang-github-protonmail-gopenpgp-dev)")
+        }
+        let go = try PeerCommand.onPath("go", peer: "GopenPGP (go)")
+        let gopath = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-gopenpgp-peer-\(UUID().uuidString.prefix(8))")
+        folder = gopath.path
+        atexit { if let folder = GopenPGPHelper.folder { try? FileManager.default.removeItem(atPath: folder) } }
+        let package = gopath.appendingPathComponent("src/rampart.invalid/gopenpgp-peer")
+        try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
+        for file in ["main.go", "go.mod"] {
+            try FileManager.default.copyItem(at: source.appendingPathComponent(file), to: package.appendingPathComponent(file))
+        }
+        let binary = gopath.appendingPathComponent("gopenpgp-peer")
+        var environment = ["GO111MODULE": "off", "GOPATH": "\(gopath.path):\(gocode)", "GOFLAGS": "", "GOPROXY": "off", "CGO_ENABLED": "0"]
+        let inherited = ProcessInfo.processInfo.environment
+        if inherited["GOCACHE"] == nil, inherited["XDG_CACHE_HOME"] == nil, inherited["HOME"] == nil {
+            environment["GOCACHE"] = gopath.appendingPathComponent("cache").path
+        }
+        let tool = CLITool(path: try go.tool.url(), environment: environment)
+        let result = try tool.run(["build", "-o", binary.path, "rampart.invalid/gopenpgp-peer"], timeout: .seconds(600))
+        guard result.status == 0 else {
+            throw PeerError.notInstalled(peer: "GopenPGP", detail: "`go build` of scripts/openpgp/gopenpgp-peer failed: \(result.stderr)")
+        }
+        return binary
+    }
+}
