@@ -47,6 +47,12 @@ enum SpecRoundTrip {
                     if name == "li", context.liInScope { return true }
                     if (name == "dd" || name == "dt"), context.ancestors.contains("dd") || context.ancestors.contains("dt") { return true }
                     if (name == "option" || name == "optgroup"), context.parent == "option" { return true }
+                    // An <optgroup> directly in an <optgroup> in a <select>: built only while a
+                    // scope boundary (a <table> that foster-parents) hides the <select>, e.g.
+                    // `<select><optgroup>a<table><optgroup>b`; reparsed, the <select> is in scope
+                    // and the inner start tag closes the outer optgroup ("optgroup" start tag in
+                    // body, generate implied end tags).
+                    if name == "optgroup", context.parent == "optgroup", context.ancestors.contains("select") { return true }
                     if headings.contains(name), let parent = context.parent, headings.contains(parent) { return true }
                     // <selectedcontent> holds a clone the parser makes of the selected <option>'s
                     // content: derived state, rebuilt (and so replaced) on every parse.
