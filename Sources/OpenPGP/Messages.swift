@@ -25,6 +25,7 @@ public struct PGPDecrypted: Sendable {
     /// The literal data packet's file name, if it has one.
     public var fileName: String?
 
+    /// A decrypted message's parts (for callers that build one, e.g. from PGP/MIME).
     public init(data: Data, signature: PGPSignatureStatus, fileName: String?) {
         self.data = data
         self.signature = signature
@@ -41,6 +42,7 @@ public struct PGPLimits: Sendable {
     /// The most bytes of literal data a message may produce.
     public var maxOutputBytes: Int
 
+    /// A limit of `maxOutputBytes` (at least 1).
     public init(maxOutputBytes: Int) {
         self.maxOutputBytes = max(1, maxOutputBytes)
     }
@@ -180,7 +182,9 @@ public enum OpenPGP {
         return previous == 0x20 || previous == 0x09
     }
 
-    /// Verifies a detached signature (binary or armored) over `data` against `verifiers`.
+    /// Verifies a detached signature (binary or armored) over `data` against `verifiers`. For a
+    /// text-mode (0x01) signature RNP hashes `data` with CRLF line ends, so the LF and the CRLF
+    /// form of a text both verify.
     /// - Returns: ``PGPSignatureStatus/verified(_:)`` only for a good signature by one of
     ///   `verifiers`; `.bad` for modified data or signature; `.unknownKey` for another signer.
     /// - Throws: ``OpenPGPError/malformed(_:)`` if `signature` is not an OpenPGP signature.
@@ -475,10 +479,14 @@ public enum OpenPGP {
     }
 }
 
-/// The ASCII armour types.
+/// The ASCII armour types (the word after `-----BEGIN PGP`).
 public enum PGPArmorKind: String, Sendable {
+    /// `-----BEGIN PGP MESSAGE-----`
     case message = "message"
+    /// `-----BEGIN PGP PUBLIC KEY BLOCK-----`
     case publicKey = "public key"
+    /// `-----BEGIN PGP PRIVATE KEY BLOCK-----`
     case secretKey = "secret key"
+    /// `-----BEGIN PGP SIGNATURE-----`
     case signature = "signature"
 }

@@ -198,3 +198,22 @@ struct RefusalTests {
         #expect(key.userIDs.count == 2)
     }
 }
+
+@Suite("OpenPGP text-mode signatures from gpg")
+struct TextModeTests {
+    @Test("gpg --textmode detached signatures verify over the LF and the CRLF form of the text")
+    func gpgTextMode() throws {
+        let gpg = try GnuPG()
+        let fingerprint = try gpg.generateKey("Tess <tess@example.org>")
+        let tess = try PGPPublicKey(binary: gpg.ok(["--export", fingerprint]).output)
+        let lf = Data("Content-Type: text/plain\n\nhello\n".utf8)
+        let crlf = Data("Content-Type: text/plain\r\n\r\nhello\r\n".utf8)
+        let signature = try gpg.ok(["--passphrase", "", "--local-user", fingerprint, "--textmode", "--armor",
+                                    "--detach-sign"], input: lf).output
+        #expect(try OpenPGP.verifyDetached(crlf, signature: signature, against: [tess]) == .verified(tess.fingerprint))
+        #expect(try OpenPGP.verifyDetached(lf, signature: signature, against: [tess]) == .verified(tess.fingerprint))
+        var edited = crlf
+        edited[edited.count - 3] ^= 0x01
+        #expect(try OpenPGP.verifyDetached(edited, signature: signature, against: [tess]) == .bad(tess.fingerprint))
+    }
+}
