@@ -343,7 +343,7 @@ public enum OpenPGP {
         var message = message
         if !cleartext {
             message = try dearmor(message)
-            try PacketFraming.check(message)
+            try PacketFraming.checkMessage(PacketFraming.check(message), encrypted: encrypted)
         }
         let output = try RNPOutput(limit: limits.maxOutputBytes)
         return try withExtendedLifetime(output) {
@@ -414,6 +414,9 @@ public enum OpenPGP {
                 // Our keys are always loaded unprotected, so RNP asked for a message password
                 // (a password-encrypted message): there is no key here for it.
                 return .noDecryptionKey
+            }
+            if protection.mode == "none" {
+                return .malformed(message)
             }
             if result == RNPResult.badState || result == RNPResult.macInvalid {
                 return .integrityCheckFailed

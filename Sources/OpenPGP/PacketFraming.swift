@@ -8,8 +8,11 @@ import Foundation
 /// goes; the integrity check still protects the content, but a message whose framing was
 /// modified is refused here as ``OpenPGPError/malformed(_:)`` before RNP sees it.
 enum PacketFraming {
-    static func check(_ data: Data) throws {
-        try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+    /// Checks the framing and returns the top-level packet tags in order.
+    @discardableResult
+    static func check(_ data: Data) throws -> [UInt8] {
+        try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> [UInt8] in
+            var tags: [UInt8] = []
             var offset = 0
             var packets = 0
             func fail(_ why: String) -> OpenPGPError {
@@ -19,6 +22,7 @@ enum PacketFraming {
                 let tagByte = bytes[offset]
                 guard tagByte & 0x80 != 0 else { throw fail("not a packet header") }
                 var position = offset + 1
+                tags.append(tagByte & 0x40 != 0 ? tagByte & 0x3F : (tagByte >> 2) & 0x0F)
                 if tagByte & 0x40 != 0 {
                     // New format: one or more length parts; partial lengths continue the body.
                     while true {
@@ -73,6 +77,31 @@ enum PacketFraming {
                 packets += 1
             }
             guard packets > 0 else { throw OpenPGPError.malformed("no OpenPGP packets") }
+            return tags
+        }
+    }
+
+    /// Checks that `tags` (top level) are one message of the expected kind (RFC 4880 §11.3):
+    /// an encrypted message is session key packets then exactly one encrypted data packet; a
+    /// signed message has exactly one literal or compressed data packet among one-pass
+    /// signatures and signatures. Marker packets (tag 10) are ignored. Two messages back to back
+    /// are refused rather than read one and drop the other.
+    static func checkMessage(_ tags: [UInt8], encrypted: Bool) throws {
+        let tags = tags.filter { $0 != 10 }
+        if encrypted {
+            let dataPackets = tags.filter { [9, 18, 20].contains($0) }.count
+            guard dataPackets == 1, let last = tags.last, [9, 18, 20].contains(last),
+                  tags.dropLast().allSatisfy({ $0 == 1 || $0 == 3 }) else {
+                throw OpenPGPError.malformed("not one encrypted message (top-level packets: \(tags.map(String.init).joined(separator: ",")))")
+            }
+        } else {
+            if tags.contains(where: { [9, 18, 20].contains($0) }) {
+                throw OpenPGPError.malformed("the message is encrypted; decrypt it instead")
+            }
+            let dataPackets = tags.filter { $0 == 8 || $0 == 11 }.count
+            guard dataPackets == 1, tags.allSatisfy({ [2, 4, 8, 11].contains($0) }) else {
+                throw OpenPGPError.malformed("not one signed message (top-level packets: \(tags.map(String.init).joined(separator: ",")))")
+            }
         }
     }
 }

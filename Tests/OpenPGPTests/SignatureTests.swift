@@ -217,3 +217,34 @@ struct TextModeTests {
         #expect(try OpenPGP.verifyDetached(edited, signature: signature, against: [tess]) == .bad(tess.fingerprint))
     }
 }
+
+@Suite("OpenPGP message shapes")
+struct ShapeTests {
+    @Test("Messages of the wrong shape are refused: keys, signatures, two messages back to back")
+    func wrongShapes() throws {
+        let users = try Pair()
+        let detached = try OpenPGP.detachedSignature(for: Data("x".utf8), with: users.alice)
+        let encrypted = try OpenPGP.encrypt(Data("x".utf8), to: [users.bob.publicKey], signedBy: users.alice)
+        let signed = try OpenPGP.sign(Data("a".utf8), with: users.alice)
+        let malformed: (any Error) -> Bool = { error in
+            if case .malformed = error as? OpenPGPError { true } else { false }
+        }
+        #expect(performing: { try OpenPGP.verifySigned(detached, against: [users.alice.publicKey]) }, throws: malformed)
+        #expect(performing: { try OpenPGP.decrypt(detached, with: [users.bob], verifyingWith: []) }, throws: malformed)
+        #expect(performing: { try OpenPGP.verifySigned(users.alice.publicKey.binary, against: []) }, throws: malformed)
+        #expect(performing: { try OpenPGP.decrypt(users.alice.publicKey.binary, with: [users.bob], verifyingWith: []) },
+                throws: malformed)
+        #expect(performing: { try OpenPGP.verifySigned(encrypted, against: []) }, throws: malformed)
+        #expect(performing: { try OpenPGP.decrypt(encrypted + encrypted, with: [users.bob], verifyingWith: []) },
+                throws: malformed)
+        #expect(performing: { try OpenPGP.verifySigned(signed + signed, against: [users.alice.publicKey]) }, throws: malformed)
+        #expect(performing: { try OpenPGP.verifyDetached(Data("x".utf8), signature: encrypted, against: []) }, throws: malformed)
+
+        // A literal data packet alone (gpg --store) is a message without signature.
+        let gpg = try GnuPG()
+        let literal = try gpg.ok(["--store"], input: Data("literal only".utf8)).output
+        let read = try OpenPGP.verifySigned(literal, against: [users.alice.publicKey])
+        #expect(read.signature == .none)
+        #expect(read.data == Data("literal only".utf8))
+    }
+}
