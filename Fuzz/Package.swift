@@ -35,6 +35,7 @@ let fuzzTargets: [(String, [Target.Dependency])] = [
     ("fuzz-keychain", [rampartProduct("Keychain"), rampartProduct("RampartCore")]),
     ("fuzz-agentwire", [rampartProduct("RampartAgent")]),
     ("fuzz-api", [rampartProduct("RampartAPI"), rampartProduct("RampartCore"), crypto]),
+    ("fuzz-openpgp", [rampartProduct("OpenPGP"), rampartProduct("RampartCore")]),
 ]
 
 var targets: [Target] = [

@@ -93,6 +93,55 @@ def agent_frame(header, secret=b""):
     return struct.pack(">I", len(body)) + body
 
 
+def openpgp_seeds(out):
+    """OpenPGP inputs by mode (see FuzzOpenPGP.swift): messages, keys and signatures made by gpg
+    with the target's fixed key (read from its source), in a throwaway GNUPGHOME. Without gpg only
+    the structured modes get seeds."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+
+    write(out, "openpgp", bytes([6, 0, 24]) + b"a message to edit, 24 b." + bytes([1, 2, 0, 10, 0x10]))
+    write(out, "openpgp", bytes([6, 1, 5]) + b"hello" + bytes([2, 1, 0, 40, 0, 3, 0, 0x80, 9]))
+    write(out, "openpgp", bytes([7, 9]) + b"signed me" + bytes([1, 0, 0, 5, 1, 0]))
+    write(out, "openpgp", bytes([1]) + b"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmDMEZZZZ\n=AAAA\n-----END PGP PUBLIC KEY BLOCK-----\n")
+    gpg = shutil.which("gpg")
+    if gpg is None:
+        return
+    source = os.path.join(ROOT, "Fuzz/Sources/fuzz-openpgp/FuzzOpenPGP.swift")
+    with open(source, encoding="utf-8") as f:
+        key = re.search(r"-----BEGIN PGP PRIVATE KEY BLOCK-----.*?-----END PGP PRIVATE KEY BLOCK-----", f.read(), re.S).group(0)
+    home = tempfile.mkdtemp(prefix="rfz-")
+    base = [gpg, "--homedir", home, "--batch", "--yes", "--no-tty", "--pinentry-mode", "loopback", "--passphrase", "fuzz",
+            "--trust-model", "always"]
+
+    def run(*args, data=None):
+        return subprocess.run(base + list(args), input=data, capture_output=True, check=True).stdout
+
+    try:
+        run("--import", data=key.encode())
+        fuzz = "fuzz@rampart.invalid"
+        run("--quick-gen-key", "Other Signer <other@fuzz.invalid>", "ed25519", "sign,cert", "never")
+        text = b"Hello from gpg.\n- a dashed line\nFrom here\n"
+        write(out, "openpgp", bytes([0]) + run("-u", fuzz, "-r", fuzz, "--sign", "--encrypt", "-z", "0", data=text))
+        write(out, "openpgp", bytes([0]) + run("--armor", "-u", fuzz, "-r", fuzz, "--sign", "--encrypt", data=text))
+        write(out, "openpgp", bytes([0]) + run("-u", "other@fuzz.invalid", "-r", fuzz, "--sign", "--encrypt",
+                                               "--compress-algo", "zip", data=text * 20))
+        write(out, "openpgp", bytes([0]) + run("-r", fuzz, "--encrypt", "--compress-algo", "bzip2", data=bytes(3000)))
+        write(out, "openpgp", bytes([1]) + run("--armor", "--export", fuzz))
+        write(out, "openpgp", bytes([1]) + run("--armor", "--export"))
+        write(out, "openpgp", bytes([2]) + run("--export", "other@fuzz.invalid"))
+        write(out, "openpgp", bytes([3]) + run("-u", fuzz, "--clearsign", data=text))
+        signature = run("-u", fuzz, "--detach-sign", data=text)
+        write(out, "openpgp", bytes([4]) + struct.pack(">H", len(text)) + text + signature)
+        write(out, "openpgp", bytes([5]) + run("-u", fuzz, "--sign", data=text))
+        write(out, "openpgp", bytes([5]) + run("-u", fuzz, "--sign", "--armor", "-z", "0", data=text))
+    finally:
+        subprocess.run(["gpgconf", "--homedir", home, "--kill", "all"], capture_output=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -197,6 +246,9 @@ def main():
     write(out, "api", bytes([9]) + b"RMOR\x01\x02" + bytes(16) + b"From x\n")
     write(out, "api", bytes([10]) + b"sealed body")
     write(out, "api", bytes([11]) + emls[0])
+
+    # OpenPGP: gpg-made messages, keys and signatures for the fixed key of fuzz-openpgp.
+    openpgp_seeds(out)
 
 
 if __name__ == "__main__":
