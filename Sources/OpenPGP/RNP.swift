@@ -87,7 +87,14 @@ final class RNPContext {
         guard let created else { throw OpenPGPError.library("RNP returned no context") }
         ffi = created
         rnp_ffi_set_pass_provider(ffi, refusePassword, nil)
+        if RNPContext.nullLog >= 0 {
+            rnp_ffi_set_log_fd(ffi, RNPContext.nullLog)
+        }
     }
+
+    /// RNP's per-context diagnostics go to /dev/null (opened once): Debian's librnp is built with
+    /// its log on, and a refused message must not print RNP internals on the user's terminal.
+    private static let nullLog: Int32 = open("/dev/null", O_WRONLY | O_CLOEXEC)
 
     deinit {
         rnp_ffi_destroy(ffi)
