@@ -247,4 +247,37 @@ struct ShapeTests {
         #expect(read.signature == .none)
         #expect(read.data == Data("literal only".utf8))
     }
+
+    /// A new-format packet (tag, body).
+    static func packet(_ tag: UInt8, _ body: Data) -> Data {
+        var out = Data([0xC0 | tag])
+        if body.count < 192 {
+            out.append(UInt8(body.count))
+        } else {
+            out.append(0xFF)
+            out.append(contentsOf: withUnsafeBytes(of: UInt32(body.count).bigEndian, Array.init))
+        }
+        return out + body
+    }
+
+    @Test("A second literal packet smuggled into a container: the status always describes the data returned")
+    func smuggledLiteral() throws {
+        let alice = try PGPPrivateKey.generate(name: "Alice", address: "alice@example.org")
+        let signed = try OpenPGP.sign(Data("signed part".utf8), with: alice)
+        let extra = Self.packet(11, Data([0x62, 0, 0, 0, 0, 0]) + Data("INJECTED".utf8))
+        // A compressed packet with algorithm 0 (stored) holding the signed message and the extra literal.
+        var returned = 0
+        for inner in [signed + extra, extra + signed] {
+            let message = Self.packet(8, Data([0x00]) + inner)
+            guard let read = try? OpenPGP.verifySigned(message, against: [alice.publicKey]) else { continue }
+            returned += 1
+            if read.signature == .verified(alice.fingerprint) {
+                #expect(read.data == Data("signed part".utf8))
+            } else {
+                #expect(!String(decoding: read.data, as: UTF8.self).contains("signed part"))
+            }
+        }
+        // RNP reads the first literal packet and ignores what follows (gpg refuses both forms).
+        #expect(returned == 2)
+    }
 }
