@@ -25,6 +25,7 @@ struct BenchCommand: AsyncParsableCommand {
         PushBenchmark.self,
         BenchVault.self,
         BenchMIME.self,
+        BenchOpenPGP.self,
     ]
 }
 
