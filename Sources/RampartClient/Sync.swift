@@ -45,6 +45,9 @@ public struct MailSync: Sendable {
         let session = try account.session()
         let keys = try account.mailboxKey()
         var summary = SyncSummary()
+        // Mail rows deleted, inserted, replayed or edited on disk (found by the store's row
+        // authentication): start over from the first event, so the server's copy comes back.
+        if try store.mail.needsResync() { try store.mail.discardForResync() }
         var cursor = Int64(try store.mail.eventCursor() ?? "0") ?? 0
         let firstSync = cursor == 0
         var labelsDirty = firstSync

@@ -83,7 +83,7 @@ import Testing
         let date = Date(timeIntervalSince1970: 1_750_000_000)
         try fixture.store.recordFirstLogin(date)
         try fixture.store.recordFirstLogin(Date(timeIntervalSince1970: 1_800_000_000))
-        #expect(try fixture.store.technicalData() == TechnicalData(firstLogin: date, cacheSchemaVersion: 1))
+        #expect(try fixture.store.technicalData() == TechnicalData(firstLogin: date, cacheSchemaVersion: 2))
     }
 
     @Test func driveRecordsRoundTrip() throws {

@@ -60,7 +60,7 @@ import Testing
     @Test func rotationRefusesToLaunderTamperedValues() throws {
         let fixture = try StoreFixture()
         _ = try populate(fixture.store, count: 3)
-        try fixture.tamper { db in try db.execute(sql: "UPDATE messages SET body = (SELECT body FROM messages WHERE id = 'msg-0') WHERE id = 'msg-1'") }
+        try fixture.tamper { db in try db.execute(sql: "UPDATE messages SET sealed = (SELECT sealed FROM messages WHERE id = 'msg-0') WHERE id = 'msg-1'") }
         expectTampered { try fixture.store.rotateKeys(from: fixture.key, to: .generate()) }
     }
 }

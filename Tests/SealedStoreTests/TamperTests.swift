@@ -10,21 +10,24 @@ import Testing
         let fixture = try StoreFixture()
         try fixture.store.mail.insert(messages: [sampleMessage(1), sampleMessage(2)])
         try fixture.tamper { db in
-            let one = try Data.fetchOne(db, sql: "SELECT body FROM messages WHERE id = 'msg-1'")!
-            let two = try Data.fetchOne(db, sql: "SELECT body FROM messages WHERE id = 'msg-2'")!
-            try db.execute(sql: "UPDATE messages SET body = ? WHERE id = 'msg-1'", arguments: [two])
-            try db.execute(sql: "UPDATE messages SET body = ? WHERE id = 'msg-2'", arguments: [one])
+            let one = try Data.fetchOne(db, sql: "SELECT sealed FROM messages WHERE id = 'msg-1'")!
+            let two = try Data.fetchOne(db, sql: "SELECT sealed FROM messages WHERE id = 'msg-2'")!
+            try db.execute(sql: "UPDATE messages SET sealed = ? WHERE id = 'msg-1'", arguments: [two])
+            try db.execute(sql: "UPDATE messages SET sealed = ? WHERE id = 'msg-2'", arguments: [one])
         }
         expectTampered { try fixture.store.mail.message(id: "msg-1") }
         expectTampered { try fixture.store.mail.message(id: "msg-2") }
         expectTampered { try fixture.store.mail.messages(label: "inbox", limit: 10) }
     }
 
-    @Test func bodyMovedToAnotherColumnIsRejected() throws {
+    @Test func envelopeMovedToAnotherTableIsRejected() throws {
         let fixture = try StoreFixture()
         try fixture.store.mail.insert(message: sampleMessage(1))
-        try fixture.tamper { db in try db.execute(sql: "UPDATE messages SET subject = body WHERE id = 'msg-1'") }
-        expectTampered { try fixture.store.mail.message(id: "msg-1") }
+        try fixture.store.mail.save(contact: Contact(id: "msg-1", modified: 1, name: "Carol", emails: [], card: "v"))
+        try fixture.tamper { db in
+            try db.execute(sql: "UPDATE contacts SET sealed = (SELECT sealed FROM messages WHERE id = 'msg-1'), version = (SELECT version FROM messages WHERE id = 'msg-1')")
+        }
+        expectTampered { try fixture.store.mail.contact(id: "msg-1") }
     }
 
     @Test func renamedRowIdIsRejected() throws {
@@ -38,9 +41,9 @@ import Testing
         let fixture = try StoreFixture()
         try fixture.store.mail.insert(message: sampleMessage(1))
         try fixture.tamper { db in
-            var body = try Data.fetchOne(db, sql: "SELECT body FROM messages WHERE id = 'msg-1'")!
-            body[body.startIndex + 30] ^= 0x80
-            try db.execute(sql: "UPDATE messages SET body = ? WHERE id = 'msg-1'", arguments: [body])
+            var sealed = try Data.fetchOne(db, sql: "SELECT sealed FROM messages WHERE id = 'msg-1'")!
+            sealed[sealed.startIndex + 30] ^= 0x80
+            try db.execute(sql: "UPDATE messages SET sealed = ? WHERE id = 'msg-1'", arguments: [sealed])
         }
         expectTampered { try fixture.store.mail.message(id: "msg-1") }
     }
@@ -49,8 +52,8 @@ import Testing
         let fixture = try StoreFixture()
         try fixture.store.mail.insert(messages: [sampleMessage(1), sampleMessage(2)])
         try fixture.tamper { db in
-            try db.execute(sql: "UPDATE messages SET body = substr(body, 1, length(body) - 1) WHERE id = 'msg-1'")
-            try db.execute(sql: "UPDATE messages SET recipients = x'' WHERE id = 'msg-2'")
+            try db.execute(sql: "UPDATE messages SET sealed = substr(sealed, 1, length(sealed) - 1) WHERE id = 'msg-1'")
+            try db.execute(sql: "UPDATE messages SET sealed = x'' WHERE id = 'msg-2'")
         }
         expectTampered { try fixture.store.mail.message(id: "msg-1") }
         expectTampered { try fixture.store.mail.message(id: "msg-2") }
@@ -68,13 +71,12 @@ import Testing
         bob.close()
         alice.store.close()
         let aliceRow = try DatabaseQueue(path: alice.databasePath).read { db in
-            try Row.fetchOne(db, sql: "SELECT subject, sender, recipients, body FROM messages WHERE id = 'msg-1'")!
+            try Row.fetchOne(db, sql: "SELECT version, sealed FROM messages WHERE id = 'msg-1'")!
         }
         let bobQueue = try DatabaseQueue(path: alice.files.databaseURL(for: "bob").path)
         try bobQueue.write { db in
-            try db.execute(sql: "UPDATE messages SET subject = ?, sender = ?, recipients = ?, body = ? WHERE id = 'msg-1'",
-                           arguments: [aliceRow["subject"] as Data, aliceRow["sender"] as Data,
-                                       aliceRow["recipients"] as Data, aliceRow["body"] as Data])
+            try db.execute(sql: "UPDATE messages SET version = ?, sealed = ? WHERE id = 'msg-1'",
+                           arguments: [aliceRow["version"] as Int64, aliceRow["sealed"] as Data])
         }
         try bobQueue.close()
         let reopened = try SealedStore(files: alice.files, keys: bobSession)
@@ -88,7 +90,7 @@ import Testing
             DriveBlock(revisionID: "r", index: $0, size: 1, hash: Data([UInt8($0)]), localURL: "file:///b\($0)")
         })
         try fixture.tamper { db in
-            try db.execute(sql: "UPDATE blocks SET local_url = (SELECT local_url FROM blocks WHERE block_index = 1) WHERE block_index = 0")
+            try db.execute(sql: "UPDATE blocks SET sealed = (SELECT sealed FROM blocks WHERE block_index = 1) WHERE block_index = 0")
         }
         expectTampered { try fixture.store.drive.block(revisionID: "r", index: 0) }
         #expect(try fixture.store.drive.block(revisionID: "r", index: 1).localURL == "file:///b1")
@@ -101,12 +103,12 @@ import Testing
         try fixture.tamper { db in
             // SQLite columns accept any type: an attacker can put text where numbers or blobs belong.
             try db.execute(sql: "UPDATE messages SET time = 'yesterday' WHERE id = 'msg-1'")
-            try db.execute(sql: "UPDATE messages SET body = 'plain text body' WHERE id = 'msg-2'")
+            try db.execute(sql: "UPDATE messages SET sealed = 'plain text body' WHERE id = 'msg-2'")
             try db.execute(sql: "UPDATE settings SET mac = 42 WHERE name = 'stripImageMetadata'")
         }
-        // Clear columns are not authenticated (a documented limit): SQLite converts the text to 0,
-        // the sealed content still authenticates, and nothing crashes.
-        #expect(try fixture.store.mail.message(id: "msg-1").body == sampleMessage(1).body)
+        // Clear columns are in the row's associated data: text where an integer belongs is
+        // `tampered`, and nothing crashes.
+        expectTampered { try fixture.store.mail.message(id: "msg-1") }
         expectTampered { try fixture.store.mail.message(id: "msg-2") }
         let readout = try fixture.store.privacySettings()
         #expect(readout.settings == .safeDefaults)

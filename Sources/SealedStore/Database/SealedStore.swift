@@ -24,8 +24,9 @@ import RampartCore
 /// let found = try store.mail.message(id: message.id)
 /// ```
 public final class SealedStore: @unchecked Sendable {
-    /// The schema version bound into every sealed value's associated data.
-    public static let schemaVersion: UInt32 = 1
+    /// The schema version bound into every sealed value's associated data. Version 2: one
+    /// envelope per row, clear columns in its associated data, authenticated row sets.
+    public static let schemaVersion: UInt32 = 2
 
     public let user: UserID
     public let files: StoreFiles
@@ -39,14 +40,26 @@ public final class SealedStore: @unchecked Sendable {
     /// whenever the MainKey object changes. It holds no decrypted data.
     private weak var cachedMainKey: MainKey?
     private var cachedSubKeys: [KeyPurpose: DerivedKey] = [:]
+    /// Tables whose row set was checked against the authenticated state in this process (true)
+    /// or found changed (false). A changed table stays refused until a reset (re-sync) of it.
+    private var checkedTables: [String: Bool] = [:]
+    /// The highest epoch this process has seen: a lower one later is a rollback.
+    private var highestEpoch: Int64 = 0
+    let anchor: (any StoreRollbackAnchor)?
 
     /// Opens (creating and migrating if needed) the database of `keys.userID`.
+    /// - Parameter anchor: where the highest epoch is remembered outside the database (a
+    ///   keychain item); nil keeps no such record (an older copy of the whole database then goes
+    ///   unnoticed).
     /// - Throws: ``SealedStoreError/locked(_:)`` if the key is locked (opening runs the
-    ///   migrations, a write), ``SealedStoreError/files(_:)``, ``SealedStoreError/database(code:message:)``.
-    public init(files: StoreFiles, keys provider: any MainKeyProvider) throws {
+    ///   migrations, a write), ``SealedStoreError/files(_:)``, ``SealedStoreError/database(code:message:)``,
+    ///   ``SealedStoreError/outdatedStore(_:)`` for a database of the older column layout,
+    ///   `tampered` (`rolledBack`) when the anchor remembers a later epoch.
+    public init(files: StoreFiles, keys provider: any MainKeyProvider, anchor: (any StoreRollbackAnchor)? = nil) throws {
         self.user = provider.userID
         self.files = files
         self.provider = provider
+        self.anchor = anchor
         guard provider.isUnlocked else { throw SealedStoreError.locked(provider.userID) }
         try files.prepare(for: user)
         var configuration = Configuration()
@@ -59,12 +72,22 @@ public final class SealedStore: @unchecked Sendable {
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: files.databaseURL(for: user).path, configuration: configuration)
+            let outdated = try pool.read { db in
+                try db.tableExists("grdb_migrations")
+                    && (try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM grdb_migrations WHERE identifier = ?)",
+                                          arguments: [StoreSchema.columnLayoutMigration]) ?? false)
+            }
+            if outdated {
+                try? pool.close()
+                throw SealedStoreError.outdatedStore(user)
+            }
             try StoreSchema.migrator.migrate(pool)
         } catch let error as DatabaseError {
             throw SealedStoreError.database(code: error.resultCode.rawValue, message: error.message ?? "\(error)")
         }
         try files.tightenPermissions(for: user)
         self.pool = pool
+        try startState()
         OpenStores.shared.add(self)
         let user = self.user
         lifecycleToken = provider.observeLifecycle { [weak self] event in
@@ -126,6 +149,110 @@ public final class SealedStore: @unchecked Sendable {
         try access(needs) { pool, keys in try pool.read { db in try body(db, keys) } }
     }
 
+    /// Runs `body` in a read transaction after checking, once per process, that the row set of
+    /// each of `tables` is the authenticated one.
+    /// - Throws: `tampered` (`rowSetChanged`) for a table whose rows were deleted, inserted or
+    ///   replaced by older copies on disk.
+    func read<T>(_ needs: KeyNeeds = .columns, checking tables: [String],
+                 _ body: (Database, StoreKeys) throws -> T) throws -> T {
+        let unchecked = lock.withLock { tables.filter { checkedTables[$0] != true } }
+        if unchecked.isEmpty { return try read(needs, body) }
+        return try access(needs.union(.state)) { pool, keys in
+            try pool.read { db in
+                try checkRowSets(unchecked, in: db, keys: keys)
+                return try body(db, keys)
+            }
+        }
+    }
+
+    /// Checks the row sets of `tables` against the authenticated state (and its epoch against
+    /// the highest one seen), remembering the outcome for this process.
+    func checkRowSets(_ tables: [String], in db: Database, keys: StoreKeys) throws {
+        let known = lock.withLock { checkedTables }
+        if let failed = tables.first(where: { known[$0] == false }) {
+            throw SealedStoreError.tampered(table: failed, column: "*", primaryKey: "*", reason: .rowSetChanged)
+        }
+        let state = try StateTransaction.load(db, key: keys.stateKey())
+        let seen = lock.withLock { () -> Int64 in
+            defer { highestEpoch = max(highestEpoch, state.epoch) }
+            return highestEpoch
+        }
+        guard state.epoch >= seen else { throw StateTransaction.tamperedState(.rolledBack) }
+        for table in tables where known[table] != true {
+            let actual = try RowSetDigest.compute(table, in: db, key: keys.stateKey())
+            let matches = actual == (state.tables[table] ?? .init())
+            lock.withLock { checkedTables[table] = matches }
+            guard matches else {
+                throw SealedStoreError.tampered(table: table, column: "*", primaryKey: "*", reason: .rowSetChanged)
+            }
+        }
+    }
+
+    /// Forgets the outcome of earlier row-set checks of `tables` (after a reset of them).
+    func forgetChecks(_ tables: [String]) {
+        lock.withLock { tables.forEach { checkedTables[$0] = nil } }
+    }
+
+    /// Runs `body` in a write transaction with the authenticated state loaded (and checked);
+    /// rows written take the transaction's new epoch as their version. The state is saved in
+    /// the same transaction, and the rollback anchor updated after the commit.
+    func mutate<T>(_ needs: KeyNeeds = .columns, _ body: (Database, StoreKeys, StateTransaction) throws -> T) throws -> T {
+        var record: (epoch: Int64, mac: [UInt8])?
+        let result = try access(needs.union(.state)) { pool, keys in
+            try pool.write { db -> T in
+                let state = try StateTransaction(db: db, key: try keys.stateKey())
+                let result = try body(db, keys, state)
+                try state.save(in: db)
+                record = (state.state.epoch, keys.stateKey().anchorMAC(epoch: state.state.epoch))
+                return result
+            }
+        }
+        if let record {
+            lock.withLock { highestEpoch = max(highestEpoch, record.epoch) }
+            try saveAnchor(epoch: record.epoch, mac: record.mac)
+        }
+        return result
+    }
+
+    /// Creates the state of a fresh store, and checks the store against the rollback anchor.
+    private func startState() throws {
+        var current: (epoch: Int64, mac: [UInt8])?
+        try access(.state) { pool, keys in
+            try pool.write { db in
+                let stateKey = try keys.stateKey()
+                let existing = try Row.fetchOne(db, sql: "SELECT 1 FROM store_state WHERE id = 1")
+                if existing == nil {
+                    // A fresh (empty) store gets its state; a store with rows and no state opens,
+                    // but every read and write of it is refused by load() (`tampered`).
+                    guard let state = try? StateTransaction.load(db, key: stateKey) else { return }
+                    try StateTransaction.store(state, in: db, key: stateKey)
+                    current = (state.epoch, stateKey.anchorMAC(epoch: state.epoch))
+                    return
+                }
+                if let state = try? StateTransaction.load(db, key: stateKey) {
+                    current = (state.epoch, stateKey.anchorMAC(epoch: state.epoch))
+                }
+            }
+            guard let anchor, let current else { return }
+            // A record that does not authenticate (another key, edited) is replaced, not trusted.
+            if let stored = try? anchor.load(), let remembered = keys.stateKey().anchoredEpoch(stored) {
+                guard current.epoch >= remembered else { throw StateTransaction.tamperedState(.rolledBack) }
+                lock.withLock { highestEpoch = max(highestEpoch, remembered) }
+            }
+        }
+        if let current { try saveAnchor(epoch: current.epoch, mac: current.mac) }
+    }
+
+    private func saveAnchor(epoch: Int64, mac: [UInt8]) throws {
+        guard let anchor else { return }
+        var record = Data()
+        withUnsafeBytes(of: epoch.bigEndian) { record.append(contentsOf: $0) }
+        record.append(contentsOf: mac)
+        do { try anchor.save(record) } catch {
+            throw SealedStoreError.files("cannot record the store's epoch outside the database: \(error)")
+        }
+    }
+
     /// Runs `body` in a write transaction with freshly derived sub-keys.
     func write<T>(_ needs: KeyNeeds = .columns, _ body: (Database, StoreKeys) throws -> T) throws -> T {
         try access(needs) { pool, keys in try pool.write { db in try body(db, keys) } }
@@ -140,6 +267,13 @@ public final class SealedStore: @unchecked Sendable {
             }
             return try body(pool, keys)
         } catch let error as SealedStoreError {
+            if case .tampered(let table, _, _, _) = error, MailStore.syncedTables.contains(table) {
+                // Remembered (unauthenticated: at worst it causes a re-sync) so that the next
+                // sync downloads the mail again instead of keeping the edited row.
+                try? pool.write { db in
+                    try db.execute(sql: "INSERT OR REPLACE INTO technical (name, value) VALUES ('needs_resync', 1)")
+                }
+            }
             throw error
         } catch is LockedError {
             throw SealedStoreError.locked(user)
@@ -210,6 +344,7 @@ struct KeyNeeds: OptionSet {
     static let columns = KeyNeeds(rawValue: 1)
     static let index = KeyNeeds(rawValue: 2)
     static let settings = KeyNeeds(rawValue: 4)
+    static let state = KeyNeeds(rawValue: 8)
 }
 
 /// The sub-keys of one operation. Derived from the MainKey at the start, wiped at the end.
@@ -217,9 +352,11 @@ struct StoreKeys {
     static func columnPurpose(_ user: UserID) -> KeyPurpose { KeyPurpose("store.columns", context: user.rawValue) }
     static func indexPurpose(_ user: UserID) -> KeyPurpose { KeyPurpose("store.blind-index", context: user.rawValue) }
     static func settingsPurpose(_ user: UserID) -> KeyPurpose { KeyPurpose("store.settings-mac", context: user.rawValue) }
+    static func statePurpose(_ user: UserID) -> KeyPurpose { KeyPurpose("store.state-mac", context: user.rawValue) }
 
     private let owned: [DerivedKey]
-    let sealer: ColumnSealer?
+    let sealer: RowSealer?
+    let state: StateKey?
     let index: BlindIndex?
     let settingsKey: SymmetricKey?
     let keyVersion: KeyVersion
@@ -242,17 +379,25 @@ struct StoreKeys {
         let version = KeyVersion(mainKey)
         keyVersion = version
         sealer = needs.contains(.columns)
-            ? ColumnSealer(key: try symmetric(Self.columnPurpose(user)), user: user, keyVersion: version,
-                           schemaVersion: SealedStore.schemaVersion)
+            ? RowSealer(key: try symmetric(Self.columnPurpose(user)), user: user, keyVersion: version,
+                        schemaVersion: SealedStore.schemaVersion)
+            : nil
+        state = needs.contains(.state)
+            ? StateKey(key: try symmetric(Self.statePurpose(user)), user: user, keyVersion: version)
             : nil
         index = needs.contains(.index) ? BlindIndex(key: try symmetric(Self.indexPurpose(user))) : nil
         settingsKey = needs.contains(.settings) ? try symmetric(Self.settingsPurpose(user)) : nil
         self.owned = owned
     }
 
-    func columns() throws -> ColumnSealer {
+    func columns() throws -> RowSealer {
         guard let sealer else { preconditionFailure("operation did not ask for the column key") }
         return sealer
+    }
+
+    func stateKey() -> StateKey {
+        guard let state else { preconditionFailure("operation did not ask for the state key") }
+        return state
     }
 
     func blindIndex() -> BlindIndex {

@@ -7,7 +7,7 @@ import GRDB
 /// Sealed columns are BLOBs holding a ``Sealed`` envelope; every table keeps an implicit rowid,
 /// which key rotation walks in order.
 enum StoreSchema {
-    /// Every table with sealed columns, in the order key rotation walks them.
+    /// Every table whose rows are sealed and authenticated, in the order key rotation walks them.
     static let sealedTables: [SealedTable] = [
         AccountRecord.table, MailMessage.table, Conversation.table, AttachmentMetadata.table,
         Contact.table, MailLabel.table, EventCursor.table,
@@ -15,13 +15,31 @@ enum StoreSchema {
         DriveThumbnail.table, DriveShareURL.table,
     ]
 
+    /// The first migration of the layout before whole-row authentication (one envelope per
+    /// column, clear columns unauthenticated). A database that has it is refused
+    /// (``SealedStoreError/outdatedStore(schema:)``): its clear columns were never authenticated,
+    /// so nothing in it can be vouched for; a fresh copy comes from the server.
+    static let columnLayoutMigration = "v1-core"
+
+    /// A table's CREATE statement: key and clear columns as declared, then `version` and `sealed`,
+    /// and a covering index of (key, version) for the row-set check.
+    private static func create(_ table: SealedTable, columns: String, primaryKey: String? = nil) -> String {
+        let key = primaryKey.map { ", PRIMARY KEY (\($0))" } ?? ""
+        return """
+            CREATE TABLE \(table.name) (\(columns), version INTEGER NOT NULL, sealed BLOB NOT NULL\(key));
+            CREATE INDEX \(table.name)_versions ON \(table.name) (\(table.keyColumns.joined(separator: ", ")), version);
+            """
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1-core") { db in
+        migrator.registerMigration("v2-core") { db in
             try db.execute(sql: """
                 CREATE TABLE technical (name TEXT PRIMARY KEY, value) ;
-                INSERT INTO technical (name, value) VALUES ('cache_schema_version', 1);
-                CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL, mac BLOB NOT NULL);
+                INSERT INTO technical (name, value) VALUES ('cache_schema_version', 2);
+                CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL, version INTEGER NOT NULL, mac BLOB NOT NULL);
+                CREATE TABLE store_state (id INTEGER PRIMARY KEY CHECK (id = 1), epoch INTEGER NOT NULL,
+                    tables BLOB NOT NULL, mac BLOB NOT NULL);
                 CREATE TABLE key_rotation (
                     id INTEGER PRIMARY KEY CHECK (id = 1),
                     from_version TEXT NOT NULL, to_version TEXT NOT NULL,
@@ -29,13 +47,13 @@ enum StoreSchema {
                     rows_done INTEGER NOT NULL);
                 """)
         }
-        migrator.registerMigration("v1-mail") { db in
-            try db.execute(sql: """
-                CREATE TABLE accounts (id TEXT PRIMARY KEY NOT NULL,
-                    username BLOB NOT NULL, display_name BLOB NOT NULL, addresses BLOB NOT NULL);
-                CREATE TABLE messages (id TEXT PRIMARY KEY NOT NULL, conversation_id TEXT NOT NULL,
-                    time INTEGER NOT NULL, size INTEGER NOT NULL, flags INTEGER NOT NULL, label_ids TEXT NOT NULL,
-                    subject BLOB NOT NULL, sender BLOB NOT NULL, recipients BLOB NOT NULL, body BLOB NOT NULL);
+        migrator.registerMigration("v2-mail") { db in
+            try db.execute(sql: create(AccountRecord.table, columns: "id TEXT PRIMARY KEY NOT NULL")
+                + create(MailMessage.table, columns: """
+                    id TEXT PRIMARY KEY NOT NULL, conversation_id TEXT NOT NULL,
+                    time INTEGER NOT NULL, size INTEGER NOT NULL, flags INTEGER NOT NULL, label_ids TEXT NOT NULL
+                    """)
+                + """
                 CREATE INDEX messages_by_time ON messages (time);
                 CREATE INDEX messages_by_conversation ON messages (conversation_id, time);
                 CREATE TABLE message_labels (label_id TEXT NOT NULL, time INTEGER NOT NULL,
@@ -44,59 +62,53 @@ enum StoreSchema {
                 CREATE TABLE search_tokens (token BLOB NOT NULL, message_rowid INTEGER NOT NULL,
                     PRIMARY KEY (token, message_rowid)) WITHOUT ROWID;
                 CREATE INDEX search_tokens_by_message ON search_tokens (message_rowid);
-                CREATE TABLE conversations (id TEXT PRIMARY KEY NOT NULL, time INTEGER NOT NULL,
-                    message_count INTEGER NOT NULL, unread_count INTEGER NOT NULL, label_ids TEXT NOT NULL,
-                    subject BLOB NOT NULL, senders BLOB NOT NULL);
-                CREATE INDEX conversations_by_time ON conversations (time);
-                CREATE TABLE attachments (id TEXT PRIMARY KEY NOT NULL, message_id TEXT NOT NULL,
-                    size INTEGER NOT NULL, name BLOB NOT NULL, mime_type BLOB NOT NULL, key_packets BLOB NOT NULL);
-                CREATE INDEX attachments_by_message ON attachments (message_id);
-                CREATE TABLE contacts (id TEXT PRIMARY KEY NOT NULL, modified INTEGER NOT NULL,
-                    name BLOB NOT NULL, emails BLOB NOT NULL, card BLOB NOT NULL);
-                CREATE TABLE labels (id TEXT PRIMARY KEY NOT NULL, kind INTEGER NOT NULL, sort_order INTEGER NOT NULL,
-                    name BLOB NOT NULL, color BLOB NOT NULL);
-                CREATE TABLE event_cursor (id INTEGER PRIMARY KEY CHECK (id = 1), cursor BLOB NOT NULL);
-                """)
+                """
+                + create(Conversation.table, columns: """
+                    id TEXT PRIMARY KEY NOT NULL, time INTEGER NOT NULL,
+                    message_count INTEGER NOT NULL, unread_count INTEGER NOT NULL, label_ids TEXT NOT NULL
+                    """)
+                + "CREATE INDEX conversations_by_time ON conversations (time);"
+                + create(AttachmentMetadata.table, columns: "id TEXT PRIMARY KEY NOT NULL, message_id TEXT NOT NULL, size INTEGER NOT NULL")
+                + "CREATE INDEX attachments_by_message ON attachments (message_id);"
+                + create(Contact.table, columns: "id TEXT PRIMARY KEY NOT NULL, modified INTEGER NOT NULL")
+                + create(MailLabel.table, columns: "id TEXT PRIMARY KEY NOT NULL, kind INTEGER NOT NULL, sort_order INTEGER NOT NULL")
+                + create(EventCursor.table, columns: "id INTEGER PRIMARY KEY CHECK (id = 1)"))
         }
-        migrator.registerMigration("v1-drive") { db in
-            try db.execute(sql: """
-                CREATE TABLE volumes (id TEXT PRIMARY KEY NOT NULL, state INTEGER NOT NULL,
-                    used_space INTEGER NOT NULL, root_share_id TEXT NOT NULL);
-                CREATE TABLE shares (id TEXT PRIMARY KEY NOT NULL, volume_id TEXT NOT NULL, kind INTEGER NOT NULL,
-                    root_node_id TEXT NOT NULL, creator BLOB NOT NULL, key_material BLOB NOT NULL);
-                CREATE TABLE nodes (id TEXT PRIMARY KEY NOT NULL, share_id TEXT NOT NULL, parent_id TEXT,
-                    kind INTEGER NOT NULL, state INTEGER NOT NULL, size INTEGER NOT NULL, modified INTEGER NOT NULL,
-                    name BLOB NOT NULL, mime_type BLOB NOT NULL, key_material BLOB NOT NULL);
-                CREATE INDEX nodes_by_parent ON nodes (parent_id, modified);
-                CREATE TABLE revisions (id TEXT PRIMARY KEY NOT NULL, node_id TEXT NOT NULL, state INTEGER NOT NULL,
-                    size INTEGER NOT NULL, created INTEGER NOT NULL, manifest_signature BLOB NOT NULL);
-                CREATE INDEX revisions_by_node ON revisions (node_id, created);
-                CREATE TABLE blocks (revision_id TEXT NOT NULL, block_index INTEGER NOT NULL, size INTEGER NOT NULL,
-                    hash BLOB NOT NULL, local_url BLOB NOT NULL, PRIMARY KEY (revision_id, block_index));
-                CREATE TABLE thumbnails (revision_id TEXT NOT NULL, kind INTEGER NOT NULL, size INTEGER NOT NULL,
-                    hash BLOB NOT NULL, local_url BLOB NOT NULL, PRIMARY KEY (revision_id, kind));
-                CREATE TABLE share_urls (id TEXT PRIMARY KEY NOT NULL, share_id TEXT NOT NULL,
-                    expiration INTEGER, permissions INTEGER NOT NULL, url BLOB NOT NULL, password BLOB NOT NULL);
-                CREATE INDEX share_urls_by_share ON share_urls (share_id);
-                """)
+        migrator.registerMigration("v2-drive") { db in
+            try db.execute(sql: create(DriveVolume.table, columns: """
+                    id TEXT PRIMARY KEY NOT NULL, state INTEGER NOT NULL,
+                    used_space INTEGER NOT NULL, root_share_id TEXT NOT NULL
+                    """)
+                + create(DriveShare.table, columns: "id TEXT PRIMARY KEY NOT NULL, volume_id TEXT NOT NULL, kind INTEGER NOT NULL, root_node_id TEXT NOT NULL")
+                + create(DriveNode.table, columns: """
+                    id TEXT PRIMARY KEY NOT NULL, share_id TEXT NOT NULL, parent_id TEXT,
+                    kind INTEGER NOT NULL, state INTEGER NOT NULL, size INTEGER NOT NULL, modified INTEGER NOT NULL
+                    """)
+                + "CREATE INDEX nodes_by_parent ON nodes (parent_id, modified);"
+                + create(DriveRevision.table, columns: "id TEXT PRIMARY KEY NOT NULL, node_id TEXT NOT NULL, state INTEGER NOT NULL, size INTEGER NOT NULL, created INTEGER NOT NULL")
+                + "CREATE INDEX revisions_by_node ON revisions (node_id, created);"
+                + create(DriveBlock.table, columns: "revision_id TEXT NOT NULL, block_index INTEGER NOT NULL, size INTEGER NOT NULL",
+                         primaryKey: "revision_id, block_index")
+                + create(DriveThumbnail.table, columns: "revision_id TEXT NOT NULL, kind INTEGER NOT NULL, size INTEGER NOT NULL",
+                         primaryKey: "revision_id, kind")
+                + create(DriveShareURL.table, columns: "id TEXT PRIMARY KEY NOT NULL, share_id TEXT NOT NULL, expiration INTEGER, permissions INTEGER NOT NULL")
+                + "CREATE INDEX share_urls_by_share ON share_urls (share_id);")
         }
         return migrator
     }
 }
 
-/// A table with sealed columns: its primary-key columns (bound into the associated data), its
-/// clear columns and its sealed columns.
+/// A table of sealed rows: its primary-key columns and clear columns (both bound into the row's
+/// associated data), and the names of the fields sealed together in its `sealed` column.
 struct SealedTable: Sendable {
     let name: String
     let keyColumns: [String]
     let clearColumns: [String]
+    /// The fields inside the row envelope, in order (names only: they share one `sealed` column).
     let sealedColumns: [String]
 
-    var allColumns: [String] { keyColumns + clearColumns + sealedColumns }
-
-    func location(column: String, key: [String]) -> SealedLocation {
-        SealedLocation(table: name, column: column, primaryKey: key)
-    }
+    /// The stored columns, in the order every select reads them: key, clear, `version`, `sealed`.
+    var allColumns: [String] { keyColumns + clearColumns + ["version", "sealed"] }
 
     /// The primary-key parts of a row, as strings for the associated data.
     func keyStrings(of row: Row) -> [String] {
@@ -142,65 +154,135 @@ extension SealedRecord {
 
 /// Generic statements over ``SealedRecord`` tables.
 enum SealedRows {
-    static func insertSQL(_ table: SealedTable, replace: Bool = true) -> String {
+    static func insertSQL(_ table: SealedTable) -> String {
         let columns = table.allColumns
-        return "INSERT \(replace ? "OR REPLACE " : "")INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES ("
+        return "INSERT OR REPLACE INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES ("
             + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
     }
 
-    static func selectSQL(_ table: SealedTable) -> String {
-        "SELECT \(table.allColumns.joined(separator: ", ")) FROM \(table.name)"
+    static func selectSQL(_ table: SealedTable, alias: String? = nil) -> String {
+        let prefix = alias.map { "\($0)." } ?? ""
+        return "SELECT \(table.allColumns.map { prefix + $0 }.joined(separator: ", ")) FROM \(table.name)"
+            + (alias.map { " \($0)" } ?? "")
     }
 
-    /// Seals the record's sealed columns and writes the row (insert or replace).
-    static func save<R: SealedRecord>(_ record: R, in db: Database, sealer: ColumnSealer) throws {
+    static func keyCondition(_ table: SealedTable) -> String {
+        table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
+    }
+
+    /// The rowid and version of the row with this key, if any.
+    static func existing(_ table: SealedTable, key: [DatabaseValue], in db: Database) throws -> (rowid: Int64, version: DatabaseValue)? {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT rowid, version FROM \(table.name) WHERE \(keyCondition(table))"),
+            arguments: StatementArguments(key)) else { return nil }
+        return (row[0], row[1])
+    }
+
+    /// Takes a row out of the table's digest (before it is replaced or deleted).
+    static func forget(_ table: SealedTable, key: [DatabaseValue], rowid: Int64, version: DatabaseValue,
+                       state: StateTransaction) throws {
+        guard case .int64(let number) = version.storage else {
+            throw SealedStoreError.tampered(table: table.name, column: "version",
+                                            primaryKey: describe(key), reason: .malformedContent)
+        }
+        state.removeRow(table: table.name, key: key, version: number, rowid: rowid)
+    }
+
+    /// Seals the record as one row envelope (its clear columns and key in the associated data),
+    /// writes it (insert or replace) under the transaction's version and updates the table's
+    /// digest. Returns the row's rowid.
+    @discardableResult
+    static func save<R: SealedRecord>(_ record: R, in db: Database, sealer: RowSealer, state: StateTransaction) throws -> Int64 {
         let table = R.table
-        let key = record.keyStrings
-        guard !key.contains(where: \.isEmpty) else {
+        let key = record.keyValues
+        guard !record.keyStrings.contains(where: \.isEmpty) else {
             throw SealedStoreError.invalidInput("\(table.name) needs a non-empty primary key")
         }
-        var arguments: [DatabaseValue] = record.keyValues + record.clearValues
-        for (column, plaintext) in zip(table.sealedColumns, record.sealedPlaintexts) {
-            arguments.append(try sealer.seal(bytes: plaintext, at: table.location(column: column, key: key)).databaseValue)
+        let previous = try existing(table, key: key, in: db)
+        if let previous {
+            try forget(table, key: key, rowid: previous.rowid, version: previous.version, state: state)
         }
-        try db.cachedStatement(sql: insertSQL(table)).execute(arguments: StatementArguments(arguments))
+        let clear = record.clearValues
+        let version = state.version
+        let envelope = try sealer.seal(fields: record.sealedPlaintexts,
+                                       associatedData: sealer.associatedData(table: table.name, version: version,
+                                                                            key: key, clear: clear))
+        let rowid: Int64
+        if let previous {
+            // Updated in place: the rowid (which label links and search tokens name) stays.
+            var arguments = clear
+            arguments.append(version.databaseValue)
+            arguments.append(envelope.databaseValue)
+            arguments.append(previous.rowid.databaseValue)
+            try db.cachedStatement(sql: updateSQL(table)).execute(arguments: StatementArguments(arguments))
+            rowid = previous.rowid
+        } else {
+            var arguments = key + clear
+            arguments.append(version.databaseValue)
+            arguments.append(envelope.databaseValue)
+            try db.cachedStatement(sql: insertSQL(table)).execute(arguments: StatementArguments(arguments))
+            rowid = db.lastInsertedRowID
+        }
+        state.addRow(table: table.name, key: key, version: version, rowid: rowid)
+        return rowid
     }
 
-    /// Opens the sealed columns of a fetched row and rebuilds the record.
-    static func decode<R: SealedRecord>(_ row: Row, as type: R.Type, sealer: ColumnSealer) throws -> R {
+    static func updateSQL(_ table: SealedTable) -> String {
+        "UPDATE \(table.name) SET "
+            + (table.clearColumns + ["version", "sealed"]).map { "\($0) = ?" }.joined(separator: ", ")
+            + " WHERE rowid = ?"
+    }
+
+    static func describe(_ key: some Collection<DatabaseValue>) -> String {
+        key.map { value -> String in
+            switch value.storage {
+            case .string(let string): string
+            case .int64(let int): String(int)
+            case .double(let double): String(double)
+            case .blob(let data): data.base64EncodedString()
+            case .null: ""
+            }
+        }.joined(separator: "/")
+    }
+
+    /// Authenticates a fetched row as a whole (key, clear columns, version and sealed fields in
+    /// one AEAD check) and rebuilds the record. The row starts with `table.allColumns`.
+    static func decode<R: SealedRecord>(_ row: Row, as type: R.Type, sealer: RowSealer) throws -> R {
         let table = R.table
-        let key = table.keyStrings(of: row)
-        var opened: [Data] = []
-        opened.reserveCapacity(table.sealedColumns.count)
-        // Rows are selected with `table.allColumns` in order: sealed columns come last.
-        let firstSealed = table.keyColumns.count + table.clearColumns.count
-        guard row.count == table.allColumns.count else { preconditionFailure("row selected without allColumns") }
-        for (offset, column) in table.sealedColumns.enumerated() {
-            let location = table.location(column: column, key: key)
-            let stored: Data?
-            do {
-                stored = try row.decode(Data?.self, atIndex: firstSealed + offset)
-            } catch {
-                throw SealedStoreError.tampered(table: table.name, column: column,
-                                                primaryKey: location.primaryKeyDescription, reason: .malformedContent)
-            }
-            guard let envelope = stored else {
-                throw SealedStoreError.tampered(table: table.name, column: column,
-                                                primaryKey: location.primaryKeyDescription, reason: .missingValue)
-            }
-            opened.append(try sealer.open(envelope: envelope, at: location))
+        let columnCount = table.allColumns.count
+        guard row.count >= columnCount else { preconditionFailure("row selected without allColumns") }
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(columnCount)
+        for index in 0..<columnCount { values.append(row[index]) }
+        let base = 0
+        let keyEnd = table.keyColumns.count
+        let clearEnd = keyEnd + table.clearColumns.count
+        func tampered(_ reason: TamperReason, _ column: String = "sealed") -> SealedStoreError {
+            .tampered(table: table.name, column: column, primaryKey: describe(values[base..<keyEnd]), reason: reason)
+        }
+        guard case .int64(let version) = values[clearEnd].storage else { throw tampered(.malformedContent, "version") }
+        guard case .blob(let envelope) = values[clearEnd + 1].storage else {
+            throw tampered(values[clearEnd + 1].isNull ? .missingValue : .malformedContent)
+        }
+        let associatedData = sealer.associatedData(table: table.name, version: version, key: values[base..<keyEnd],
+                                                   clear: values[keyEnd..<clearEnd])
+        let opened: [Data]
+        do throws(TamperReason) {
+            opened = try sealer.open(envelope: envelope, associatedData: associatedData,
+                                     fieldCount: table.sealedColumns.count)
+        } catch {
+            throw tampered(error)
         }
         do {
             return try R(row: row, opened: opened)
         } catch let error as SealedStoreError {
             throw error
         } catch {
-            throw SealedStoreError.tampered(table: table.name, column: table.sealedColumns.joined(separator: ","),
-                                            primaryKey: key.joined(separator: "/"), reason: .malformedContent)
+            throw tampered(.malformedContent)
         }
     }
 
-    static func fetchAll<R: SealedRecord>(_ type: R.Type, in db: Database, sealer: ColumnSealer,
+    static func fetchAll<R: SealedRecord>(_ type: R.Type, in db: Database, sealer: RowSealer,
                                           where condition: String = "", arguments: StatementArguments = [],
                                           orderBy: String = "", limit: Int? = nil) throws -> [R] {
         var sql = selectSQL(R.table)
@@ -216,16 +298,17 @@ enum SealedRows {
     }
 
     static func fetchOne<R: SealedRecord>(_ type: R.Type, key: [DatabaseValue], in db: Database,
-                                          sealer: ColumnSealer) throws -> R? {
-        let condition = R.table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
-        return try fetchAll(R.self, in: db, sealer: sealer, where: condition,
-                            arguments: StatementArguments(key), limit: 1).first
+                                          sealer: RowSealer) throws -> R? {
+        try fetchAll(R.self, in: db, sealer: sealer, where: keyCondition(R.table),
+                     arguments: StatementArguments(key), limit: 1).first
     }
 
-    static func delete<R: SealedRecord>(_ type: R.Type, key: [DatabaseValue], in db: Database) throws -> Bool {
-        let condition = R.table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
-        try db.execute(sql: "DELETE FROM \(R.table.name) WHERE \(condition)", arguments: StatementArguments(key))
-        return db.changesCount > 0
+    static func delete<R: SealedRecord>(_ type: R.Type, key: [DatabaseValue], in db: Database,
+                                        state: StateTransaction) throws -> Bool {
+        guard let previous = try existing(R.table, key: key, in: db) else { return false }
+        try forget(R.table, key: key, rowid: previous.rowid, version: previous.version, state: state)
+        try db.execute(sql: "DELETE FROM \(R.table.name) WHERE rowid = ?", arguments: [previous.rowid])
+        return true
     }
 }
 

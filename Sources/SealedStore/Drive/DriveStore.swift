@@ -17,9 +17,9 @@ public struct DriveStore: Sendable {
     public func insert(node: DriveNode) throws { try save(node) }
     /// Inserts or replaces several nodes in one transaction.
     public func insert(nodes: [DriveNode]) throws {
-        try store.write { db, keys in
+        try store.mutate { db, keys, state in
             let sealer = try keys.columns()
-            for node in nodes { try SealedRows.save(node, in: db, sealer: sealer) }
+            for node in nodes { try SealedRows.save(node, in: db, sealer: sealer, state: state) }
         }
     }
     public func node(id: String) throws -> DriveNode { try one(key: [id.databaseValue], kind: "node", id: id) }
@@ -41,9 +41,9 @@ public struct DriveStore: Sendable {
     public func insert(block: DriveBlock) throws { try save(block) }
     /// Inserts or replaces several blocks in one transaction.
     public func insert(blocks: [DriveBlock]) throws {
-        try store.write { db, keys in
+        try store.mutate { db, keys, state in
             let sealer = try keys.columns()
-            for block in blocks { try SealedRows.save(block, in: db, sealer: sealer) }
+            for block in blocks { try SealedRows.save(block, in: db, sealer: sealer, state: state) }
         }
     }
     public func block(revisionID: String, index: Int) throws -> DriveBlock {
@@ -70,11 +70,11 @@ public struct DriveStore: Sendable {
     // MARK: - Generic
 
     private func save<R: SealedRecord>(_ record: R) throws {
-        try store.write { db, keys in try SealedRows.save(record, in: db, sealer: try keys.columns()) }
+        try store.mutate { db, keys, state in try SealedRows.save(record, in: db, sealer: try keys.columns(), state: state) }
     }
 
     private func one<R: SealedRecord>(key: [DatabaseValue], kind: String, id: String) throws -> R {
-        try store.read { db, keys in
+        try store.read(checking: [R.table.name]) { db, keys in
             guard let found = try SealedRows.fetchOne(R.self, key: key, in: db, sealer: try keys.columns()) else {
                 throw SealedStoreError.notFound(kind: kind, id: id)
             }
@@ -84,13 +84,13 @@ public struct DriveStore: Sendable {
 
     private func all<R: SealedRecord>(where condition: String, _ arguments: StatementArguments,
                                       orderBy: String, limit: Int? = nil) throws -> [R] {
-        try store.read { db, keys in
+        try store.read(checking: [R.table.name]) { db, keys in
             try SealedRows.fetchAll(R.self, in: db, sealer: try keys.columns(), where: condition,
                                     arguments: arguments, orderBy: orderBy, limit: limit)
         }
     }
 
     private func delete<R: SealedRecord>(_ type: R.Type, key: [DatabaseValue]) throws -> Bool {
-        try store.write([]) { db, _ in try SealedRows.delete(R.self, key: key, in: db) }
+        try store.mutate([]) { db, _, state in try SealedRows.delete(R.self, key: key, in: db, state: state) }
     }
 }

@@ -19,34 +19,40 @@ public struct MailStore: Sendable {
 
     /// Inserts or replaces messages in one transaction (all or none).
     public func insert(messages: [MailMessage]) throws {
-        try store.write([.columns, .index]) { db, keys in
+        try store.mutate([.columns, .index]) { db, keys, state in
             let sealer = try keys.columns()
             let index = keys.blindIndex()
             for message in messages {
-                try MailStore.save(message, in: db, sealer: sealer, index: index)
+                try MailStore.save(message, in: db, sealer: sealer, index: index, state: state)
             }
         }
     }
 
-    static func save(_ message: MailMessage, in db: Database, sealer: ColumnSealer, index: BlindIndex) throws {
+    /// The tables a sync fills from the server (a re-sync clears and refills them).
+    static let syncedTables = [MailMessage.table.name, StoreState.linkTable, Conversation.table.name,
+                               AttachmentMetadata.table.name, MailLabel.table.name, EventCursor.table.name]
+
+    static func save(_ message: MailMessage, in db: Database, sealer: RowSealer, index: BlindIndex,
+                     state: StateTransaction) throws {
         guard !message.id.isEmpty else { throw SealedStoreError.invalidInput("a message needs an id") }
         guard !message.labelIDs.contains(where: { $0.contains(",") || $0.isEmpty }) else {
             throw SealedStoreError.invalidInput("label ids must be non-empty and contain no comma")
         }
         if let previous = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM messages WHERE id = ?"),
                                              arguments: [message.id]) {
-            try removeLinks(rowid: previous, in: db)
+            try removeLinks(rowid: previous, in: db, state: state)
         }
-        try SealedRows.save(message, in: db, sealer: sealer)
-        let rowid = db.lastInsertedRowID
-        try link(message, rowid: rowid, in: db, index: index)
+        let rowid = try SealedRows.save(message, in: db, sealer: sealer, state: state)
+        try link(message, rowid: rowid, in: db, index: index, state: state)
     }
 
-    static func link(_ message: MailMessage, rowid: Int64, in db: Database, index: BlindIndex) throws {
+    static func link(_ message: MailMessage, rowid: Int64, in db: Database, index: BlindIndex,
+                     state: StateTransaction) throws {
         let labelStatement = try db.cachedStatement(
             sql: "INSERT OR IGNORE INTO message_labels (label_id, time, message_rowid) VALUES (?, ?, ?)")
         for label in Set(message.labelIDs) {
             try labelStatement.execute(arguments: [label, message.time, rowid])
+            if db.changesCount > 0 { state.toggleLink(label: label, time: message.time, messageRowID: rowid, adding: true) }
         }
         try reindex(message, rowid: rowid, in: db, index: index)
     }
@@ -59,7 +65,17 @@ public struct MailStore: Sendable {
         }
     }
 
-    static func removeLinks(rowid: Int64, in db: Database) throws {
+    /// Removes a message's label links (out of the links' digest) and search tokens.
+    static func removeLinks(rowid: Int64, in db: Database, state: StateTransaction) throws {
+        let links = try Row.fetchAll(db.cachedStatement(sql: "SELECT label_id, time FROM message_labels WHERE message_rowid = ?"),
+                                     arguments: [rowid])
+        for link in links {
+            guard let label = link[0] as String?, let time = link[1] as Int64? else {
+                throw SealedStoreError.tampered(table: StoreState.linkTable, column: "*", primaryKey: String(rowid),
+                                                reason: .malformedContent)
+            }
+            state.toggleLink(label: label, time: time, messageRowID: rowid, adding: false)
+        }
         try db.cachedStatement(sql: "DELETE FROM message_labels WHERE message_rowid = ?").execute(arguments: [rowid])
         try db.cachedStatement(sql: "DELETE FROM search_tokens WHERE message_rowid = ?").execute(arguments: [rowid])
     }
@@ -67,7 +83,7 @@ public struct MailStore: Sendable {
     /// The message with this id.
     /// - Throws: ``SealedStoreError/notFound(kind:id:)``, `tampered`, `locked`.
     public func message(id: String) throws -> MailMessage {
-        try store.read { db, keys in
+        try store.read(checking: [MailMessage.table.name]) { db, keys in
             guard let message = try SealedRows.fetchOne(MailMessage.self, key: [id.databaseValue], in: db,
                                                         sealer: try keys.columns()) else {
                 throw SealedStoreError.notFound(kind: "message", id: id)
@@ -77,20 +93,29 @@ public struct MailStore: Sendable {
     }
 
     /// The newest messages with `label`, newest first. `before` (Unix seconds) pages back.
+    /// Each row is authenticated as a whole, and must carry the label and the time its label
+    /// link lists it under (a link edited on disk is `tampered`).
     public func messages(label: String, limit: Int, before: Int64? = nil) throws -> [MailMessage] {
         guard limit >= 0 else { throw SealedStoreError.invalidInput("limit must not be negative") }
-        return try store.read { db, keys in
+        return try store.read(checking: [MailMessage.table.name, StoreState.linkTable]) { db, keys in
             let sealer = try keys.columns()
             let sql = """
-                SELECT \(MailMessage.table.allColumns.map { "m.\($0)" }.joined(separator: ", "))
+                SELECT \(MailMessage.table.allColumns.map { "m.\($0)" }.joined(separator: ", ")), l.time AS link_time
                 FROM message_labels l JOIN messages m ON m.rowid = l.message_rowid
                 WHERE l.label_id = ? AND l.time < ? ORDER BY l.time DESC, l.message_rowid DESC LIMIT ?
                 """
+            let linkTime = MailMessage.table.allColumns.count
             let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql),
                                              arguments: [label, before ?? Int64.max, limit])
             var result: [MailMessage] = []
+            result.reserveCapacity(min(limit, 1_000))
             while let row = try cursor.next() {
-                result.append(try SealedRows.decode(row, as: MailMessage.self, sealer: sealer))
+                let message = try SealedRows.decode(row, as: MailMessage.self, sealer: sealer)
+                guard message.time == (row[linkTime] as Int64?), message.labelIDs.contains(label) else {
+                    throw SealedStoreError.tampered(table: StoreState.linkTable, column: "*", primaryKey: message.id,
+                                                    reason: .rowSetChanged)
+                }
+                result.append(message)
             }
             return result
         }
@@ -98,35 +123,78 @@ public struct MailStore: Sendable {
 
     /// The messages of a conversation, oldest first.
     public func messages(conversation: String) throws -> [MailMessage] {
-        try store.read { db, keys in
+        try store.read(checking: [MailMessage.table.name]) { db, keys in
             try SealedRows.fetchAll(MailMessage.self, in: db, sealer: try keys.columns(),
                                     where: "conversation_id = ?", arguments: [conversation], orderBy: "time, rowid")
         }
     }
 
-    /// Changes the clear flags of a message (read/unread, starred).
+    /// Changes the flags of a message (read/unread, starred): the row is opened, checked and
+    /// sealed again with the new flags under a new version.
     public func setFlags(_ flags: MessageFlags, messageID: String) throws {
-        try store.write([]) { db, _ in
-            try db.execute(sql: "UPDATE messages SET flags = ? WHERE id = ?", arguments: [flags.rawValue, messageID])
-            guard db.changesCount > 0 else { throw SealedStoreError.notFound(kind: "message", id: messageID) }
+        try store.mutate { db, keys, state in
+            let sealer = try keys.columns()
+            guard var message = try SealedRows.fetchOne(MailMessage.self, key: [messageID.databaseValue], in: db,
+                                                        sealer: sealer) else {
+                throw SealedStoreError.notFound(kind: "message", id: messageID)
+            }
+            message.flags = flags
+            try SealedRows.save(message, in: db, sealer: sealer, state: state)
         }
     }
 
     /// Deletes a message with its label links and index tokens. Returns whether it existed.
     @discardableResult
     public func deleteMessage(id: String) throws -> Bool {
-        try store.write([]) { db, _ in
+        try store.mutate([]) { db, _, state in
             guard let rowid = try Int64.fetchOne(db, sql: "SELECT rowid FROM messages WHERE id = ?", arguments: [id])
             else { return false }
-            try MailStore.removeLinks(rowid: rowid, in: db)
-            try db.execute(sql: "DELETE FROM messages WHERE rowid = ?", arguments: [rowid])
-            return true
+            try MailStore.removeLinks(rowid: rowid, in: db, state: state)
+            return try SealedRows.delete(MailMessage.self, key: [id.databaseValue], in: db, state: state)
         }
     }
 
     /// The number of stored messages.
     public func messageCount() throws -> Int {
-        try store.read([]) { db, _ in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM messages") ?? 0 }
+        try store.read([], checking: [MailMessage.table.name]) { db, _ in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM messages") ?? 0
+        }
+    }
+
+    // MARK: Re-sync
+
+    /// Whether the synced mail tables must be downloaded again: a read found a row edited on
+    /// disk, or a table's row set is not the authenticated one (rows deleted, inserted or
+    /// replaced by older copies).
+    ///
+    /// Trust-model row: **database — modified (critical)**: a sync that finds this calls
+    /// ``discardForResync()`` and downloads everything again, so deleted messages come back.
+    public func needsResync() throws -> Bool {
+        if try store.read([], { db, _ in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM technical WHERE name = 'needs_resync')") ?? false
+        }) { return true }
+        do {
+            try store.read([], checking: MailStore.syncedTables) { _, _ in }
+            return false
+        } catch let error as SealedStoreError {
+            if case .tampered = error { return true }
+            throw error
+        }
+    }
+
+    /// Empties the synced mail tables (messages, label links, search tokens, conversations,
+    /// attachments, labels, event cursor) and their digests, so the next sync downloads
+    /// everything from the start. Accounts, contacts, drive data and settings are kept.
+    public func discardForResync() throws {
+        try store.mutate([]) { db, _, state in
+            for table in MailStore.syncedTables {
+                try db.execute(sql: "DELETE FROM \(table)")
+                state.reset(table)
+            }
+            try db.execute(sql: "DELETE FROM search_tokens")
+            try db.execute(sql: "DELETE FROM technical WHERE name = 'needs_resync'")
+        }
+        store.forgetChecks(MailStore.syncedTables)
     }
 
     // MARK: Search
@@ -135,7 +203,7 @@ public struct MailStore: Sendable {
     /// decrypted, except to confirm prefixes longer than the indexed prefix length.
     public func search(_ query: MailSearchQuery) throws -> [String] {
         guard query.limit >= 0 else { throw SealedStoreError.invalidInput("limit must not be negative") }
-        return try store.read([.columns, .index]) { db, keys in
+        return try store.read([.columns, .index], checking: [MailMessage.table.name]) { db, keys in
             let index = keys.blindIndex()
             var groups: [[Data]] = []
             let words = query.words.flatMap { BlindIndex.words(in: $0) }
@@ -226,56 +294,52 @@ public struct MailStore: Sendable {
     public func conversation(id: String) throws -> Conversation { try record(id: id, kind: "conversation") }
     /// Conversations, newest first.
     public func conversations(limit: Int) throws -> [Conversation] {
-        try store.read { db, keys in
-            try SealedRows.fetchAll(Conversation.self, in: db, sealer: try keys.columns(),
-                                    orderBy: "time DESC", limit: limit)
-        }
+        try all(orderBy: "time DESC", limit: limit)
     }
 
     public func save(attachment: AttachmentMetadata) throws { try saveRecord(attachment) }
     public func attachment(id: String) throws -> AttachmentMetadata { try record(id: id, kind: "attachment") }
     public func attachments(messageID: String) throws -> [AttachmentMetadata] {
-        try store.read { db, keys in
-            try SealedRows.fetchAll(AttachmentMetadata.self, in: db, sealer: try keys.columns(),
-                                    where: "message_id = ?", arguments: [messageID], orderBy: "rowid")
-        }
+        try all(where: "message_id = ?", [messageID], orderBy: "rowid")
     }
 
     public func save(contact: Contact) throws { try saveRecord(contact) }
     public func contact(id: String) throws -> Contact { try record(id: id, kind: "contact") }
-    public func contacts() throws -> [Contact] {
-        try store.read { db, keys in try SealedRows.fetchAll(Contact.self, in: db, sealer: try keys.columns()) }
-    }
+    public func contacts() throws -> [Contact] { try all() }
 
     public func save(label: MailLabel) throws { try saveRecord(label) }
     public func label(id: String) throws -> MailLabel { try record(id: id, kind: "label") }
-    public func labels() throws -> [MailLabel] {
-        try store.read { db, keys in
-            try SealedRows.fetchAll(MailLabel.self, in: db, sealer: try keys.columns(), orderBy: "sort_order")
-        }
-    }
+    public func labels() throws -> [MailLabel] { try all(orderBy: "sort_order") }
 
     /// Stores the server event cursor (the point up to which events were applied).
     public func setEventCursor(_ cursor: String) throws { try saveRecord(EventCursor(cursor: cursor)) }
     /// The stored event cursor, nil before the first sync.
     public func eventCursor() throws -> String? {
-        try store.read { db, keys in
+        try store.read(checking: [EventCursor.table.name]) { db, keys in
             try SealedRows.fetchOne(EventCursor.self, key: [Int64(1).databaseValue], in: db,
                                     sealer: try keys.columns())?.cursor
         }
     }
 
     private func saveRecord<R: SealedRecord>(_ record: R) throws {
-        try store.write { db, keys in try SealedRows.save(record, in: db, sealer: try keys.columns()) }
+        try store.mutate { db, keys, state in try SealedRows.save(record, in: db, sealer: try keys.columns(), state: state) }
     }
 
     private func record<R: SealedRecord>(id: String, kind: String) throws -> R {
-        try store.read { db, keys in
+        try store.read(checking: [R.table.name]) { db, keys in
             guard let found = try SealedRows.fetchOne(R.self, key: [id.databaseValue], in: db,
                                                       sealer: try keys.columns()) else {
                 throw SealedStoreError.notFound(kind: kind, id: id)
             }
             return found
+        }
+    }
+
+    private func all<R: SealedRecord>(where condition: String = "", _ arguments: StatementArguments = [],
+                                      orderBy: String = "", limit: Int? = nil) throws -> [R] {
+        try store.read(checking: [R.table.name]) { db, keys in
+            try SealedRows.fetchAll(R.self, in: db, sealer: try keys.columns(), where: condition,
+                                    arguments: arguments, orderBy: orderBy, limit: limit)
         }
     }
 }

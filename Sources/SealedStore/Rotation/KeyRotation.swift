@@ -46,9 +46,9 @@ extension SealedStore {
         guard batchSize > 0 else { throw SealedStoreError.invalidInput("batch size must be positive") }
         let from = KeyVersion(oldKey), to = KeyVersion(newKey)
         return try withPool { pool in
-            let oldKeys = try StoreKeys(mainKey: oldKey, user: user, needs: [.columns, .index, .settings])
+            let oldKeys = try StoreKeys(mainKey: oldKey, user: user, needs: [.columns, .index, .settings, .state])
             defer { oldKeys.wipe() }
-            let newKeys = try StoreKeys(mainKey: newKey, user: user, needs: [.columns, .index, .settings])
+            let newKeys = try StoreKeys(mainKey: newKey, user: user, needs: [.columns, .index, .settings, .state])
             defer { newKeys.wipe() }
             if from == to { return KeyRotationReport(rowsResealed: 0, batches: 0, finished: true) }
 
@@ -60,6 +60,15 @@ extension SealedStore {
                         throw SealedStoreError.rotationMismatch(inProgressFrom: existingFrom, inProgressTo: existingTo)
                     }
                 } else {
+                    // Before anything is re-sealed, the row sets must be the authenticated ones
+                    // under the old key: a rotation never blesses deleted, inserted or replayed rows.
+                    let state = try StateTransaction.load(db, key: try oldKeys.stateKey())
+                    for table in StoreState.authenticatedTables {
+                        guard try RowSetDigest.compute(table, in: db, key: try oldKeys.stateKey())
+                                == (state.tables[table] ?? .init()) else {
+                            throw SealedStoreError.tampered(table: table, column: "*", primaryKey: "*", reason: .rowSetChanged)
+                        }
+                    }
                     try db.execute(sql: """
                         INSERT INTO key_rotation (id, from_version, to_version, table_index, last_rowid, rows_done)
                         VALUES (1, ?, ?, 0, 0, 0)
@@ -82,6 +91,7 @@ extension SealedStore {
                         let lastRowID: Int64 = try progress.decode(forColumn: "last_rowid")
                         guard tableIndex < tables.count else {
                             try Self.rotateSettings(in: db, user: user, old: oldKeys, new: newKeys)
+                            try Self.rotateState(in: db, old: oldKeys, new: newKeys)
                             try db.execute(sql: "DELETE FROM key_rotation")
                             return true
                         }
@@ -122,38 +132,40 @@ extension SealedStore {
 
     private static func rotateBatch(of table: SealedTable, after lastRowID: Int64, limit: Int, in db: Database,
                                     old: StoreKeys, new: StoreKeys) throws -> (rows: Int, lastRowID: Int64) {
-        guard !table.sealedColumns.isEmpty else { return (0, lastRowID) }
         let oldSealer = try old.columns(), newSealer = try new.columns()
         let rows = try Row.fetchAll(db, sql: """
-            SELECT rowid AS rampart_rowid, \(table.allColumns.joined(separator: ", ")) FROM \(table.name)
+            SELECT \(table.allColumns.joined(separator: ", ")), rowid AS rampart_rowid FROM \(table.name)
             WHERE rowid > ? ORDER BY rowid LIMIT ?
             """, arguments: [lastRowID, limit])
-        let assignments = table.sealedColumns.map { "\($0) = ?" }.joined(separator: ", ")
-        let update = try db.makeStatement(sql: "UPDATE \(table.name) SET \(assignments) WHERE rowid = ?")
+        let update = try db.makeStatement(sql: "UPDATE \(table.name) SET sealed = ? WHERE rowid = ?")
+        let keyCount = table.keyColumns.count, clearCount = table.clearColumns.count
         var last = lastRowID
         for row in rows {
             let rowid: Int64 = row["rampart_rowid"]
-            let key = table.keyStrings(of: row)
-            var opened: [Data] = []
-            var arguments: [DatabaseValue] = []
-            for column in table.sealedColumns {
-                let location = table.location(column: column, key: key)
-                guard let envelope = try? row.decode(Data?.self, forColumn: column) else {
-                    throw SealedStoreError.tampered(table: table.name, column: column,
-                                                    primaryKey: location.primaryKeyDescription, reason: .missingValue)
-                }
-                let plaintext: Data
-                if ColumnSealer.keyVersion(ofEnvelope: envelope) == new.keyVersion {
-                    plaintext = try newSealer.open(envelope: envelope, at: location)
-                    arguments.append(envelope.databaseValue)
-                } else {
-                    plaintext = try oldSealer.open(envelope: envelope, at: location)
-                    arguments.append(try newSealer.seal(bytes: [UInt8](plaintext), at: location).databaseValue)
-                }
-                opened.append(plaintext)
+            let values = (0..<table.allColumns.count).map { row[$0] as DatabaseValue }
+            let key = values[0..<keyCount], clear = values[keyCount..<(keyCount + clearCount)]
+            func tampered(_ reason: TamperReason) -> SealedStoreError {
+                .tampered(table: table.name, column: "sealed", primaryKey: SealedRows.describe(key), reason: reason)
             }
-            arguments.append(rowid.databaseValue)
-            try update.execute(arguments: StatementArguments(arguments))
+            guard case .int64(let version) = values[keyCount + clearCount].storage else { throw tampered(.malformedContent) }
+            guard case .blob(let envelope) = values[keyCount + clearCount + 1].storage else { throw tampered(.missingValue) }
+            let alreadyNew = RowSealer.keyVersion(ofEnvelope: envelope) == new.keyVersion
+            let sealer = alreadyNew ? newSealer : oldSealer
+            let opened: [Data]
+            do throws(TamperReason) {
+                opened = try sealer.open(envelope: envelope,
+                                         associatedData: sealer.associatedData(table: table.name, version: version,
+                                                                              key: key, clear: clear),
+                                         fieldCount: table.sealedColumns.count)
+            } catch {
+                throw tampered(error)
+            }
+            if !alreadyNew {
+                let resealed = try newSealer.seal(
+                    fields: opened.map { [UInt8]($0) },
+                    associatedData: newSealer.associatedData(table: table.name, version: version, key: key, clear: clear))
+                try update.execute(arguments: [resealed, rowid])
+            }
             if table.name == MailMessage.table.name {
                 let message = try MailMessage(row: row, opened: opened)
                 try db.execute(sql: "DELETE FROM search_tokens WHERE message_rowid = ?", arguments: [rowid])
@@ -164,15 +176,27 @@ extension SealedStore {
         return (rows.count, last)
     }
 
+    /// The authenticated state under the new key: every table's digest recomputed from its rows
+    /// (checked under the old key when the rotation started), the epoch carried on.
+    private static func rotateState(in db: Database, old: StoreKeys, new: StoreKeys) throws {
+        let previous = try? StateTransaction.load(db, key: try old.stateKey())
+        var state = StoreState(epoch: (previous?.epoch ?? 0) + 1, tables: [:])
+        for table in StoreState.authenticatedTables {
+            state.tables[table] = try RowSetDigest.compute(table, in: db, key: try new.stateKey())
+        }
+        try StateTransaction.store(state, in: db, key: try new.stateKey())
+    }
+
     /// Re-MACs the settings that verify under the old key; values that do not verify are left
     /// as they are (they keep failing and falling back to the safe default — never laundered).
     private static func rotateSettings(in db: Database, user: UserID, old: StoreKeys, new: StoreKeys) throws {
         guard let oldKey = old.settingsKey, let newKey = new.settingsKey else { return }
-        for row in try Row.fetchAll(db, sql: "SELECT name, value, mac FROM settings") {
+        for row in try Row.fetchAll(db, sql: "SELECT name, value, version, mac FROM settings") {
             guard let name = try? row.decode(String.self, forColumn: "name"),
                   let value = try? row.decode(String.self, forColumn: "value"),
+                  let version = try? row.decode(Int64.self, forColumn: "version"),
                   let mac = try? row.decode(Data.self, forColumn: "mac") else { continue }
-            let input = macInput(user, name, value)
+            let input = macInput(user, name, value, version)
             guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: input, using: oldKey) else { continue }
             let newMAC = Data(HMAC<SHA256>.authenticationCode(for: input, using: newKey))
             try db.execute(sql: "UPDATE settings SET mac = ? WHERE name = ?", arguments: [newMAC, name])

@@ -28,6 +28,10 @@ public enum SealedStoreError: DescribedRampartError, Equatable {
     case notConfigured(String)
     /// Key rotation was asked with keys that do not match the rotation already in progress.
     case rotationMismatch(inProgressFrom: String, inProgressTo: String)
+    /// The database was written by an older Rampart whose layout did not authenticate whole rows:
+    /// it is not opened (nothing in it can be vouched for). Log out and in again to download a
+    /// fresh copy from the server.
+    case outdatedStore(UserID)
 
     /// The code, category (the CLI's exit status) and message of each case.
     public var info: RampartErrorInfo {
@@ -43,13 +47,15 @@ public enum SealedStoreError: DescribedRampartError, Equatable {
         case .files(let detail): RampartErrorInfo(code: "store.files", kind: .failure, message: "The store's files could not be prepared: \(detail).")
         case .notConfigured(let detail): RampartErrorInfo(code: "store.notConfigured", kind: .failure, message: "The sealed store is not configured: \(detail).")
         case .rotationMismatch(let from, let to): RampartErrorInfo(code: "store.rotationMismatch", kind: .failure, message: "A key rotation from key \(from) to key \(to) is in progress; resume it with the same keys.")
+        case .outdatedStore(let user): RampartErrorInfo(code: "store.outdated", kind: .failure, message: "The local store of \(user) was written by an older version of Rampart that did not authenticate whole rows, so it is not used. "
+                + "Log out and log in again to download a fresh copy from the server (mail on the server is not affected; local privacy settings return to their safe defaults).")
         }
     }
 
 }
 
 /// Why a sealed value was rejected.
-public enum TamperReason: String, Sendable, Equatable, Codable, CustomStringConvertible {
+public enum TamperReason: String, Sendable, Equatable, Codable, CustomStringConvertible, Error {
     /// The envelope is shorter than its header and tag.
     case truncated
     /// The envelope's format or algorithm byte is unknown.
@@ -63,6 +69,12 @@ public enum TamperReason: String, Sendable, Equatable, Codable, CustomStringConv
     case malformedContent
     /// A sealed column is NULL where a value is required.
     case missingValue
+    /// The set of rows of a table is not the one Rampart last wrote: a row was deleted or
+    /// inserted, or an older copy of a row was put back.
+    case rowSetChanged
+    /// The store is older than the one the rollback anchor (keychain) remembers: an older copy
+    /// of the database was put back.
+    case rolledBack
 
     public var description: String {
         switch self {
@@ -72,6 +84,8 @@ public enum TamperReason: String, Sendable, Equatable, Codable, CustomStringConv
         case .authenticationFailed: "authentication failed (changed or moved)"
         case .malformedContent: "malformed content"
         case .missingValue: "missing value"
+        case .rowSetChanged: "rows deleted, inserted or replaced by older copies"
+        case .rolledBack: "an older copy of the store was put back"
         }
     }
 }

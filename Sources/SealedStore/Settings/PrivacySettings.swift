@@ -57,6 +57,9 @@ public struct SettingIntegrityWarning: Sendable, Hashable, CustomStringConvertib
         case authenticationFailed
         /// The value authenticated but does not decode (written by an incompatible version).
         case unreadable
+        /// The set of stored settings is not the one Rampart last wrote: an older value was put
+        /// back, or a setting was removed or added. Every setting falls back to its safe default.
+        case rolledBack
     }
 
     public let setting: String
@@ -68,6 +71,8 @@ public struct SettingIntegrityWarning: Sendable, Hashable, CustomStringConvertib
             "The setting '\(setting)' was changed outside Rampart; the safe default is used. Check your settings."
         case .unreadable:
             "The setting '\(setting)' could not be read; the safe default is used."
+        case .rolledBack:
+            "The stored settings were replaced by an older copy outside Rampart; the safe default of '\(setting)' is used. Check your settings and save them again."
         }
     }
 }
@@ -75,23 +80,39 @@ public struct SettingIntegrityWarning: Sendable, Hashable, CustomStringConvertib
 extension SealedStore {
     private static let settingNames = ["autoLoadRemoteContent", "stripImageMetadata", "trustedSenders", "autolock"]
 
-    /// Reads the privacy settings, verifying each one; failed values fall back to their safe
-    /// default with a warning.
+    /// Reads the privacy settings, verifying each one and the set of them (a replayed older
+    /// value or a removed one is caught by the store's authenticated state); failed values fall
+    /// back to their safe default with a warning.
     public func privacySettings() throws -> PrivacySettingsReadout {
-        try read(.settings) { db, keys in
+        try read([.settings, .state]) { db, keys in
             guard let key = keys.settingsKey else { preconditionFailure("settings key not derived") }
             var settings = PrivacySettings.safeDefaults
             var warnings: [SettingIntegrityWarning] = []
-            let rows = try Row.fetchAll(db, sql: "SELECT name, value, mac FROM settings")
+            let setIsAuthentic: Bool
+            do {
+                try checkRowSets([StoreState.settingsTable], in: db, keys: keys)
+                setIsAuthentic = true
+            } catch SealedStoreError.tampered {
+                setIsAuthentic = false
+            }
+            guard setIsAuthentic else {
+                // Which value is the older one cannot be told apart: none is used.
+                forgetChecks([StoreState.settingsTable])
+                return PrivacySettingsReadout(settings: settings, warnings: Self.settingNames.sorted().map {
+                    SettingIntegrityWarning(setting: $0, reason: .rolledBack)
+                })
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT name, value, version, mac FROM settings")
             for row in rows {
                 guard let name = try? row.decode(String.self, forColumn: "name"),
                       Self.settingNames.contains(name) else { continue }
                 guard let value = try? row.decode(String.self, forColumn: "value"),
+                      let version = try? row.decode(Int64.self, forColumn: "version"),
                       let mac = try? row.decode(Data.self, forColumn: "mac") else {
                     warnings.append(SettingIntegrityWarning(setting: name, reason: .unreadable))
                     continue
                 }
-                guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Self.macInput(user, name, value),
+                guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Self.macInput(user, name, value, version),
                                                              using: key) else {
                     warnings.append(SettingIntegrityWarning(setting: name, reason: .authenticationFailed))
                     continue
@@ -106,15 +127,18 @@ extension SealedStore {
         }
     }
 
-    /// Stores every privacy setting with a fresh MAC, in one transaction.
+    /// Stores every privacy setting with a fresh MAC and version, in one transaction. The stored
+    /// set is replaced as a whole (saving the settings again repairs a set changed on disk).
     public func setPrivacySettings(_ settings: PrivacySettings) throws {
-        try write(.settings) { db, keys in
+        try mutate(.settings) { db, keys, state in
             guard let key = keys.settingsKey else { preconditionFailure("settings key not derived") }
-            try Self.store(settings, in: db, user: user, key: key)
+            try Self.store(settings, in: db, user: user, key: key, state: state)
         }
+        forgetChecks([StoreState.settingsTable])
     }
 
-    static func store(_ settings: PrivacySettings, in db: Database, user: UserID, key: SymmetricKey) throws {
+    static func store(_ settings: PrivacySettings, in db: Database, user: UserID, key: SymmetricKey,
+                      state: StateTransaction) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
@@ -124,19 +148,26 @@ extension SealedStore {
             ("trustedSenders", try json(settings.trustedSenders)),
             ("autolock", try json(settings.autolock)),
         ]
+        try db.execute(sql: "DELETE FROM settings")
+        var digest = StoreState.TableDigest()
+        let version = state.version
         for (name, value) in values {
-            let mac = Data(HMAC<SHA256>.authenticationCode(for: macInput(user, name, value), using: key))
-            try db.execute(sql: "INSERT OR REPLACE INTO settings (name, value, mac) VALUES (?, ?, ?)",
-                           arguments: [name, value, mac])
+            let mac = Data(HMAC<SHA256>.authenticationCode(for: macInput(user, name, value, version), using: key))
+            try db.execute(sql: "INSERT INTO settings (name, value, version, mac) VALUES (?, ?, ?, ?)",
+                           arguments: [name, value, version, mac])
+            digest.toggle(state.key.settingElement(name: name, version: version))
+            digest.count += 1
         }
+        state.reset(StoreState.settingsTable, to: digest)
     }
 
-    static func macInput(_ user: UserID, _ name: String, _ value: String) -> [UInt8] {
-        var bytes = Array("rampart.settings.v1".utf8)
+    static func macInput(_ user: UserID, _ name: String, _ value: String, _ version: Int64) -> [UInt8] {
+        var bytes = Array("rampart.settings.v2".utf8)
         for part in [user.rawValue, name, value] {
             withUnsafeBytes(of: UInt32(part.utf8.count).bigEndian) { bytes.append(contentsOf: $0) }
             bytes.append(contentsOf: part.utf8)
         }
+        withUnsafeBytes(of: version.bigEndian) { bytes.append(contentsOf: $0) }
         return bytes
     }
 
