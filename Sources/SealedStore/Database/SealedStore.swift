@@ -40,6 +40,8 @@ public final class SealedStore: @unchecked Sendable {
     /// whenever the MainKey object changes. It holds no decrypted data.
     private weak var cachedMainKey: MainKey?
     private var cachedSubKeys: [KeyPurpose: DerivedKey] = [:]
+    /// The row sealer and state key built from those sub-keys (same lifetime: dropped with them).
+    private var cachedOperationKeys: OperationKeys?
     /// Tables whose row set was checked against the authenticated state in this process (true)
     /// or found changed (false). A changed table stays refused until a reset (re-sync) of it.
     private var checkedTables: [String: Bool] = [:]
@@ -262,7 +264,8 @@ public final class SealedStore: @unchecked Sendable {
         guard let pool = currentPool else { throw SealedStoreError.closed(user) }
         do {
             let mainKey = try provider.currentMainKey()
-            let keys = try StoreKeys(mainKey: mainKey, user: user, needs: needs) { purpose in
+            let cached = needs.isSubset(of: [.columns, .state]) && !needs.isEmpty ? try operationKeys(of: mainKey) : nil
+            let keys = try StoreKeys(mainKey: mainKey, user: user, needs: needs, cached: cached) { purpose in
                 try self.subKey(purpose, of: mainKey)
             }
             return try body(pool, keys)
@@ -289,6 +292,7 @@ public final class SealedStore: @unchecked Sendable {
         try lock.withLock {
             if cachedMainKey !== mainKey {
                 cachedSubKeys.removeAll()
+                cachedOperationKeys = nil
                 cachedMainKey = mainKey
             }
             if let key = cachedSubKeys[purpose], !key.isWiped { return key }
@@ -298,9 +302,29 @@ public final class SealedStore: @unchecked Sendable {
         }
     }
 
+    /// The row sealer and state key of `mainKey`, built once per unlock (reads and writes of rows
+    /// then pay no key set-up beyond AES-GCM's own).
+    private func operationKeys(of mainKey: MainKey) throws -> OperationKeys {
+        let columnPurpose = StoreKeys.columnPurpose(user)
+        if let cached = lock.withLock({ () -> OperationKeys? in
+            guard cachedMainKey === mainKey, let column = cachedSubKeys[columnPurpose], !column.isWiped else { return nil }
+            return cachedOperationKeys
+        }) { return cached }
+        let version = KeyVersion(mainKey)
+        let column = try subKey(columnPurpose, of: mainKey)
+        let state = try subKey(StoreKeys.statePurpose(user), of: mainKey)
+        let keys = OperationKeys(
+            sealer: RowSealer(key: try column.withUnsafeBytes { SymmetricKey(data: $0) }, user: user, keyVersion: version,
+                              schemaVersion: Self.schemaVersion),
+            state: StateKey(key: try state.withUnsafeBytes { SymmetricKey(data: $0) }, user: user, keyVersion: version),
+            keyVersion: version)
+        lock.withLock { if cachedMainKey === mainKey { cachedOperationKeys = keys } }
+        return keys
+    }
+
     private func dropSubKeys() {
         let keys = lock.withLock { () -> [DerivedKey] in
-            defer { cachedSubKeys.removeAll(); cachedMainKey = nil }
+            defer { cachedSubKeys.removeAll(); cachedOperationKeys = nil; cachedMainKey = nil }
             return Array(cachedSubKeys.values)
         }
         keys.forEach { $0.wipe() }
@@ -347,6 +371,13 @@ struct KeyNeeds: OptionSet {
     static let state = KeyNeeds(rawValue: 8)
 }
 
+/// The row sealer and state key of one unlock.
+struct OperationKeys: @unchecked Sendable {
+    let sealer: RowSealer
+    let state: StateKey
+    let keyVersion: KeyVersion
+}
+
 /// The sub-keys of one operation. Derived from the MainKey at the start, wiped at the end.
 struct StoreKeys {
     static func columnPurpose(_ user: UserID) -> KeyPurpose { KeyPurpose("store.columns", context: user.rawValue) }
@@ -363,7 +394,7 @@ struct StoreKeys {
 
     /// - Parameter derive: where sub-keys come from; by default a fresh derivation owned (and
     ///   wiped by ``wipe()``) by this value.
-    init(mainKey: MainKey, user: UserID, needs: KeyNeeds,
+    init(mainKey: MainKey, user: UserID, needs: KeyNeeds, cached: OperationKeys? = nil,
          derive: ((KeyPurpose) throws -> DerivedKey)? = nil) throws {
         var owned: [DerivedKey] = []
         func symmetric(_ purpose: KeyPurpose) throws -> SymmetricKey {
@@ -375,6 +406,15 @@ struct StoreKeys {
                 owned.append(key)
             }
             return try key.withUnsafeBytes { SymmetricKey(data: $0) }
+        }
+        if let cached {
+            keyVersion = cached.keyVersion
+            sealer = needs.contains(.columns) ? cached.sealer : nil
+            state = needs.contains(.state) ? cached.state : nil
+            index = nil
+            settingsKey = nil
+            self.owned = []
+            return
         }
         let version = KeyVersion(mainKey)
         keyVersion = version

@@ -192,13 +192,14 @@ enum SealedRows {
     /// writes it (insert or replace) under the transaction's version and updates the table's
     /// digest. Returns the row's rowid.
     @discardableResult
-    static func save<R: SealedRecord>(_ record: R, in db: Database, sealer: RowSealer, state: StateTransaction) throws -> Int64 {
+    static func save<R: SealedRecord>(_ record: R, in db: Database, sealer: RowSealer, state: StateTransaction,
+                                      lookedUp: (rowid: Int64, version: DatabaseValue)?? = nil) throws -> Int64 {
         let table = R.table
         let key = record.keyValues
         guard !record.keyStrings.contains(where: \.isEmpty) else {
             throw SealedStoreError.invalidInput("\(table.name) needs a non-empty primary key")
         }
-        let previous = try existing(table, key: key, in: db)
+        let previous = try lookedUp ?? existing(table, key: key, in: db)
         if let previous {
             try forget(table, key: key, rowid: previous.rowid, version: previous.version, state: state)
         }

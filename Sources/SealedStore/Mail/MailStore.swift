@@ -38,11 +38,9 @@ public struct MailStore: Sendable {
         guard !message.labelIDs.contains(where: { $0.contains(",") || $0.isEmpty }) else {
             throw SealedStoreError.invalidInput("label ids must be non-empty and contain no comma")
         }
-        if let previous = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM messages WHERE id = ?"),
-                                             arguments: [message.id]) {
-            try removeLinks(rowid: previous, in: db, state: state)
-        }
-        let rowid = try SealedRows.save(message, in: db, sealer: sealer, state: state)
+        let previous = try SealedRows.existing(MailMessage.table, key: [message.id.databaseValue], in: db)
+        if let previous { try removeLinks(rowid: previous.rowid, in: db, state: state) }
+        let rowid = try SealedRows.save(message, in: db, sealer: sealer, state: state, lookedUp: .some(previous))
         try link(message, rowid: rowid, in: db, index: index, state: state)
     }
 
