@@ -137,4 +137,31 @@ struct SanitizerFuzzRegressionTests {
         #expect(kept.contains("data-rampart-src=\"https://t.example/p.gif\""), "\(kept)")
         #expect(kept.contains("style=\"width:0;height:0\""), "\(kept)")
     }
+
+    /// `?` in a link's fragment started a query for the tracking-parameter strip: once the real
+    /// query was stripped, the second pass stripped `utm_*` from the fragment.
+    @Test func trackingParametersInTheFragmentAreLeftAlone() throws {
+        let (options, text) = try Self.fuzzInput("tracking-parameter-in-fragment")
+        let out = try Self.expectIdempotent(text, options: options)
+        #expect(out.contains("utm_campaign"), "\(out)")
+        for remote in [RemoteContentPolicy.block, .allowAll] {
+            let small = try Self.expectIdempotent("<a href=\"https://x.example/a?utm_source=n#f?utm_medium=m&k=1\">l</a>", remote: remote)
+            #expect(small.contains("href=\"https://x.example/a#f?utm_medium=m&amp;k=1\""), "\(small)")
+        }
+        #expect(TrackingParameters.strip("https://x.example/#a?utm_source=n").removed.isEmpty)
+        #expect(TrackingParameters.strip("https://x.example/?k=1&utm_source=n#a?utm_medium=m").url == "https://x.example/?k=1#a?utm_medium=m")
+    }
+
+    /// A selector's functions were checked at the top level only: `:not(@import …)` kept an
+    /// `@import` token in the sheet. What is forbidden in a selector is now forbidden inside its
+    /// functions and blocks too.
+    @Test func selectorFunctionsAreCheckedInside() throws {
+        let (options, text) = try Self.fuzzInput("selector-nested-at-keyword")
+        let out = try Self.expectIdempotent(Self.cssDocument(text), options: options)
+        #expect(!out.lowercased().contains("@import"), "\(out)")
+        let sheet = "<style>p:not(@import x){color:red} a:is(:host){color:red} i:not([u=url(x)]){color:red} q:is(:not(:hover)){color:red}</style>"
+        let small = try Self.expectIdempotent(sheet, remote: .block)
+        #expect(small == "<style>#rampart-message q:is(:not(:hover)){color:red}</style>", "\(small)")
+    }
 }
+

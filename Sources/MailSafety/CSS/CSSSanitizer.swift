@@ -262,23 +262,33 @@ struct CSSSanitizer {
         return out.isEmpty ? nil : out.joined(separator: ",")
     }
 
-    private func scopeOne(_ selector: [CSSComponent]) -> String? {
-        guard !selector.isEmpty else { return nil }
-        // Forbidden anywhere: URLs, strings with script, at-keywords, `<`, pseudo-elements and
-        // classes that reach outside the tree (`:host`, `::part`, `:root` inside).
-        for c in selector {
+    /// Forbidden anywhere in a selector, inside `:not(…)` and other functions and blocks too:
+    /// URLs, at-keywords, `<`, pseudo-elements and classes that reach outside the tree (`:host`,
+    /// `::part`). (Only the top level was checked, so `:not(@import …)` kept an `@import` token in
+    /// the sheet: found by the CSS fuzz target's safety oracle.)
+    private static func isAllowedInSelector(_ components: [CSSComponent], depth: Int = 0) -> Bool {
+        guard depth < CSSParser.maxNesting else { return false }
+        for c in components {
             switch c {
             case .token(.url), .token(.badURL), .token(.atKeyword), .token(.delim("<")), .token(.delim("\\")), .token(.badString),
                  .token(.cdo), .token(.cdc), .block(.openCurly, _):
-                return nil
-            case .function(let name, _):
+                return false
+            case .function(let name, let arguments):
                 let lower = name.lowercased()
-                guard ["not", "is", "where", "nth-child", "nth-last-child", "nth-of-type", "nth-last-of-type", "lang", "dir"].contains(lower) else { return nil }
+                guard ["not", "is", "where", "nth-child", "nth-last-child", "nth-of-type", "nth-last-of-type", "lang", "dir"].contains(lower),
+                      isAllowedInSelector(arguments, depth: depth + 1) else { return false }
+            case .block(_, let content):
+                guard isAllowedInSelector(content, depth: depth + 1) else { return false }
             case .token(.ident(let w)) where w.lowercased() == "host" || w.lowercased() == "part" || w.lowercased() == "slotted":
-                return nil
+                return false
             default: continue
             }
         }
+        return true
+    }
+
+    private func scopeOne(_ selector: [CSSComponent]) -> String? {
+        guard !selector.isEmpty, Self.isAllowedInSelector(selector) else { return nil }
         var rest = selector[...]
         // Drop leading `html`, `body`, `:root` compounds (with the combinator after them).
         var mappedToScope = false

@@ -304,11 +304,14 @@ public enum TrackingParameters {
 
     /// The URL with tracking parameters removed, and the names removed (empty if none).
     public static func strip(_ url: String) -> (url: String, removed: [String]) {
-        guard let q = url.firstIndex(of: "?") else { return (url, []) }
+        // The query is what lies between the first `?` and the first `#`; a `?` in the fragment
+        // starts no query (read as one, a second pass stripped parameters from the fragment that
+        // the first pass kept: found by the sanitizer fuzz target's idempotence oracle).
+        let hash = url.firstIndex(of: "#") ?? url.endIndex
+        guard let q = url[..<hash].firstIndex(of: "?") else { return (url, []) }
         let base = url[..<q]
-        var query = url[url.index(after: q)...]
-        var fragment: Substring = ""
-        if let hash = query.firstIndex(of: "#") { fragment = query[hash...]; query = query[..<hash] }
+        let query = url[url.index(after: q)..<hash]
+        let fragment = url[hash...]
         var kept: [Substring] = []
         var removed: [String] = []
         for item in query.split(separator: "&", omittingEmptySubsequences: false) {
