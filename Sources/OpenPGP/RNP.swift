@@ -87,14 +87,15 @@ final class RNPContext {
         guard let created else { throw OpenPGPError.library("RNP returned no context") }
         ffi = created
         rnp_ffi_set_pass_provider(ffi, refusePassword, nil)
-        if RNPContext.nullLog >= 0 {
-            rnp_ffi_set_log_fd(ffi, RNPContext.nullLog)
+        // RNP's per-context diagnostics go to /dev/null: Debian's librnp is built with its log on,
+        // and a refused message must not print RNP internals on the user's terminal. RNP takes
+        // ownership of the descriptor (fdopen, and fclose when the context is destroyed), so each
+        // context gets a descriptor of its own; sharing one would close it under other users.
+        let log = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        if log >= 0, rnp_ffi_set_log_fd(ffi, log) != RNPResult.success {
+            close(log)
         }
     }
-
-    /// RNP's per-context diagnostics go to /dev/null (opened once): Debian's librnp is built with
-    /// its log on, and a refused message must not print RNP internals on the user's terminal.
-    private static let nullLog: Int32 = open("/dev/null", O_WRONLY | O_CLOEXEC)
 
     deinit {
         rnp_ffi_destroy(ffi)
