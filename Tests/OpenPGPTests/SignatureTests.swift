@@ -152,6 +152,26 @@ struct SignatureTests {
         let read = try OpenPGP.decrypt(message, with: [alice], verifyingWith: [samCert])
         #expect(read.data == Data("from sequoia".utf8))
         #expect(read.signature == .verified(samCert.fingerprint))
+
+        // Sequoia's detached, inline-signed and cleartext-signed forms (signing subkey, primary fingerprint reported).
+        try run(["sign", "--detached", "--signer-key", "sam.key", "--output", "plain.sig", "plain.txt"])
+        try run(["sign", "--signer-key", "sam.key", "--output", "plain.signed", "plain.txt"])
+        try run(["sign", "--cleartext-signature", "--signer-key", "sam.key", "--output", "plain.clear", "plain.txt"])
+        func file(_ name: String) throws -> Data { try Data(contentsOf: directory.appendingPathComponent(name)) }
+        #expect(try OpenPGP.verifyDetached(Data("from sequoia".utf8), signature: file("plain.sig"), against: [samCert])
+                == .verified(samCert.fingerprint))
+        let inline = try OpenPGP.verifySigned(file("plain.signed"), against: [samCert])
+        #expect(inline.data == Data("from sequoia".utf8))
+        #expect(inline.signature == .verified(samCert.fingerprint))
+        let clear = try OpenPGP.verifyCleartext(String(decoding: file("plain.clear"), as: UTF8.self), against: [samCert])
+        #expect(clear.signature == .verified(samCert.fingerprint))
+        #expect(clear.text.hasPrefix("from sequoia"))
+
+        // And sq reads what we write: decrypts with its key and checks our signature.
+        let toSam = try OpenPGP.encrypt(Data("to sequoia".utf8), to: [samCert], signedBy: alice, armor: true)
+        try toSam.write(to: directory.appendingPathComponent("to-sam.asc"))
+        try run(["decrypt", "--recipient-key", "sam.key", "--signer-cert", "alice.asc", "--output", "to-sam.txt", "to-sam.asc"])
+        #expect(try file("to-sam.txt") == Data("to sequoia".utf8))
     }
 }
 
