@@ -301,3 +301,32 @@ struct ShapeTests {
         #expect(returned == 2)
     }
 }
+
+@Suite("OpenPGP expired and revoked keys")
+struct KeyValidityTests {
+    @Test("Expired key: no encryption to it, a signature from while it was valid still verifies; revoked key: bad")
+    func expiredAndRevoked() throws {
+        let gpg = try GnuPG()
+        try gpg.ok(["--faked-system-time", "20200101T000000", "--passphrase", "", "--quick-gen-key", "Old <old@example.org>",
+                    "future-default", "default", "1d"])
+        let old = try PGPPublicKey(binary: gpg.ok(["--export", "old@example.org"]).output)
+        let oldSignature = try gpg.ok(["--faked-system-time", "20200101T010000", "--passphrase", "", "--local-user",
+                                       "old@example.org", "--detach-sign"], input: Data("x".utf8)).output
+        #expect(!old.canEncrypt)
+        #expect { try OpenPGP.encrypt(Data("x".utf8), to: [old], signedBy: nil) } throws: {
+            if case .unsupported = $0 as? OpenPGPError { true } else { false }
+        }
+        // As gpg ("Good signature … This key has expired"): made while the key was valid.
+        #expect(try OpenPGP.verifyDetached(Data("x".utf8), signature: oldSignature, against: [old]) == .verified(old.fingerprint))
+
+        let fingerprint = try gpg.generateKey("Rev <revme@example.org>")
+        let signature = try gpg.ok(["--passphrase", "", "--local-user", fingerprint, "--detach-sign"], input: Data("y".utf8)).output
+        let certificate = gpg.home.appendingPathComponent("openpgp-revocs.d/\(fingerprint).rev")
+        let revocation = try String(contentsOf: certificate, encoding: .utf8)
+            .replacingOccurrences(of: ":-----BEGIN", with: "-----BEGIN")
+        try gpg.ok(["--import"], input: Data(revocation.utf8))
+        let revoked = try PGPPublicKey(binary: gpg.ok(["--export", fingerprint]).output)
+        #expect(!revoked.canEncrypt)
+        #expect(try OpenPGP.verifyDetached(Data("y".utf8), signature: signature, against: [revoked]) == .bad(revoked.fingerprint))
+    }
+}
