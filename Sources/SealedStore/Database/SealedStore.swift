@@ -180,12 +180,24 @@ public final class SealedStore: @unchecked Sendable {
             return highestEpoch
         }
         guard state.epoch >= seen else { throw StateTransaction.tamperedState(.rolledBack) }
-        for table in tables where known[table] != true {
-            let actual = try RowSetDigest.compute(table, in: db, key: keys.stateKey())
-            let matches = actual == (state.tables[table] ?? .init())
+        var impliedLinks: LinkSum?
+        func check(_ table: String) throws {
+            let actual = try RowSetDigest.computeWithLinks(table, in: db, key: keys.stateKey())
+            if table == MailMessage.table.name { impliedLinks = actual.links }
+            let matches = actual.digest == (state.tables[table] ?? .init())
             lock.withLock { checkedTables[table] = matches }
             guard matches else {
                 throw SealedStoreError.tampered(table: table, column: "*", primaryKey: "*", reason: .rowSetChanged)
+            }
+        }
+        for table in tables where known[table] != true && table != StoreState.linkTable { try check(table) }
+        if tables.contains(StoreState.linkTable), known[StoreState.linkTable] != true {
+            // The links must be exactly those the message rows (checked just now) imply.
+            if impliedLinks == nil { try check(MailMessage.table.name) }
+            let matches = try RowSetDigest.storedLinks(in: db) == impliedLinks
+            lock.withLock { checkedTables[StoreState.linkTable] = matches }
+            guard matches else {
+                throw SealedStoreError.tampered(table: StoreState.linkTable, column: "*", primaryKey: "*", reason: .rowSetChanged)
             }
         }
     }

@@ -27,7 +27,7 @@ enum StoreSchema {
         let key = primaryKey.map { ", PRIMARY KEY (\($0))" } ?? ""
         return """
             CREATE TABLE \(table.name) (\(columns), version INTEGER NOT NULL, sealed BLOB NOT NULL\(key));
-            CREATE INDEX \(table.name)_versions ON \(table.name) (\(table.keyColumns.joined(separator: ", ")), version);
+            CREATE INDEX \(table.name)_versions ON \(table.name) (\((table.keyColumns + ["version"] + table.digestColumns).joined(separator: ", ")));
             """
     }
 
@@ -106,6 +106,12 @@ struct SealedTable: Sendable {
     let clearColumns: [String]
     /// The fields inside the row envelope, in order (names only: they share one `sealed` column).
     let sealedColumns: [String]
+    /// Clear columns also bound into the row-set digest element (messages: `time` and
+    /// `label_ids`, from which the label links are derived and checked).
+    var digestColumns: [String] = []
+
+    /// Where each digest column sits among the clear columns.
+    var digestIndices: [Int] { digestColumns.map { column in clearColumns.firstIndex(of: column)! } }
 
     /// The stored columns, in the order every select reads them: key, clear, `version`, `sealed`.
     var allColumns: [String] { keyColumns + clearColumns + ["version", "sealed"] }
@@ -170,22 +176,25 @@ enum SealedRows {
         table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
     }
 
-    /// The rowid and version of the row with this key, if any.
-    static func existing(_ table: SealedTable, key: [DatabaseValue], in db: Database) throws -> (rowid: Int64, version: DatabaseValue)? {
+    /// What the digest knows of a stored row: its rowid, version and digest columns.
+    typealias Stored = (rowid: Int64, version: DatabaseValue, extra: [DatabaseValue])
+
+    /// The rowid, version and digest columns of the row with this key, if any.
+    static func existing(_ table: SealedTable, key: [DatabaseValue], in db: Database) throws -> Stored? {
+        let columns = (["rowid", "version"] + table.digestColumns).joined(separator: ", ")
         guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT rowid, version FROM \(table.name) WHERE \(keyCondition(table))"),
+            db.cachedStatement(sql: "SELECT \(columns) FROM \(table.name) WHERE \(keyCondition(table))"),
             arguments: StatementArguments(key)) else { return nil }
-        return (row[0], row[1])
+        return (row[0], row[1], (0..<table.digestColumns.count).map { row[2 + $0] as DatabaseValue })
     }
 
     /// Takes a row out of the table's digest (before it is replaced or deleted).
-    static func forget(_ table: SealedTable, key: [DatabaseValue], rowid: Int64, version: DatabaseValue,
-                       state: StateTransaction) throws {
-        guard case .int64(let number) = version.storage else {
+    static func forget(_ table: SealedTable, key: [DatabaseValue], stored: Stored, state: StateTransaction) throws {
+        guard case .int64(let number) = stored.version.storage else {
             throw SealedStoreError.tampered(table: table.name, column: "version",
                                             primaryKey: describe(key), reason: .malformedContent)
         }
-        state.removeRow(table: table.name, key: key, version: number, rowid: rowid)
+        state.removeRow(table: table.name, key: key, version: number, rowid: stored.rowid, extra: stored.extra)
     }
 
     /// Seals the record as one row envelope (its clear columns and key in the associated data),
@@ -193,16 +202,14 @@ enum SealedRows {
     /// digest. Returns the row's rowid.
     @discardableResult
     static func save<R: SealedRecord>(_ record: R, in db: Database, sealer: RowSealer, state: StateTransaction,
-                                      lookedUp: (rowid: Int64, version: DatabaseValue)?? = nil) throws -> Int64 {
+                                      lookedUp: Stored?? = nil) throws -> Int64 {
         let table = R.table
         let key = record.keyValues
         guard !record.keyStrings.contains(where: \.isEmpty) else {
             throw SealedStoreError.invalidInput("\(table.name) needs a non-empty primary key")
         }
         let previous = try lookedUp ?? existing(table, key: key, in: db)
-        if let previous {
-            try forget(table, key: key, rowid: previous.rowid, version: previous.version, state: state)
-        }
+        if let previous { try forget(table, key: key, stored: previous, state: state) }
         let clear = record.clearValues
         let version = state.version
         let envelope = try sealer.seal(fields: record.sealedPlaintexts,
@@ -224,7 +231,7 @@ enum SealedRows {
             try db.cachedStatement(sql: insertSQL(table)).execute(arguments: StatementArguments(arguments))
             rowid = db.lastInsertedRowID
         }
-        state.addRow(table: table.name, key: key, version: version, rowid: rowid)
+        state.addRow(table: table.name, key: key, version: version, rowid: rowid, extra: table.digestIndices.map { clear[$0] })
         return rowid
     }
 
@@ -307,7 +314,7 @@ enum SealedRows {
     static func delete<R: SealedRecord>(_ type: R.Type, key: [DatabaseValue], in db: Database,
                                         state: StateTransaction) throws -> Bool {
         guard let previous = try existing(R.table, key: key, in: db) else { return false }
-        try forget(R.table, key: key, rowid: previous.rowid, version: previous.version, state: state)
+        try forget(R.table, key: key, stored: previous, state: state)
         try db.execute(sql: "DELETE FROM \(R.table.name) WHERE rowid = ?", arguments: [previous.rowid])
         return true
     }

@@ -38,9 +38,10 @@ struct StoreState: Sendable, Equatable {
     var epoch: Int64
     var tables: [String: TableDigest]
 
-    /// The tables whose row sets are authenticated: every sealed table, the label links and the settings.
+    /// The tables whose row sets are authenticated: every sealed table and the settings. The
+    /// label links are checked against the links the (authenticated) message rows imply.
     static var authenticatedTables: [String] {
-        StoreSchema.sealedTables.map(\.name) + [linkTable, settingsTable]
+        StoreSchema.sealedTables.map(\.name) + [settingsTable]
     }
     static let linkTable = "message_labels"
     static let settingsTable = "settings"
@@ -111,22 +112,17 @@ struct StateKey: @unchecked Sendable {
         return Array(mac.finalize())
     }
 
-    func rowElement(table: String, key: some Collection<DatabaseValue>, version: Int64, rowid: Int64) -> [UInt8] {
+    func rowElement(table: String, key: some Collection<DatabaseValue>, version: Int64, rowid: Int64,
+                    extra: some Collection<DatabaseValue>) -> [UInt8] {
         var bytes: [UInt8] = [0x72] // r
-        bytes.reserveCapacity(64)
+        bytes.reserveCapacity(96)
         RowEncoding.appendString(table, to: &bytes)
         RowEncoding.appendCount(key.count, to: &bytes)
         for value in key { RowEncoding.append(value, to: &bytes) }
         RowEncoding.appendInt(version, to: &bytes)
         RowEncoding.appendInt(rowid, to: &bytes)
-        return hmac(bytes)
-    }
-
-    func linkElement(label: String, time: Int64, messageRowID: Int64) -> [UInt8] {
-        var bytes: [UInt8] = [0x6C] // l
-        RowEncoding.appendString(label, to: &bytes)
-        RowEncoding.appendInt(time, to: &bytes)
-        RowEncoding.appendInt(messageRowID, to: &bytes)
+        RowEncoding.appendCount(extra.count, to: &bytes)
+        for value in extra { RowEncoding.append(value, to: &bytes) }
         return hmac(bytes)
     }
 
@@ -209,20 +205,18 @@ final class StateTransaction {
 
     func save(in db: Database) throws { try Self.store(state, in: db, key: key) }
 
-    func addRow(table: String, key values: some Collection<DatabaseValue>, version: Int64, rowid: Int64) {
-        state.tables[table, default: .init()].toggle(key.rowElement(table: table, key: values, version: version, rowid: rowid))
+    func addRow(table: String, key values: some Collection<DatabaseValue>, version: Int64, rowid: Int64,
+                extra: some Collection<DatabaseValue>) {
+        state.tables[table, default: .init()].toggle(
+            key.rowElement(table: table, key: values, version: version, rowid: rowid, extra: extra))
         state.tables[table, default: .init()].count += 1
     }
 
-    func removeRow(table: String, key values: some Collection<DatabaseValue>, version: Int64, rowid: Int64) {
-        state.tables[table, default: .init()].toggle(key.rowElement(table: table, key: values, version: version, rowid: rowid))
+    func removeRow(table: String, key values: some Collection<DatabaseValue>, version: Int64, rowid: Int64,
+                   extra: some Collection<DatabaseValue>) {
+        state.tables[table, default: .init()].toggle(
+            key.rowElement(table: table, key: values, version: version, rowid: rowid, extra: extra))
         state.tables[table, default: .init()].count -= 1
-    }
-
-    func toggleLink(label: String, time: Int64, messageRowID: Int64, adding: Bool) {
-        state.tables[StoreState.linkTable, default: .init()].toggle(
-            key.linkElement(label: label, time: time, messageRowID: messageRowID))
-        state.tables[StoreState.linkTable, default: .init()].count += adding ? 1 : -1
     }
 
     /// Replaces a table's digest (a reset the user or a re-sync asked for).
@@ -231,21 +225,35 @@ final class StateTransaction {
     }
 }
 
+/// The label links a set of message rows implies, or the links stored: a count and the XOR of
+/// per-link hashes under this process's random hashing seed (an attacker with the disk does not
+/// know it, and both sides are computed in the same process).
+struct LinkSum: Equatable {
+    var count = 0
+    var hash: Int = 0
+
+    mutating func add(label: Substring, time: Int64, rowid: Int64) {
+        var hasher = Hasher()
+        hasher.combine(label)
+        hasher.combine(time)
+        hasher.combine(rowid)
+        hash ^= hasher.finalize()
+        count += 1
+    }
+}
+
 /// Recomputes the digest of a table from its rows (the check at first use, and key rotation).
 enum RowSetDigest {
     static func compute(_ table: String, in db: Database, key: StateKey) throws -> StoreState.TableDigest {
+        try computeWithLinks(table, in: db, key: key).digest
+    }
+
+    /// The digest of a table and, for messages, the label links its rows imply (from the `time`
+    /// and `label_ids` bound into each row's digest element).
+    static func computeWithLinks(_ table: String, in db: Database, key: StateKey) throws
+        -> (digest: StoreState.TableDigest, links: LinkSum) {
         var result = StoreState.TableDigest()
-        if table == StoreState.linkTable {
-            let cursor = try Row.fetchCursor(db, sql: "SELECT label_id, time, message_rowid FROM message_labels")
-            while let row = try cursor.next() {
-                guard let label = row[0] as String?, let time = row[1] as Int64?, let rowid = row[2] as Int64? else {
-                    throw SealedStoreError.tampered(table: table, column: "*", primaryKey: "*", reason: .malformedContent)
-                }
-                result.toggle(key.linkElement(label: label, time: time, messageRowID: rowid))
-                result.count += 1
-            }
-            return result
-        }
+        var links = LinkSum()
         if table == StoreState.settingsTable {
             let cursor = try Row.fetchCursor(db, sql: "SELECT name, version FROM settings")
             while let row = try cursor.next() {
@@ -255,23 +263,47 @@ enum RowSetDigest {
                 result.toggle(key.settingElement(name: name, version: version))
                 result.count += 1
             }
-            return result
+            return (result, links)
         }
-        guard let sealedTable = StoreSchema.sealedTables.first(where: { $0.name == table }) else { return result }
-        let keyCount = sealedTable.keyColumns.count
-        let cursor = try Row.fetchCursor(db, sql: "SELECT rowid, \(sealedTable.keyColumns.joined(separator: ", ")), version FROM \(table)")
+        guard let sealedTable = StoreSchema.sealedTables.first(where: { $0.name == table }) else { return (result, links) }
+        let keyCount = sealedTable.keyColumns.count, extraCount = sealedTable.digestColumns.count
+        let isMessages = table == MailMessage.table.name
+        let columns = ["rowid"] + sealedTable.keyColumns + ["version"] + sealedTable.digestColumns
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table)")
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(columns.count)
         while let row = try cursor.next() {
-            var values: [DatabaseValue] = []
-            values.reserveCapacity(keyCount + 2)
-            for index in 0..<(keyCount + 2) { values.append(row[index]) }
+            values.removeAll(keepingCapacity: true)
+            for index in 0..<columns.count { values.append(row[index]) }
             guard case .int64(let rowid) = values[0].storage, case .int64(let version) = values[keyCount + 1].storage else {
                 throw SealedStoreError.tampered(table: table, column: "version", primaryKey: "*", reason: .malformedContent)
             }
-            let keyValues = values[1..<(1 + keyCount)]
-            result.toggle(key.rowElement(table: table, key: keyValues, version: version, rowid: rowid))
+            let extra = values[(keyCount + 2)..<(keyCount + 2 + extraCount)]
+            result.toggle(key.rowElement(table: table, key: values[1..<(1 + keyCount)], version: version, rowid: rowid,
+                                         extra: extra))
             result.count += 1
+            if isMessages {
+                guard case .int64(let time) = extra[extra.startIndex].storage,
+                      case .string(let labels) = extra[extra.startIndex + 1].storage else {
+                    throw SealedStoreError.tampered(table: table, column: "label_ids", primaryKey: "*", reason: .malformedContent)
+                }
+                for label in Set(labels.split(separator: ",")) { links.add(label: label, time: time, rowid: rowid) }
+            }
         }
-        return result
+        return (result, links)
+    }
+
+    /// The label links as stored.
+    static func storedLinks(in db: Database) throws -> LinkSum {
+        var links = LinkSum()
+        let cursor = try Row.fetchCursor(db, sql: "SELECT label_id, time, message_rowid FROM message_labels")
+        while let row = try cursor.next() {
+            guard let label = row[0] as String?, let time = row[1] as Int64?, let rowid = row[2] as Int64? else {
+                throw SealedStoreError.tampered(table: StoreState.linkTable, column: "*", primaryKey: "*", reason: .malformedContent)
+            }
+            links.add(label: Substring(label), time: time, rowid: rowid)
+        }
+        return links
     }
 }
 

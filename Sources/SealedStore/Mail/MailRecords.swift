@@ -99,7 +99,8 @@ public struct MailMessage: Sendable, Hashable, SealedRecord {
 
     static let table = SealedTable(name: "messages", keyColumns: ["id"],
                                    clearColumns: ["conversation_id", "time", "size", "flags", "label_ids"],
-                                   sealedColumns: ["subject", "sender", "recipients", "body"])
+                                   sealedColumns: ["subject", "sender", "recipients", "body"],
+                                   digestColumns: ["time", "label_ids"])
     var keyValues: [DatabaseValue] { [id.databaseValue] }
     var clearValues: [DatabaseValue] {
         [conversationID.databaseValue, time.databaseValue, size.databaseValue, flags.rawValue.databaseValue,

@@ -50,7 +50,6 @@ public struct MailStore: Sendable {
             sql: "INSERT OR IGNORE INTO message_labels (label_id, time, message_rowid) VALUES (?, ?, ?)")
         for label in Set(message.labelIDs) {
             try labelStatement.execute(arguments: [label, message.time, rowid])
-            if db.changesCount > 0 { state.toggleLink(label: label, time: message.time, messageRowID: rowid, adding: true) }
         }
         try reindex(message, rowid: rowid, in: db, index: index)
     }
@@ -63,17 +62,8 @@ public struct MailStore: Sendable {
         }
     }
 
-    /// Removes a message's label links (out of the links' digest) and search tokens.
+    /// Removes a message's label links and search tokens.
     static func removeLinks(rowid: Int64, in db: Database, state: StateTransaction) throws {
-        let links = try Row.fetchAll(db.cachedStatement(sql: "SELECT label_id, time FROM message_labels WHERE message_rowid = ?"),
-                                     arguments: [rowid])
-        for link in links {
-            guard let label = link[0] as String?, let time = link[1] as Int64? else {
-                throw SealedStoreError.tampered(table: StoreState.linkTable, column: "*", primaryKey: String(rowid),
-                                                reason: .malformedContent)
-            }
-            state.toggleLink(label: label, time: time, messageRowID: rowid, adding: false)
-        }
         try db.cachedStatement(sql: "DELETE FROM message_labels WHERE message_rowid = ?").execute(arguments: [rowid])
         try db.cachedStatement(sql: "DELETE FROM search_tokens WHERE message_rowid = ?").execute(arguments: [rowid])
     }
