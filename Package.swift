@@ -250,6 +250,11 @@ targets += [
 ]
 cliDependencies.append("RampartClient")
 
+// SRP login: the server's auth routes, the client's login and their tests use the SRP module.
+for target in targets where ["RampartServer", "RampartClient", "RampartServerTests", "RampartClientTests"].contains(target.name) {
+    target.dependencies.append("SRP")
+}
+
 // MARK: - RampartAgent: the agent that holds unlocked MainKeys, over a Unix socket
 products.append(.library(name: "RampartAgent", targets: ["RampartAgent"]))
 targets += [

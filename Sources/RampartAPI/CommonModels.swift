@@ -49,11 +49,17 @@ public struct ServerInfo: Codable, Sendable {
     /// The Maildir folder (`tmp/`, `new/`, `cur/`) where mail to recipients outside this server is
     /// written as RFC 5322 files: the hand-off point for an MTA.
     public var outbox: String?
+    /// The fingerprint (40 hex) of the OpenPGP key that signs the SRP modulus: pinned like
+    /// ``pins`` (trust-model row **transport (network), low trust**).
+    public var modulusKeyFingerprint: String?
+    /// That key's public key, armored (the client checks it against ``modulusKeyFingerprint``).
+    public var modulusPublicKey: String?
     /// A server description.
     public init(port: Int, pins: [String], certificatePEM: String, pid: Int32, host: String? = nil, pushDirectory: String? = nil,
-                outbox: String? = nil) {
+                outbox: String? = nil, modulusKeyFingerprint: String? = nil, modulusPublicKey: String? = nil) {
         self.port = port; self.pins = pins; self.certificatePEM = certificatePEM; self.pid = pid
         self.host = host; self.pushDirectory = pushDirectory; self.outbox = outbox
+        self.modulusKeyFingerprint = modulusKeyFingerprint; self.modulusPublicKey = modulusPublicKey
     }
     /// The base URL of the API (`https://localhost:<port>`).
     public var baseURL: URL { URL(string: "https://\(host ?? "localhost"):\(port)")! }

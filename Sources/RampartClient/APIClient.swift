@@ -16,14 +16,22 @@ public struct ServerEndpoint: Codable, Sendable, Equatable {
     public var pins: [String]
     /// PEM of the only trusted root, or nil for the system's roots.
     public var certificatePEM: String?
+    /// The pinned fingerprint (40 hex) of the OpenPGP key that signs the SRP modulus; login
+    /// refuses a modulus not signed by it (see `SRPLogin`).
+    public var modulusKeyFingerprint: String?
+    /// That key's public key, armored.
+    public var modulusPublicKey: String?
 
-    public init(url: URL, pins: [String], certificatePEM: String? = nil) {
+    public init(url: URL, pins: [String], certificatePEM: String? = nil, modulusKeyFingerprint: String? = nil,
+                modulusPublicKey: String? = nil) {
         self.url = url; self.pins = pins; self.certificatePEM = certificatePEM
+        self.modulusKeyFingerprint = modulusKeyFingerprint; self.modulusPublicKey = modulusPublicKey
     }
 
     /// The endpoint of a local server from its `server.json`.
     public init(serverInfo: ServerInfo) {
-        self.init(url: serverInfo.baseURL, pins: serverInfo.pins, certificatePEM: serverInfo.certificatePEM)
+        self.init(url: serverInfo.baseURL, pins: serverInfo.pins, certificatePEM: serverInfo.certificatePEM,
+                  modulusKeyFingerprint: serverInfo.modulusKeyFingerprint, modulusPublicKey: serverInfo.modulusPublicKey)
     }
 
     /// Reads a `server.json` file written by `rampart server start`.
@@ -95,16 +103,26 @@ public final class APIClient: @unchecked Sendable {
 
     // MARK: Auth
 
-    /// `POST /v1/auth/login`.
-    public func login(username: String, password: String) async throws -> LoginResponse {
-        let response: LoginResponse
-        do {
-            response = try await json(.POST, APIRoute.login, body: LoginRequest(username: username, password: password), authenticated: false)
-        } catch ClientError.http(let status, let body) where status == 401 || status == 403 {
-            throw ClientError.loginRefused(body?.error.message ?? "wrong username or password")
-        }
+    /// SRP login (`POST /auth/info`, `POST /auth`; see `SRPLogin`): the password never leaves
+    /// the device, and the server's proof is checked before the answer is used.
+    public func login(username: String, password: SecretBytes) async throws -> LoginResponse {
+        let response = try await SRPLogin.run(api: self, username: username, password: password)
         lock.withLock { tokens = response.tokens }
         return response
+    }
+
+    /// ``login(username:password:)`` with a `String` password (demo accounts, tests); the copy is
+    /// wiped after use.
+    public func login(username: String, password: String) async throws -> LoginResponse {
+        let secret = SecretBytes(copying: Array(password.utf8))
+        defer { secret.wipe() }
+        return try await login(username: username, password: secret)
+    }
+
+    /// Changes the login password with SRP (`POST /v1/account/password`): proves `old`, sends a
+    /// new salt and verifier for `new`. Returns how many other sessions the server ended.
+    public func changeLoginPassword(username: String, old: SecretBytes, new: SecretBytes, endOtherSessions: Bool = true) async throws -> Int {
+        try await SRPLogin.changePassword(api: self, username: username, old: old, new: new, endOtherSessions: endOtherSessions)
     }
 
     /// `POST /v1/auth/logout`: ends the session on the server.

@@ -9,7 +9,7 @@ import SealedStore
 /// row **mailbox password (critical)**).
 public struct LoginCredentials: Sendable {
     public var username: String
-    /// The login password (sent to the server over the pinned connection, never stored).
+    /// The login password (never sent: SRP proves it to the server; never stored).
     public var password: SecretBytes
     /// The mailbox password (never sent: it opens the private key locally).
     public var mailboxPassword: SecretBytes
@@ -58,8 +58,8 @@ public enum LoginFlow {
 
     static func login(api: APIClient, endpoint: ServerEndpoint, credentials: LoginCredentials,
                       account: ClientAccount, keymaker: Keymaker) async throws -> LoginResult {
-        let password = try credentials.password.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        let response = try await api.login(username: credentials.username, password: password)
+        // SRP: only A and the proof M1 are sent; the server's proof is checked inside.
+        let response = try await api.login(username: credentials.username, password: credentials.password)
 
         let keys: MailboxKeyPair
         do {

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import RampartAPI
 import RampartCore
+import SRP
 
 /// An authenticated session, as a route sees it.
 struct AuthenticatedSession: Sendable {
@@ -48,7 +49,9 @@ struct Accounts: Sendable {
         let loginPassword = SecretBytes(copying: Array(account.loginPassword.utf8))
         let mailboxPassword = SecretBytes(copying: Array(account.mailboxPassword.utf8))
         defer { loginPassword.wipe(); mailboxPassword.wipe() }
-        let hash = try LoginPasswordHash.make(password: loginPassword)
+        // SRP: only a fresh salt and the verifier g^x are kept, never the login password.
+        let srpSalt = SRPPassword.newSalt()
+        let verifier = try SRPPassword.verifier(password: loginPassword, salt: srpSalt, group: .rampart)
         let keys = MailboxKeyPair.generate()
         let sealed = try keys.sealedPrivateKey(password: mailboxPassword, userID: userID)
         let addresses = try String(decoding: JSONEncoder().encode([account.address]), as: UTF8.self)
@@ -56,9 +59,10 @@ struct Accounts: Sendable {
             try db.execute(sql: """
                 INSERT INTO users (id, username, displayName, addresses, passwordSalt, passwordLogN, passwordHash,
                                    publicKey, sealedPrivateKey, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [userID, account.username.lowercased(), account.displayName, addresses, hash.salt,
-                                 Int(hash.logN), hash.hash, keys.publicKey.rawRepresentation, sealed,
+                """, arguments: [userID, account.username.lowercased(), account.displayName, addresses, Data(),
+                                 0, Data(), keys.publicKey.rawRepresentation, sealed,
                                  Int64(clock.now.timeIntervalSince1970)])
+            try SRPAuthority.store(db, userID: userID, salt: srpSalt, verifier: verifier)
             try db.execute(sql: "INSERT INTO addresses (address, userId) VALUES (?, ?)",
                            arguments: [account.address.lowercased(), userID])
             for (id, name) in [(SystemLabel.inbox, "Inbox"), (SystemLabel.sent, "Sent"),

@@ -134,6 +134,7 @@ final class BackendStore: Sendable {
                 """)
         }
         Mailbox.registerOriginalsMigration(&migrator)
+        SRPAuthority.registerMigration(&migrator)
         return migrator
     }
 

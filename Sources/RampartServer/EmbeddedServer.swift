@@ -71,6 +71,8 @@ public enum EmbeddedServer {
                                              toStandardError: configuration.logToStandardError)
         // Certificate dates follow the real time (clients check them against it), not the injected clock.
         let identity = try ServerIdentity.loadOrCreate(in: data.appendingPathComponent("tls", isDirectory: true), now: Date())
+        // The SRP modulus key lives with the TLS identity; its fingerprint is pinned like the TLS keys.
+        let srp = try SRPAuthority.loadOrCreate(in: data.appendingPathComponent("tls", isDirectory: true), clock: configuration.clock)
         let store = try BackendStore(url: data.appendingPathComponent("backend.sqlite"))
         let pushDirectory = data.appendingPathComponent("push", isDirectory: true)
         do { try PrivateFiles.ensurePrivateDirectory(pushDirectory) } catch {
@@ -90,7 +92,7 @@ public enum EmbeddedServer {
             logger.info("demo mailboxes created", metadata: ["accounts": "\(DemoAccounts.all.count)"])
         }
 
-        let backend = Backend(accounts: accounts, mailbox: mailbox, drive: drive, push: push, logger: logger)
+        let backend = Backend(accounts: accounts, mailbox: mailbox, drive: drive, push: push, logger: logger, srp: srp)
         let router = APIRouter.build(backend)
         let tlsConfiguration: TLSConfiguration
         do { tlsConfiguration = try identity.tlsConfiguration() } catch {
@@ -118,7 +120,8 @@ public enum EmbeddedServer {
         }
         let info = ServerInfo(port: port, pins: try identity.pins, certificatePEM: try identity.caPEM,
                               pid: ProcessInfo.processInfo.processIdentifier, host: ServerIdentity.hostName,
-                              pushDirectory: pushDirectory.path, outbox: outbox.root.path)
+                              pushDirectory: pushDirectory.path, outbox: outbox.root.path,
+                              modulusKeyFingerprint: srp.modulusKeyFingerprint, modulusPublicKey: srp.modulusPublicKey)
         let infoURL = data.appendingPathComponent(infoFileName)
         do {
             let encoder = JSONEncoder()

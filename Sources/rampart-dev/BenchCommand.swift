@@ -26,6 +26,7 @@ struct BenchCommand: AsyncParsableCommand {
         BenchVault.self,
         BenchMIME.self,
         BenchOpenPGP.self,
+        SRPBench.self,
     ]
 }
 

@@ -18,7 +18,10 @@ struct LoginCommand: AsyncParsableCommand {
         abstract: "Log in to a Rampart server and set the account up on this device.",
         discussion: """
         The server is given by its server.json (--server-info, written by `rampart server start`) or by \
-        --url plus at least two --pin (SPKI SHA-256, base64) and --ca (its root certificate, PEM). \
+        --url plus at least two --pin (SPKI SHA-256, base64), --ca (its root certificate, PEM) and the SRP \
+        modulus key (--modulus-key FILE --modulus-fingerprint HEX). The login password is proven with SRP and \
+        never sent; a modulus not signed by the pinned key or a server that cannot prove it knows the \
+        password verifier is refused (exit status 8) and nothing is stored. \
         With --password-stdin and --mailbox-password-stdin both, the login password is the first line and \
         the mailbox password the second. The new MainKey has no protector until `rampart protect`.
         """)
@@ -27,6 +30,8 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: "The server's base URL (https://host:port).") var url: String?
     @Option(name: .customLong("pin"), help: "An SPKI pin of the server (base64 SHA-256); give two or more.") var pins: [String] = []
     @Option(help: "The server's root certificate (PEM file) trusted as the only root.") var ca: String?
+    @Option(name: .customLong("modulus-key"), help: "With --url: the server's SRP modulus public key (armored OpenPGP file).") var modulusKey: String?
+    @Option(name: .customLong("modulus-fingerprint"), help: "With --url: the pinned fingerprint of that key (40 hex).") var modulusFingerprint: String?
     @Option(help: "The login username (default: asked).") var username: String?
     @Flag(name: .customLong("password-stdin"), help: "Read the login password from standard input.") var passwordStdin = false
     @Flag(name: .customLong("mailbox-password-stdin"), help: "Read the mailbox password from standard input.") var mailboxPasswordStdin = false
@@ -42,7 +47,10 @@ struct LoginCommand: AsyncParsableCommand {
         let pem = try ca.map { path -> String in
             do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw ValidationError("Cannot read \(path).") }
         }
-        return ServerEndpoint(url: parsed, pins: pins, certificatePEM: pem)
+        let modulus = try modulusKey.map { path -> String in
+            do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw ValidationError("Cannot read \(path).") }
+        }
+        return ServerEndpoint(url: parsed, pins: pins, certificatePEM: pem, modulusKeyFingerprint: modulusFingerprint, modulusPublicKey: modulus)
     }
 
     func run() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import RampartCore
 
 /// The per-request context of the API: Hummingbird's core storage plus the caller's session,
@@ -13,10 +14,13 @@ struct APIRequestContext: RequestContext {
     /// The session the bearer token belongs to; set by ``SessionMiddleware``, `nil` on the public
     /// routes (login, refresh).
     var authenticated: AuthenticatedSession?
+    /// The client's IP address (for the per-address login throttle); nil if the channel has none.
+    var remoteAddress: String?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         authenticated = nil
+        remoteAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// The caller's session.

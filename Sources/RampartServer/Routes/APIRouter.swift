@@ -13,6 +13,8 @@ struct Backend: Sendable {
     let drive: DriveStorage
     let push: PushDelivery
     let logger: Logger
+    /// SRP login: signed modulus, verifiers, pending sessions, throttle.
+    let srp: SRPAuthority
 }
 
 /// Turns every error into an ``APIErrorBody`` with the right status, and logs one line per request
@@ -74,6 +76,7 @@ enum APIRouter {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: APIErrorMiddleware(logger: backend.logger))
         router.addRoutes(AuthRoutes(backend: backend).collection)
+        router.addRoutes(SRPAuthRoutes(backend: backend, srp: backend.srp).collection)
         router.addRoutes(MailRoutes(backend: backend).collection)
         router.addRoutes(MailTransferRoutes(backend: backend).collection)
         router.addRoutes(PushRoutes(backend: backend).collection)

@@ -86,8 +86,8 @@ final class TestBackend: Sendable {
     }
 
     func login(_ account: NewAccount, password: String? = nil) async throws -> LoginResponse {
-        try await call(LoginResponse.self, .POST, APIRoute.login,
-                       body: try JSONEncoder().encode(LoginRequest(username: account.username, password: password ?? account.loginPassword)))
+        // SRP (/auth/info, /auth), with the modulus signature and the server proof checked (SRPAuthTests.swift).
+        try await srpLogin(username: account.username, password: password ?? account.loginPassword)
     }
 
     static func errorBody(_ response: PinnedResponse) -> APIErrorBody? {

@@ -1,0 +1,230 @@
+import Crypto
+import Foundation
+import GRDB
+import OpenPGP
+import RampartAPI
+import RampartCore
+import SRP
+
+/// The server's side of SRP login: the signed modulus, the stored salt + verifier of each account,
+/// the single-use SRP sessions, the failed-proof throttle, and stable fake answers for unknown
+/// usernames.
+///
+/// Trust-model rows **server (zero access)** — the server stores only a 10-byte salt and the
+/// verifier `v = g^x mod N` per account (no password, no password hash it could replay) — and
+/// **transport (network), low trust** — the modulus is signed by the modulus key whose
+/// fingerprint is pinned in `server.json`, and the server proves it knows `v` with M2.
+///
+/// Files, in `<data>/tls/` (0600): `srp-modulus-key.pgp` (the modulus key, an unprotected OpenPGP
+/// secret key, like the TLS keys next to it) and `srp-secret` (32 random bytes: the fake salts
+/// and verifiers of unknown usernames are derived from it, so they are the same on every ask and
+/// after a restart).
+final class SRPAuthority: Sendable {
+    let group: SRPGroup
+    /// The cleartext-signed base64 of N, signed once at start.
+    let signedModulus: String
+    /// The modulus key's fingerprint (40 hex), published in `server.json`.
+    let modulusKeyFingerprint: String
+    /// The modulus key's public key, armored, published in `server.json`.
+    let modulusPublicKey: String
+    private let fakeSecret: SymmetricKey
+    let sessions: SRPSessionStore
+    let throttle: SRPThrottle
+
+    init(group: SRPGroup, signedModulus: String, modulusKeyFingerprint: String, modulusPublicKey: String, fakeSecret: SymmetricKey,
+         clock: any RampartClock) {
+        self.group = group; self.signedModulus = signedModulus; self.modulusKeyFingerprint = modulusKeyFingerprint
+        self.modulusPublicKey = modulusPublicKey; self.fakeSecret = fakeSecret
+        sessions = SRPSessionStore(clock: clock)
+        throttle = SRPThrottle(clock: clock)
+    }
+
+    /// Loads (creating at first start) the modulus key and the fake-answer secret from `folder`
+    /// (the TLS identity's folder), and signs the modulus.
+    /// - Throws: ``ServerError/startFailed(_:)``.
+    static func loadOrCreate(in folder: URL, clock: any RampartClock, group: SRPGroup = .rampart) throws -> SRPAuthority {
+        do {
+            try PrivateFiles.ensurePrivateDirectory(folder)
+            let keyURL = folder.appendingPathComponent("srp-modulus-key.pgp")
+            let key: PGPPrivateKey
+            if FileManager.default.fileExists(atPath: keyURL.path) {
+                try PrivateFiles.checkPrivateFile(keyURL)
+                var bytes = [UInt8](try Data(contentsOf: keyURL))
+                key = try PGPPrivateKey(unprotected: SecretBytes(consuming: &bytes))
+            } else {
+                key = try PGPPrivateKey.generate(name: "Rampart SRP modulus", address: "srp-modulus@localhost")
+                let export = try key.unprotectedExport()
+                try export.withUnsafeBytes { try PrivateFiles.writeAtomically(Data($0), to: keyURL) }
+                export.wipe()
+            }
+            let secretURL = folder.appendingPathComponent("srp-secret")
+            if !FileManager.default.fileExists(atPath: secretURL.path) {
+                try PrivateFiles.writeAtomically(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }, to: secretURL)
+            }
+            try PrivateFiles.checkPrivateFile(secretURL)
+            let secret = try Data(contentsOf: secretURL)
+            guard secret.count == 32 else { throw ServerError.startFailed("\(secretURL.path) is not 32 bytes") }
+            let signed = try OpenPGP.cleartextSign(group.modulusBase64, with: key)
+            return SRPAuthority(group: group, signedModulus: signed, modulusKeyFingerprint: key.fingerprint.hex,
+                                modulusPublicKey: key.publicKey.armored(), fakeSecret: SymmetricKey(data: secret), clock: clock)
+        } catch let error as ServerError {
+            throw error
+        } catch {
+            throw ServerError.startFailed("the SRP modulus key in \(folder.path) cannot be read or created (\(error))")
+        }
+    }
+
+    // MARK: Salt and verifier
+
+    /// A salt and verifier for an unknown username: derived from the server secret, so the same on
+    /// every ask; the verifier is `g^x'` for an `x'` nobody knows, so no proof can match it.
+    func fakeCredentials(username: String) throws -> (salt: [UInt8], verifier: [UInt8]) {
+        let salt = Array(HMAC<SHA256>.authenticationCode(for: Data(("salt\u{0}" + username).utf8), using: fakeSecret).prefix(SRPPassword.saltCount))
+        var x: [UInt8] = []
+        for counter in 0..<8 {
+            x += HMAC<SHA256>.authenticationCode(for: Data(("verifier\u{0}\(counter)\u{0}" + username).utf8), using: fakeSecret)
+        }
+        let secret = SecretBytes(consuming: &x)
+        defer { secret.wipe() }
+        return (salt, try SRPPassword.verifier(x: secret, group: group))
+    }
+
+    /// The stored salt and verifier of an account.
+    static func credentials(_ db: Database, userID: String) throws -> (salt: [UInt8], verifier: [UInt8])? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT salt, verifier FROM srpVerifiers WHERE userId = ?", arguments: [userID])
+        else { return nil }
+        return ([UInt8](row.data("salt")), [UInt8](row.data("verifier")))
+    }
+
+    /// Stores (or replaces) an account's salt and verifier, inside the caller's transaction.
+    static func store(_ db: Database, userID: String, salt: [UInt8], verifier: [UInt8]) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO srpVerifiers (userId, salt, verifier, version) VALUES (?, ?, ?, ?)",
+                       arguments: [userID, Data(salt), Data(verifier), SRPPassword.version])
+    }
+
+    /// The table of salts and verifiers. Login password hashes of an older database are erased:
+    /// the server keeps no password-derived value other than SRP verifiers (such an account sets a
+    /// new password through account creation again; the embedded server is a local test backend).
+    static func registerMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("srp-v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE srpVerifiers (
+                    userId TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    salt BLOB NOT NULL,
+                    verifier BLOB NOT NULL,
+                    version INTEGER NOT NULL);
+                UPDATE users SET passwordSalt = x'', passwordLogN = 0, passwordHash = x'';
+                """)
+        }
+    }
+}
+
+/// One SRP login in progress: made at `/auth/info`, taken (once) at `/auth`.
+struct SRPPendingLogin: Sendable {
+    let username: String
+    /// Nil for an unknown username (the login will fail like a wrong password).
+    let userID: String?
+    let server: SRPServer
+    let expires: Date
+}
+
+/// The pending SRP sessions: single-use (``take(_:)`` removes), expiring after
+/// ``lifetime``, at most ``capacity`` at a time (the oldest expire first; when full of live ones a
+/// new ask is refused with 429).
+///
+/// Trust-model row **transport (network), low trust**: a replayed or guessed `SRPSession` finds
+/// nothing.
+final class SRPSessionStore: @unchecked Sendable {
+    static let lifetime: TimeInterval = 180
+    static let capacity = 10_000
+    private let lock = NSLock()
+    private var pending: [String: SRPPendingLogin] = [:]
+    private let clock: any RampartClock
+
+    init(clock: any RampartClock) { self.clock = clock }
+
+    /// Stores a pending login; returns its `SRPSession` (32 hex characters, 128 random bits).
+    func add(username: String, userID: String?, server: SRPServer) throws -> String {
+        let id = SymmetricKey(size: .bits128).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+        let now = clock.now
+        try lock.withLock {
+            if pending.count >= Self.capacity {
+                pending = pending.filter { $0.value.expires > now }
+                guard pending.count < Self.capacity else { throw ServerError.tooManyAttempts(retryAfterSeconds: Int(Self.lifetime)) }
+            }
+            pending[id] = SRPPendingLogin(username: username, userID: userID, server: server, expires: now.addingTimeInterval(Self.lifetime))
+        }
+        return id
+    }
+
+    /// Takes the pending login out (it cannot be used again); nil when unknown, used or expired.
+    func take(_ id: String) -> SRPPendingLogin? {
+        let now = clock.now
+        let found = lock.withLock { pending.removeValue(forKey: id) }
+        guard let found, found.expires > now else { return nil }
+        return found
+    }
+}
+
+/// Failed SRP proofs, counted per username and per client address; an attempt is *reserved*
+/// (counted) before its proof is checked, under one lock, so parallel attempts cannot overrun the
+/// limit; a successful login gives its username's reservation back and clears that username.
+///
+/// Trust-model row **access token (high)**: online password guessing gets at most
+/// ``usernameLimit`` tries per account and ``addressLimit`` per address in ``window``.
+final class SRPThrottle: @unchecked Sendable {
+    static let usernameLimit = 10
+    static let addressLimit = 50
+    static let window: TimeInterval = 300
+    private let lock = NSLock()
+    private var byUsername: [String: [Date]] = [:]
+    private var byAddress: [String: [Date]] = [:]
+    private let clock: any RampartClock
+
+    init(clock: any RampartClock) { self.clock = clock }
+
+    /// Counts one attempt for both keys, or throws ``ServerError/tooManyAttempts(retryAfterSeconds:)``
+    /// (counting nothing) when either is at its limit.
+    func reserve(username: String, address: String) throws {
+        let now = clock.now
+        try lock.withLock {
+            let names = (byUsername[username] ?? []).filter { now.timeIntervalSince($0) < Self.window }
+            let addresses = (byAddress[address] ?? []).filter { now.timeIntervalSince($0) < Self.window }
+            byUsername[username] = names
+            byAddress[address] = addresses
+            if names.count >= Self.usernameLimit || addresses.count >= Self.addressLimit {
+                let oldest = [names.count >= Self.usernameLimit ? names.first : nil,
+                              addresses.count >= Self.addressLimit ? addresses.first : nil].compactMap { $0 }.min() ?? now
+                throw ServerError.tooManyAttempts(retryAfterSeconds: max(1, Int(Self.window - now.timeIntervalSince(oldest))))
+            }
+            byUsername[username, default: []].append(now)
+            byAddress[address, default: []].append(now)
+        }
+    }
+
+    /// A successful login: the username's failures are forgotten, and this attempt is not
+    /// counted against the address.
+    func succeeded(username: String, address: String) {
+        lock.withLock {
+            byUsername.removeValue(forKey: username)
+            if var list = byAddress[address], !list.isEmpty { list.removeLast(); byAddress[address] = list }
+        }
+    }
+}
+
+extension EmbeddedServer {
+    /// Creates an account in the backend of `dataDirectory` (the server may be running): its
+    /// OpenPGP key locked under the mailbox password, and for the login password only a fresh
+    /// SRP salt and verifier. Returns the user id. For tests and local set-up; the embedded server
+    /// has no sign-up route.
+    ///
+    /// Trust-model row **server (zero access)**: neither password is stored.
+    /// - Throws: ``ServerError`` (storage; a username or address already taken).
+    @discardableResult
+    public static func createAccount(_ account: NewAccount, dataDirectory: URL) throws -> String {
+        let store = try BackendStore(url: dataDirectory.standardizedFileURL.appendingPathComponent("backend.sqlite"))
+        let accounts = Accounts(store: store, clock: SystemClock(), accessTokenLifetime: 3600, refreshTokenLifetime: 30 * 86_400,
+                                throttle: LoginThrottle())
+        return try accounts.create(account)
+    }
+}
