@@ -13,7 +13,9 @@ public struct PGPPublicKey: Sendable, Hashable {
     public let binary: Data
     /// The primary key's fingerprint.
     public let fingerprint: PGPFingerprint
-    /// The user ids, e.g. `"Alice <alice@example.org>"`.
+    /// The user ids with a valid self-signature that are not revoked, e.g. `"Alice <alice@example.org>"`.
+    /// A user id anyone else appended to the key (no self-signature) or that its owner revoked is
+    /// not listed, so it cannot claim an address for the key.
     public let userIDs: [String]
     /// Whether the key has a valid key usable for encryption (normally an encryption subkey).
     public let canEncrypt: Bool

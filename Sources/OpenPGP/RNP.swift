@@ -216,10 +216,19 @@ final class RNPKey {
         return rnpTakeString(value)
     }
 
+    /// The user ids with a valid self-signature that are not revoked (an id someone else added
+    /// to the key, or one its owner revoked, is left out).
     var userIDs: [String] {
         var count = 0
         guard rnp_key_get_uid_count(handle, &count) == RNPResult.success else { return [] }
         return (0..<count).compactMap { index in
+            var uid: OpaquePointer?
+            guard rnp_key_get_uid_handle_at(handle, index, &uid) == RNPResult.success, let uid else { return nil }
+            defer { rnp_uid_handle_destroy(uid) }
+            var valid = false
+            var revoked = true
+            guard rnp_uid_is_valid(uid, &valid) == RNPResult.success, valid,
+                  rnp_uid_is_revoked(uid, &revoked) == RNPResult.success, !revoked else { return nil }
             var value: UnsafeMutablePointer<CChar>?
             guard rnp_key_get_uid_at(handle, index, &value) == RNPResult.success else { return nil }
             return rnpTakeString(value)

@@ -216,6 +216,24 @@ struct RefusalTests {
         let key = try PGPPublicKey(binary: gpg.ok(["--export", fpr]).output)
         #expect(Set(key.addresses) == ["zed@example.org", "zed@work.example"])
         #expect(key.userIDs.count == 2)
+        // A revoked user id no longer claims its address.
+        try gpg.ok(["--passphrase", "", "--quick-revoke-uid", fpr, "zed@work.example"])
+        let revoked = try PGPPublicKey(binary: gpg.ok(["--export", fpr]).output)
+        #expect(revoked.addresses == ["zed@example.org"])
+        // A user id packet appended without a self-signature is not listed either.
+        var unsigned = key.binary
+        let uid = Array("Mallory <boss@example.org>".utf8)
+        unsigned.append(contentsOf: [0xCD, UInt8(uid.count)] + uid)
+        // (RNP refuses such a key outright; if it ever parses, the address must not be claimed.)
+        if let appended = try? PGPPublicKey(binary: unsigned) {
+            #expect(!appended.addresses.contains("boss@example.org"))
+        }
+
+        // A private key block parses as its public key, without secret material.
+        let alice = try PGPPrivateKey.generate(name: "Alice", address: "alice@example.org")
+        let fromLocked = try PGPPublicKey(armored: alice.locked(passphrase: passphrase("pw")))
+        #expect(fromLocked.fingerprint == alice.fingerprint)
+        #expect(fromLocked.binary == alice.publicKey.binary)
     }
 }
 
