@@ -116,5 +116,15 @@ struct KeyTests {
         #expect(key.publicKey.addresses == ["erin@example.org"])
         let relocked = try key.locked(passphrase: passphrase("pw"))
         #expect(try PGPPrivateKey.unlock(armored: relocked, passphrase: passphrase("pw")).fingerprint.hex == fingerprint)
+
+        // A key gpg protected itself (its own S2K and cipher choices) unlocks with its passphrase only.
+        try gpg.ok(["--passphrase", "gpg secret", "--quick-gen-key", "Fay <fay@example.org>", "future-default", "default", "never"])
+        let gpgLocked = try gpg.ok(["--passphrase", "gpg secret", "--armor", "--export-secret-keys", "fay@example.org"]).text
+        #expect(gpgLocked.hasPrefix("-----BEGIN PGP PRIVATE KEY BLOCK-----"))
+        let fay = try PGPPrivateKey.unlock(armored: gpgLocked, passphrase: passphrase("gpg secret"))
+        #expect(fay.publicKey.addresses == ["fay@example.org"])
+        #expect(throws: OpenPGPError.wrongPassphrase) {
+            try PGPPrivateKey.unlock(armored: gpgLocked, passphrase: passphrase("not it"))
+        }
     }
 }
