@@ -13,6 +13,9 @@ final class GnuPG {
         scratch = base
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        // A fixed S2K count: otherwise gpg-agent calibrates it (~100 ms of hashing, several times)
+        // whenever it protects a key with a passphrase — seconds per test on a busy machine.
+        try Data("s2k-count 65536\n".utf8).write(to: home.appendingPathComponent("gpg-agent.conf"))
     }
 
     deinit {
