@@ -82,6 +82,9 @@ public enum OpenPGP {
                 try context.importKeys(recipient.binary, secret: false)
             }
             let signingKey = try signer.map { try $0.load(into: context) }
+            if let signer, signingKey?.defaultKey(for: "sign") == nil {
+                throw OpenPGPError.unsupported("the key \(signer.fingerprint) has no valid signing key")
+            }
             let recipientKeys = try recipients.map { recipient -> RNPKey in
                 let key = try context.locate(fingerprint: recipient.fingerprint.hex)
                 guard key.defaultKey(for: "encrypt") != nil else {
@@ -291,6 +294,9 @@ public enum OpenPGP {
     static func signOperation(_ data: Data, with key: PGPPrivateKey, kind: SignKind, armor: Bool) throws -> Data {
         try RNPContext.run { context in
             let signingKey = try key.load(into: context)
+            guard signingKey.defaultKey(for: "sign") != nil else {
+                throw OpenPGPError.unsupported("the key \(key.fingerprint) has no valid signing key")
+            }
             let output = try RNPOutput(limit: 0)
             let input = data
             return try withExtendedLifetime((signingKey, output)) {

@@ -346,5 +346,11 @@ struct KeyValidityTests {
         let revoked = try PGPPublicKey(binary: gpg.ok(["--export", fingerprint]).output)
         #expect(!revoked.canEncrypt)
         #expect(try OpenPGP.verifyDetached(Data("y".utf8), signature: signature, against: [revoked]) == .bad(revoked.fingerprint))
+
+        // A revoked private key does not sign any more.
+        let revokedPrivate = try PGPPrivateKey(unprotectedBinary: gpg.ok(["--passphrase", "", "--export-secret-keys", fingerprint]).output)
+        #expect { try OpenPGP.detachedSignature(for: Data("z".utf8), with: revokedPrivate) } throws: {
+            ($0 as? OpenPGPError)?.kind == .badInput
+        }
     }
 }
