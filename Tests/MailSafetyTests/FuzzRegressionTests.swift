@@ -163,5 +163,26 @@ struct SanitizerFuzzRegressionTests {
         let small = try Self.expectIdempotent(sheet, remote: .block)
         #expect(small == "<style>#rampart-message q:is(:not(:hover)){color:red}</style>", "\(small)")
     }
+
+    /// A srcset URL ending `,\u{0B}` lost its control character to URL cleaning and was written
+    /// ending with a comma, which the next pass (like a browser) strips from a srcset URL. (The
+    /// fixture is the text the sanitizer target sanitized, from the violation's report.)
+    @Test(arguments: [RemoteContentPolicy.block, .allowAll])
+    func srcsetURLsNeverEndWithACommaOnceCleaned(remote: RemoteContentPolicy) throws {
+        _ = try Self.expectIdempotent(try Self.fixture("srcset-trailing-comma"), remote: remote)
+        let small = try Self.expectIdempotent("<img srcset=\"https://a.example/x,\u{0B} 1x, https://b.example/y 2x\">", remote: remote)
+        #expect(!small.contains("a.example"), "\(small)")
+        #expect(small.contains("https://b.example/y 2x"), "\(small)")
+    }
+
+    /// A `;` in a rule's prelude stayed in the scoped selector, so the written sheet read
+    /// `…; behavior: …`; a selector holding `;` or an unmatched closing bracket is dropped.
+    @Test func selectorsWithSemicolonsAreDropped() throws {
+        let (options, text) = try Self.fuzzInput("selector-with-semicolon")
+        let out = try Self.expectIdempotent(Self.cssDocument(text), options: options)
+        #expect(!out.contains("behavior"), "\(out)")
+        let small = try Self.expectIdempotent("<style>p, x; behavior: y .z { margin: 1 auto } q ) { color: red } b { color: red }</style>", remote: .block)
+        #expect(small == "<style>#rampart-message p{margin:1 auto}#rampart-message b{color:red}</style>", "\(small)")
+    }
 }
 

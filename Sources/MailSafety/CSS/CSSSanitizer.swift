@@ -263,8 +263,8 @@ struct CSSSanitizer {
     }
 
     /// Forbidden anywhere in a selector, inside `:not(…)` and other functions and blocks too:
-    /// URLs, at-keywords, `<`, pseudo-elements and classes that reach outside the tree (`:host`,
-    /// `::part`). (Only the top level was checked, so `:not(@import …)` kept an `@import` token in
+    /// URLs, at-keywords, `<`, `;` and unmatched closing brackets, pseudo-elements and classes
+    /// that reach outside the tree (`:host`, `::part`). (Only the top level was checked, so `:not(@import …)` kept an `@import` token in
     /// the sheet: found by the CSS fuzz target's safety oracle.)
     private static func isAllowedInSelector(_ components: [CSSComponent], depth: Int = 0) -> Bool {
         guard depth < CSSParser.maxNesting else { return false }
@@ -272,6 +272,10 @@ struct CSSSanitizer {
             switch c {
             case .token(.url), .token(.badURL), .token(.atKeyword), .token(.delim("<")), .token(.delim("\\")), .token(.badString),
                  .token(.cdo), .token(.cdc), .block(.openCurly, _):
+                return false
+            case .token(.semicolon), .token(.closeParen), .token(.closeSquare), .token(.closeCurly):
+                // Never in a valid selector; a `;` in the prelude made the written rule read as
+                // `…; behavior: …` (found by the CSS fuzz target's safety oracle).
                 return false
             case .function(let name, let arguments):
                 let lower = name.lowercased()

@@ -233,6 +233,12 @@ struct TreeCleaner {
         var blocked = false
         var all: [String] = []
         for (first, descriptor) in Self.srcsetCandidates(attribute.value) {
+            // A URL that starts or ends with a comma once cleaned (`x,\u{0B}` loses its trailing
+            // control character) would be read as another URL by the next pass and by the
+            // browser, which strip a srcset URL's trailing commas: dropped (found by the
+            // sanitizer fuzz target's idempotence oracle).
+            let cleaned = URLPolicy.clean(first)
+            if cleaned.hasPrefix(",") || cleaned.hasSuffix(",") { gate.report.note(.unsafeURL); continue }
             switch gate.resource(first, kind: .srcset, isPixel: isPixel) {
             case .load(let url):
                 let item = descriptor.isEmpty ? url : url + " " + descriptor
