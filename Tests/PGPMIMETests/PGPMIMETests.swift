@@ -441,5 +441,14 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         #expect(verified.protection == .pgpMIMESigned && verified.signature == .verified(alice.fingerprint))
 
         #expect(throws: PGPMIMEError.self) { try PGPMIME.outgoing(message, recipients: [], keys: [:], signer: alice) }
+
+        // A recipient inside Rampart who keeps the copy as its original can open it too.
+        let erin = try PGPPrivateKey.generate(name: "Erin", address: "erin@rampart.example")
+        let withLocal = try PGPMIME.outgoing(message, recipients: ["bob@example.org"], keys: ["bob@example.org": bob.publicKey],
+                                             signer: alice, alsoEncryptingTo: [erin.publicKey, bob.publicKey])
+        #expect(try PGPMIME.open(withLocal.bytes, decryptingWith: [erin], verifyingWith: [alice.publicKey]).signature
+                == .verified(alice.fingerprint))
+        #expect(throws: OpenPGPError.self) { try PGPMIME.open(withLocal.bytes, decryptingWith: [carol], verifyingWith: []) }
+        #expect(PGPMIME.outgoingProtection(recipients: ["a@x.org", "B@y.org"], keys: ["b@y.org": bob.publicKey]) == (.signed, ["a@x.org"]))
     }
 }
