@@ -50,6 +50,11 @@ public final class Vault: @unchecked Sendable {
         root.appendingPathComponent(user.rawValue)
     }
 
+    /// The user's preview area (cleartext leases) under `root`: `<root>/<user>/previews`.
+    public static func previewsFolder(root: URL, user: UserID) -> URL {
+        folder(root: root, user: user).appendingPathComponent("previews")
+    }
+
     /// The conventional root under a Rampart home folder: `<home>/vault`.
     public static func defaultRoot(environment: RampartEnvironment) -> URL {
         environment.homeDirectory.appendingPathComponent("vault", isDirectory: true)
@@ -63,7 +68,7 @@ public final class Vault: @unchecked Sendable {
         try VaultDisk.privateDirectory(root)
         folder = Self.folder(root: root, user: userID)
         try VaultDisk.privateDirectory(folder)
-        previews = try PreviewArea(root: folder.appendingPathComponent("previews"), provider: provider)
+        previews = try PreviewArea(root: Self.previewsFolder(root: root, user: provider.userID), provider: provider)
         let budget = configuration.writeLimit.map { WriteBudget(limit: $0) }
         attachments = try AttachmentCache(folder: folder.appendingPathComponent("attachments"),
                                           indexPath: folder.appendingPathComponent("attachment-index.sqlite"),

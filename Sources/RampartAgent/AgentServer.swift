@@ -51,10 +51,16 @@ public final class AgentServer: @unchecked Sendable {
     /// Makes the Keymaker of a user (default: the user container's ``Keymaker``).
     public typealias KeymakerFactory = @Sendable (UserContainer) -> Keymaker
 
+    /// Runs after a user's key was locked or wiped in the agent (explicit lock, autolock, stop,
+    /// logout seen by the agent): the runtime erases the user's cleartext previews there.
+    public typealias LockHook = @Sendable (UserID) -> Void
+
     public let location: AgentLocation
     public let options: Options
     private let global: GlobalContainer
     private let makeKeymaker: KeymakerFactory
+    private let onLock: LockHook?
+    private var lockObservers: [UserID: ObserverToken] = [:]
     private let ownUID = Int64(geteuid())
 
     private let lock = NSCondition()
@@ -71,12 +77,14 @@ public final class AgentServer: @unchecked Sendable {
     ///   - global: the app-wide container of the home folder (its keychain and wipe registry —
     ///     register every store's wipe there, so a wipe after too many wrong PINs erases them).
     ///   - makeKeymaker: how to make a user's Keymaker (tests choose `maxFailedAttempts`).
+    ///   - onLock: run after each lock or wipe of a user's key (see ``LockHook``).
     public init(location: AgentLocation, global: GlobalContainer, options: Options = Options(),
-                makeKeymaker: @escaping KeymakerFactory = { $0.keymaker }) {
+                makeKeymaker: @escaping KeymakerFactory = { $0.keymaker }, onLock: LockHook? = nil) {
         self.location = location
         self.global = global
         self.options = options
         self.makeKeymaker = makeKeymaker
+        self.onLock = onLock
     }
 
     deinit {
@@ -188,9 +196,20 @@ public final class AgentServer: @unchecked Sendable {
         }
     }
 
+    /// Called with `lock` held.
     private func makeContainer(_ user: UserID) -> UserContainer {
         let container = UserContainer(userID: user, global: global)
-        container.override(.keymaker, with: makeKeymaker(container))
+        let keymaker = makeKeymaker(container)
+        container.override(.keymaker, with: keymaker)
+        if let onLock {
+            lockObservers[user]?.cancel()
+            lockObservers[user] = keymaker.observeLifecycle { event in
+                switch event {
+                case .locked(let who, _), .wiped(let who, _): onLock(who)
+                default: break
+                }
+            }
+        }
         return container
     }
 

@@ -12,7 +12,7 @@ public struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "The account (user id) to act on (default: $RAMPART_USER or 'local').")
     public var user: String?
 
-    @Option(name: .long, help: "Keychain backend: file, secret-service or memory (default: file).")
+    @Option(name: .long, help: "Keychain backend: file, secret-service or memory (default: file). The file keychain binds its items to /etc/machine-id, which is not a secret: a copy of the home folder together with that file opens them anywhere; only a PIN or the hardware protector keeps the MainKey from such a copy.")
     public var keychain: String?
 
     public init() {}

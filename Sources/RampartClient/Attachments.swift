@@ -97,15 +97,19 @@ public struct AttachmentVault: Sendable {
 extension ClientAccount {
     /// A cleartext lease holding a rendered (sanitized) message document, for a browser to open.
     ///
-    /// Trust-model row **cleartext files (critical)**: FileVault's ``CleartextLease`` in a
-    /// preview area under the account's client folder (`<home>/client/<user>/leases`, 0700,
-    /// excluded from backups): the file is 0600, overwritten and deleted by ``CleartextLease/end()``
-    /// or when the lease is released; what a crashed process left there is swept by the next
-    /// lease; logout removes the folder.
+    /// Trust-model row **cleartext files (critical)**: FileVault's ``CleartextLease`` in the
+    /// account's vault preview area (`<home>/vault/<user>/previews`, 0700, excluded from
+    /// backups): the file is 0600, overwritten and deleted by ``CleartextLease/end()``, when the
+    /// lease is released, on a lock in this process, by ``CleartextSweep`` at `lock`, autolock
+    /// and the next start of any command (also after `kill -9`), and by the vault's wipe at logout.
     /// - Throws: ``ClientError/file(_:)`` when the folder cannot be prepared, ``FileVaultError``
     ///   when the file cannot be written.
     public func leaseDocument(_ document: String, name: String = "message.html") throws -> CleartextLease {
-        try files.prepare(for: userID)
-        return try PreviewArea.lease(root: files.leases(for: userID), fileName: name, contents: Data(document.utf8))
+        // In the file vault's preview area, like every other cleartext: swept at lock, autolock,
+        // logout and the next start (``CleartextSweep``); ended by a lock seen in this process.
+        try PrivateFiles.ensurePrivateDirectory(fileVaultRoot)
+        try PrivateFiles.ensurePrivateDirectory(Vault.folder(root: fileVaultRoot, user: userID))
+        return try PreviewArea.lease(root: Vault.previewsFolder(root: fileVaultRoot, user: userID), provider: keys,
+                                     fileName: name, contents: Data(document.utf8))
     }
 }

@@ -83,7 +83,7 @@ public final class ClientAccount: @unchecked Sendable {
             // Best effort: if the key was locked meanwhile, the next command refreshes again.
             try? keys.withMainKey { key in
                 var updated = try vault.session(with: key)
-                updated.update(fresh)
+                try updated.update(fresh)
                 try vault.saveSession(updated, with: key)
             }
         }

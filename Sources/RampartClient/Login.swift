@@ -79,7 +79,7 @@ public enum LoginFlow {
                                    displayName: response.user.displayName, addresses: response.user.addresses,
                                    endpoint: endpoint, sessionID: response.sessionId, accessToken: response.accessToken,
                                    refreshToken: response.refreshToken, accessTokenExpiry: 0)
-        record.update(response.tokens, now: account.clock.now)
+        try record.update(response.tokens, now: account.clock.now)
         let mainKey = try keymaker.createMainKey()
         do {
             try account.vault.saveSession(record, with: mainKey)

@@ -38,7 +38,7 @@ public enum PushKeyRotation {
         do {
             try await api.registerPush(registration)
         } catch {
-            try? keyring.discard(registration)
+            _ = try? keyring.discard(registration)
             throw error
         }
         return .rotated(publicKey: registration.publicKey)

@@ -22,11 +22,21 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public var accessTokenExpiry: Int64
 
     public var tokens: SessionTokens {
-        SessionTokens(sessionId: sessionID, accessToken: accessToken, refreshToken: refreshToken,
-                      expiresIn: Int(max(0, accessTokenExpiry - Int64(Date().timeIntervalSince1970))))
+        let (left, overflow) = accessTokenExpiry.subtractingReportingOverflow(Int64(Date().timeIntervalSince1970))
+        return SessionTokens(sessionId: sessionID, accessToken: accessToken, refreshToken: refreshToken,
+                             expiresIn: overflow ? 0 : Int(min(max(0, left), Self.maximumTokenLifetime)))
     }
 
-    mutating func update(_ fresh: SessionTokens, now: Date = Date()) {
+    /// The longest access-token lifetime a server may announce (`expiresIn`): 30 days.
+    public static let maximumTokenLifetime: Int64 = 30 * 24 * 3600
+
+    /// Takes the tokens of a login or refresh. - Throws: ``ClientError/tampered(_:)`` when the
+    /// server's `expiresIn` is negative or longer than ``maximumTokenLifetime`` (a hostile
+    /// value such as `Int.max` must not overflow the expiry).
+    mutating func update(_ fresh: SessionTokens, now: Date = Date()) throws {
+        guard fresh.expiresIn >= 0, Int64(fresh.expiresIn) <= Self.maximumTokenLifetime else {
+            throw ClientError.tampered("The server's token lifetime (expiresIn \(fresh.expiresIn) s; accepted 0 to \(Self.maximumTokenLifetime) s)")
+        }
         sessionID = fresh.sessionId
         accessToken = fresh.accessToken
         refreshToken = fresh.refreshToken

@@ -22,6 +22,8 @@ public final class AccountSession {
     public init(_ options: RuntimeOptions) throws {
         keys = try AccountKeys(options)
         environment = keys.global.environment
+        // Cleartext previews a killed process left behind go before anything else runs.
+        CleartextSweep.sweep(environment: environment, user: keys.userID, includingLive: false)
         let agent = AgentClient(location: AgentLocation(homeDirectory: environment.homeDirectory))
         if agent.isRunning(), let status = try? agent.status(user: keys.userID), status.unlocked {
             let provider = AgentMainKeyProvider(client: agent, userID: keys.userID)

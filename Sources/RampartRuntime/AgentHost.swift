@@ -1,5 +1,6 @@
 import Foundation
 import RampartAgent
+import RampartClient
 import RampartCore
 
 #if canImport(Glibc)
@@ -40,8 +41,13 @@ public enum AgentHost {
         let global = GlobalContainer(environment: try options.environment())
         // Every store's wipe, so the tenth wrong PIN erases the account's data from here too.
         let wipes = UserDataWipes.register(in: global)
+        let environment = global.environment
         let server = AgentServer(location: location, global: global,
-                                 options: .init(idleExit: idleExit.map { TimeInterval($0) }))
+                                 options: .init(idleExit: idleExit.map { TimeInterval($0) }),
+                                 onLock: { user in
+                                     // No cleartext preview outlives a lock or autolock.
+                                     CleartextSweep.sweep(environment: environment, user: user, includingLive: true)
+                                 })
         try server.start()
         var sources: [any DispatchSourceSignal] = []
         for signalNumber in [SIGTERM, SIGINT, SIGHUP] {

@@ -33,6 +33,8 @@ public enum ServerError: RampartError, Equatable {
     case storage(String)
     /// The data folder, certificate or port cannot be used; the server did not start.
     case startFailed(String)
+    /// One of the abuse limits (``ServerLimits``): recipients, sizes, quota, request rate.
+    case limitExceeded(ServerLimitViolation)
 
     /// The category the CLI's exit status uses.
     public var kind: RampartErrorKind {
@@ -40,7 +42,7 @@ public enum ServerError: RampartError, Equatable {
         case .badRequest, .invalidToken: .badInput
         case .notFound, .unknownRecipient: .notFound
         case .malformedJSON, .tokenExpired, .wrongCredentials, .tooManyAttempts, .conflict, .payloadTooLarge,
-             .storage, .startFailed: .failure
+             .storage, .startFailed, .limitExceeded: .failure
         }
     }
 
@@ -58,6 +60,7 @@ public enum ServerError: RampartError, Equatable {
         case .unknownRecipient: "send.unknownRecipient"
         case .storage: "server.storage"
         case .startFailed: "server.startFailed"
+        case .limitExceeded(let violation): violation.code
         }
     }
 
@@ -75,6 +78,7 @@ public enum ServerError: RampartError, Equatable {
         case .unknownRecipient(let address): "No local account has the address \(address); this server delivers only to its own users."
         case .storage(let why): "The server's storage failed (\(why)); nothing was changed. Try again."
         case .startFailed(let why): "The Rampart server cannot start: \(why)."
+        case .limitExceeded(let violation): violation.message
         }
     }
 
@@ -89,6 +93,7 @@ public enum ServerError: RampartError, Equatable {
         case .payloadTooLarge: .contentTooLarge
         case .unknownRecipient: .unprocessableContent
         case .storage, .startFailed: .internalServerError
+        case .limitExceeded(let violation): violation.status
         }
     }
 

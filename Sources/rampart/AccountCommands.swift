@@ -95,7 +95,7 @@ struct ProtectCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Protect with a PIN.") var pin = false
     @Flag(help: "Protect with the secure hardware.") var hardware = false
-    @Flag(help: "No protector: the MainKey is kept in clear in the keychain.") var none = false
+    @Flag(help: "No protector: the MainKey is kept in clear in the keychain (the file keychain's binding to /etc/machine-id is not a secret: whoever copies the home folder and that file has the key).") var none = false
     @OptionGroup var pinInput: PINOptions
 
     func validate() throws {

@@ -4,6 +4,7 @@ import Keychain
 import Keymaker
 import RampartAgent
 import RampartCLIKit
+import RampartClient
 import RampartCore
 
 #if canImport(Glibc)
@@ -142,6 +143,8 @@ struct LockCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let user = try global.userID()
+            // No cleartext preview outlives the lock (those of killed processes included).
+            defer { CleartextSweep.sweep(environment: RampartEnvironment(homeDirectory: global.runtime.homeDirectory), user: user, includingLive: true) }
             guard let client = try runningAgent(global, otherwise: { _ in "Locked: no agent is running, so no MainKey of \(user) is in memory." }) else { return }
             try client.lock(user: user)
             print("Locked \(user): the agent zeroized the MainKey.")

@@ -172,6 +172,21 @@ struct FileKeychainTests {
         #expect(throws: KeychainError.boundToAnotherDevice(deviceOnly)) { try sameMachine.read(deviceOnly) }
     }
 
+    /// The limit of the device binding, shown: the machine-id is not a secret, so a copy of the
+    /// folder together with the machine-id file opens the this-device-only items on any machine.
+    @Test func aCopyTogetherWithTheMachineIDOpensAnywhere() throws {
+        let original = try keychain(machine: "machine-a")
+        let deviceOnly = KeychainItemID(service: "svc", account: "mainkey")
+        try original.add(bytes("device secret"), for: deviceOnly, accessibility: .afterFirstUnlockThisDeviceOnly)
+        let copy = folder.child("full-disk-image")
+        try FileManager.default.copyItem(at: root, to: copy)
+        // The attacker's machine, given the copied /etc/machine-id (same bytes, another path).
+        let stolenID = folder.child("stolen-machine-id")
+        try FileManager.default.copyItem(at: try #require(original.machineIdentity.sources.first), to: stolenID)
+        let attacker = FileKeychain(directory: copy, machineIdentity: MachineIdentity(sources: [stolenID]))
+        #expect(try contents(attacker.read(deviceOnly)) == Array("device secret".utf8))
+    }
+
     @Test func machineIdentityFallsBackToTheSecondSource() throws {
         let id = KeychainItemID(service: "svc", account: "a")
         let identityFile = folder.child("dbus-machine-id")

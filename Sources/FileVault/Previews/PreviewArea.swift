@@ -88,8 +88,13 @@ public final class PreviewArea: @unchecked Sendable {
 
     /// Removes every session folder under `root` whose owner process is gone (its lock is
     /// free), and anything else that is not a session folder. Returns how many were removed.
+    ///
+    /// With `includingLive` (a lock, autolock or logout of the user: no cleartext may outlive
+    /// it), the leases of live processes go too: every file in their session folders is
+    /// overwritten and deleted, only their lock file stays (their ``CleartextLease``s then
+    /// find their file gone; the viewer loses it).
     @discardableResult
-    public static func sweep(_ root: URL) -> Int {
+    public static func sweep(_ root: URL, includingLive: Bool = false) -> Int {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: root.path) else { return 0 }
         var removed = 0
         for name in names where name != "CACHEDIR.TAG" {
@@ -101,6 +106,15 @@ public final class PreviewArea: @unchecked Sendable {
                 if free {
                     VaultDisk.remove(folder)
                     removed += 1
+                } else if includingLive, let leases = try? FileManager.default.contentsOfDirectory(atPath: folder.path) {
+                    for lease in leases where lease != ".owner.lock" && lease != "CACHEDIR.TAG" {
+                        let leaseFolder = folder.appendingPathComponent(lease)
+                        for file in (try? FileManager.default.contentsOfDirectory(atPath: leaseFolder.path)) ?? [] {
+                            VaultDisk.overwrite(leaseFolder.appendingPathComponent(file))
+                        }
+                        VaultDisk.remove(leaseFolder)
+                        removed += 1
+                    }
                 }
                 close(fd)
             } else {
@@ -160,8 +174,9 @@ public final class PreviewArea: @unchecked Sendable {
     /// Opens a lease in a preview area of its own under `root` (sweeping what crashed processes
     /// left there first). The lease keeps its area alive: the area ends with the lease. For
     /// callers that need one cleartext file without an open ``Vault``.
-    public static func lease(root: URL, fileName: String, contents: Data) throws -> CleartextLease {
-        let area = try PreviewArea(root: root)
+    /// With `provider`, the lease also ends on a lock or wipe of its user in this process.
+    public static func lease(root: URL, provider: (any MainKeyProvider)? = nil, fileName: String, contents: Data) throws -> CleartextLease {
+        let area = try PreviewArea(root: root, provider: provider)
         let lease = try area.lease(fileName: fileName, contents: contents)
         lease.retain(area)
         return lease

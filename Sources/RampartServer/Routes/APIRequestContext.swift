@@ -75,6 +75,7 @@ extension SessionRoutes {
     var collection: RouteCollection<APIRequestContext> {
         let routes = RouteCollection(context: APIRequestContext.self)
         routes.add(middleware: SessionMiddleware(accounts: backend.accounts))
+        routes.add(middleware: LimitsMiddleware(backend: backend))
         add(to: routes)
         return routes
     }

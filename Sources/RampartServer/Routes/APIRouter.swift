@@ -13,6 +13,8 @@ struct Backend: Sendable {
     let drive: DriveStorage
     let push: PushDelivery
     let logger: Logger
+    /// The abuse limits and their state (``ServerLimits``; defaults and environment variables).
+    var limits = ServerLimitEnforcer(.fromEnvironment())
     /// SRP login: signed modulus, verifiers, pending sessions, throttle.
     let srp: SRPAuthority
 }
