@@ -108,13 +108,33 @@ struct SealedTable: Sendable {
     let sealedColumns: [String]
     /// Clear columns also bound into the row-set digest element (messages: `time` and
     /// `label_ids`, from which the label links are derived and checked).
-    var digestColumns: [String] = []
-
+    let digestColumns: [String]
     /// Where each digest column sits among the clear columns.
-    var digestIndices: [Int] { digestColumns.map { column in clearColumns.firstIndex(of: column)! } }
-
+    let digestIndices: [Int]
     /// The stored columns, in the order every select reads them: key, clear, `version`, `sealed`.
-    var allColumns: [String] { keyColumns + clearColumns + ["version", "sealed"] }
+    let allColumns: [String]
+    /// Statements built once per table (not per call).
+    let selectSQL: String, selectByKeySQL: String, insertSQL: String, updateSQL: String, existingSQL: String
+
+    init(name: String, keyColumns: [String], clearColumns: [String], sealedColumns: [String],
+         digestColumns: [String] = []) {
+        self.name = name
+        self.keyColumns = keyColumns
+        self.clearColumns = clearColumns
+        self.sealedColumns = sealedColumns
+        self.digestColumns = digestColumns
+        digestIndices = digestColumns.map { column in clearColumns.firstIndex(of: column)! }
+        let all = keyColumns + clearColumns + ["version", "sealed"]
+        allColumns = all
+        let keyCondition = keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
+        selectSQL = "SELECT \(all.joined(separator: ", ")) FROM \(name)"
+        selectByKeySQL = selectSQL + " WHERE \(keyCondition) LIMIT 1"
+        insertSQL = "INSERT OR REPLACE INTO \(name) (\(all.joined(separator: ", "))) VALUES ("
+            + Array(repeating: "?", count: all.count).joined(separator: ", ") + ")"
+        updateSQL = "UPDATE \(name) SET "
+            + (clearColumns + ["version", "sealed"]).map { "\($0) = ?" }.joined(separator: ", ") + " WHERE rowid = ?"
+        existingSQL = "SELECT \((["rowid", "version"] + digestColumns).joined(separator: ", ")) FROM \(name) WHERE \(keyCondition)"
+    }
 
     /// The primary-key parts of a row, as strings for the associated data.
     func keyStrings(of row: Row) -> [String] {
@@ -160,18 +180,6 @@ extension SealedRecord {
 
 /// Generic statements over ``SealedRecord`` tables.
 enum SealedRows {
-    static func insertSQL(_ table: SealedTable) -> String {
-        let columns = table.allColumns
-        return "INSERT OR REPLACE INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES ("
-            + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-    }
-
-    static func selectSQL(_ table: SealedTable, alias: String? = nil) -> String {
-        let prefix = alias.map { "\($0)." } ?? ""
-        return "SELECT \(table.allColumns.map { prefix + $0 }.joined(separator: ", ")) FROM \(table.name)"
-            + (alias.map { " \($0)" } ?? "")
-    }
-
     static func keyCondition(_ table: SealedTable) -> String {
         table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
     }
@@ -181,9 +189,8 @@ enum SealedRows {
 
     /// The rowid, version and digest columns of the row with this key, if any.
     static func existing(_ table: SealedTable, key: [DatabaseValue], in db: Database) throws -> Stored? {
-        let columns = (["rowid", "version"] + table.digestColumns).joined(separator: ", ")
         guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT \(columns) FROM \(table.name) WHERE \(keyCondition(table))"),
+            db.cachedStatement(sql: table.existingSQL),
             arguments: StatementArguments(key)) else { return nil }
         return (row[0], row[1], (0..<table.digestColumns.count).map { row[2 + $0] as DatabaseValue })
     }
@@ -222,24 +229,19 @@ enum SealedRows {
             arguments.append(version.databaseValue)
             arguments.append(envelope.databaseValue)
             arguments.append(previous.rowid.databaseValue)
-            try db.cachedStatement(sql: updateSQL(table)).execute(arguments: StatementArguments(arguments))
+            try db.cachedStatement(sql: table.updateSQL).execute(arguments: StatementArguments(arguments))
             rowid = previous.rowid
         } else {
             var arguments = key + clear
             arguments.append(version.databaseValue)
             arguments.append(envelope.databaseValue)
-            try db.cachedStatement(sql: insertSQL(table)).execute(arguments: StatementArguments(arguments))
+            try db.cachedStatement(sql: table.insertSQL).execute(arguments: StatementArguments(arguments))
             rowid = db.lastInsertedRowID
         }
         state.addRow(table: table.name, key: key, version: version, rowid: rowid, extra: table.digestIndices.map { clear[$0] })
         return rowid
     }
 
-    static func updateSQL(_ table: SealedTable) -> String {
-        "UPDATE \(table.name) SET "
-            + (table.clearColumns + ["version", "sealed"]).map { "\($0) = ?" }.joined(separator: ", ")
-            + " WHERE rowid = ?"
-    }
 
     static func describe(_ key: some Collection<DatabaseValue>) -> String {
         key.map { value -> String in
@@ -293,7 +295,7 @@ enum SealedRows {
     static func fetchAll<R: SealedRecord>(_ type: R.Type, in db: Database, sealer: RowSealer,
                                           where condition: String = "", arguments: StatementArguments = [],
                                           orderBy: String = "", limit: Int? = nil) throws -> [R] {
-        var sql = selectSQL(R.table)
+        var sql = R.table.selectSQL
         if !condition.isEmpty { sql += " WHERE \(condition)" }
         if !orderBy.isEmpty { sql += " ORDER BY \(orderBy)" }
         if let limit { sql += " LIMIT \(max(0, limit))" }
@@ -307,8 +309,8 @@ enum SealedRows {
 
     static func fetchOne<R: SealedRecord>(_ type: R.Type, key: [DatabaseValue], in db: Database,
                                           sealer: RowSealer) throws -> R? {
-        try fetchAll(R.self, in: db, sealer: sealer, where: keyCondition(R.table),
-                     arguments: StatementArguments(key), limit: 1).first
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: R.table.selectByKeySQL), arguments: StatementArguments(key))
+        return try cursor.next().map { try decode($0, as: R.self, sealer: sealer) }
     }
 
     static func delete<R: SealedRecord>(_ type: R.Type, key: [DatabaseValue], in db: Database,

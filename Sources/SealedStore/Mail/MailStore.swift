@@ -87,13 +87,8 @@ public struct MailStore: Sendable {
         guard limit >= 0 else { throw SealedStoreError.invalidInput("limit must not be negative") }
         return try store.read(checking: [MailMessage.table.name, StoreState.linkTable]) { db, keys in
             let sealer = try keys.columns()
-            let sql = """
-                SELECT \(MailMessage.table.allColumns.map { "m.\($0)" }.joined(separator: ", ")), l.time AS link_time
-                FROM message_labels l JOIN messages m ON m.rowid = l.message_rowid
-                WHERE l.label_id = ? AND l.time < ? ORDER BY l.time DESC, l.message_rowid DESC LIMIT ?
-                """
             let linkTime = MailMessage.table.allColumns.count
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql),
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: MailStore.labelPageSQL),
                                              arguments: [label, before ?? Int64.max, limit])
             var result: [MailMessage] = []
             result.reserveCapacity(min(limit, 1_000))
@@ -108,6 +103,12 @@ public struct MailStore: Sendable {
             return result
         }
     }
+
+    static let labelPageSQL = """
+        SELECT \(MailMessage.table.allColumns.map { "m.\($0)" }.joined(separator: ", ")), l.time AS link_time
+        FROM message_labels l JOIN messages m ON m.rowid = l.message_rowid
+        WHERE l.label_id = ? AND l.time < ? ORDER BY l.time DESC, l.message_rowid DESC LIMIT ?
+        """
 
     /// The messages of a conversation, oldest first.
     public func messages(conversation: String) throws -> [MailMessage] {
