@@ -210,6 +210,23 @@ struct PeerInteropTests {
         #expect(!packets.contains(":compressed packet:"), "\(packets)")
     }
 
+    @Test("a Rampart private key locked with a passphrase imports into gpg, which then decrypts Rampart's message with it")
+    func rampartLockedKeyImportsIntoGnuPG() throws {
+        let gpg = try GnuPGPeer(name: "Peer Tester", address: "gpg-peer@interop.example")
+        let rampart = try Self.rampartKey()
+        let passphrase = "gpg import passphrase"
+        let locked = try rampart.locked(passphrase: SecretBytes(copying: Array(passphrase.utf8)))
+        let (_, importStatus) = try gpg.runWithStatus(["--passphrase", passphrase, "--import", try gpg.files.write(Data(locked.utf8), "rampart.sec.asc")])
+        #expect(importStatus.contains { $0.hasPrefix("[GNUPG:] IMPORT_OK ") && $0.hasSuffix(rampart.fingerprint.hex) }, "\(importStatus)")
+        #expect(importStatus.contains { $0.hasPrefix("[GNUPG:] IMPORT_RES ") }, "\(importStatus)")
+        let message = try OpenPGP.encrypt(Self.body, to: [rampart.publicKey], signedBy: rampart)
+        let output = gpg.files.path("decrypted")
+        let (_, status) = try gpg.runWithStatus(["--passphrase", passphrase, "--output", output, "--decrypt", try gpg.files.write(message, "m")])
+        #expect(status.contains("[GNUPG:] DECRYPTION_OKAY"), "\(status)")
+        #expect(GnuPGPeer.validSigner(status, expected: rampart.publicKey) != nil, "\(status)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Self.body)
+    }
+
     @Test("a GopenPGP private key locked with a passphrase (as Proton stores keys) unlocks in Rampart; a wrong passphrase is refused")
     func gopenpgpLockedKeyUnlocksInRampart() throws {
         let peer = try GopenPGPPeer(name: "Proton Side", address: "proton.side@interop.example")
