@@ -199,8 +199,8 @@ cliDependencies.append("MIME")
 
 products.append(.library(name: "RampartAPI", targets: ["RampartAPI"]))
 targets += [
-    .target(name: "RampartAPI", dependencies: ["RampartCore", "MIME", crypto, cryptoExtras], swiftSettings: swiftSettings),
-    .testTarget(name: "RampartAPITests", dependencies: ["RampartAPI", "RampartCore", crypto], swiftSettings: swiftSettings),
+    .target(name: "RampartAPI", dependencies: ["RampartCore", "MIME", "OpenPGP", "Bcrypt", crypto, cryptoExtras], swiftSettings: swiftSettings),
+    .testTarget(name: "RampartAPITests", dependencies: ["RampartAPI", "RampartCore", "OpenPGP", crypto], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("RampartAPI")
 
@@ -211,7 +211,7 @@ targets += [
     .target(
         name: "RampartServer",
         dependencies: [
-            "RampartAPI", "MIME", "RampartCore", "PushCrypto", crypto, cryptoExtras, grdb,
+            "RampartAPI", "MIME", "RampartCore", "PushCrypto", "OpenPGP", crypto, cryptoExtras, grdb,
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -225,7 +225,7 @@ targets += [
     ),
     .testTarget(
         name: "RampartServerTests",
-        dependencies: ["RampartServer", "RampartAPI", "RampartCore", "PinnedTransport", "PushCrypto", crypto,
+        dependencies: ["RampartServer", "RampartAPI", "RampartCore", "PinnedTransport", "PushCrypto", "OpenPGP", crypto,
                        .product(name: "NIOHTTP1", package: "swift-nio"),
                        .product(name: "X509", package: "swift-certificates")],
         swiftSettings: swiftSettings
@@ -238,12 +238,12 @@ products.append(.library(name: "RampartClient", targets: ["RampartClient"]))
 targets += [
     .target(name: "RampartClient",
             dependencies: ["RampartAPI", "MIME", "PinnedTransport", "SealedStore", "Keymaker", "Keychain", "PushCrypto",
-                           "MailSafety", "HTML5", "FileVault", "RampartCore", crypto,
+                           "MailSafety", "HTML5", "FileVault", "RampartCore", "OpenPGP", crypto,
                            .product(name: "NIOHTTP1", package: "swift-nio")],
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartClientTests",
                 dependencies: ["RampartClient", "RampartAPI", "PinnedTransport", "SealedStore", "Keymaker", "Keychain",
-                               "MailSafety", "HTML5", "RampartCore", "PushCrypto", crypto,
+                               "MailSafety", "HTML5", "RampartCore", "PushCrypto", "OpenPGP", crypto,
                                // The end-to-end test starts the embedded server and runs the built `rampart`.
                                "RampartServer", "rampart"],
                 swiftSettings: swiftSettings),

@@ -44,19 +44,23 @@ public struct UserInfo: Codable, Sendable, Equatable {
     }
 }
 
-/// The user's key pair as the server keeps it: the public key, and the private key sealed under
-/// the mailbox password (see ``MailboxKeyPair/sealedPrivateKey(password:userID:logN:)``), which
-/// the server cannot open.
+/// The user's key as the server keeps it: the OpenPGP public key, the private key locked with a
+/// passphrase derived from the mailbox password (``MailboxKey``: bcrypt of the mailbox password
+/// with ``keySalt``), which the server cannot unlock, and the key salt.
 ///
 /// Trust-model rows **the user's private and public keys (critical)** and **mailbox password
-/// (critical)**: zero access — only the client, given the mailbox password, opens the private key.
+/// (critical)**: zero access — only the client, given the mailbox password, unlocks the key.
 public struct UserKeys: Codable, Sendable {
-    /// base64 of the raw X25519 public key (32 bytes).
+    /// The armored OpenPGP public key ("-----BEGIN PGP PUBLIC KEY BLOCK-----").
     public var publicKey: String
-    /// base64 of the sealed private key ("RMPK" version 1).
-    public var sealedPrivateKey: String
+    /// The armored locked private key ("-----BEGIN PGP PRIVATE KEY BLOCK-----").
+    public var privateKey: String
+    /// base64 of the 16-byte key salt of the passphrase (``MailboxKey/unlock(locked:keySalt:mailboxPassword:)``).
+    public var keySalt: String
     /// The keys as sent by the server.
-    public init(publicKey: String, sealedPrivateKey: String) { self.publicKey = publicKey; self.sealedPrivateKey = sealedPrivateKey }
+    public init(publicKey: String, privateKey: String, keySalt: String) {
+        self.publicKey = publicKey; self.privateKey = privateKey; self.keySalt = keySalt
+    }
 }
 
 /// The tokens of a session (answer of `POST /v1/auth/refresh`, and part of ``LoginResponse``).
@@ -81,9 +85,9 @@ public struct SessionTokens: Codable, Sendable {
 /// `POST /v1/auth/login` answer: the new session's tokens, the user and their keys.
 ///
 /// Trust-model rows **access token (high)** (the tokens) and **the user's private and public keys
-/// (critical)** (``keys`` carries the private key only sealed under the mailbox password).
+/// (critical)** (``keys`` carries the private key only locked under the mailbox password).
 public struct LoginResponse: Codable, Sendable {
-    /// The server's id of the user (bound into every ``SealedPart``).
+    /// The server's id of the user.
     public var userId: String
     /// The new session's id.
     public var sessionId: String
@@ -95,7 +99,7 @@ public struct LoginResponse: Codable, Sendable {
     public var expiresIn: Int
     /// Who the account is.
     public var user: UserInfo
-    /// The public key and the sealed private key.
+    /// The public key, the locked private key and its key salt.
     public var keys: UserKeys
     /// A login answer made from a session's tokens.
     public init(userId: String, tokens: SessionTokens, user: UserInfo, keys: UserKeys) {

@@ -49,9 +49,29 @@ public struct DriveNodeRequest: Codable, Sendable {
     public var size: Int64
     /// A folder has no blocks (default: a file).
     public var isFolder: Bool?
+    /// The new node's id, chosen by the client (``DriveNodeRequest/newID(_:)`` with `n`) so that
+    /// its signed metadata can name it; absent: the server picks one.
+    public var nodeId: String?
+    /// The new revision's id, chosen by the client (``DriveNodeRequest/newID(_:)`` with `r`).
+    public var revisionId: String?
     /// A node request.
-    public init(sealedName: String, parentId: String?, blockIds: [String], size: Int64, isFolder: Bool? = nil) {
+    public init(sealedName: String, parentId: String?, blockIds: [String], size: Int64, isFolder: Bool? = nil,
+                nodeId: String? = nil, revisionId: String? = nil) {
         self.sealedName = sealedName; self.parentId = parentId; self.blockIds = blockIds; self.size = size; self.isFolder = isFolder
+        self.nodeId = nodeId; self.revisionId = revisionId
+    }
+
+    /// A random id of the server's shape: `prefix` + 24 hex digits (96 random bits).
+    public static func newID(_ prefix: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return prefix + (0..<12).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// Whether `id` is `prefix` + 24 lower-case hex digits.
+    public static func isID(_ id: String, prefix: String) -> Bool {
+        guard id.hasPrefix(prefix) else { return false }
+        let rest = id.dropFirst(prefix.count)
+        return rest.count == 24 && rest.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
     }
 }
 

@@ -48,7 +48,7 @@ public struct LabelChangeRequest: Codable, Sendable {
 }
 
 /// What the server says about an attachment of a message; its content is fetched from
-/// `GET /v1/attachments/{id}` as a ``SealedPart`` named ``SealedPartName/attachment(_:)``.
+/// `GET /v1/attachments/{id}` as a ``MailPart`` named ``SealedPartName/attachment(_:)`` of its position.
 ///
 /// Trust-model row **database (critical)**: the name and type are metadata; the content is sealed.
 public struct AttachmentInfo: Codable, Sendable, Equatable {
@@ -85,7 +85,7 @@ public struct MessageResponse: Codable, Sendable {
     public var size: Int64
     /// Whether the message is still unread.
     public var unread: Bool
-    /// base64 of a ``SealedPart`` holding the JSON of a ``MessageContent``.
+    /// base64 of a ``MailPart`` (OpenPGP) holding the JSON of a ``MessageContent``.
     public var sealedBody: String
     /// The message's attachments (content fetched separately).
     public var attachments: [AttachmentInfo]
@@ -98,7 +98,7 @@ public struct MessageResponse: Codable, Sendable {
 
 /// `GET /v1/messages`: one page of messages, newest first.
 ///
-/// Trust-model row **database (critical)**: each message's content is a ``SealedPart`` only the
+/// Trust-model row **database (critical)**: each message's content is a ``MailPart`` only the
 /// mailbox key opens.
 public struct MessageListResponse: Codable, Sendable {
     /// The messages of this page.
@@ -149,46 +149,85 @@ public struct MessageContent: Codable, Sendable, Equatable {
     }
 }
 
-/// An attachment of a ``SendRequest``.
+/// An attachment of a ``SendRequest``, encrypted by the sender's device.
 ///
-/// Trust-model row **outbox (composer), moderate**: sent as given; the server seals it to each
-/// recipient at once.
+/// Trust-model row **outbox (composer), moderate**: the content is an OpenPGP message
+/// (``MailPart``) to every recipient's key and the sender's own, signed by the sender; the name,
+/// type and size are routing metadata the server sees.
 public struct OutgoingAttachment: Codable, Sendable {
     /// The file name.
     public var name: String
     /// The MIME type.
     public var mimeType: String
-    /// base64 of the content.
-    public var data: String
+    /// The size of the cleartext in bytes.
+    public var size: Int
+    /// base64 of the ``MailPart`` bound to the submission id and ``SealedPartName/attachment(_:)``
+    /// of the attachment's position.
+    public var encryptedData: String
     /// Set for an image the body embeds as `cid:<contentId>`.
     public var contentId: String?
     /// An attachment to send.
-    public init(name: String, mimeType: String, data: String, contentId: String? = nil) {
-        self.name = name; self.mimeType = mimeType; self.data = data; self.contentId = contentId
+    public init(name: String, mimeType: String, size: Int, encryptedData: String, contentId: String? = nil) {
+        self.name = name; self.mimeType = mimeType; self.size = size; self.encryptedData = encryptedData; self.contentId = contentId
     }
 }
 
-/// `POST /v1/mail/send`: a submission (demo) to local accounts; the server seals it to each
-/// recipient's public key at once and keeps a sealed copy in the sender's `sent` label.
+/// `POST /v1/mail/send`: a message the client has encrypted and signed, for recipients of this
+/// server (each gets a copy, the sender keeps one in `sent`) and, through the outbox, for
+/// recipients outside it.
 ///
-/// Trust-model row **outbox (composer), moderate**.
+/// Trust-model row **outbox (composer), moderate**: the body (a ``MessageContent``: subject,
+/// people, HTML) and each attachment are OpenPGP messages encrypted on the device to every local
+/// recipient's key and the sender's own, signed by the sender's key; the server cannot read or
+/// change them. The copies are stored as `<id>.<n>` (the sender's is `<id>.0`).
 public struct SendRequest: Codable, Sendable {
-    /// Recipient addresses: local accounts get a sealed copy; others get the MIME message through the outbox.
+    /// The most bytes of ``subject``.
+    public static let maximumSubjectBytes = 500
+    /// Recipient addresses: local accounts get a copy; others get the MIME message through the outbox.
     public var to: [String]
-    /// The subject line.
+    /// The submission id the parts are bound to (``SendRequest/newID()``: `ms_` + 32 hex digits).
+    public var id: String
+    /// The subject line in clear, for the recipients' push notifications only (as with Proton,
+    /// the subject is metadata the server sees; the stored copy is inside ``encryptedBody``).
     public var subject: String
-    /// The HTML body.
-    public var html: String
-    /// Attachments, if any.
+    /// base64 of the ``MailPart`` (part ``SealedPartName/body``) holding the JSON of a ``MessageContent``.
+    public var encryptedBody: String
+    /// Attachments, if any, in order.
     public var attachments: [OutgoingAttachment]?
-    /// base64 of the RFC 5322 message the client built from the fields above (MIME). Kept,
-    /// sealed, as each copy's original, and written to the outbox for recipients outside this
-    /// server; required when there are such recipients.
+    /// base64 of the RFC 5322 message the client built, in clear: written to the outbox for
+    /// recipients outside this server (required when there are such recipients) and kept,
+    /// encrypted by the server to each copy's owner, as that copy's original.
     public var mime: String?
     /// A message to send.
-    public init(to: [String], subject: String, html: String, attachments: [OutgoingAttachment]? = nil, mime: String? = nil) {
-        self.to = to; self.subject = subject; self.html = html; self.attachments = attachments; self.mime = mime
+    public init(to: [String], id: String, subject: String, encryptedBody: String,
+                attachments: [OutgoingAttachment]? = nil, mime: String? = nil) {
+        self.to = to; self.id = id; self.subject = subject; self.encryptedBody = encryptedBody
+        self.attachments = attachments; self.mime = mime
     }
+
+    static let idPrefix = "ms_"
+
+    /// A fresh random submission id.
+    public static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return idPrefix + (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// Whether `id` has the shape of a submission id.
+    public static func isSubmissionID(_ id: String) -> Bool { ImportIdentity.hasShape(id, prefix: idPrefix) }
+}
+
+/// `GET /v1/keys?address=A`: the key directory's answer.
+///
+/// Trust-model row **inbox (low)**: the server could hand out a key of its own; the client pins
+/// the first key it sees for an address and reports (does not use) a different one later.
+public struct PublicKeyResponse: Codable, Sendable, Equatable {
+    /// The address asked about (lower case).
+    public var address: String
+    /// The armored OpenPGP public key.
+    public var publicKey: String
+    /// A key directory answer.
+    public init(address: String, publicKey: String) { self.address = address; self.publicKey = publicKey }
 }
 
 /// `POST /v1/mail/send` answer.

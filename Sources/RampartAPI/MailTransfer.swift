@@ -9,9 +9,9 @@ extension APIRoute {
     /// `POST` ``ImportRequest`` → ``ImportResponse``: stores one message the client has already
     /// sealed to the user's own key (an import). Idempotent on ``ImportRequest/id``.
     public static let importMessage = "/v1/mail/import"
-    /// `GET` → the ``SealedPart`` bytes of a message's original RFC 5322 form (imported or
-    /// delivered from outside), opened with ``SealedPartName/original``; 404 when the message has
-    /// none (written inside Rampart).
+    /// `GET` → the ``MailPart`` bytes (OpenPGP) of a message's original RFC 5322 form (imported,
+    /// delivered from outside or sent), opened with ``SealedPartName/original``; 404 when the
+    /// message has none.
     public static func messageOriginal(_ id: String) -> String { "/v1/messages/\(id)/original" }
     /// `POST` ``KnownMessagesRequest`` → ``KnownMessagesResponse``: which of these import ids the
     /// user already has (so a resumed import skips sealing and uploading them again).
@@ -48,14 +48,15 @@ extension SealedPartName {
 
 /// One attachment of an ``ImportRequest``, sealed by the client.
 public struct ImportAttachment: Codable, Sendable, Equatable {
-    /// Chosen by the client (``ImportIdentity/attachmentID(messageID:index:)``).
+    /// Chosen by the client (``ImportIdentity/attachmentID(messageID:index:)``); its part name is
+    /// ``SealedPartName/attachment(_:)`` of its position.
     public var id: String
     public var name: String
     public var mimeType: String
     /// Size of the cleartext content in bytes.
     public var size: Int
     public var contentId: String?
-    /// base64 of a ``SealedPart`` bound to ``SealedPartName/attachment(_:)`` of ``id``.
+    /// base64 of a ``MailPart`` bound to ``SealedPartName/attachment(_:)`` of its position.
     public var sealedData: String
     public init(id: String, name: String, mimeType: String, size: Int, contentId: String?, sealedData: String) {
         self.id = id; self.name = name; self.mimeType = mimeType; self.size = size
@@ -67,7 +68,7 @@ public struct ImportAttachment: Codable, Sendable, Equatable {
 /// is sent (as Proton's importer does): the server never sees the imported mail in clear.
 ///
 /// Trust-model row **inbox (low)** and **database (critical)**: the server checks only the shape
-/// (ids, sizes, labels, that the parts are sealed parts); the content is opaque to it.
+/// (ids, sizes, labels, that the parts are OpenPGP messages); the content is opaque to it.
 public struct ImportRequest: Codable, Sendable {
     /// The message id, derived from the original bytes by ``ImportIdentity/messageID(original:key:)``:
     /// the same message imported twice has the same id, so the second import is a no-op.
@@ -78,9 +79,9 @@ public struct ImportRequest: Codable, Sendable {
     public var unread: Bool
     /// Size in bytes of the original message.
     public var size: Int64
-    /// base64 of a ``SealedPart`` holding the JSON of a ``MessageContent``.
+    /// base64 of a ``MailPart`` holding the JSON of a ``MessageContent``.
     public var sealedBody: String
-    /// base64 of a ``SealedPart`` holding the original RFC 5322 bytes.
+    /// base64 of a ``MailPart`` holding the original RFC 5322 bytes.
     public var sealedOriginal: String
     public var attachments: [ImportAttachment]
     public init(id: String, time: Int64, labelIds: [String], unread: Bool, size: Int64, sealedBody: String,
@@ -104,7 +105,7 @@ public struct ImportResponse: Codable, Sendable, Equatable {
 /// Trust-model row **inbox (low)**: the id makes import idempotent and resumable (a rerun after
 /// a crash finds what is already stored) without telling the server a plain hash of the mail,
 /// which would let it confirm a guess of a message's content. The key is derived from the
-/// mailbox private key (``MailboxKeyPair/importKey``).
+/// mailbox private key (`PGPPrivateKey.importKey`).
 public enum ImportIdentity {
     static let messagePrefix = "mi_"
     static let attachmentPrefix = "ai_"
@@ -136,15 +137,6 @@ public enum ImportIdentity {
     static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
 }
 
-extension MailboxKeyPair {
-    /// The key of ``ImportIdentity``: HKDF-SHA256 of the mailbox private key, so every device of
-    /// the user derives the same ids and the server cannot.
-    public var importKey: SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: privateKey.rawRepresentation),
-                               info: Data("rampart.mail.import-id.v1".utf8), outputByteCount: 32)
-    }
-}
-
 /// How outgoing mail reached one recipient.
 public struct DeliveryReport: Codable, Sendable, Equatable {
     public enum Route: String, Codable, Sendable {
@@ -157,15 +149,6 @@ public struct DeliveryReport: Codable, Sendable, Equatable {
     public var address: String
     public var route: Route
     public init(address: String, route: Route) { self.address = address; self.route = route }
-}
-
-extension SealedPart {
-    /// Whether `data` has the outer shape of a sealed part (magic, version 1, room for the
-    /// encapsulated key and tag). Says nothing of whether it opens: only the key holder can tell.
-    public static func hasSealedShape(_ data: Data) -> Bool {
-        data.count >= magic.count + 1 + 32 + 16 && Array(data.prefix(magic.count)) == magic
-            && data[data.startIndex + magic.count] == 1
-    }
 }
 
 extension MessageContent {

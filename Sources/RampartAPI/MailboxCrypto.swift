@@ -1,176 +1,168 @@
+import Bcrypt
 import Crypto
-import _CryptoExtras
 import Foundation
+import OpenPGP
 import RampartCore
 
 /// Errors of the mailbox crypto. Trust-model rows **mailbox password** and **the user's private
-/// and public keys** (critical when read): a wrong password or a modified blob is refused, never
-/// turned into a wrong key.
-public enum MailboxCryptoError: RampartError, Equatable {
-    /// The mailbox password does not open the sealed private key (or the key is another user's).
+/// and public keys** (critical when read): a wrong password or a modified part is refused, never
+/// turned into a wrong key or into cleartext.
+public enum MailboxCryptoError: DescribedRampartError, Equatable {
+    /// The mailbox password does not unlock the account's private key.
     case wrongMailboxPassword
-    /// The named envelope is too short, has the wrong magic or KDF parameters out of range.
+    /// The named key or part is not OpenPGP data of the expected shape.
     case malformed(String)
-    /// The envelope's version is newer than this build knows.
-    case unsupportedVersion(UInt8)
     /// The named part failed authentication: modified, moved to another message, part or user,
-    /// or sealed to another key.
+    /// or encrypted to another key.
     case tampered(String)
+    /// An envelope (a message's original) has a version newer than this build knows.
+    case unsupportedVersion(UInt8)
 
-    /// The category the CLI's exit status uses.
-    public var kind: RampartErrorKind {
+    /// The code, category (the CLI's exit status) and message of each case.
+    public var info: RampartErrorInfo {
         switch self {
-        case .tampered: .tampered
-        case .wrongMailboxPassword, .malformed, .unsupportedVersion: .failure
-        }
-    }
-
-    /// A stable, machine-readable code (`mailbox.*`).
-    public var code: String {
-        switch self {
-        case .wrongMailboxPassword: "mailbox.wrongPassword"
-        case .malformed: "mailbox.malformed"
-        case .unsupportedVersion: "mailbox.unsupportedVersion"
-        case .tampered: "mailbox.tampered"
-        }
-    }
-
-    /// What went wrong and what to do, for a person.
-    public var description: String {
-        switch self {
-        case .wrongMailboxPassword: "The mailbox password is wrong (or the key blob belongs to another user). Try again."
-        case .malformed(let what): "The \(what) is malformed and cannot be read."
-        case .unsupportedVersion(let version): "Envelope version \(version) is not supported by this version of Rampart; update the app."
-        case .tampered(let what): "The \(what) was modified or belongs elsewhere; it was not opened."
+        case .wrongMailboxPassword:
+            RampartErrorInfo(code: "mailbox.wrongPassword", kind: .failure,
+                             message: "The mailbox password is wrong (it does not unlock the account's key). Try again.")
+        case .malformed(let what):
+            RampartErrorInfo(code: "mailbox.malformed", kind: .failure, message: "The \(what) is malformed and cannot be read.")
+        case .tampered(let what):
+            RampartErrorInfo(code: "mailbox.tampered", kind: .tampered,
+                             message: "The \(what) was modified or belongs elsewhere; it was not opened.")
+        case .unsupportedVersion(let version):
+            RampartErrorInfo(code: "mailbox.unsupportedVersion", kind: .failure,
+                             message: "Envelope version \(version) is not supported by this version of Rampart; update the app.")
         }
     }
 }
 
-/// The user's mail key pair (X25519) and the private key sealed under the mailbox password.
+/// The account's OpenPGP key: one key pair per address (v4 Ed25519 signing + Curve25519
+/// encryption subkey), its private half locked with a passphrase derived from the mailbox
+/// password by bcrypt (Proton's `computeKeyPassword`: `$2y$`, cost 10, a random 16-byte key salt
+/// the server keeps and hands out with the key).
 ///
-/// Zero access: the server keeps only the public key and ``sealedPrivateKey(password:userID:)``'s
-/// output; it never sees the mailbox password (the client derives the key locally). OpenPGP is not
-/// used yet: messages are sealed with HPKE (RFC 9180) to the X25519 public key.
-///
-/// Sealed private key, version 1: `"RMPK" ‖ 0x01 ‖ logN ‖ r (u32 BE) ‖ p (u32 BE) ‖ salt (16) ‖
-/// nonce (12) ‖ ciphertext (32) ‖ tag (16)`; the AEAD is AES-256-GCM under
-/// scrypt(password, salt), associated data = header ‖ user id.
+/// Zero access: the server keeps the armored *locked* private key, the key salt and the public
+/// key; it never sees the mailbox password nor the passphrase (the client derives them locally).
 ///
 /// Trust-model rows **mailbox password (critical)** and **the user's private and public keys
 /// (critical)**.
-public struct MailboxKeyPair: Sendable {
-    /// The X25519 private key. Its `rawRepresentation` shares the key's own storage in
-    /// swift-crypto: copy it (for example into `SecretBytes`) rather than wiping it in place.
-    public let privateKey: Curve25519.KeyAgreement.PrivateKey
-    /// The public key, which senders seal ``SealedPart``s to.
-    public var publicKey: Curve25519.KeyAgreement.PublicKey { privateKey.publicKey }
+public enum MailboxKey {
+    /// The length of the key salt.
+    public static let keySaltCount = 16
 
-    /// A key pair from an existing private key.
-    public init(privateKey: Curve25519.KeyAgreement.PrivateKey) { self.privateKey = privateKey }
-    /// A fresh random key pair (made at sign-up, by the client or the demo seed).
-    public static func generate() -> MailboxKeyPair { MailboxKeyPair(privateKey: .init()) }
-
-    static let magic = Array("RMPK".utf8)
-    /// The floor: scrypt N = 2^15, r = 8, p = 1.
-    public static let minimumLogN: UInt8 = 15
-
-    /// Seals the private key under `password` for `userID` (scrypt with N = 2^`logN`, r = 8, p = 1,
-    /// a random salt; AES-256-GCM with the header and the user id as associated data).
-    /// - Precondition: `logN >= minimumLogN`.
-    public func sealedPrivateKey(password: SecretBytes, userID: String, logN: UInt8 = 15) throws -> Data {
-        precondition(logN >= Self.minimumLogN)
-        let salt = Data(SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) })
-        var header = Data(Self.magic)
-        header.append(1)
-        header.append(logN)
-        header.append(contentsOf: [0, 0, 0, 8, 0, 0, 0, 1])
-        header.append(salt)
-        let key = try Self.deriveKey(password: password, salt: salt, logN: logN, r: 8, p: 1)
-        let box = try AES.GCM.seal(privateKey.rawRepresentation, using: key, authenticating: header + Data(userID.utf8))
-        return header + box.nonce.withUnsafeBytes { Data($0) } + box.ciphertext + box.tag
+    /// A new key for `address`, locked under `mailboxPassword` with a fresh key salt (account
+    /// creation: the demo seed, tests, a sign-up).
+    /// - Returns: the unlocked key, the armored locked key and the key salt.
+    public static func create(name: String, address: String, mailboxPassword: SecretBytes) throws
+        -> (key: PGPPrivateKey, locked: String, keySalt: [UInt8]) {
+        let key = try PGPPrivateKey.generate(name: name, address: address)
+        let salt = try SecretBytes(randomCount: keySaltCount).withUnsafeBytes { Array($0) }
+        let passphrase = try Bcrypt.mailboxKeyPassphrase(password: mailboxPassword, keySalt: salt)
+        defer { passphrase.wipe() }
+        return (key, try key.locked(passphrase: passphrase), salt)
     }
 
-    /// Opens a sealed private key with the mailbox password.
-    /// - Throws: ``MailboxCryptoError/wrongMailboxPassword``, `malformed`, `unsupportedVersion`.
-    public static func open(sealed: Data, password: SecretBytes, userID: String) throws -> MailboxKeyPair {
-        let bytes = [UInt8](sealed)
-        let headerCount = 4 + 1 + 1 + 8 + 16
-        guard bytes.count == headerCount + 12 + 32 + 16, Array(bytes[0..<4]) == magic else {
-            throw MailboxCryptoError.malformed("sealed private key")
-        }
-        guard bytes[4] == 1 else { throw MailboxCryptoError.unsupportedVersion(bytes[4]) }
-        let logN = bytes[5]
-        let r = bytes[6..<10].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        let p = bytes[10..<14].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        guard logN >= minimumLogN, logN <= 22, r >= 8, r <= 32, p >= 1, p <= 4 else {
-            throw MailboxCryptoError.malformed("sealed private key (KDF parameters outside the accepted range)")
-        }
-        let header = Data(bytes[0..<headerCount])
-        let salt = Data(bytes[14..<30])
-        let key = try deriveKey(password: password, salt: salt, logN: logN, r: Int(r), p: Int(p))
-        let nonceStart = headerCount
+    /// Unlocks the armored locked key with the mailbox password and the key salt.
+    /// - Throws: ``MailboxCryptoError/wrongMailboxPassword``, ``MailboxCryptoError/malformed(_:)``.
+    public static func unlock(locked: String, keySalt: [UInt8], mailboxPassword: SecretBytes) throws -> PGPPrivateKey {
+        guard keySalt.count == keySaltCount else { throw MailboxCryptoError.malformed("key salt") }
+        let passphrase = try Bcrypt.mailboxKeyPassphrase(password: mailboxPassword, keySalt: keySalt)
+        defer { passphrase.wipe() }
         do {
-            let box = try AES.GCM.SealedBox(
-                nonce: AES.GCM.Nonce(data: bytes[nonceStart..<nonceStart + 12]),
-                ciphertext: bytes[nonceStart + 12..<nonceStart + 44],
-                tag: bytes[nonceStart + 44..<nonceStart + 60])
-            var raw = try AES.GCM.open(box, using: key, authenticating: header + Data(userID.utf8))
-            defer { raw.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-            return MailboxKeyPair(privateKey: try .init(rawRepresentation: raw))
-        } catch {
+            return try PGPPrivateKey.unlock(armored: locked, passphrase: passphrase)
+        } catch OpenPGPError.wrongPassphrase {
             throw MailboxCryptoError.wrongMailboxPassword
-        }
-    }
-
-    static func deriveKey(password: SecretBytes, salt: Data, logN: UInt8, r: Int, p: Int) throws -> SymmetricKey {
-        try password.withUnsafeBytes { bytes in
-            try KDF.Scrypt.deriveKey(from: bytes, salt: salt, outputByteCount: 32, rounds: 1 << Int(logN), blockSize: r, parallelism: p)
+        } catch let error as OpenPGPError {
+            throw MailboxCryptoError.malformed("locked private key (\(error))")
         }
     }
 }
 
-/// One part of a message (the body, an attachment) sealed to the recipient's public key with
-/// HPKE (RFC 9180: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, ChaCha20-Poly1305).
+/// One part of a message (its body, an attachment, its original) as an OpenPGP message:
+/// SEIPD (MDC, AES-256) to the recipients' keys, signed inside by the sender when a person sent
+/// it (``seal(_:to:signedBy:messageID:part:)``); unsigned when the server or the importing device
+/// encrypted mail that arrived in clear.
 ///
-/// Trust-model row **database (critical)** on the server side too: the server stores only these.
-/// Format, version 1: `"RMHP" ‖ 0x01 ‖ encapsulated key (32) ‖ ciphertext ‖ tag`. The HPKE `info`
-/// is `"rampart.mail.v1" ‖ 0 ‖ user id ‖ 0 ‖ message id ‖ 0 ‖ part`, so a part moved to another
-/// message, part or user does not open.
-public enum SealedPart {
-    static let magic = Array("RMHP".utf8)
-    static let suite = HPKE.Ciphersuite.Curve25519_SHA256_ChachaPoly
+/// Binding: the literal data packet's file name is `rampart/<message>/<part>`, so a part moved
+/// to another message, to another part of the same message, or into another user's mailbox
+/// under another message id does not open (``open(_:with:verifyingWith:messageID:part:)``). The
+/// file name is inside the encryption (MDC-protected): the server, which cannot decrypt, cannot
+/// change it. A message sent from a client is encrypted once for all its recipients, so the
+/// binding names the submission: the server stores its copies as `<submission>.<n>`
+/// (``bindingID(ofMessage:)``).
+///
+/// Trust-model row **database (critical)**: the server stores only these.
+public enum MailPart {
+    static let prefix = "rampart/"
 
-    static func info(userID: String, messageID: String, part: String) -> Data {
-        Data("rampart.mail.v1\u{0}\(userID)\u{0}\(messageID)\u{0}\(part)".utf8)
+    /// The literal file name a part is bound to.
+    public static func bindingName(messageID: String, part: String) -> String { "\(prefix)\(messageID)/\(part)" }
+
+    /// The id a message's parts are bound to: the message id itself, or for a copy of a client
+    /// submission (`<submission>.<n>`), the submission id.
+    public static func bindingID(ofMessage messageID: String) -> String {
+        if let dot = messageID.lastIndex(of: "."), dot != messageID.startIndex,
+           case let copy = messageID[messageID.index(after: dot)...], !copy.isEmpty, copy.allSatisfy(\.isASCII), copy.allSatisfy(\.isNumber) {
+            return String(messageID[..<dot])
+        }
+        return messageID
     }
 
-    /// Seals `plaintext` to `recipient`, bound to the user, the message and the part.
-    ///
-    /// HPKE base mode does not authenticate the sender: anyone with the public key can seal. What
-    /// must come from the user (the drive's node metadata) carries its own MAC inside.
-    public static func seal(_ plaintext: Data, to recipient: Curve25519.KeyAgreement.PublicKey,
-                            userID: String, messageID: String, part: String) throws -> Data {
-        var sender = try HPKE.Sender(recipientKey: recipient, ciphersuite: suite, info: info(userID: userID, messageID: messageID, part: part))
-        let ciphertext = try sender.seal(plaintext)
-        return Data(magic) + Data([1]) + sender.encapsulatedKey + ciphertext
+    /// Encrypts `plaintext` to every key of `recipients`, signed by `signer` when given, bound to
+    /// `messageID` and `part`. Binary OpenPGP.
+    public static func seal(_ plaintext: Data, to recipients: [PGPPublicKey], signedBy signer: PGPPrivateKey?,
+                            messageID: String, part: String) throws -> Data {
+        try OpenPGP.encrypt(plaintext, to: recipients, signedBy: signer, armor: false,
+                            fileName: bindingName(messageID: messageID, part: part))
     }
 
-    /// Opens a part sealed by ``seal(_:to:userID:messageID:part:)`` with the same user, message
-    /// and part names.
-    /// - Throws: ``MailboxCryptoError/tampered(_:)`` when the part was modified, moved, or sealed to another key;
-    ///   ``MailboxCryptoError/malformed(_:)``, ``MailboxCryptoError/unsupportedVersion(_:)``.
-    public static func open(_ sealed: Data, with keys: MailboxKeyPair,
-                            userID: String, messageID: String, part: String) throws -> Data {
-        let bytes = [UInt8](sealed)
-        guard bytes.count >= 5 + 32 + 16, Array(bytes[0..<4]) == magic else { throw MailboxCryptoError.malformed("sealed \(part)") }
-        guard bytes[4] == 1 else { throw MailboxCryptoError.unsupportedVersion(bytes[4]) }
+    /// Decrypts a part with `keys`, verifies its signature against `verifiers`, and checks its
+    /// binding to `messageID` (or its submission, ``bindingID(ofMessage:)``) and `part`.
+    /// - Throws: ``MailboxCryptoError/tampered(_:)`` when the part was modified, moved, or is not
+    ///   encrypted to these keys (nothing of it is released).
+    public static func open(_ sealed: Data, with keys: [PGPPrivateKey], verifyingWith verifiers: [PGPPublicKey] = [],
+                            messageID: String, part: String) throws -> PGPDecrypted {
+        let what = "\(part) of message \(messageID)"
+        var opened: PGPDecrypted
         do {
-            var recipient = try HPKE.Recipient(privateKey: keys.privateKey, ciphersuite: suite,
-                                               info: info(userID: userID, messageID: messageID, part: part),
-                                               encapsulatedKey: Data(bytes[5..<37]))
-            return try recipient.open(Data(bytes[37...]))
-        } catch {
-            throw MailboxCryptoError.tampered("\(part) of message \(messageID)")
+            opened = try OpenPGP.decrypt(sealed, with: keys, verifyingWith: verifiers)
+        } catch let error as OpenPGPError {
+            switch error {
+            case .wrongPassphrase, .library, .unsupported: throw MailboxCryptoError.malformed("\(what) (\(error))")
+            default: throw MailboxCryptoError.tampered(what)
+            }
+        }
+        let accepted = Set([bindingName(messageID: messageID, part: part),
+                            bindingName(messageID: bindingID(ofMessage: messageID), part: part)])
+        guard let name = opened.fileName, accepted.contains(name) else {
+            opened.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) }
+            throw MailboxCryptoError.tampered(what)
+        }
+        return opened
+    }
+
+    /// Whether `data` has the outer shape of an encrypted OpenPGP message in binary form: it
+    /// starts with a public-key encrypted session key packet (tag 1, old or new packet format).
+    /// Says nothing of whether it opens: only the key holder can tell.
+    public static func hasSealedShape(_ data: Data) -> Bool {
+        guard data.count >= 16, let first = data.first, first & 0x80 != 0 else { return false }
+        if first & 0x40 != 0 { return first & 0x3F == 1 }
+        return (first >> 2) & 0x0F == 1
+    }
+}
+
+extension PGPPrivateKey {
+    /// The key of ``ImportIdentity``: HKDF-SHA256 of a signature-free function of the private
+    /// key (its unprotected export), so every device of the user derives the same ids and the
+    /// server cannot.
+    public var importKey: SymmetricKey {
+        get throws {
+            let exported = try unprotectedExport()
+            defer { exported.wipe() }
+            return try exported.withUnsafeBytes { bytes in
+                HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: bytes),
+                                       info: Data("rampart.mail.import-id.v2".utf8), outputByteCount: 32)
+            }
         }
     }
 }

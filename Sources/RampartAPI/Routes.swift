@@ -5,7 +5,8 @@
 /// as ``APIErrorBody`` with a 4xx/5xx status; an expired or unknown access token gives 401 with
 /// code `auth.expired` / `auth.invalidToken` (refresh, then retry once).
 ///
-/// - `POST login` ``LoginRequest`` → ``LoginResponse``; `POST refresh` ``RefreshRequest`` →
+/// - Login is SRP: `POST authInfo`, `POST auth` (``SRPAuthInfoRequest``, ``SRPAuthRequest``,
+///   Proton's field names, see SRPModels.swift) → ``SRPAuthResponse``; `POST refresh` ``RefreshRequest`` →
 ///   ``SessionTokens`` (the refresh token is rotated: the old one stops working);
 ///   `POST logout` → ``OKResponse`` (ends the session, its tokens and its push inbox).
 /// - `GET events?since=N` → ``EventsResponse`` (events with id > N, oldest first, at most 500).
@@ -13,8 +14,10 @@
 /// - `GET messages?label=ID&page=0&pageSize=50` → ``MessageListResponse``; `GET message(id)` →
 ///   ``MessageResponse``; `DELETE message(id)`; `POST markRead(id)`; `POST messageLabels(id)`
 ///   ``LabelChangeRequest``.
-/// - `GET attachment(id)` → the ``SealedPart`` bytes (`application/octet-stream`), opened with
-///   ``SealedPartName/attachment(_:)`` and the message id of the ``AttachmentInfo``'s message.
+/// - `GET attachment(id)` → the ``MailPart`` bytes (`application/octet-stream`, OpenPGP), opened
+///   with ``SealedPartName/attachment(_:)`` of its position and its message's id.
+/// - `GET publicKey?address=A` → ``PublicKeyResponse`` (the key directory; 404 for an address
+///   without a key here).
 /// - `POST send` ``SendRequest`` → ``SendResponse``.
 /// - `POST pushSubscriptions` with PushCrypto's `PushRegistration` JSON (`sessionId` must be the
 ///   caller's session; a public key is accepted only once) → ``OKResponse``.
@@ -27,8 +30,6 @@
 /// Trust-model rows **access token (high)** (every route but login and refresh needs a session)
 /// and **transport (network), low trust** (the client reaches these paths only over pinned TLS).
 public enum APIRoute {
-    /// `POST` ``LoginRequest`` → ``LoginResponse`` (public).
-    public static let login = "/v1/auth/login"
     /// `POST` ``RefreshRequest`` → ``SessionTokens`` (public; rotates the refresh token).
     public static let refresh = "/v1/auth/refresh"
     /// `POST` → ``OKResponse``: ends the session, its tokens and its push inbox.
@@ -43,10 +44,13 @@ public enum APIRoute {
     public static func message(_ id: String) -> String { "/v1/messages/\(id)" }
     /// `POST` → ``OKResponse``: marks the message read.
     public static func markRead(_ id: String) -> String { "/v1/messages/\(id)/read" }
-    /// `GET` → the attachment's ``SealedPart`` bytes.
+    /// `GET` → the attachment's ``MailPart`` bytes.
     public static func attachment(_ id: String) -> String { "/v1/attachments/\(id)" }
     /// `POST` ``SendRequest`` → ``SendResponse``.
     public static let send = "/v1/mail/send"
+    /// `GET ?address=A` → ``PublicKeyResponse``: the key directory (the public key of a user of
+    /// this server, by address).
+    public static let publicKey = "/v1/keys"
     /// `POST` a `PushRegistration` (PushCrypto) for the caller's session → ``OKResponse``.
     public static let pushSubscriptions = "/v1/push/subscriptions"
     /// `POST` raw encrypted bytes (at most 4 MiB) → ``DriveBlockResponse``.
@@ -65,13 +69,13 @@ public enum APIRoute {
     public static func driveRevisions(_ nodeID: String) -> String { "/v1/drive/nodes/\(nodeID)/revisions" }
 }
 
-/// The `part` names a ``SealedPart`` is bound to (HPKE info), so a body cannot be swapped for an
-/// attachment or one attachment for another.
+/// The `part` names a ``MailPart`` is bound to (the literal packet's file name), so a body cannot
+/// be swapped for an attachment or one attachment for another.
 ///
 /// Trust-model row **database (critical)**: a sealed part moved elsewhere does not open.
 public enum SealedPartName {
     /// The JSON ``MessageContent`` of a message.
     public static let body = "body"
-    /// The content of an attachment.
-    public static func attachment(_ attachmentID: String) -> String { "attachment:\(attachmentID)" }
+    /// The content of the attachment at `position` in its message's attachment list.
+    public static func attachment(_ position: Int) -> String { "attachment:\(position)" }
 }

@@ -161,7 +161,7 @@ public final class APIClient: @unchecked Sendable {
     /// `GET /v1/messages/<id>`.
     public func message(_ id: String) async throws -> MessageResponse { try await json(.GET, APIRoute.message(Self.escape(id))) }
 
-    /// `GET /v1/attachments/<id>`: the attachment's ``SealedPart`` (raw bytes).
+    /// `GET /v1/attachments/<id>`: the attachment's ``MailPart`` (binary OpenPGP).
     public func attachment(_ id: String) async throws -> Data {
         try await send(.GET, APIRoute.attachment(Self.escape(id))).body
     }

@@ -1,5 +1,6 @@
 import FileVault
 import Foundation
+import OpenPGP
 import RampartAPI
 import RampartCore
 import SealedStore
@@ -8,7 +9,7 @@ import SealedStore
 ///
 /// Trust-model rows **database (critical)** — names and types are sealed in the store;
 /// **device storage (low)** / *Attachments* — "kept encrypted in a cache for a few days or until
-/// logout": an attachment fetched from the server (an HPKE ``SealedPart``) is opened once and
+/// logout": an attachment fetched from the server (an OpenPGP ``MailPart``) is opened once and
 /// re-sealed into the account's FileVault ``AttachmentCache`` under a MainKey sub-key bound to
 /// the user and the attachment id, with a sealed index, a time-to-live, a size cap with LRU
 /// eviction and purge on logout and wipe; and **cleartext files (critical)** — previews are
@@ -27,12 +28,27 @@ public struct AttachmentVault: Sendable {
                           configuration: configuration)
     }
 
-    static func encodeContentID(_ contentID: String?) -> Data { Data((contentID ?? "").utf8) }
-    /// The Content-ID of an embedded image (kept in the record's `keyPackets` column: Rampart's
-    /// HPKE parts carry their encapsulated key inside, so there are no separate key packets).
+    /// What the record's `keyPackets` column holds (sealed with the record): the attachment's
+    /// position in its message (the part name it is bound to) and its Content-ID. Each
+    /// attachment is a whole OpenPGP message with its own key packets, so the column has no
+    /// key packets to keep.
+    struct Reference: Codable {
+        var position: Int
+        var contentId: String?
+    }
+
+    static func encodeReference(contentID: String?, position: Int) -> Data {
+        (try? JSONEncoder().encode(Reference(position: position, contentId: contentID))) ?? Data()
+    }
+
+    static func reference(of attachment: AttachmentMetadata) -> Reference? {
+        try? JSONDecoder().decode(Reference.self, from: attachment.keyPackets)
+    }
+
+    /// The Content-ID of an embedded image.
     public static func contentID(of attachment: AttachmentMetadata) -> String? {
-        let text = String(decoding: attachment.keyPackets, as: UTF8.self)
-        return text.isEmpty ? nil : text
+        guard let id = reference(of: attachment)?.contentId, !id.isEmpty else { return nil }
+        return id
     }
 
     /// The attachment's record. - Throws: ``ClientError/notFound(kind:id:)``.
@@ -87,10 +103,44 @@ public struct AttachmentVault: Sendable {
         do { sealed = try await api.attachment(attachment.id) } catch ClientError.http(404, _) {
             throw ClientError.notFound(kind: "attachment", id: attachment.id)
         }
+        guard let position = Self.reference(of: attachment)?.position else {
+            throw ClientError.tampered("The record of attachment \(attachment.id) (run `rampart sync` again)")
+        }
         let keys = try account.mailboxKey()
-        let userID = try account.session().serverUserID
-        return try SealedPart.open(sealed, with: keys, userID: userID, messageID: attachment.messageID,
-                                   part: SealedPartName.attachment(attachment.id))
+        // A signed message's attachments must be signed by the same key as its body: the server
+        // could encrypt a part of its own to this key under the message's binding.
+        let body = try await signerOfBody(attachment.messageID, keys: keys, api: api)
+        var opened = try MailPart.open(sealed, with: [keys], verifyingWith: body.verifiers, messageID: attachment.messageID,
+                                       part: SealedPartName.attachment(position))
+        if case .verified(let signer) = body.status {
+            guard case .verified(let attachmentSigner) = opened.signature, attachmentSigner == signer else {
+                opened.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) }
+                throw ClientError.tampered("Attachment \(attachment.id) (not signed by the key that signed its message)")
+            }
+        }
+        return opened.data
+    }
+}
+
+extension AttachmentVault {
+    /// The signature status of message `messageID`'s body and the keys that verified it.
+    func signerOfBody(_ messageID: String, keys: PGPPrivateKey, api: APIClient) async throws
+        -> (status: PGPSignatureStatus, verifiers: [PGPPublicKey]) {
+        let response = try await api.message(messageID)
+        guard let sealed = Data(base64Encoded: response.sealedBody) else {
+            throw ClientError.malformedResponse("the sealed body of message \(messageID) is not base64")
+        }
+        var opened = try MailPart.open(sealed, with: [keys], messageID: messageID, part: SealedPartName.body)
+        defer { opened.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        if case .none = opened.signature { return (.none, []) }
+        guard let content = try? JSONDecoder().decode(MessageContent.self, from: opened.data) else {
+            throw ClientError.malformedResponse("the body of message \(messageID) is not a message")
+        }
+        let check = SignatureCheck(account: account, ownKey: keys.publicKey, ownAddresses: try account.session().addresses, api: nil)
+        let verifiers = try await check.verifiers(for: content.sender.address)
+        let status = try await check.status(of: opened.signature, sealed: sealed, claimedSender: content.sender.address,
+                                            keys: keys, messageID: messageID)
+        return (status, verifiers)
     }
 }
 

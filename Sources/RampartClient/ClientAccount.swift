@@ -1,6 +1,7 @@
 import FileVault
 import Foundation
 import Keychain
+import OpenPGP
 import RampartAPI
 import RampartCore
 import SealedStore
@@ -55,7 +56,7 @@ public final class ClientAccount: @unchecked Sendable {
     }
 
     /// The user's private key. - Throws: `LockedError`, ``ClientError/notLoggedIn(_:)``.
-    public func mailboxKey() throws -> MailboxKeyPair {
+    public func mailboxKey() throws -> PGPPrivateKey {
         try keys.withMainKey { try vault.mailboxKey(with: $0) }
     }
 

@@ -1,6 +1,7 @@
 import Crypto
 import FileVault
 import Foundation
+import OpenPGP
 import RampartAPI
 import RampartCore
 import SealedStore
@@ -15,20 +16,22 @@ public struct DriveEntry: Sendable, Equatable {
     public var isFolder: Bool
 }
 
-/// What a drive node's `sealedName` holds (node metadata format 2): the file's name and type,
+/// What a drive node's `sealedName` holds (node metadata format 3): the file's name and type,
 /// the revision's content key and the manifest of its blocks in FileVault's
 /// ``DriveBlockFormat`` — file id, block size, cleartext length and the digest of the SHA-256 of
 /// every sealed block, in order (``DriveBlockFormat/listDigest(_:)``: the server limits the
 /// metadata to 4 KiB, so a list of hashes would cap the file size).
 ///
-/// On the wire: `SealedPart(to: own public key, part "drive.node")` of
-/// `"RDN2" ‖ HMAC-SHA256(K, "rampart.drive.node.v2" ‖ 0 ‖ user id ‖ 0 ‖ JSON) ‖ JSON`, where `K`
-/// is derived (HKDF-SHA256) from the user's mailbox private key. HPKE alone keeps the metadata
-/// secret, but anyone holding the public key — the server — could seal a node of its own; the
-/// MAC makes the manifest, and through the block hashes the whole file, authentic.
+/// On the wire: an OpenPGP message to the user's own key (``MailPart``, bound to
+/// `drive/<node id>` and part `node`) of `"RDN3" ‖ u32 BE length ‖ JSON ‖ detached signature`.
+/// The detached OpenPGP signature is the uploader's address key's over
+/// `"rampart.drive.node.v3" ‖ 0 ‖ user id ‖ 0 ‖ node id ‖ 0 ‖ revision id ‖ 0 ‖ JSON`: anyone
+/// holding the public key — the server — could encrypt a node of its own, but not sign it, and
+/// metadata moved to another node or revision does not verify there.
 struct DriveNodeManifest: Codable {
-    static let magic = Data("RDN2".utf8)
-    var version = 2
+    static let magic = Data("RDN3".utf8)
+    static let part = "node"
+    var version = 3
     var name: String
     var mimeType: String
     /// base64 of the revision's 32-byte content key (a new random key for every upload).
@@ -48,37 +51,54 @@ struct DriveNodeManifest: Codable {
         return DriveBlockFormat(user: user, fileID: id, blockSize: blockSize, plaintextLength: size)
     }
 
-    static func macKey(_ keys: MailboxKeyPair) -> SymmetricKey {
-        // Not zeroized here: swift-crypto's `rawRepresentation` shares the key's own auto-zeroing
-        // storage, so wiping it would destroy the private key itself.
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: keys.privateKey.rawRepresentation),
-                               info: Data("rampart.drive.node.mac.v2".utf8), outputByteCount: 32)
+    static func signedData(user: String, nodeID: String, revisionID: String, body: Data) -> Data {
+        Data("rampart.drive.node.v3\u{0}\(user)\u{0}\(nodeID)\u{0}\(revisionID)\u{0}".utf8) + body
     }
 
-    static func macInput(user: String, body: Data) -> Data { Data("rampart.drive.node.v2\u{0}\(user)\u{0}".utf8) + body }
+    static func binding(_ nodeID: String) -> String { "drive/\(nodeID)" }
 
-    /// `magic ‖ MAC ‖ JSON` (the caller zeroizes it).
-    func encoded(user: String, keys: MailboxKeyPair) throws -> Data {
+    /// The node's `sealedName`: signed by `key`, encrypted to its public key.
+    func sealed(user: String, nodeID: String, revisionID: String, key: PGPPrivateKey) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var body = try encoder.encode(self)
         defer { body.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        let mac = HMAC<SHA256>.authenticationCode(for: Self.macInput(user: user, body: body), using: Self.macKey(keys))
-        return Self.magic + Data(mac) + body
+        let signature = try OpenPGP.detachedSignature(for: Self.signedData(user: user, nodeID: nodeID, revisionID: revisionID, body: body),
+                                                      with: key)
+        var length = UInt32(body.count).bigEndian
+        var plain = Self.magic + withUnsafeBytes(of: &length) { Data($0) } + body + signature
+        defer { plain.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        return try MailPart.seal(plain, to: [key.publicKey], signedBy: nil, messageID: Self.binding(nodeID), part: Self.part)
     }
 
-    /// Verifies and decodes what ``encoded(user:keys:)`` made.
-    /// - Throws: ``ClientError/tampered(_:)`` (a forged or modified manifest, or one in the
+    /// Decrypts, verifies and decodes what ``sealed(user:nodeID:revisionID:key:)`` made for this
+    /// node and revision.
+    /// - Throws: ``ClientError/tampered(_:)`` (a forged, modified or moved manifest, or one in the
     ///   format of an older Rampart — upload such a file again).
-    static func decode(_ data: Data, user: String, keys: MailboxKeyPair, nodeID: String) throws -> DriveNodeManifest {
-        guard data.count > 36, data.prefix(4) == magic else {
-            throw ClientError.tampered("The metadata of drive node \(nodeID) (not in the current drive format; upload the file again)")
+    static func open(_ sealed: Data, user: String, key: PGPPrivateKey, nodeID: String, revisionID: String) throws -> DriveNodeManifest {
+        let what = "The metadata of drive node \(nodeID)"
+        var opened: PGPDecrypted
+        do { opened = try MailPart.open(sealed, with: [key], messageID: binding(nodeID), part: part) } catch {
+            throw ClientError.tampered("\(what) (it does not open for this node; an older drive format must be uploaded again)")
         }
-        let mac = data.subdata(in: (data.startIndex + 4)..<(data.startIndex + 36))
-        let body = data.subdata(in: (data.startIndex + 36)..<data.endIndex)
-        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: macInput(user: user, body: body), using: macKey(keys)),
-              let manifest = try? JSONDecoder().decode(DriveNodeManifest.self, from: body), manifest.version == 2
-        else { throw ClientError.tampered("The metadata of drive node \(nodeID)") }
+        defer { opened.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        let data = opened.data
+        guard data.count > 8, data.prefix(4) == magic else { throw ClientError.tampered(what) }
+        let length = data.dropFirst(4).prefix(4).reduce(0) { $0 << 8 | Int($1) }
+        guard length > 0, data.count > 8 + length else { throw ClientError.tampered(what) }
+        let body = data.subdata(in: (data.startIndex + 8)..<(data.startIndex + 8 + length))
+        let signature = data.subdata(in: (data.startIndex + 8 + length)..<data.endIndex)
+        let status: PGPSignatureStatus
+        do {
+            status = try OpenPGP.verifyDetached(signedData(user: user, nodeID: nodeID, revisionID: revisionID, body: body),
+                                                signature: signature, against: [key.publicKey])
+        } catch { throw ClientError.tampered("\(what) (its signature is unreadable)") }
+        guard case .verified(let signer) = status, signer == key.fingerprint else {
+            throw ClientError.tampered("\(what) (not signed by your key for this node and revision)")
+        }
+        guard let manifest = try? JSONDecoder().decode(DriveNodeManifest.self, from: body), manifest.version == 3 else {
+            throw ClientError.tampered(what)
+        }
         return manifest
     }
 }
@@ -89,8 +109,8 @@ struct DriveNodeManifest: Codable {
 /// Trust-model rows **encrypted file blocks (low)** — the server only ever receives blocks
 /// sealed with a random content key per upload (per revision), bound to the user, the file,
 /// their index and the block count; **database (nodes…, critical)** — the file's name, key and
-/// block manifest travel sealed to the user's own public key (HPKE, part `drive.node`) and
-/// authenticated by a key only the mailbox private key gives (``DriveNodeManifest``), and the
+/// block manifest travel encrypted to the user's own OpenPGP key and signed by it over the user,
+/// node and revision ids (``DriveNodeManifest``), and the
 /// local copy of the node is kept in the sealed store; **cleartext files (critical)** — cleartext
 /// exists only in the source file and the destination the user chose; a download is written to
 /// a 0600 partial file renamed into place only after the last block verified.
@@ -100,7 +120,6 @@ public struct DriveClient: Sendable {
     public let account: ClientAccount
     /// 1 MiB blocks (the server accepts up to 4 MiB).
     public var blockSize = 1 << 20
-    static let namePart = "drive.node"
 
     public init(account: ClientAccount) { self.account = account }
 
@@ -147,12 +166,14 @@ public struct DriveClient: Sendable {
                                          key: try contentKey.withUnsafeBytes { Data($0).base64EncodedString() },
                                          fileId: format.fileID.rawValue, size: size, blockSize: blockSize,
                                          blocksDigest: Self.hex(Data(hashes.finalize())))
-        var plain = try manifest.encoded(user: session.serverUserID, keys: keys)
-        defer { plain.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        let sealedName = try SealedPart.seal(plain, to: keys.publicKey, userID: session.serverUserID, messageID: "drive", part: Self.namePart)
+        let nodeID = DriveNodeRequest.newID("n"), revisionID = DriveNodeRequest.newID("r")
+        let sealedName = try manifest.sealed(user: session.serverUserID, nodeID: nodeID, revisionID: revisionID, key: keys)
         let volume = try await api.driveVolume()
         let node = try await api.createNode(DriveNodeRequest(sealedName: sealedName.base64EncodedString(), parentId: volume.rootNodeId,
-                                                             blockIds: blockIDs, size: size))
+                                                             blockIds: blockIDs, size: size, nodeId: nodeID, revisionId: revisionID))
+        guard node.id == nodeID, node.revisionId == revisionID else {
+            throw ClientError.tampered("The server's answer for the new drive node (other ids than the ones signed)")
+        }
         try? remember(node, manifest: manifest, shareID: volume.shareId)
         return DriveEntry(id: node.id, name: manifest.name, size: size, modified: node.modified, isFolder: false)
     }
@@ -215,14 +236,14 @@ public struct DriveClient: Sendable {
         }
     }
 
-    /// Opens and authenticates a node's metadata. - Throws: ``ClientError/tampered(_:)``.
+    /// Opens and authenticates a node's metadata for the node's id and current revision.
+    /// - Throws: ``ClientError/tampered(_:)``.
     func open(_ node: DriveNodeResponse) throws -> DriveNodeManifest {
         guard let sealed = Data(base64Encoded: node.sealedName) else { throw ClientError.malformedResponse("the sealed name of node \(node.id)") }
+        guard let revisionID = node.revisionId else { throw ClientError.tampered("Drive node \(node.id) (it has no revision)") }
         let session = try account.session()
         let keys = try account.mailboxKey()
-        var plain = try SealedPart.open(sealed, with: keys, userID: session.serverUserID, messageID: "drive", part: Self.namePart)
-        defer { plain.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        return try DriveNodeManifest.decode(plain, user: session.serverUserID, keys: keys, nodeID: node.id)
+        return try DriveNodeManifest.open(sealed, user: session.serverUserID, key: keys, nodeID: node.id, revisionID: revisionID)
     }
 
     /// Keeps the node in the sealed store (name and key sealed under the MainKey).

@@ -1,5 +1,6 @@
 import Foundation
 import Keymaker
+import OpenPGP
 import PushCrypto
 import RampartAPI
 import RampartCore
@@ -31,7 +32,8 @@ public struct LoginResult: Sendable {
 /// The login flow.
 ///
 /// Trust-model rows **mailbox password (critical)** — it never leaves the device: the server
-/// sends the private key sealed under it, and it is opened here; **MainKey** — a fresh random
+/// sends the OpenPGP private key locked under bcrypt(mailbox password, key salt), and it is
+/// unlocked here; **MainKey** — a fresh random
 /// MainKey is created per login (protector *none* until `rampart protect`); **the user's private
 /// key (critical)**, **access token (high)** — both sealed under the MainKey in the keychain;
 /// **push payload key** — a new key pair per session, its public half registered with the session id.
@@ -61,13 +63,18 @@ public enum LoginFlow {
         // SRP: only A and the proof M1 are sent; the server's proof is checked inside.
         let response = try await api.login(username: credentials.username, password: credentials.password)
 
-        let keys: MailboxKeyPair
+        let keys: PGPPrivateKey
         do {
-            guard let sealed = Data(base64Encoded: response.keys.sealedPrivateKey) else {
-                throw ClientError.malformedResponse("the sealed private key is not base64")
+            guard let salt = Data(base64Encoded: response.keys.keySalt) else {
+                throw ClientError.malformedResponse("the key salt is not base64")
             }
-            keys = try MailboxKeyPair.open(sealed: sealed, password: credentials.mailboxPassword, userID: response.userId)
-            guard keys.publicKey.rawRepresentation.base64EncodedString() == response.keys.publicKey else {
+            keys = try MailboxKey.unlock(locked: response.keys.privateKey, keySalt: [UInt8](salt),
+                                         mailboxPassword: credentials.mailboxPassword)
+            let published: PGPPublicKey
+            do { published = try PGPPublicKey(armored: response.keys.publicKey) } catch {
+                throw ClientError.malformedResponse("the account's public key is not an OpenPGP key")
+            }
+            guard keys.fingerprint == published.fingerprint else {
                 throw ClientError.tampered("The private key sent by the server (it does not match the account's public key)")
             }
         } catch {

@@ -1,5 +1,6 @@
 import Foundation
 import MIME
+import OpenPGP
 import RampartAPI
 import RampartCore
 
@@ -12,10 +13,10 @@ import RampartCore
 /// that file (the entries keep their `From ` lines and quoting, in their original order).
 public struct MailExporter: Sendable {
     public let api: APIClient
-    public let keys: MailboxKeyPair
+    public let keys: PGPPrivateKey
     public let serverUserID: String
 
-    public init(api: APIClient, keys: MailboxKeyPair, serverUserID: String) {
+    public init(api: APIClient, keys: PGPPrivateKey, serverUserID: String) {
         self.api = api; self.keys = keys; self.serverUserID = serverUserID
     }
 
@@ -36,7 +37,7 @@ public struct MailExporter: Sendable {
         }
         let opened: Data
         do {
-            opened = try SealedPart.open(sealed, with: keys, userID: serverUserID, messageID: messageID, part: SealedPartName.original)
+            opened = try MailPart.open(sealed, with: [keys], messageID: messageID, part: SealedPartName.original).data
         } catch {
             throw ClientError.tampered("The original of message \(messageID)")
         }

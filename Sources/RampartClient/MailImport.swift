@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import MIME
+import OpenPGP
 import RampartAPI
 import RampartCore
 
@@ -73,11 +74,11 @@ public struct MailImporter: Sendable {
     public static let maximumMessageSize = 12 * 1024 * 1024
 
     public let api: APIClient
-    public let keys: MailboxKeyPair
+    public let keys: PGPPrivateKey
     /// The account's id on the server (the sealed parts are bound to it).
     public let serverUserID: String
 
-    public init(api: APIClient, keys: MailboxKeyPair, serverUserID: String) {
+    public init(api: APIClient, keys: PGPPrivateKey, serverUserID: String) {
         self.api = api; self.keys = keys; self.serverUserID = serverUserID
     }
 
@@ -166,7 +167,7 @@ public struct MailImporter: Sendable {
     /// Asks which of the batch's messages are stored, then seals and uploads the others.
     func upload(_ entries: [Entry], labelIDs: [String], summary: inout MailImportSummary) async throws {
         guard !entries.isEmpty else { return }
-        let importKey = keys.importKey
+        let importKey = try keys.importKey
         let ids = entries.map { ImportIdentity.messageID(original: Data($0.message), key: importKey) }
         let known = try await api.knownMessages(Array(Set(ids)))
         var seen: Set<String> = []
@@ -202,20 +203,21 @@ public struct MailImporter: Sendable {
 
     /// Seals one converted message (body, attachments, original) to the user's own key.
     func seal(_ mail: ConvertedMail, id: String, entry: Entry, labelIDs: [String]) throws -> ImportRequest {
-        let publicKey = keys.publicKey
+        // Encrypted to the user's own key, unsigned: the device vouches for nobody's mail.
+        let publicKey = [keys.publicKey]
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var body = try encoder.encode(mail.content)
         defer { body.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        let sealedBody = try SealedPart.seal(body, to: publicKey, userID: serverUserID, messageID: id, part: SealedPartName.body)
+        let sealedBody = try MailPart.seal(body, to: publicKey, signedBy: nil, messageID: id, part: SealedPartName.body)
         var original = entry.original.encoded()
         defer { original.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        let sealedOriginal = try SealedPart.seal(original, to: publicKey, userID: serverUserID, messageID: id, part: SealedPartName.original)
+        let sealedOriginal = try MailPart.seal(original, to: publicKey, signedBy: nil, messageID: id, part: SealedPartName.original)
         var attachments: [ImportAttachment] = []
         for (index, attachment) in mail.attachments.enumerated() {
             let attachmentID = ImportIdentity.attachmentID(messageID: id, index: index)
-            let sealed = try SealedPart.seal(attachment.data, to: publicKey, userID: serverUserID, messageID: id,
-                                             part: SealedPartName.attachment(attachmentID))
+            let sealed = try MailPart.seal(attachment.data, to: publicKey, signedBy: nil, messageID: id,
+                                           part: SealedPartName.attachment(index))
             attachments.append(ImportAttachment(id: attachmentID, name: attachment.name, mimeType: attachment.mimeType,
                                                 size: attachment.data.count, contentId: attachment.contentID,
                                                 sealedData: sealed.base64EncodedString()))

@@ -1,14 +1,17 @@
 import Foundation
 import MIME
+import OpenPGP
 import RampartAPI
+import RampartCore
 
 /// A message the user writes: recipients, subject, a body (HTML or plain text) and files.
 ///
-/// ``request(from:date:)`` turns it into what the server takes: the fields for local recipients
-/// (sealed to each by the server, as today) and the same message as a standard RFC 5322 / MIME
-/// message (multipart/alternative for an HTML body, attachments as multipart/mixed, encoded
-/// words for non-ASCII headers), which is kept as each copy's original and is what recipients
-/// outside this server receive.
+/// ``request(from:signer:recipientKeys:outside:date:)`` turns it into what the server takes: the
+/// body and attachments encrypted on this device to every recipient's key and the sender's own,
+/// signed by the sender (OpenPGP), and — only when some recipient is outside this server — the
+/// same message as a standard RFC 5322 / MIME message (multipart/alternative for an HTML body,
+/// attachments as multipart/mixed, encoded words for non-ASCII headers), which is what those
+/// recipients receive.
 ///
 /// Trust-model row **outbox (moderate)**: what leaves for a recipient outside this server is not
 /// end-to-end encrypted; ``SendResponse/deliveries`` says which recipients those were, and the
@@ -29,10 +32,15 @@ public struct OutgoingMail: Sendable {
         self.to = to; self.subject = subject; self.body = body; self.isPlainText = isPlainText; self.attachments = attachments
     }
 
-    /// The send request, with its MIME form, from `sender`.
+    /// The send request from `sender`, encrypted and signed on this device: the body (a
+    /// ``MessageContent``) and each attachment as OpenPGP messages to every key of
+    /// `recipientKeys` and the sender's own, signed by `signer`, bound to a fresh submission id.
+    /// Recipients in `outside` (no key in this server's directory) need the message as MIME: it
+    /// is added in clear only then.
     /// - Throws: ``ClientError/badInput(_:)`` for an unreadable or too large file, or a recipient
     ///   that is not an address.
-    public func request(from sender: Correspondent, date: Date = Date()) throws -> SendRequest {
+    public func request(from sender: Correspondent, signer: PGPPrivateKey, recipientKeys: [PGPPublicKey],
+                        outside: [String], date: Date = Date()) throws -> SendRequest {
         var files: [(name: String, type: String, data: Data)] = []
         var total = 0
         for url in attachments {
@@ -68,14 +76,73 @@ public struct OutgoingMail: Sendable {
             html = body
         }
         builder.attachments = files.map { MessageBuilder.Attachment(filename: $0.name, contentType: $0.type, data: [UInt8]($0.data)) }
-        let mime: [UInt8]
-        do { mime = try builder.build() } catch {
-            throw ClientError.badInput("The message cannot be written as MIME: \(error)")
+        var mime: String?
+        if !outside.isEmpty {
+            do { mime = Data(try builder.build()).base64EncodedString() } catch {
+                throw ClientError.badInput("The message cannot be written as MIME: \(error)")
+            }
         }
-        return SendRequest(to: builder.to.map(\.address), subject: subject, html: html,
-                           attachments: files.isEmpty ? nil : files.map {
-                               OutgoingAttachment(name: $0.name, mimeType: $0.type, data: $0.data.base64EncodedString())
-                           },
-                           mime: Data(mime).base64EncodedString())
+        let id = SendRequest.newID()
+        let keys = [signer.publicKey] + recipientKeys.filter { $0.fingerprint != signer.fingerprint }
+        let content = MessageContent(subject: subject, sender: sender, to: builder.to.map { Correspondent(name: $0.name ?? "", address: $0.address) },
+                                     html: html, messageId: builder.messageID)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var json = try encoder.encode(content)
+        defer { json.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        let encryptedBody = try MailPart.seal(json, to: keys, signedBy: signer, messageID: id, part: SealedPartName.body)
+        var parts: [OutgoingAttachment] = []
+        for (index, file) in files.enumerated() {
+            let encrypted = try MailPart.seal(file.data, to: keys, signedBy: signer, messageID: id, part: SealedPartName.attachment(index))
+            parts.append(OutgoingAttachment(name: file.name, mimeType: file.type, size: file.data.count,
+                                            encryptedData: encrypted.base64EncodedString()))
+        }
+        var notificationSubject = subject
+        while notificationSubject.utf8.count > SendRequest.maximumSubjectBytes { notificationSubject.removeLast() }
+        return SendRequest(to: builder.to.map(\.address), id: id, subject: notificationSubject,
+                           encryptedBody: encryptedBody.base64EncodedString(), attachments: parts.isEmpty ? nil : parts, mime: mime)
+    }
+}
+
+/// Sending: recipients' keys from the pins (or the key directory, pinned on first use), the
+/// message encrypted and signed on this device, then submitted.
+///
+/// Trust-model rows **outbox (moderate)** and **inbox (low)**: a recipient is encrypted to with
+/// the key pinned on this device; a different key the server offers is reported and not used.
+public enum SendFlow {
+    /// What a send did.
+    public struct Result: Sendable {
+        public var response: SendResponse
+        /// Key pinning news (new pins, different keys offered by the server).
+        public var notices: [String]
+    }
+
+    /// Sends `mail` from `sender`, signed by `signer`. With `contacts` the recipients' keys are
+    /// pinned (first use) and the pins used; without (a client with no local store), the key
+    /// directory's keys are used as served.
+    public static func send(_ mail: OutgoingMail, from sender: Correspondent, signer: PGPPrivateKey, api: APIClient,
+                            contacts: ContactKeys?, date: Date = Date()) async throws -> Result {
+        var keys: [PGPPublicKey] = []
+        var outside: [String] = []
+        var notices: [String] = []
+        for address in mail.to {
+            if let contacts {
+                let lookup = try await contacts.lookup(address, api: api)
+                if let notice = lookup.notice { notices.append(notice) }
+                if let pinned = lookup.pinned { keys.append(try pinned.publicKey()) }
+                if !lookup.inDirectory { outside.append(address) }
+            } else {
+                do {
+                    let served = try await api.publicKey(of: address)
+                    do { keys.append(try PGPPublicKey(armored: served.publicKey)) } catch {
+                        throw ClientError.malformedResponse("the key directory's key for \(address) is not an OpenPGP key")
+                    }
+                } catch ClientError.http(404, _) {
+                    outside.append(address)
+                }
+            }
+        }
+        let request = try mail.request(from: sender, signer: signer, recipientKeys: keys, outside: outside, date: date)
+        return Result(response: try await api.send(request), notices: notices)
     }
 }

@@ -23,6 +23,11 @@ public struct RenderedMessage: Sendable {
     public var remote: RemoteContentPolicy
     /// Stored privacy settings that failed their integrity check (their safe default was used).
     public var settingsWarnings: [String] = []
+    /// The message's signature verdict (nil when it was rendered without the server to check it).
+    public var signature: SignatureVerdict?
+    /// Set when the sender is in the trusted senders but remote content stayed blocked because
+    /// the message's signature did not verify against the sender's pinned key.
+    public var unverifiedTrustedSender = false
 
     /// Trackers found (blocked, whatever the remote-content policy).
     public var trackerCount: Int { trackerURLs.count }
@@ -54,9 +59,12 @@ public struct RenderedMessage: Sendable {
         if !remote.allowsRemote && blockedRemoteCount > 0 { line += " (use --load-remote to load remote content)" }
         switch remote {
         case .allowAll: line += " Remote content loaded: automatic loading is on in your settings"
-        case .allowTrustedSender: line += " Remote content loaded: the sender is trusted in your settings"
+        case .allowTrustedSender: line += " Remote content loaded: the sender is trusted in your settings and the signature verified"
         case .allowThisMessage: line += " Remote content loaded for this message"
-        case .block: break
+        case .block:
+            if unverifiedTrustedSender {
+                line += " The sender is in your trusted senders, but this message's signature did not verify against their pinned key: remote content stays blocked"
+            }
         }
         return line + "."
     }
@@ -81,25 +89,50 @@ public struct MessageReader: Sendable {
     }
 
     /// The remote-content policy for a message: asked for this message, else the user's
-    /// (integrity-checked) settings — automatic loading, or a trusted sender — else blocked.
+    /// (integrity-checked) settings — automatic loading, or a trusted sender whose signature on
+    /// this message verified against their pinned key — else blocked.
     ///
-    /// Trust-model row **settings (modified: high)**: a setting changed on disk without the
-    /// MainKey fails its MAC and falls back to "blocked"; the warning is returned.
-    public func remotePolicy(for message: MailMessage, requested: Bool) throws -> (RemoteContentPolicy, [String]) {
-        if requested { return (.allowThisMessage, []) }
+    /// Trust-model rows **settings (modified: high)** — a setting changed on disk without the
+    /// MainKey fails its MAC and falls back to "blocked"; the warning is returned — and **inbox
+    /// (low)**: the `From` of a message is a claim anyone can write; a "trusted sender" counts
+    /// only when the message is signed by the key pinned for that address (an unsigned, badly
+    /// signed or otherwise signed message that claims a trusted sender keeps remote content
+    /// blocked, and the third value says so).
+    public func remotePolicy(for message: MailMessage, requested: Bool,
+                             signature: SignatureVerdict?) throws -> (RemoteContentPolicy, [String], Bool) {
+        if requested { return (.allowThisMessage, [], false) }
         let readout = try account.store().privacySettings()
         let warnings = readout.warnings.map(\.description)
-        if readout.settings.autoLoadRemoteContent { return (.allowAll, warnings) }
+        if readout.settings.autoLoadRemoteContent { return (.allowAll, warnings, false) }
         let sender = message.sender.address.lowercased()
-        if readout.settings.trustedSenders.contains(where: { $0.lowercased() == sender }) { return (.allowTrustedSender, warnings) }
-        return (.block, warnings)
+        if readout.settings.trustedSenders.contains(where: { $0.lowercased() == sender }) {
+            return try signatureVouches(signature, for: message) ? (.allowTrustedSender, warnings, false) : (.block, warnings, true)
+        }
+        return (.block, warnings, false)
     }
 
-    /// Renders message `id` with the policy chosen by ``remotePolicy(for:requested:)``.
+    /// Whether the verdict is "verified" by the key pinned for the message's sender (or the
+    /// user's own key for their own addresses).
+    func signatureVouches(_ signature: SignatureVerdict?, for message: MailMessage) throws -> Bool {
+        guard let signature, signature.status == "verified", let fingerprint = signature.fingerprint else { return false }
+        let sender = message.sender.address.lowercased()
+        if try account.session().addresses.contains(where: { $0.lowercased() == sender }) {
+            return try account.mailboxKey().fingerprint.hex == fingerprint
+        }
+        return try ContactKeys(account: account).pinned(sender)?.fingerprint == fingerprint
+    }
+
+    /// Renders message `id` with the policy chosen by ``remotePolicy(for:requested:signature:)``,
+    /// after verifying its signature (``verify(_:api:)``) when `api` is given.
     public func render(_ id: String, loadRemote: Bool, api: APIClient?) async throws -> RenderedMessage {
-        let (policy, warnings) = try remotePolicy(for: try message(id), requested: loadRemote)
+        let message = try message(id)
+        var signature: SignatureVerdict?
+        if let api { signature = try await verify(message, api: api) }
+        let (policy, warnings, unverified) = try remotePolicy(for: message, requested: loadRemote, signature: signature)
         var rendered = try await render(id, remote: policy, api: api)
         rendered.settingsWarnings = warnings
+        rendered.unverifiedTrustedSender = unverified
+        rendered.signature = signature
         return rendered
     }
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Keychain
+import OpenPGP
 import RampartAPI
 import RampartCore
 
@@ -85,17 +86,19 @@ public struct SessionVault: Sendable {
         }
     }
 
-    public func saveMailboxKey(_ keys: MailboxKeyPair, with key: MainKey) throws {
-        try store(SecretBytes(copying: keys.privateKey.rawRepresentation), item: Self.mailboxKeyItem, key: key)
+    /// Keeps the unlocked OpenPGP key sealed under the MainKey (its unprotected export inside
+    /// the vault envelope): later commands open it with the MainKey, not the mailbox password.
+    public func saveMailboxKey(_ key: PGPPrivateKey, with mainKey: MainKey) throws {
+        try store(try key.unprotectedExport(), item: Self.mailboxKeyItem, key: mainKey)
     }
 
-    /// The user's private key, opened with the MainKey.
-    public func mailboxKey(with key: MainKey) throws -> MailboxKeyPair {
+    /// The user's private key, opened with the MainKey (its secret material zeroized when the
+    /// returned key is released).
+    public func mailboxKey(with key: MainKey) throws -> PGPPrivateKey {
         let plain = try load(item: Self.mailboxKeyItem, key: key)
-        return try plain.withUnsafeBytes { bytes in
-            do { return MailboxKeyPair(privateKey: try .init(rawRepresentation: bytes)) } catch {
-                throw ClientError.tampered("The stored private key")
-            }
+        defer { plain.wipe() }
+        do { return try PGPPrivateKey(unprotected: plain) } catch {
+            throw ClientError.tampered("The stored private key")
         }
     }
 

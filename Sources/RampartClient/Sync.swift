@@ -1,4 +1,5 @@
 import Foundation
+import OpenPGP
 import RampartAPI
 import RampartCore
 import SealedStore
@@ -28,10 +29,11 @@ public struct SyncSummary: Sendable, Equatable {
 
 /// Brings the sealed store up to date from the server's event stream.
 ///
-/// Trust-model rows **database (critical)** and **device storage (low)**: message bodies arrive
-/// as HPKE ``SealedPart``s, are opened in memory with the private key (itself opened with the
-/// MainKey), and are written only through ``SealedStore``, which seals every sensitive column
-/// under the MainKey. The event cursor is sealed too. Attachment contents are not fetched here
+/// Trust-model rows **database (critical)**, **device storage (low)** and **inbox (low)**:
+/// message bodies arrive as OpenPGP messages (``MailPart``), are decrypted in memory with the
+/// private key (itself opened with the MainKey) and checked against their binding to the
+/// message, and are written only through ``SealedStore``, which seals every sensitive column
+/// under the MainKey. Signatures are verified when a message is read (``SignatureCheck``). The event cursor is sealed too. Attachment contents are not fetched here
 /// (see ``AttachmentVault``); their metadata is.
 public struct MailSync: Sendable {
     public let account: ClientAccount
@@ -84,7 +86,7 @@ public struct MailSync: Sendable {
                         _ = try store.mail.deleteMessage(id: id)
                         continue
                     }
-                    let (message, attachments) = try Self.open(response, keys: keys, userID: session.serverUserID)
+                    let (message, attachments) = try Self.open(response, keys: keys)
                     try store.mail.insert(message: message)
                     for attachment in attachments { try store.mail.save(attachment: attachment) }
                     summary.messagesStored += 1
@@ -105,16 +107,19 @@ public struct MailSync: Sendable {
         [SystemLabel.inbox, SystemLabel.sent, SystemLabel.archive, SystemLabel.trash].contains(id)
     }
 
-    /// Opens a message from the server into the store's records.
-    /// - Throws: `MailboxCryptoError` when the body does not open (modified, moved, other key).
-    public static func open(_ response: MessageResponse, keys: MailboxKeyPair, userID: String) throws -> (MailMessage, [AttachmentMetadata]) {
+    /// Opens a message from the server into the store's records: decrypts its body and checks
+    /// its binding to the message (the signature is verified when it is read, against the
+    /// sender's key pinned then: ``MessageReader/verify(_:api:)``).
+    /// - Throws: `MailboxCryptoError.tampered` when the body does not open (modified, moved,
+    ///   another key): nothing of it is stored.
+    public static func open(_ response: MessageResponse, keys: PGPPrivateKey) throws -> (MailMessage, [AttachmentMetadata]) {
         guard let sealed = Data(base64Encoded: response.sealedBody) else {
             throw ClientError.malformedResponse("the sealed body of message \(response.id) is not base64")
         }
-        var json = try SealedPart.open(sealed, with: keys, userID: userID, messageID: response.id, part: SealedPartName.body)
-        defer { json.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        var opened = try MailPart.open(sealed, with: [keys], messageID: response.id, part: SealedPartName.body)
+        defer { opened.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
         let content: MessageContent
-        do { content = try JSONDecoder().decode(MessageContent.self, from: json) } catch {
+        do { content = try JSONDecoder().decode(MessageContent.self, from: opened.data) } catch {
             throw ClientError.malformedResponse("the body of message \(response.id) is not a message: \(error)")
         }
         var flags: MessageFlags = []
@@ -125,9 +130,9 @@ public struct MailSync: Sendable {
             flags: flags, labelIDs: response.labelIds, subject: content.subject,
             sender: MailAddress(name: content.sender.name, address: content.sender.address),
             recipients: content.to.map { MailAddress(name: $0.name, address: $0.address) }, body: content.html)
-        let attachments = response.attachments.map {
-            AttachmentMetadata(id: $0.id, messageID: response.id, size: Int64($0.size), name: $0.name, mimeType: $0.mimeType,
-                               keyPackets: AttachmentVault.encodeContentID($0.contentId))
+        let attachments = response.attachments.enumerated().map { position, info in
+            AttachmentMetadata(id: info.id, messageID: response.id, size: Int64(info.size), name: info.name, mimeType: info.mimeType,
+                               keyPackets: AttachmentVault.encodeReference(contentID: info.contentId, position: position))
         }
         return (message, attachments)
     }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import OpenPGP
 import RampartAPI
 import RampartCore
 import SRP
@@ -13,8 +14,9 @@ struct AuthenticatedSession: Sendable {
 
 /// What an account is made from (the demo seed and tests).
 ///
-/// The mailbox password is used here only to seal a freshly generated private key, as a client
-/// would do at sign-up; the server keeps the sealed key and the public key, never the password.
+/// The mailbox password is used here only to lock a freshly generated OpenPGP key, as a client
+/// would do at sign-up; the server keeps the locked key, its key salt and the public key, never
+/// the password.
 ///
 /// Trust-model row **mailbox password (critical)**: it is consumed at creation and not stored.
 public struct NewAccount: Sendable {
@@ -52,16 +54,17 @@ struct Accounts: Sendable {
         // SRP: only a fresh salt and the verifier g^x are kept, never the login password.
         let srpSalt = SRPPassword.newSalt()
         let verifier = try SRPPassword.verifier(password: loginPassword, salt: srpSalt, group: .rampart)
-        let keys = MailboxKeyPair.generate()
-        let sealed = try keys.sealedPrivateKey(password: mailboxPassword, userID: userID)
+        // One OpenPGP key for the address, locked with bcrypt(mailbox password, key salt) as a
+        // client does at sign-up; only the locked key, its salt and the public key are kept.
+        let key = try MailboxKey.create(name: account.displayName, address: account.address, mailboxPassword: mailboxPassword)
         let addresses = try String(decoding: JSONEncoder().encode([account.address]), as: UTF8.self)
         try store.write { db in
             try db.execute(sql: """
                 INSERT INTO users (id, username, displayName, addresses, passwordSalt, passwordLogN, passwordHash,
-                                   publicKey, sealedPrivateKey, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   publicKey, sealedPrivateKey, keySalt, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [userID, account.username.lowercased(), account.displayName, addresses, Data(),
-                                 0, Data(), keys.publicKey.rawRepresentation, sealed,
-                                 Int64(clock.now.timeIntervalSince1970)])
+                                 0, Data(), key.key.publicKey.binary, Data(key.locked.utf8),
+                                 Data(key.keySalt), Int64(clock.now.timeIntervalSince1970)])
             try SRPAuthority.store(db, userID: userID, salt: srpSalt, verifier: verifier)
             try db.execute(sql: "INSERT INTO addresses (address, userId) VALUES (?, ?)",
                            arguments: [account.address.lowercased(), userID])
@@ -98,8 +101,18 @@ struct Accounts: Sendable {
         let userID: String = row["id"]
         let tokens = try openSession(userID: userID)
         return LoginResponse(userId: userID, tokens: tokens, user: Self.userInfo(row),
-                             keys: UserKeys(publicKey: row.data("publicKey").base64EncodedString(),
-                                            sealedPrivateKey: row.data("sealedPrivateKey").base64EncodedString()))
+                             keys: try Self.userKeys(row))
+    }
+
+    /// The keys a login hands out: the armored public key, the armored locked private key and
+    /// the key salt (trust-model row **the user's private and public keys (critical)**).
+    static func userKeys(_ row: Row) throws -> UserKeys {
+        let publicKey: PGPPublicKey
+        do { publicKey = try PGPPublicKey(binary: row.data("publicKey")) } catch {
+            throw ServerError.storage("the account's public key is unreadable")
+        }
+        return UserKeys(publicKey: publicKey.armored(), privateKey: String(decoding: row.data("sealedPrivateKey"), as: UTF8.self),
+                        keySalt: row.data("keySalt").base64EncodedString())
     }
 
     static func userInfo(_ row: Row) -> UserInfo {

@@ -9,8 +9,9 @@ import RampartCore
 ///
 /// Trust-model rows **database (critical)** and **the user's private and public keys
 /// (critical)**, on the server side: what it stores is zero-access — message bodies (subject,
-/// sender, recipients, HTML) and attachment contents are ``SealedPart``s to the user's X25519 key,
-/// the private key is sealed under the mailbox password (which the server never receives), drive
+/// sender, recipients, HTML) and attachment contents are OpenPGP messages (``MailPart``) to the
+/// user's key, the private key is locked under a passphrase derived from the mailbox password
+/// (which the server never receives), drive
 /// names and blocks arrive already encrypted by the client. Login passwords are scrypt hashes
 /// (``LoginPasswordHash``) and tokens SHA-256 hashes. Every change and its event are written in
 /// one transaction, so a crash leaves either both or neither.
@@ -134,6 +135,18 @@ final class BackendStore: Sendable {
                 """)
         }
         Mailbox.registerOriginalsMigration(&migrator)
+        migrator.registerMigration("v3-openpgp") { db in
+            // Accounts of an older Rampart hold X25519 keys sealed with scrypt ("RMPK") and mail
+            // sealed with HPKE ("RMHP"): neither opens in the OpenPGP mail format.
+            if try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM users") ?? 0 > 0 {
+                throw ServerError.startFailed("""
+                    this data folder was made by an older Rampart (HPKE mail, X25519 keys), which this version \
+                    cannot read; start the server with a new --data folder
+                    """)
+            }
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN keySalt BLOB NOT NULL DEFAULT x''")
+        }
+        SRPAuthority.registerMigration(&migrator)
         SRPAuthority.registerMigration(&migrator)
         return migrator
     }

@@ -60,8 +60,14 @@ struct DriveStorage: Sendable {
         let root = try volume(userID: userID).rootNodeId
         let sealedName = try Self.decodeName(request.sealedName)
         let isFolder = request.isFolder ?? false
-        let nodeID = BackendStore.newID("n")
+        if let chosen = request.nodeId, !DriveNodeRequest.isID(chosen, prefix: "n") {
+            throw ServerError.badRequest("a node id is n followed by 24 hex digits")
+        }
+        let nodeID = request.nodeId ?? BackendStore.newID("n")
         return try store.write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM driveNodes WHERE id = ?", arguments: [nodeID]) != true else {
+                throw ServerError.conflict("the node id \(nodeID) is taken")
+            }
             let parent = request.parentId ?? root
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM driveNodes WHERE id = ? AND userId = ? AND isFolder = 1",
                                     arguments: [parent, userID]) == true
@@ -106,7 +112,13 @@ struct DriveStorage: Sendable {
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM driveBlocks WHERE id = ? AND userId = ?", arguments: [block, userID]) == true
             else { throw ServerError.notFound("The block \(block)") }
         }
-        let revisionID = BackendStore.newID("r")
+        if let chosen = request.revisionId, !DriveNodeRequest.isID(chosen, prefix: "r") {
+            throw ServerError.badRequest("a revision id is r followed by 24 hex digits")
+        }
+        let revisionID = request.revisionId ?? BackendStore.newID("r")
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM driveRevisions WHERE id = ?", arguments: [revisionID]) != true else {
+            throw ServerError.conflict("the revision id \(revisionID) is taken")
+        }
         let blocks = String(decoding: try JSONEncoder().encode(request.blockIds), as: UTF8.self)
         try db.execute(sql: "INSERT INTO driveRevisions (id, nodeId, blockIds, size, created) VALUES (?, ?, ?, ?, ?)",
                        arguments: [revisionID, nodeID, blocks, request.size, now])

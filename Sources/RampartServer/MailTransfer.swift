@@ -19,7 +19,7 @@ extension Mailbox {
     /// Everything (message, labels, attachments, original, event) is written in one transaction.
     ///
     /// Trust-model rows **inbox (low)** and **database (critical)**: the server checks the shape
-    /// only; every part is a ``SealedPart`` it cannot open.
+    /// only; every part is an OpenPGP message (``MailPart``) it cannot open.
     /// - Throws: ``ServerError/badRequest(_:)`` for a malformed request, ``ServerError/notFound(_:)``
     ///   for an unknown label, ``ServerError/conflict(_:)`` when the id belongs to another user.
     func importMessage(_ request: ImportRequest, userID: String) throws -> ImportResponse {
@@ -115,10 +115,10 @@ extension Mailbox {
                        arguments: [messageID, userID, sealed])
     }
 
-    /// Decodes base64 and checks it has the ``SealedPart`` shape (magic, version).
+    /// Decodes base64 and checks it has the shape of a binary encrypted OpenPGP message (``MailPart``).
     static func sealedPart(_ base64: String, what: String) throws -> Data {
-        guard let data = Data(base64Encoded: base64), SealedPart.hasSealedShape(data) else {
-            throw ServerError.badRequest("\(what) is not a sealed part")
+        guard let data = Data(base64Encoded: base64), MailPart.hasSealedShape(data) else {
+            throw ServerError.badRequest("\(what) is not an encrypted OpenPGP message (binary)")
         }
         return data
     }
@@ -140,9 +140,10 @@ extension Mailbox {
     /// The most recipients one message may have (send and delivery from outside).
     static let maximumRecipients = 100
 
-    /// A submission from a user: delivered to each local recipient's inbox (sealed to that
-    /// recipient), handed to the outbox for recipients outside this server, and stored in the
-    /// sender's Sent folder (sealed to the sender).
+    /// A submission from a user, encrypted and signed on the sender's device: stored in each local
+    /// recipient's inbox and in the sender's Sent folder (copies `<id>.<n>`, the same OpenPGP
+    /// messages, which the client encrypted to all of them), and handed to the outbox for
+    /// recipients outside this server.
     ///
     /// Trust-model row **outbox (moderate)**: a recipient outside has no key here, so that copy
     /// leaves in clear; the answer says so per recipient (``DeliveryReport``). The outside copy is
@@ -186,21 +187,36 @@ extension Mailbox {
                 throw ServerError.badRequest("the MIME message's From must be one of your addresses")
             }
         }
-        var parts: [IncomingMessage.Part] = []
-        for attachment in request.attachments ?? [] {
-            guard let data = Data(base64Encoded: attachment.data) else {
-                throw ServerError.badRequest("the attachment \"\(attachment.name)\" is not base64")
-            }
-            parts.append(.init(name: attachment.name, mimeType: attachment.mimeType, data: data, contentID: attachment.contentId))
+        guard SendRequest.isSubmissionID(request.id) else { throw ServerError.badRequest("the submission id \(request.id.prefix(80)) is not one") }
+        guard request.subject.utf8.count <= SendRequest.maximumSubjectBytes else {
+            throw ServerError.badRequest("the subject has at most \(SendRequest.maximumSubjectBytes) bytes")
         }
-        let content = MessageContent(subject: request.subject, sender: sender,
-                                     to: request.to.map { Correspondent(name: "", address: $0) }, html: request.html)
-        let message = IncomingMessage(content: content, attachments: parts, time: clock.now)
-        // Every copy is sealed first, then all are stored in one transaction: a crash leaves
+        let attachments = request.attachments ?? []
+        guard attachments.count <= Self.maximumImportAttachments else {
+            throw ServerError.badRequest("a message has at most \(Self.maximumImportAttachments) attachments")
+        }
+        // The body and attachments were encrypted and signed by the sender's device, once for
+        // every recipient: each copy stores the same OpenPGP messages (bound to the submission id).
+        let body = try Self.sealedPart(request.encryptedBody, what: "the body")
+        var parts: [(part: IncomingMessage.Part, sealed: Data, size: Int)] = []
+        for (index, attachment) in attachments.enumerated() {
+            guard attachment.size >= 0 else { throw ServerError.badRequest("attachment \(index) has a negative size") }
+            let sealed = try Self.sealedPart(attachment.encryptedData, what: "attachment \(index)")
+            parts.append((IncomingMessage.Part(name: attachment.name, mimeType: attachment.mimeType, data: Data(),
+                                               contentID: attachment.contentId), sealed, attachment.size))
+        }
+        let size = Int64(body.count + parts.reduce(0) { $0 + $1.size })
+        let now = clock.now
+        func copy(_ index: Int, to owner: String, labels: [String], unread: Bool) -> SealedMessage {
+            SealedMessage(id: "\(request.id).\(index)", userID: owner, labels: labels, unread: unread, time: now, size: size,
+                          sealedBody: body, parts: parts.map { (BackendStore.newID("a"), $0.part, $0.sealed, $0.size) },
+                          sender: sender, subject: request.subject)
+        }
+        // Every copy is made first, then all are stored in one transaction: a crash leaves
         // either the Sent copy and every delivery, or none of them.
-        var copies = [try seal(message, to: userID, labels: [SystemLabel.sent], unread: false)]
-        for recipient in local {
-            copies.append(try seal(message, to: recipient.userID, labels: [SystemLabel.inbox], unread: true))
+        var copies = [copy(0, to: userID, labels: [SystemLabel.sent], unread: false)]
+        for (index, recipient) in local.enumerated() {
+            copies.append(copy(index + 1, to: recipient.userID, labels: [SystemLabel.inbox], unread: true))
         }
         let originals = try mime.map { bytes in try copies.map { try sealOriginal(MailOriginal(kind: .message, bytes: bytes), for: $0) } }
         let staged = try outside.isEmpty ? nil : outbox?.stage(mime ?? Data())
@@ -290,12 +306,12 @@ extension Mailbox {
         }
     }
 
-    /// Seals an original to the owner of a sealed copy, bound to that copy's id.
+    /// Encrypts an original (unsigned) to the owner of a copy, bound to that copy's id.
     func sealOriginal(_ original: MailOriginal, for copy: SealedMessage) throws -> Data {
         let publicKey = try self.publicKey(of: copy.userID)
         var encoded = original.encoded()
         defer { encoded.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        return try SealedPart.seal(encoded, to: publicKey, userID: copy.userID, messageID: copy.id, part: SealedPartName.original)
+        return try MailPart.seal(encoded, to: [publicKey], signedBy: nil, messageID: copy.id, part: SealedPartName.original)
     }
 
     /// `local@domain` with no spaces, controls or angle brackets (a light check; routing decides).

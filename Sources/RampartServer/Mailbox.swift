@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import OpenPGP
 import RampartAPI
 import RampartCore
 
@@ -28,9 +29,9 @@ public struct IncomingMessage: Sendable {
 
 /// Messages, attachments, labels and the event log of each user.
 ///
-/// Trust-model row **database (critical)**: a message is stored as a ``SealedPart`` of its
-/// ``MessageContent`` JSON (subject, sender, recipients, HTML) to the recipient's public key,
-/// bound to the user, the message id and the part name; each attachment likewise. The server
+/// Trust-model row **database (critical)**: a message is stored as a ``MailPart`` (OpenPGP) of
+/// its ``MessageContent`` JSON (subject, sender, recipients, HTML) to the recipient's public key,
+/// bound to the message id and the part name; each attachment likewise (part: its position). The server
 /// keeps in clear only what routing and listing need: ids, time, size, unread flag, labels, and
 /// attachment names, types and sizes.
 struct Mailbox: Sendable {
@@ -55,7 +56,8 @@ struct Mailbox: Sendable {
         let time: Date
         let size: Int64
         let sealedBody: Data
-        let parts: [(id: String, part: IncomingMessage.Part, sealed: Data)]
+        /// Each attachment: its id, its description, the encrypted content and the cleartext size.
+        let parts: [(id: String, part: IncomingMessage.Part, sealed: Data, size: Int)]
         let sender: Correspondent
         let subject: String
     }
@@ -78,34 +80,46 @@ struct Mailbox: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         var bodyJSON = try encoder.encode(message.content)
         defer { bodyJSON.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        let sealedBody = try SealedPart.seal(bodyJSON, to: publicKey, userID: userID, messageID: messageID, part: SealedPartName.body)
-        var sealedParts: [(id: String, part: IncomingMessage.Part, sealed: Data)] = []
-        for part in message.attachments {
+        // Mail that reached the server in clear (the demo seed, mail from outside) is encrypted
+        // to the recipient's key, unsigned: no person vouches for it.
+        let sealedBody = try MailPart.seal(bodyJSON, to: [publicKey], signedBy: nil, messageID: messageID, part: SealedPartName.body)
+        var sealedParts: [(id: String, part: IncomingMessage.Part, sealed: Data, size: Int)] = []
+        for (position, part) in message.attachments.enumerated() {
             let id = BackendStore.newID("a")
-            sealedParts.append((id, part, try SealedPart.seal(part.data, to: publicKey, userID: userID, messageID: messageID,
-                                                              part: SealedPartName.attachment(id))))
+            sealedParts.append((id, part, try MailPart.seal(part.data, to: [publicKey], signedBy: nil, messageID: messageID,
+                                                            part: SealedPartName.attachment(position)), part.data.count))
         }
         let size = Int64(bodyJSON.count + message.attachments.reduce(0) { $0 + $1.data.count })
         return SealedMessage(id: messageID, userID: userID, labels: labels, unread: unread, time: message.time, size: size,
                              sealedBody: sealedBody, parts: sealedParts, sender: message.content.sender, subject: message.content.subject)
     }
 
-    /// The public key a user's mail is sealed to.
+    /// The OpenPGP public key a user's mail is encrypted to (also what the key directory serves).
     /// - Throws: ``ServerError/notFound(_:)`` for an unknown user, ``ServerError/storage(_:)``
     ///   for an unreadable stored key.
-    func publicKey(of userID: String) throws -> Curve25519.KeyAgreement.PublicKey {
+    func publicKey(of userID: String) throws -> PGPPublicKey {
         let data: Data = try store.read { db in
             guard let data = try Data.fetchOne(db, sql: "SELECT publicKey FROM users WHERE id = ?", arguments: [userID])
             else { throw ServerError.notFound("The recipient") }
             return data
         }
-        do { return try .init(rawRepresentation: data) } catch {
+        do { return try PGPPublicKey(binary: data) } catch {
             throw ServerError.storage("the recipient's public key is unreadable")
         }
     }
 
+    /// The key directory: the public key of the account that owns `address`.
+    /// - Throws: ``ServerError/notFound(_:)`` when no account here has that address.
+    func publicKey(ofAddress address: String) throws -> PublicKeyResponse {
+        guard let userID = try localUser(address) else { throw ServerError.notFound("A key for \(address.prefix(254))") }
+        return PublicKeyResponse(address: address.lowercased(), publicKey: try publicKey(of: userID).armored())
+    }
+
     /// Inserts a sealed message and its event (inside the caller's transaction).
     static func insert(_ db: Database, _ message: SealedMessage) throws {
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM messages WHERE id = ?", arguments: [message.id]) != true else {
+            throw ServerError.conflict("the message id \(message.id) is taken")
+        }
         try db.execute(sql: """
             INSERT INTO messages (id, userId, conversationId, time, size, unread, sealedBody) VALUES (?, ?, ?, ?, ?, ?, ?)
             """, arguments: [message.id, message.userID, BackendStore.newID("c"), Int64(message.time.timeIntervalSince1970),
@@ -120,7 +134,7 @@ struct Mailbox: Sendable {
                 INSERT INTO attachments (id, messageId, userId, position, name, mimeType, size, contentId, sealedData)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [item.id, message.id, message.userID, position, item.part.name, item.part.mimeType,
-                                 item.part.data.count, item.part.contentID, item.sealed])
+                                 item.size, item.part.contentID, item.sealed])
         }
         try BackendStore.appendEvent(db, userID: message.userID, kind: .message, action: .create, objectID: message.id)
     }

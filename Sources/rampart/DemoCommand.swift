@@ -116,8 +116,13 @@ struct DemoCommand: AsyncParsableCommand {
                 // Alice writes to demo while demo is locked: the push process opens the
                 // notification with the push key alone (shared keychain group, no PIN).
                 let alice = try APIClient(endpoint: ServerEndpoint(serverInfo: server.info))
-                _ = try await alice.login(username: DemoAccounts.alice.username, password: DemoAccounts.alice.loginPassword)
-                _ = try await alice.send(SendRequest(to: [DemoAccounts.demo.address], subject: "Dinner on Friday?", html: "<p>Are you free?</p>"))
+                let aliceLogin = try await alice.login(username: DemoAccounts.alice.username, password: DemoAccounts.alice.loginPassword)
+                let aliceKey = try MailboxKey.unlock(locked: aliceLogin.keys.privateKey, keySalt: [UInt8](Data(base64Encoded: aliceLogin.keys.keySalt) ?? Data()),
+                                                     mailboxPassword: SecretBytes(copying: Array(DemoAccounts.alice.mailboxPassword.utf8)))
+                _ = try await SendFlow.send(OutgoingMail(to: [DemoAccounts.demo.address], subject: "Dinner on Friday?", body: "<p>Are you free?</p>",
+                                                         isPlainText: false),
+                                            from: Correspondent(name: DemoAccounts.alice.displayName, address: DemoAccounts.alice.address),
+                                            signer: aliceKey, api: alice, contacts: nil)
                 try? await alice.logout()
                 await alice.shutdown()
                 if let pushFolder = server.info.pushDirectory {

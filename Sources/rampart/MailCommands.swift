@@ -105,10 +105,26 @@ struct ReadCommand: AsyncParsableCommand {
     @Flag(name: .customLong("load-remote"), help: "Load remote content for this message (CSP stage 3).") var loadRemote = false
     @Option(help: "Write the sanitized HTML document (with its CSP) to this file.") var html: String?
     @Flag(help: "Open the sanitized HTML document in the default browser.") var open = false
+    @Flag(help: "Print the message as JSON (headers, signature, text, what was blocked).") var json = false
     @OptionGroup var pinInput: PINOptions
 
     func validate() throws {
         if html != nil && open { throw ValidationError("Choose --html FILE or --open, not both.") }
+        if json && (html != nil || open) { throw ValidationError("--json prints the message; it does not combine with --html or --open.") }
+    }
+
+    /// The `--json` form: the signature as `{"status": verified|none|bad|unknownKey, "fingerprint": …}`.
+    struct JSONMessage: Encodable {
+        struct Signature: Encodable { var status: String; var fingerprint: String?; var keyId: String? }
+        var id: String
+        var from: String
+        var to: [String]
+        var time: Int64
+        var subject: String
+        var signature: Signature
+        var remoteContent: String
+        var blocked: String
+        var text: String
     }
 
     func run() async throws {
@@ -117,10 +133,24 @@ struct ReadCommand: AsyncParsableCommand {
                 try await MessageReader(account: context.account).render(id, loadRemote: loadRemote, api: api)
             }
             let message = rendered.message
+            let signature = rendered.signature ?? SignatureVerdict(.none)
+            for notice in signature.notices { FileHandle.standardError.write(Data("rampart: \(TerminalTextLine.clean(notice))\n".utf8)) }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                let out = JSONMessage(id: message.id, from: message.sender.address, to: message.recipients.map(\.address), time: message.time,
+                                      subject: message.subject,
+                                      signature: .init(status: signature.status, fingerprint: signature.fingerprint, keyId: signature.keyID),
+                                      remoteContent: rendered.remote.allowsRemote ? "loaded" : "blocked",
+                                      blocked: rendered.blockedSummary, text: rendered.text)
+                print(String(decoding: try encoder.encode(out), as: UTF8.self))
+                return
+            }
             print("From:    \(TerminalTextLine.clean(message.sender.name)) <\(TerminalTextLine.clean(message.sender.address))>")
             print("To:      \(message.recipients.map { TerminalTextLine.clean($0.address) }.joined(separator: ", "))")
             print("Date:    \(Date(timeIntervalSince1970: TimeInterval(message.time)))")
             print("Subject: \(TerminalTextLine.clean(message.subject))")
+            print(signature.line)
             for attachment in rendered.attachments {
                 let embedded = AttachmentVault.contentID(of: attachment) != nil ? " (embedded image)" : ""
                 print("Attachment: \(attachment.id)  \(TerminalTextLine.clean(attachment.name))  \(attachment.mimeType)  \(attachment.size) bytes\(embedded)")
@@ -245,9 +275,10 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Send a message (the body, HTML or text, is read from standard input).",
         discussion: """
-        The message is built as a standard MIME message. Recipients on this server get it sealed to \
-        their public key (and a notification); recipients elsewhere get it as ordinary e-mail through \
-        the server's outbox, NOT end-to-end encrypted, and the command says so. \
+        The body and attachments are encrypted on this device with OpenPGP to every recipient's key \
+        on this server (pinned on first use; see `rampart contacts`) and your own, and signed with your \
+        key. Recipients elsewhere get it as an ordinary MIME message through the server's outbox, NOT \
+        end-to-end encrypted, and the command says so. \
         With --pin-stdin the PIN is the first line of standard input and the body follows.
         """)
     @OptionGroup var global: GlobalOptions
@@ -274,8 +305,12 @@ struct SendCommand: AsyncParsableCommand {
             let sender = Correspondent(name: session.displayName, address: session.addresses.first ?? session.username)
             let mail = OutgoingMail(to: to, subject: subject, body: body, isPlainText: text,
                                     attachments: attach.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) })
-            let request = try mail.request(from: sender)
-            let sent = try await context.withAPI { try await $0.send(request) }
+            let signer = try context.account.mailboxKey()
+            let result = try await context.withAPI {
+                try await SendFlow.send(mail, from: sender, signer: signer, api: $0, contacts: ContactKeys(account: context.account))
+            }
+            for notice in result.notices { print(TerminalTextLine.clean(notice)) }
+            let sent = result.response
             print("Sent to \(to.joined(separator: ", ")) (\(sent.messageIds.count) message\(sent.messageIds.count == 1 ? "" : "s")).")
             let outside = (sent.deliveries ?? []).filter { $0.route == .outbox }.map(\.address)
             if !outside.isEmpty {

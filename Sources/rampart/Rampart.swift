@@ -13,10 +13,11 @@ struct Rampart: AsyncParsableCommand {
             CommandGroup(name: "Account", subcommands: [
                 LoginCommand.self, LogoutCommand.self, StatusCommand.self, ProtectCommand.self, UnlockCommand.self,
                 LockCommand.self, ChangePINCommand.self, RemoveProtectorCommand.self, SettingsCommand.self,
+                AccountCommand.self,
             ]),
             CommandGroup(name: "Mail", subcommands: [
                 SyncCommand.self, ListCommand.self, ReadCommand.self, SendCommand.self, AttachmentCommand.self,
-                ImportCommand.self, ExportCommand.self,
+                ImportCommand.self, ExportCommand.self, ContactsCommand.self,
             ]),
             CommandGroup(name: "Drive", subcommands: [DriveCommand.self]),
             CommandGroup(name: "Notifications", subcommands: [NotificationsCommand.self]),

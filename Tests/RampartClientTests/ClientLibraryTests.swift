@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OpenPGP
 import Keychain
 import Keymaker
 import PushCrypto
@@ -37,6 +38,8 @@ final class TestHome {
     func allBytes() -> Data { folder.allBytes() }
 }
 
+func newKey() throws -> PGPPrivateKey { try PGPPrivateKey.generate(name: "Alice Example", address: "alice@rampart.test") }
+
 func sampleSession() -> SessionRecord {
     SessionRecord(serverUserID: "u-123", username: "alice", displayName: "Alice Example", addresses: ["alice@rampart.test"],
                   endpoint: ServerEndpoint(url: URL(string: "https://localhost:4443")!, pins: ["a", "b"]),
@@ -50,11 +53,16 @@ struct SessionVaultTests {
         let keymaker = home.user.keymaker
         let key = try keymaker.createMainKey()
         let vault = home.account.vault
-        let mailbox = MailboxKeyPair.generate()
+        let mailbox = try newKey()
         try vault.saveSession(sampleSession(), with: key)
         try vault.saveMailboxKey(mailbox, with: key)
         #expect(try vault.session(with: key) == sampleSession())
-        #expect(try vault.mailboxKey(with: key).publicKey.rawRepresentation == mailbox.publicKey.rawRepresentation)
+        let reopened = try vault.mailboxKey(with: key)
+        #expect(reopened.fingerprint == mailbox.fingerprint)
+        // The reopened key still signs and decrypts.
+        let sealed = try MailPart.seal(Data("x".utf8), to: [mailbox.publicKey], signedBy: reopened, messageID: "m", part: "body")
+        #expect(try MailPart.open(sealed, with: [reopened], verifyingWith: [mailbox.publicKey], messageID: "m", part: "body").signature
+                    == .verified(mailbox.fingerprint))
     }
 
     @Test func tokensAndUsernameNeverReachTheDiskInClear() throws {
@@ -95,22 +103,31 @@ struct DriveManifestTests {
                           fileId: "f1", size: size, blockSize: 1 << 20, blocksDigest: String(repeating: "ab", count: 32))
     }
 
-    @Test func aManifestOpensOnlyForItsUserUnderTheMailboxKey() throws {
-        let keys = MailboxKeyPair.generate()
-        let encoded = try Self.manifest().encoded(user: "u1", keys: keys)
-        #expect(try DriveNodeManifest.decode(encoded, user: "u1", keys: keys, nodeID: "n").name == "a.txt")
-        #expect(throws: ClientError.self) { try DriveNodeManifest.decode(encoded, user: "u2", keys: keys, nodeID: "n") }
-        var flipped = encoded
+    @Test func aManifestOpensOnlyForItsUserNodeAndRevision() throws {
+        let key = try newKey()
+        let sealed = try Self.manifest().sealed(user: "u1", nodeID: "n1", revisionID: "r1", key: key)
+        #expect(try DriveNodeManifest.open(sealed, user: "u1", key: key, nodeID: "n1", revisionID: "r1").name == "a.txt")
+        // Moved to another user, node or revision: refused.
+        #expect(throws: ClientError.self) { try DriveNodeManifest.open(sealed, user: "u2", key: key, nodeID: "n1", revisionID: "r1") }
+        #expect(throws: ClientError.self) { try DriveNodeManifest.open(sealed, user: "u1", key: key, nodeID: "n2", revisionID: "r1") }
+        #expect(throws: ClientError.self) { try DriveNodeManifest.open(sealed, user: "u1", key: key, nodeID: "n1", revisionID: "r2") }
+        var flipped = sealed
         flipped[flipped.count - 3] ^= 1
-        #expect(throws: ClientError.self) { try DriveNodeManifest.decode(flipped, user: "u1", keys: keys, nodeID: "n") }
+        #expect(throws: ClientError.self) { try DriveNodeManifest.open(flipped, user: "u1", key: key, nodeID: "n1", revisionID: "r1") }
     }
 
-    /// The server holds the public key, so it can HPKE-seal metadata of its own; the MAC under a
-    /// key derived from the private key is what refuses it.
-    @Test func aManifestMadeWithoutThePrivateKeyIsRefused() throws {
-        let keys = MailboxKeyPair.generate()
-        let forged = try Self.manifest().encoded(user: "u1", keys: .generate())
-        #expect(throws: ClientError.self) { try DriveNodeManifest.decode(forged, user: "u1", keys: keys, nodeID: "n") }
+    /// The server holds the public key, so it can encrypt metadata of its own to it; the
+    /// detached signature by the private key is what refuses it.
+    @Test func aManifestNotSignedByTheUsersKeyIsRefused() throws {
+        let key = try newKey()
+        let forger = try newKey()
+        var forged = try Self.manifest().sealed(user: "u1", nodeID: "n1", revisionID: "r1", key: forger)
+        #expect(throws: ClientError.self) { try DriveNodeManifest.open(forged, user: "u1", key: key, nodeID: "n1", revisionID: "r1") }
+        // Encrypted to the user's key but signed by another: refused too.
+        let opened = try MailPart.open(forged, with: [forger], messageID: DriveNodeManifest.binding("n1"), part: DriveNodeManifest.part)
+        forged = try MailPart.seal(opened.data, to: [key.publicKey], signedBy: nil, messageID: DriveNodeManifest.binding("n1"),
+                                   part: DriveNodeManifest.part)
+        #expect(throws: ClientError.self) { try DriveNodeManifest.open(forged, user: "u1", key: key, nodeID: "n1", revisionID: "r1") }
     }
 
     @Test func aManifestWithoutAValidBlockDigestIsRefused() throws {
@@ -172,27 +189,27 @@ struct ReadingTests {
 
 @Suite("Messages from the server")
 struct MessageOpeningTests {
-    func response(id: String, keys: MailboxKeyPair, sealedFor messageID: String) throws -> MessageResponse {
+    func response(id: String, keys: PGPPrivateKey, sealedFor messageID: String) throws -> MessageResponse {
         let content = MessageContent(subject: "Hi", sender: Correspondent(name: "Bob", address: "bob@rampart.test"),
                                      to: [Correspondent(name: "Alice", address: "alice@rampart.test")], html: "<p>hello</p>")
-        let sealed = try SealedPart.seal(try JSONEncoder().encode(content), to: keys.publicKey, userID: "u-1", messageID: messageID, part: SealedPartName.body)
+        let sealed = try MailPart.seal(try JSONEncoder().encode(content), to: [keys.publicKey], signedBy: nil, messageID: messageID, part: SealedPartName.body)
         return MessageResponse(id: id, conversationId: "c", labelIds: ["inbox"], time: 1_800_000_000, size: 12, unread: true,
                                sealedBody: sealed.base64EncodedString(),
                                attachments: [AttachmentInfo(id: "a1", name: "logo.png", mimeType: "image/png", size: 4, contentId: "logo@x")])
     }
 
     @Test func aSealedBodyOpensIntoStoreRecords() throws {
-        let keys = MailboxKeyPair.generate()
-        let (message, attachments) = try MailSync.open(try response(id: "m1", keys: keys, sealedFor: "m1"), keys: keys, userID: "u-1")
+        let keys = try newKey()
+        let (message, attachments) = try MailSync.open(try response(id: "m1", keys: keys, sealedFor: "m1"), keys: keys)
         #expect(message.subject == "Hi" && message.sender.address == "bob@rampart.test" && message.flags.contains(.unread))
         #expect(message.flags.contains(.hasAttachments))
         #expect(AttachmentVault.contentID(of: attachments[0]) == "logo@x")
     }
 
     @Test func aBodyMovedToAnotherMessageIsRejected() throws {
-        let keys = MailboxKeyPair.generate()
+        let keys = try newKey()
         #expect(throws: MailboxCryptoError.self) {
-            try MailSync.open(try response(id: "m2", keys: keys, sealedFor: "m1"), keys: keys, userID: "u-1")
+            try MailSync.open(try response(id: "m2", keys: keys, sealedFor: "m1"), keys: keys)
         }
     }
 }
@@ -236,7 +253,7 @@ struct AutolockTests {
         let key = try keymaker.createMainKey()
         let account = home.account
         try account.vault.saveSession(sampleSession(), with: key)
-        try account.vault.saveMailboxKey(MailboxKeyPair.generate(), with: key)
+        try account.vault.saveMailboxKey(try newKey(), with: key)
         try account.store().mail.save(label: MailLabel(id: "inbox", kind: 0, sortOrder: 0, name: "Inbox", color: ""))
         let pin = SecretBytes(copying: Array("864213".utf8))
         try keymaker.activate(.pin, credential: .pin(pin))

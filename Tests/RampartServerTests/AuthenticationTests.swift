@@ -1,4 +1,5 @@
 import Foundation
+import OpenPGP
 import PinnedTransport
 import RampartAPI
 import RampartCore
@@ -28,7 +29,10 @@ struct AuthenticationTests {
             #expect(!login.sessionId.isEmpty && login.accessToken != login.refreshToken)
             // Zero access: the server hands back a private key only the mailbox password opens.
             let keys = try login.mailboxKeys(DemoAccounts.demo.mailboxPassword)
-            #expect(keys.publicKey.rawRepresentation.base64EncodedString() == login.keys.publicKey)
+            #expect(try PGPPublicKey(armored: login.keys.publicKey).fingerprint == keys.fingerprint)
+            #expect(keys.publicKey.addresses == [DemoAccounts.demo.address])
+            #expect(login.keys.privateKey.hasPrefix("-----BEGIN PGP PRIVATE KEY BLOCK-----"))
+            #expect(Data(base64Encoded: login.keys.keySalt)?.count == 16)
             #expect(throws: MailboxCryptoError.wrongMailboxPassword) { try login.mailboxKeys(DemoAccounts.demo.loginPassword) }
 
             let labels = try await backend.call(LabelListResponse.self, .GET, APIRoute.labels, token: login.accessToken)

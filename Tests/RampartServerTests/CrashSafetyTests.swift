@@ -1,4 +1,5 @@
 import Foundation
+import OpenPGP
 import PinnedTransport
 import RampartAPI
 import RampartCore
@@ -21,10 +22,14 @@ struct CrashSafetyTests {
             if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
             return try await client.send(request)
         }
-        let login = try JSONDecoder().decode(LoginResponse.self, from: try await post(
-            APIRoute.login, nil, LoginRequest(username: "demo", password: DemoAccounts.demo.loginPassword)).body)
-        let attachment = OutgoingAttachment(name: "blob.bin", mimeType: "application/octet-stream",
-                                            data: Data(repeating: 0xAB, count: 256 * 1024).base64EncodedString())
+        let login = try await SRPTestClient.login(info: info, username: "demo", password: DemoAccounts.demo.loginPassword) { path, body in
+            try await post(path, nil, body).body
+        }
+        let signer = try login.mailboxKeys(DemoAccounts.demo.mailboxPassword)
+        var keyRequest = PinnedRequest(method: .GET, url: URL(string: info.baseURL.absoluteString + APIRoute.publicKey + "?address=\(DemoAccounts.alice.address)")!)
+        keyRequest.headers.add(name: "Authorization", value: "Bearer \(login.accessToken)")
+        let aliceKey = try PGPPublicKey(armored: try JSONDecoder().decode(PublicKeyResponse.self, from: try await client.send(keyRequest).body).publicKey)
+        let blob = Data(repeating: 0xAB, count: 256 * 1024)
 
         // Sends in flight (4 at a time) while the process is killed with SIGKILL (no shutdown, no
         // flush), once at least 8 have been answered.
@@ -35,9 +40,10 @@ struct CrashSafetyTests {
                 for index in 0..<total {
                     if index >= 4 { try await group.next() }
                     group.addTask {
-                        if (try? await post(APIRoute.send, login.accessToken,
-                                            SendRequest(to: [DemoAccounts.alice.address], subject: "Crash \(index)", html: "<p>\(index)</p>",
-                                                        attachments: [attachment])))?.status == .ok {
+                        let request = try SendRequest.encrypted(signer: signer, account: DemoAccounts.demo, keys: [signer.publicKey, aliceKey],
+                                                                to: [DemoAccounts.alice.address], subject: "Crash \(index)", html: "<p>\(index)</p>",
+                                                                attachments: [("blob.bin", "application/octet-stream", blob)])
+                        if (try? await post(APIRoute.send, login.accessToken, request))?.status == .ok {
                             await answered.increment()
                         }
                     }
@@ -57,7 +63,7 @@ struct CrashSafetyTests {
         let alice = try await backend.login(DemoAccounts.alice)
         let demoKeys = try demo.mailboxKeys(DemoAccounts.demo.mailboxPassword)
         let aliceKeys = try alice.mailboxKeys(DemoAccounts.alice.mailboxPassword)
-        func crashSubjects(_ login: LoginResponse, _ keys: MailboxKeyPair, label: String) async throws -> [String] {
+        func crashSubjects(_ login: LoginResponse, _ keys: PGPPrivateKey, label: String) async throws -> [String] {
             let list = try await backend.call(MessageListResponse.self, .GET, APIRoute.messages + "?label=\(label)&pageSize=200", token: login.accessToken)
             var subjects: [String] = []
             for message in list.messages {
@@ -67,8 +73,8 @@ struct CrashSafetyTests {
                 // Whole: the attachment row and its sealed bytes are there and open.
                 #expect(message.attachments.count == 1)
                 let sealed = try await backend.send(.GET, APIRoute.attachment(message.attachments[0].id), token: login.accessToken)
-                let plain = try SealedPart.open(sealed.body, with: keys, userID: login.userId, messageID: message.id,
-                                                part: SealedPartName.attachment(message.attachments[0].id))
+                let plain = try TestParts.open(sealed.body, with: keys, userID: login.userId, messageID: message.id,
+                                               part: SealedPartName.attachment(0))
                 #expect(plain.count == 256 * 1024)
             }
             return subjects.sorted()

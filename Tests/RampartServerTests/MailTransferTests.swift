@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OpenPGP
 import RampartAPI
 import RampartCore
 import RampartServer
@@ -34,16 +35,16 @@ struct MailTransferTests {
         """
 
     /// A hand-sealed import request, as the client builds one.
-    static func importRequest(_ raw: Data, keys: MailboxKeyPair, userID: String, label: String = SystemLabel.inbox) throws -> ImportRequest {
-        let id = ImportIdentity.messageID(original: raw, key: keys.importKey)
+    static func importRequest(_ raw: Data, keys: PGPPrivateKey, userID: String, label: String = SystemLabel.inbox) throws -> ImportRequest {
+        let id = ImportIdentity.messageID(original: raw, key: try keys.importKey)
         let content = MessageContent(subject: "Imported \(raw.count)", sender: Correspondent(name: "", address: "old@archive.example"),
                                      to: [], html: "<p>old mail</p>")
-        let body = try SealedPart.seal(try JSONEncoder().encode(content), to: keys.publicKey, userID: userID, messageID: id, part: SealedPartName.body)
-        let original = try SealedPart.seal(MailOriginal(kind: .message, batch: 7, sequence: 3, bytes: raw).encoded(), to: keys.publicKey,
+        let body = try TestParts.seal(try JSONEncoder().encode(content), to: keys.publicKey, userID: userID, messageID: id, part: SealedPartName.body)
+        let original = try TestParts.seal(MailOriginal(kind: .message, batch: 7, sequence: 3, bytes: raw).encoded(), to: keys.publicKey,
                                            userID: userID, messageID: id, part: SealedPartName.original)
         let attachmentID = ImportIdentity.attachmentID(messageID: id, index: 0)
-        let attachment = try SealedPart.seal(Data("attached".utf8), to: keys.publicKey, userID: userID, messageID: id,
-                                             part: SealedPartName.attachment(attachmentID))
+        let attachment = try TestParts.seal(Data("attached".utf8), to: keys.publicKey, userID: userID, messageID: id,
+                                             part: SealedPartName.attachment(0))
         return ImportRequest(id: id, time: 1_700_000_000, labelIds: [label], unread: false, size: Int64(raw.count),
                              sealedBody: body.base64EncodedString(), sealedOriginal: original.base64EncodedString(),
                              attachments: [ImportAttachment(id: attachmentID, name: "a.txt", mimeType: "text/plain", size: 8,
@@ -70,10 +71,10 @@ struct MailTransferTests {
 
             let sealed = try await backend.send(.GET, APIRoute.messageOriginal(request.id), token: login.accessToken)
             #expect(sealed.status == .ok)
-            let opened = try SealedPart.open(sealed.body, with: keys, userID: login.userId, messageID: request.id, part: SealedPartName.original)
+            let opened = try TestParts.open(sealed.body, with: keys, userID: login.userId, messageID: request.id, part: SealedPartName.original)
             #expect(try MailOriginal(decoding: opened) == MailOriginal(kind: .message, batch: 7, sequence: 3, bytes: raw))
             #expect(throws: MailboxCryptoError.self) {
-                try SealedPart.open(sealed.body, with: MailboxKeyPair.generate(), userID: login.userId, messageID: request.id,
+                try TestParts.open(sealed.body, with: try TestParts.newKey(), userID: login.userId, messageID: request.id,
                                     part: SealedPartName.original)
             }
             // Another user neither sees the original nor can take the id.
@@ -141,7 +142,7 @@ struct MailTransferTests {
                 #expect(content.html.contains("&lt;b&gt;noon&lt;/b&gt;") && !content.html.contains("<b>"))
                 #expect(message.attachments.map(\.name) == ["notes.bin"] && message.attachments[0].size == 8)
                 let original = try await backend.send(.GET, APIRoute.messageOriginal(message.id), token: login.accessToken)
-                let opened = try SealedPart.open(original.body, with: keys, userID: login.userId, messageID: message.id,
+                let opened = try TestParts.open(original.body, with: keys, userID: login.userId, messageID: message.id,
                                                  part: SealedPartName.original)
                 #expect(try MailOriginal(decoding: opened).bytes == raw)
             }
@@ -182,8 +183,8 @@ struct MailTransferTests {
             let login = try await backend.login(DemoAccounts.demo)
             let outbox = try #require(backend.server.info.outbox)
             let mime = Data("From: Dana Demo <demo@rampart.test>\r\nTo: zoe@elsewhere.example, alice@rampart.test\r\nSubject: hi\r\n\r\nhello\r\n".utf8)
-            let request = SendRequest(to: ["zoe@elsewhere.example", "alice@rampart.test"], subject: "hi", html: "<p>hello</p>",
-                                      mime: mime.base64EncodedString())
+            let request = try await backend.sendRequest(login, DemoAccounts.demo, to: ["zoe@elsewhere.example", "alice@rampart.test"],
+                                                        subject: "hi", html: "<p>hello</p>", mime: mime)
             let response = try await backend.call(SendResponse.self, .POST, APIRoute.send, token: login.accessToken,
                                                   body: try JSONEncoder().encode(request))
             #expect(response.deliveries == [DeliveryReport(address: "alice@rampart.test", route: .local),
@@ -195,12 +196,13 @@ struct MailTransferTests {
 
             // Outside recipients need the MIME form, and its From must be the sender's.
             let noMIME = try await backend.send(.POST, APIRoute.send, token: login.accessToken,
-                                                json: SendRequest(to: ["zoe@elsewhere.example"], subject: "x", html: "x"))
+                                                json: try await backend.sendRequest(login, DemoAccounts.demo, to: ["zoe@elsewhere.example"],
+                                                                                    subject: "x", html: "x"))
             #expect(noMIME.status == .badRequest)
             let spoofed = Data("From: ceo@bank.example\r\nTo: zoe@elsewhere.example\r\n\r\nsend money\r\n".utf8)
             let spoof = try await backend.send(.POST, APIRoute.send, token: login.accessToken,
-                                               json: SendRequest(to: ["zoe@elsewhere.example"], subject: "x", html: "x",
-                                                                 mime: spoofed.base64EncodedString()))
+                                               json: try await backend.sendRequest(login, DemoAccounts.demo, to: ["zoe@elsewhere.example"],
+                                                                                   subject: "x", html: "x", mime: spoofed))
             #expect(spoof.status == .badRequest)
             #expect(Outbox(root: URL(fileURLWithPath: outbox)).pending().count == 1)
         }

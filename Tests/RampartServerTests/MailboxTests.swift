@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OpenPGP
 import RampartAPI
 import RampartCore
 import RampartServer
@@ -24,7 +25,7 @@ struct MailboxTests {
                 subjects[content.subject] = message
                 // Bound to the message: it does not open as another message's body.
                 #expect(throws: MailboxCryptoError.self) {
-                    try SealedPart.open(sealed, with: keys, userID: login.userId, messageID: "m-other", part: SealedPartName.body)
+                    try TestParts.open(sealed, with: keys, userID: login.userId, messageID: "m-other", part: SealedPartName.body)
                 }
             }
             #expect(subjects.keys.contains("Lunch on Thursday?"))
@@ -39,17 +40,22 @@ struct MailboxTests {
             // Attachments: sealed bytes, opened with the message id and the attachment's part name.
             let planning = try #require(subjects["Quarterly planning notes"])
             #expect(planning.attachments.map(\.name) == ["minutes.txt", "report.pdf"])
-            for info in planning.attachments {
+            for (position, info) in planning.attachments.enumerated() {
                 let response = try await backend.send(.GET, APIRoute.attachment(info.id), token: login.accessToken)
                 #expect(response.status == .ok)
                 #expect(response.headers.first(name: "content-type") == "application/octet-stream")
-                let plain = try SealedPart.open(response.body, with: keys, userID: login.userId, messageID: planning.id,
-                                                part: SealedPartName.attachment(info.id))
+                let plain = try TestParts.open(response.body, with: keys, userID: login.userId, messageID: planning.id,
+                                               part: SealedPartName.attachment(position))
                 #expect(plain.count == info.size)
                 if info.name == "report.pdf" { #expect(plain.starts(with: Data("%PDF-1.4".utf8))) }
                 // An attachment cannot be passed off as another part.
                 #expect(throws: MailboxCryptoError.self) {
-                    try SealedPart.open(response.body, with: keys, userID: login.userId, messageID: planning.id, part: SealedPartName.body)
+                    try TestParts.open(response.body, with: keys, userID: login.userId, messageID: planning.id, part: SealedPartName.body)
+                }
+                // Nor as the attachment at another position.
+                #expect(throws: MailboxCryptoError.self) {
+                    try TestParts.open(response.body, with: keys, userID: login.userId, messageID: planning.id,
+                                       part: SealedPartName.attachment(position + 1))
                 }
             }
             // Embedded images carry their content ids.
@@ -58,8 +64,8 @@ struct MailboxTests {
             let photosHTML = try photos.open(with: keys, userID: login.userId).html
             #expect(photosHTML.contains("cid:harbour@rampart.test"))
             let image = try await backend.send(.GET, APIRoute.attachment(photos.attachments[0].id), token: login.accessToken)
-            let png = try SealedPart.open(image.body, with: keys, userID: login.userId, messageID: photos.id,
-                                          part: SealedPartName.attachment(photos.attachments[0].id))
+            let png = try TestParts.open(image.body, with: keys, userID: login.userId, messageID: photos.id,
+                                         part: SealedPartName.attachment(0))
             #expect(png.starts(with: Data([0x89, 0x50, 0x4E, 0x47])))
 
             // Another user's key opens nothing.
@@ -74,10 +80,9 @@ struct MailboxTests {
             let login = try await backend.login(DemoAccounts.alice)
             let marker = "zero-access-body-marker-\(UUID().uuidString)"
             _ = try await backend.call(SendResponse.self, .POST, APIRoute.send, token: login.accessToken,
-                                       body: try JSONEncoder().encode(SendRequest(to: [DemoAccounts.demo.address], subject: "Subject \(marker)",
-                                                                                  html: "<p>\(marker)</p>",
-                                                                                  attachments: [OutgoingAttachment(name: "n.txt", mimeType: "text/plain",
-                                                                                                                   data: Data(marker.utf8).base64EncodedString())])))
+                                       body: try JSONEncoder().encode(try await backend.sendRequest(
+                                           login, DemoAccounts.alice, to: [DemoAccounts.demo.address], subject: "Subject \(marker)",
+                                           html: "<p>\(marker)</p>", attachments: [("n.txt", "text/plain", Data(marker.utf8))])))
             await backend.stop()
             var everything = Data()
             let files = FileManager.default.enumerator(at: backend.folder, includingPropertiesForKeys: nil)!
@@ -101,8 +106,8 @@ struct MailboxTests {
             #expect(!start.events.isEmpty && !start.more)
 
             let sent = try await backend.call(SendResponse.self, .POST, APIRoute.send, token: demo.accessToken,
-                                              body: try JSONEncoder().encode(SendRequest(to: [DemoAccounts.alice.address], subject: "Hello Alice",
-                                                                                         html: "<p>Hi!</p>")))
+                                              body: try JSONEncoder().encode(try await backend.sendRequest(
+                                                  demo, DemoAccounts.demo, to: [DemoAccounts.alice.address], subject: "Hello Alice", html: "<p>Hi!</p>")))
             #expect(sent.messageIds.count == 2)
             let events = try await backend.call(EventsResponse.self, .GET, APIRoute.events + "?since=\(start.cursor)", token: alice.accessToken)
             #expect(events.events.map(\.action) == [.create])
@@ -131,11 +136,11 @@ struct MailboxTests {
             // Unknown recipients in this server's domain are refused before anything is stored;
             // outside recipients need the message in MIME form (it goes to the outbox).
             let unknown = try await backend.send(.POST, APIRoute.send, token: demo.accessToken,
-                                                 json: SendRequest(to: ["nobody@rampart.test"], subject: "x", html: "x"))
+                                                 json: try await backend.sendRequest(demo, DemoAccounts.demo, to: ["nobody@rampart.test"], subject: "x", html: "x"))
             #expect(unknown.status.code == 422)
             #expect(TestBackend.errorBody(unknown)?.error.code == "send.unknownRecipient")
             let outside = try await backend.send(.POST, APIRoute.send, token: demo.accessToken,
-                                                 json: SendRequest(to: ["nobody@elsewhere.example"], subject: "x", html: "x"))
+                                                 json: try await backend.sendRequest(demo, DemoAccounts.demo, to: ["nobody@elsewhere.example"], subject: "x", html: "x"))
             #expect(outside.status.code == 400)
             #expect(TestBackend.errorBody(outside)?.error.message.contains("MIME") == true)
         }
@@ -160,12 +165,12 @@ struct MailboxTests {
         try await TestBackend.with { backend in
             let login = try await backend.login(DemoAccounts.demo)
 
-            let notJSON = try await backend.send(.POST, APIRoute.login, body: Data("{\"username\": ".utf8))
+            let notJSON = try await backend.send(.POST, APIRoute.auth, body: Data("{\"username\": ".utf8))
             #expect(notJSON.status.code == 400)
             #expect(TestBackend.errorBody(notJSON)?.error.code == "request.malformedJSON")
-            let missingField = try await backend.send(.POST, APIRoute.login, body: Data("{\"username\": \"demo\"}".utf8))
+            let missingField = try await backend.send(.POST, APIRoute.auth, body: Data("{\"Username\": \"demo\"}".utf8))
             #expect(missingField.status.code == 400)
-            #expect(TestBackend.errorBody(missingField)?.error.message.contains("password") == true)
+            #expect(TestBackend.errorBody(missingField)?.error.message.contains("ClientEphemeral") == true)
             let wrongType = try await backend.send(.POST, APIRoute.send, token: login.accessToken, body: Data("{\"to\": 5, \"subject\": \"s\", \"html\": \"h\"}".utf8))
             #expect(wrongType.status.code == 400)
             let empty = try await backend.send(.POST, APIRoute.refresh, body: Data())

@@ -25,7 +25,7 @@ struct PushAndPersistenceTests {
             #expect(Self.pushFiles(inbox).isEmpty)
 
             let sent = try await backend.call(SendResponse.self, .POST, APIRoute.send, token: alice.accessToken,
-                                              body: try JSONEncoder().encode(SendRequest(to: [DemoAccounts.demo.address], subject: "Push me", html: "<p>x</p>")))
+                                              body: try JSONEncoder().encode(try await backend.sendRequest(alice, DemoAccounts.alice, to: [DemoAccounts.demo.address], subject: "Push me", html: "<p>x</p>")))
             let files = Self.pushFiles(inbox)
             #expect(files.count == 1)
             let body = [UInt8](try Data(contentsOf: try #require(files.first)))
@@ -58,7 +58,7 @@ struct PushAndPersistenceTests {
             _ = try await backend.call(OKResponse.self, .POST, APIRoute.logout, token: demo.accessToken)
             #expect(!FileManager.default.fileExists(atPath: inbox.path))
             _ = try await backend.call(SendResponse.self, .POST, APIRoute.send, token: alice.accessToken,
-                                       body: try JSONEncoder().encode(SendRequest(to: [DemoAccounts.demo.address], subject: "After logout", html: "x")))
+                                       body: try JSONEncoder().encode(try await backend.sendRequest(alice, DemoAccounts.alice, to: [DemoAccounts.demo.address], subject: "After logout", html: "x")))
             #expect(Self.pushFiles(inbox).isEmpty)
         }
     }
@@ -70,7 +70,7 @@ struct PushAndPersistenceTests {
         let demo = try await first.login(DemoAccounts.demo)
         let alice = try await first.login(DemoAccounts.alice)
         _ = try await first.call(SendResponse.self, .POST, APIRoute.send, token: alice.accessToken,
-                                 body: try JSONEncoder().encode(SendRequest(to: [DemoAccounts.demo.address], subject: "Survives a restart", html: "x")))
+                                 body: try JSONEncoder().encode(try await first.sendRequest(alice, DemoAccounts.alice, to: [DemoAccounts.demo.address], subject: "Survives a restart", html: "x")))
         let before = try await first.call(MessageListResponse.self, .GET, APIRoute.messages, token: demo.accessToken)
         let cursor = try await first.call(EventsResponse.self, .GET, APIRoute.events, token: demo.accessToken).cursor
         let pins = first.server.pins
@@ -95,12 +95,12 @@ struct PushAndPersistenceTests {
     @Test func theLogRecordsRequestsButNoSecretOrPlaintext() async throws {
         try await TestBackend.with { backend in
             let wrongPassword = "known-wrong-secret-\(UUID().uuidString)"
-            _ = try await backend.send(.POST, APIRoute.login, json: LoginRequest(username: "demo", password: wrongPassword))
+            _ = try await backend.srpAttempt(username: "demo", password: wrongPassword)
             let login = try await backend.login(DemoAccounts.demo)
             let marker = "body-marker-\(UUID().uuidString)"
             _ = try await backend.call(SendResponse.self, .POST, APIRoute.send, token: login.accessToken,
-                                       body: try JSONEncoder().encode(SendRequest(to: [DemoAccounts.alice.address], subject: "Subject \(marker)",
-                                                                                  html: "<p>\(marker)</p>")))
+                                       body: try JSONEncoder().encode(try await backend.sendRequest(
+                                           login, DemoAccounts.demo, to: [DemoAccounts.alice.address], subject: "Subject \(marker)", html: "<p>\(marker)</p>")))
             let pair = try PushKeyPair.generate(sessionID: PushSessionID(login.sessionId), now: Date())
             _ = try await backend.call(OKResponse.self, .POST, APIRoute.pushSubscriptions, token: login.accessToken,
                                        body: try JSONEncoder().encode(try pair.registration()))
@@ -119,7 +119,7 @@ struct PushAndPersistenceTests {
             // …and holds none of these.
             let secrets = [wrongPassword, DemoAccounts.demo.loginPassword, DemoAccounts.demo.mailboxPassword, marker,
                            login.accessToken, login.refreshToken, tokens.accessToken, tokens.refreshToken,
-                           login.keys.sealedPrivateKey, try pair.registration().authSecret, "Lunch on Thursday", "Bearer "]
+                           login.keys.privateKey, try pair.registration().authSecret, "Lunch on Thursday", "Bearer "]
             for secret in secrets { #expect(!log.contains(secret), "the log contains \(secret.prefix(12))…") }
             let mode = try FileManager.default.attributesOfItem(atPath: backend.folder.appendingPathComponent("server.log").path)[.posixPermissions] as? Int
             #expect(mode == 0o600)

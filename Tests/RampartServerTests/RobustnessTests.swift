@@ -22,7 +22,7 @@ struct RobustnessTests {
                 Data("{\"sessionId\": \"../../etc\", \"publicKey\": \"\", \"authSecret\": \"\"}".utf8),
             ]
             let routes: [(HTTPMethod, String)] = [
-                (.POST, APIRoute.login), (.POST, APIRoute.refresh), (.POST, APIRoute.send), (.POST, APIRoute.pushSubscriptions),
+                (.POST, APIRoute.auth), (.POST, APIRoute.authInfo), (.POST, APIRoute.refresh), (.POST, APIRoute.send), (.POST, APIRoute.pushSubscriptions),
                 (.POST, APIRoute.driveNodes), (.PUT, APIRoute.driveNode("n-x")), (.POST, APIRoute.messageLabels("m-x")),
             ]
             for (method, path) in routes {
@@ -51,8 +51,8 @@ struct RobustnessTests {
                 for index in 0..<12 {
                     group.addTask {
                         _ = try await backend.call(SendResponse.self, .POST, APIRoute.send, token: demo.accessToken,
-                                                   body: try JSONEncoder().encode(SendRequest(to: [DemoAccounts.alice.address],
-                                                                                              subject: "Parallel \(index)", html: "x")))
+                                                   body: try JSONEncoder().encode(try await backend.sendRequest(
+                                                       demo, DemoAccounts.demo, to: [DemoAccounts.alice.address], subject: "Parallel \(index)", html: "x")))
                     }
                 }
                 try await group.waitForAll()

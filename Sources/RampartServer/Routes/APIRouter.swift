@@ -81,6 +81,7 @@ enum APIRouter {
         router.addRoutes(SRPAuthRoutes(backend: backend, srp: backend.srp).collection)
         router.addRoutes(MailRoutes(backend: backend).collection)
         router.addRoutes(MailTransferRoutes(backend: backend).collection)
+        router.addRoutes(KeyRoutes(backend: backend).collection)
         router.addRoutes(PushRoutes(backend: backend).collection)
         router.addRoutes(DriveRoutes(backend: backend).collection)
         return router

@@ -5,7 +5,7 @@ import RampartAPI
 ///
 /// Trust-model rows **access token (high)** (behind ``SessionMiddleware``) and **database
 /// (critical)**: every query is scoped by the session's user id; bodies and attachments leave
-/// the server as the ``SealedPart``s they were stored as.
+/// the server as the OpenPGP messages (`MailPart`) they were stored as.
 struct MailRoutes: SessionRoutes {
     let backend: Backend
 

@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import OpenPGP
 import PinnedTransport
 import RampartAPI
 import RampartCore
@@ -101,16 +102,64 @@ struct TestFailure: Error, CustomStringConvertible {
 }
 
 extension LoginResponse {
-    /// Opens the sealed private key with the mailbox password, as the client does.
-    func mailboxKeys(_ mailboxPassword: String) throws -> MailboxKeyPair {
-        try MailboxKeyPair.open(sealed: Data(base64Encoded: keys.sealedPrivateKey)!,
-                                password: SecretBytes(copying: Array(mailboxPassword.utf8)), userID: userId)
+    /// Unlocks the OpenPGP private key with the mailbox password, as the client does.
+    func mailboxKeys(_ mailboxPassword: String) throws -> PGPPrivateKey {
+        try MailboxKey.unlock(locked: keys.privateKey, keySalt: [UInt8](Data(base64Encoded: keys.keySalt)!),
+                              mailboxPassword: SecretBytes(copying: Array(mailboxPassword.utf8)))
     }
 }
 
 extension MessageResponse {
-    func open(with keys: MailboxKeyPair, userID: String) throws -> MessageContent {
-        let plaintext = try SealedPart.open(Data(base64Encoded: sealedBody)!, with: keys, userID: userID, messageID: id, part: SealedPartName.body)
+    func open(with keys: PGPPrivateKey, userID: String) throws -> MessageContent {
+        let plaintext = try MailPart.open(Data(base64Encoded: sealedBody)!, with: [keys], messageID: id, part: SealedPartName.body).data
         return try JSONDecoder().decode(MessageContent.self, from: plaintext)
+    }
+}
+
+/// Test shorthands over ``MailPart`` (the user id of the old format is not part of the binding).
+enum TestParts {
+    static func seal(_ data: Data, to key: PGPPublicKey, userID: String, messageID: String, part: String) throws -> Data {
+        try MailPart.seal(data, to: [key], signedBy: nil, messageID: messageID, part: part)
+    }
+    static func open(_ sealed: Data, with key: PGPPrivateKey, userID: String, messageID: String, part: String) throws -> Data {
+        try MailPart.open(sealed, with: [key], messageID: messageID, part: part).data
+    }
+    static func newKey() throws -> PGPPrivateKey { try PGPPrivateKey.generate(name: "Test", address: "test@elsewhere.example") }
+}
+
+extension TestBackend {
+    /// An encrypted, signed submission as the client builds one: the body and attachments
+    /// encrypted to the recipients' keys from the key directory and the sender's own, signed by
+    /// the sender (`account` is the logged-in sender).
+    func sendRequest(_ login: LoginResponse, _ account: NewAccount, to: [String], subject: String, html: String,
+                     attachments: [(name: String, type: String, data: Data)] = [], mime: Data? = nil) async throws -> SendRequest {
+        let signer = try login.mailboxKeys(account.mailboxPassword)
+        var keys = [signer.publicKey]
+        for address in to {
+            let response = try await send(.GET, APIRoute.publicKey + "?address=\(address)", token: login.accessToken)
+            if response.status == .ok {
+                keys.append(try PGPPublicKey(armored: try JSONDecoder().decode(PublicKeyResponse.self, from: response.body).publicKey))
+            }
+        }
+        return try SendRequest.encrypted(signer: signer, account: account, keys: keys, to: to, subject: subject, html: html,
+                                         attachments: attachments, mime: mime)
+    }
+}
+
+extension SendRequest {
+    /// The submission a client builds, encrypted to `keys` and signed by `signer`.
+    static func encrypted(signer: PGPPrivateKey, account: NewAccount, keys: [PGPPublicKey], to: [String], subject: String, html: String,
+                          attachments: [(name: String, type: String, data: Data)] = [], mime: Data? = nil) throws -> SendRequest {
+        let id = SendRequest.newID()
+        let content = MessageContent(subject: subject, sender: Correspondent(name: account.displayName, address: account.address),
+                                     to: to.map { Correspondent(name: "", address: $0) }, html: html)
+        let body = try MailPart.seal(try JSONEncoder().encode(content), to: keys, signedBy: signer, messageID: id, part: SealedPartName.body)
+        let parts = try attachments.enumerated().map { index, file in
+            OutgoingAttachment(name: file.name, mimeType: file.type, size: file.data.count,
+                               encryptedData: try MailPart.seal(file.data, to: keys, signedBy: signer, messageID: id,
+                                                                part: SealedPartName.attachment(index)).base64EncodedString())
+        }
+        return SendRequest(to: to, id: id, subject: subject, encryptedBody: body.base64EncodedString(),
+                           attachments: parts.isEmpty ? nil : parts, mime: mime?.base64EncodedString())
     }
 }
