@@ -38,8 +38,8 @@ final class GnuPG {
         let outputURL = scratch.appendingPathComponent("out-\(id)")
         let errorURL = scratch.appendingPathComponent("err-\(id)")
         try input.write(to: inputURL)
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         defer {
             for url in [inputURL, outputURL, errorURL] { try? FileManager.default.removeItem(at: url) }
         }
