@@ -55,6 +55,33 @@ public struct SafetyOracle {
         return nil
     }
 
+    /// The URLs of a srcset as the HTML spec's "parse a srcset attribute" reads them: a URL is
+    /// a run of non-whitespace (commas inside it belong to it, trailing ones are dropped), then
+    /// descriptors up to a comma outside parentheses. (Splitting at every comma, as this oracle
+    /// first did, read `x,javascript:y` as two URLs, where a browser loads one.)
+    static func srcsetURLs(_ value: String) -> [String] {
+        func isSpace(_ s: Unicode.Scalar) -> Bool { s == " " || s == "\t" || s == "\n" || s == "\r" || s == "\u{0C}" }
+        var scalars = Substring(value).unicodeScalars[...]
+        var urls: [String] = []
+        while true {
+            while let f = scalars.first, isSpace(f) || f == "," { scalars.removeFirst() }
+            if scalars.isEmpty { return urls }
+            var url = String.UnicodeScalarView()
+            while let f = scalars.first, !isSpace(f) { url.append(f); scalars.removeFirst() }
+            if url.last == "," {
+                while url.last == "," { url.removeLast() }
+            } else {
+                var inParens = false
+                while let f = scalars.first {
+                    scalars.removeFirst()
+                    if f == "(" { inParens = true } else if f == ")" { inParens = false }
+                    if f == "," && !inParens { break }
+                }
+            }
+            urls.append(String(url))
+        }
+    }
+
     static let scriptSchemes: Set<String> = ["javascript", "vbscript", "livescript", "mocha"]
     static let remoteSchemes: Set<String> = ["//", "http", "https", "ftp", "ws", "wss", "file", "blob", "filesystem"]
 
@@ -144,8 +171,7 @@ public struct SafetyOracle {
                     case "cite":
                         checkURL(attribute.value, resource: false, context: "<\(element.localName) cite>")
                     case "srcset":
-                        for candidate in attribute.value.split(separator: ",") {
-                            let url = candidate.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.map(String.init) ?? ""
+                        for url in Self.srcsetURLs(attribute.value) {
                             checkURL(url, resource: true, context: "<\(element.localName) srcset>")
                         }
                     case "style":
