@@ -3,19 +3,6 @@ import Foundation
 // Authentication: login, refresh, the session tokens and the account the server keeps.
 // The JSON bodies of the API carry binary values as base64 strings (standard alphabet).
 
-/// `POST /v1/auth/login`: the username and the *login* password (never the mailbox password).
-///
-/// Trust-model row **access token (high)**: the answer opens a session; the server keeps the
-/// password only as a scrypt hash, and failures are throttled.
-public struct LoginRequest: Codable, Sendable {
-    /// The account name (compared case-insensitively; 1–256 bytes).
-    public var username: String
-    /// The login password (at most 1024 bytes); the server zeroizes the request body once decoded.
-    public var password: String
-    /// A login request.
-    public init(username: String, password: String) { self.username = username; self.password = password }
-}
-
 /// `POST /v1/auth/refresh`: new tokens for the session a refresh token belongs to.
 ///
 /// Trust-model row **access token (high)**: the refresh token is rotated, the old one stops
@@ -82,7 +69,7 @@ public struct SessionTokens: Codable, Sendable {
     }
 }
 
-/// `POST /v1/auth/login` answer: the new session's tokens, the user and their keys.
+/// The login answer (``SRPAuthResponse/login``, after an SRP login): the new session's tokens, the user and their keys.
 ///
 /// Trust-model rows **access token (high)** (the tokens) and **the user's private and public keys
 /// (critical)** (``keys`` carries the private key only locked under the mailbox password).

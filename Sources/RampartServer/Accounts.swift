@@ -42,7 +42,6 @@ struct Accounts: Sendable {
     let clock: any RampartClock
     let accessTokenLifetime: TimeInterval
     let refreshTokenLifetime: TimeInterval
-    let throttle: LoginThrottle
 
     /// Creates an account with its label set; returns the user id.
     @discardableResult
@@ -75,33 +74,6 @@ struct Accounts: Sendable {
             }
         }
         return userID
-    }
-
-    /// Checks the login password and opens a session.
-    /// - Throws: ``ServerError/wrongCredentials`` (same answer and work for an unknown user),
-    ///   ``ServerError/tooManyAttempts(retryAfterSeconds:)``.
-    func login(username rawUsername: String, password: SecretBytes) throws -> LoginResponse {
-        let username = rawUsername.lowercased()
-        try throttle.check(username, now: clock.now)
-        let row = try store.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM users WHERE username = ?", arguments: [username])
-        }
-        guard let row else {
-            LoginPasswordHash.burnEquivalentWork(password)
-            throttle.recordFailure(username, now: clock.now)
-            throw ServerError.wrongCredentials
-        }
-        let stored = LoginPasswordHash(salt: row.data("passwordSalt"), logN: UInt8(clamping: row["passwordLogN"] as Int),
-                                       hash: row.data("passwordHash"))
-        guard try stored.verify(password) else {
-            throttle.recordFailure(username, now: clock.now)
-            throw ServerError.wrongCredentials
-        }
-        throttle.reset(username)
-        let userID: String = row["id"]
-        let tokens = try openSession(userID: userID)
-        return LoginResponse(userId: userID, tokens: tokens, user: Self.userInfo(row),
-                             keys: try Self.userKeys(row))
     }
 
     /// The keys a login hands out: the armored public key, the armored locked private key and
@@ -194,34 +166,4 @@ struct Accounts: Sendable {
     }
 
     static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
-}
-
-/// Limits password guessing online: after 10 failures for one username within 5 minutes, further
-/// attempts are refused for the rest of that window.
-///
-/// Trust-model row **access token (high)**: online guessing of the login password is slowed.
-final class LoginThrottle: @unchecked Sendable {
-    static let maximumFailures = 10
-    static let window: TimeInterval = 300
-    private let lock = NSLock()
-    private var failures: [String: [Date]] = [:]
-
-    func check(_ username: String, now: Date) throws {
-        let recent = lock.withLock { () -> [Date] in
-            let kept = (failures[username] ?? []).filter { now.timeIntervalSince($0) < Self.window }
-            failures[username] = kept
-            return kept
-        }
-        if recent.count >= Self.maximumFailures, let oldest = recent.first {
-            throw ServerError.tooManyAttempts(retryAfterSeconds: max(1, Int(Self.window - now.timeIntervalSince(oldest))))
-        }
-    }
-
-    func recordFailure(_ username: String, now: Date) {
-        lock.withLock { failures[username, default: []].append(now) }
-    }
-
-    func reset(_ username: String) {
-        lock.withLock { _ = failures.removeValue(forKey: username) }
-    }
 }

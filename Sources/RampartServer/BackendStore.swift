@@ -12,8 +12,8 @@ import RampartCore
 /// sender, recipients, HTML) and attachment contents are OpenPGP messages (``MailPart``) to the
 /// user's key, the private key is locked under a passphrase derived from the mailbox password
 /// (which the server never receives), drive
-/// names and blocks arrive already encrypted by the client. Login passwords are scrypt hashes
-/// (``LoginPasswordHash``) and tokens SHA-256 hashes. Every change and its event are written in
+/// names and blocks arrive already encrypted by the client. For login passwords only SRP salts
+/// and verifiers are kept (``SRPAuthority``), tokens as SHA-256 hashes. Every change and its event are written in
 /// one transaction, so a crash leaves either both or neither.
 final class BackendStore: Sendable {
     let pool: DatabasePool
@@ -146,7 +146,6 @@ final class BackendStore: Sendable {
             }
             try db.execute(sql: "ALTER TABLE users ADD COLUMN keySalt BLOB NOT NULL DEFAULT x''")
         }
-        SRPAuthority.registerMigration(&migrator)
         SRPAuthority.registerMigration(&migrator)
         return migrator
     }

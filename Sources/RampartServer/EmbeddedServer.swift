@@ -79,7 +79,7 @@ public enum EmbeddedServer {
             throw ServerError.startFailed("the push folder \(pushDirectory.path) cannot be used (\(error))")
         }
         let accounts = Accounts(store: store, clock: configuration.clock, accessTokenLifetime: configuration.accessTokenLifetime,
-                                refreshTokenLifetime: configuration.refreshTokenLifetime, throttle: LoginThrottle())
+                                refreshTokenLifetime: configuration.refreshTokenLifetime)
         let push = PushDelivery(store: store, directory: pushDirectory, logger: logger)
         var mailbox = Mailbox(store: store, push: push, clock: configuration.clock)
         let outbox = Outbox(root: data.appendingPathComponent(Outbox.folderName, isDirectory: true))

@@ -223,8 +223,7 @@ extension EmbeddedServer {
     @discardableResult
     public static func createAccount(_ account: NewAccount, dataDirectory: URL) throws -> String {
         let store = try BackendStore(url: dataDirectory.standardizedFileURL.appendingPathComponent("backend.sqlite"))
-        let accounts = Accounts(store: store, clock: SystemClock(), accessTokenLifetime: 3600, refreshTokenLifetime: 30 * 86_400,
-                                throttle: LoginThrottle())
+        let accounts = Accounts(store: store, clock: SystemClock(), accessTokenLifetime: 3600, refreshTokenLifetime: 30 * 86_400)
         return try accounts.create(account)
     }
 }

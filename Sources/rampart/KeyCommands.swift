@@ -58,7 +58,7 @@ struct ContactsCommand: AsyncParsableCommand {
 /// the public half leaves).
 struct AccountCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "account", abstract: "The account's OpenPGP key.", subcommands: [PublicKey.self])
+        commandName: "account", abstract: "The account's OpenPGP key.", subcommands: [PublicKey.self, ChangePassword.self])
 
     struct PublicKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "public-key",

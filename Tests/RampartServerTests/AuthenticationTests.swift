@@ -11,16 +11,16 @@ struct AuthenticationTests {
     @Test func loginWithTheRightPasswordSucceedsAndWrongOrUnknownIsRefusedAlike() async throws {
         try await TestBackend.with { backend in
 
-            let wrong = try await backend.send(.POST, APIRoute.login, json: LoginRequest(username: "demo", password: "not-the-password"))
-            #expect(wrong.status.code == 401)
+            // SRP: a wrong password and an unknown user get the same answer (SRPAuthTests has the details).
+            let wrong = try await backend.srpAttempt(username: "demo", password: "not-the-password")
+            #expect(wrong.status.code == 422)
             #expect(TestBackend.errorBody(wrong)?.error.code == "auth.wrongCredentials")
-            let unknown = try await backend.send(.POST, APIRoute.login, json: LoginRequest(username: "mallory", password: "whatever"))
-            #expect(unknown.status.code == 401)
+            let unknown = try await backend.srpAttempt(username: "mallory", password: "whatever")
+            #expect(unknown.status.code == 422)
             #expect(TestBackend.errorBody(unknown) == TestBackend.errorBody(wrong))
             // The mailbox password is not the login password.
-            let mailboxAsLogin = try await backend.send(.POST, APIRoute.login,
-                                                        json: LoginRequest(username: "demo", password: DemoAccounts.demo.mailboxPassword))
-            #expect(mailboxAsLogin.status.code == 401)
+            let mailboxAsLogin = try await backend.srpAttempt(username: "demo", password: DemoAccounts.demo.mailboxPassword)
+            #expect(mailboxAsLogin.status.code == 422)
 
             let login = try await backend.login(DemoAccounts.demo)
             #expect(login.user.username == "demo")
@@ -97,9 +97,9 @@ struct AuthenticationTests {
     @Test func repeatedWrongPasswordsAreThrottled() async throws {
         try await TestBackend.with { backend in
             for _ in 0..<10 {
-                _ = try await backend.send(.POST, APIRoute.login, json: LoginRequest(username: "alice", password: "guess"))
+                _ = try await backend.srpAttempt(username: "alice", password: "guess")
             }
-            let throttled = try await backend.send(.POST, APIRoute.login, json: LoginRequest(username: "alice", password: DemoAccounts.alice.loginPassword))
+            let throttled = try await backend.srpAttempt(username: "alice", password: DemoAccounts.alice.loginPassword)
             #expect(throttled.status.code == 429)
             #expect(TestBackend.errorBody(throttled)?.error.code == "auth.tooManyAttempts")
             // Other accounts are not affected.
@@ -112,10 +112,10 @@ struct AuthenticationTests {
             let other = try TestBackend.client(for: backend.server.info,
                                                pins: ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE="])
             defer { Task { try? await other.shutdown() } }
-            let url = URL(string: backend.server.baseURL.absoluteString + APIRoute.login)!
+            let url = URL(string: backend.server.baseURL.absoluteString + APIRoute.authInfo)!
             await #expect {
                 _ = try await other.send(PinnedRequest(method: .POST, url: url, body: try JSONEncoder().encode(
-                    LoginRequest(username: "demo", password: DemoAccounts.demo.loginPassword))))
+                    SRPAuthInfoRequest(username: "demo"))))
             } throws: { error in
                 if case .pinMismatch = error as? PinnedTransportError { return true }
                 return false

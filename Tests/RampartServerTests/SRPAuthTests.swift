@@ -320,3 +320,26 @@ enum SRPPython {
         func get() -> String { lock.withLock { value } }
     }
 }
+
+/// An SRP login over any transport that can POST JSON (a test's own pinned client): the modulus
+/// verified against server.json's key, the server proof checked.
+enum SRPTestClient {
+    static func login(info: ServerInfo, username: String, password: String,
+                      post: (String, any Encodable) async throws -> Data) async throws -> LoginResponse {
+        let challenge = try JSONDecoder().decode(SRPAuthInfoResponse.self, from: try await post(APIRoute.authInfo, SRPAuthInfoRequest(username: username)))
+        let key = try PGPPublicKey(armored: info.modulusPublicKey ?? "")
+        let verified = try OpenPGP.verifyCleartext(challenge.modulus, against: [key])
+        guard verified.signature == .verified(key.fingerprint),
+              let modulus = Data(base64Encoded: verified.text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestFailure("the modulus is not signed by the pinned key")
+        }
+        let client = try SRPClient(group: try SRPGroup(modulus: [UInt8](modulus)), password: SecretBytes(copying: Array(password.utf8)),
+                                   salt: [UInt8](Data(base64Encoded: challenge.salt) ?? Data()),
+                                   serverEphemeral: [UInt8](Data(base64Encoded: challenge.serverEphemeral) ?? Data()))
+        let request = SRPAuthRequest(username: username, clientEphemeral: Data(client.clientEphemeral).base64EncodedString(),
+                                     clientProof: Data(client.clientProof).base64EncodedString(), srpSession: challenge.srpSession)
+        let answer = try JSONDecoder().decode(SRPAuthResponse.self, from: try await post(APIRoute.auth, request))
+        try client.verifyServerProof([UInt8](Data(base64Encoded: answer.serverProof) ?? Data()))
+        return answer.login
+    }
+}

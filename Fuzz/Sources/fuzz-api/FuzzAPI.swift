@@ -35,7 +35,7 @@ public func fuzzAPI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let mode = reader.byte() % 12
     let body = Data(reader.rest())
     switch mode {
-    case 0: roundTrip(LoginRequest.self, body)
+    case 0: roundTrip(SRPAuthRequest.self, body)
     case 1: roundTrip(RefreshRequest.self, body)
     case 2: roundTrip(LabelChangeRequest.self, body)
     case 3: roundTrip(LabelCreateRequest.self, body)

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import RampartCLIKit
+import RampartClient
+import RampartCore
+import RampartRuntime
+
+// MARK: - account change-password
+
+extension AccountCommand {
+    /// `rampart account change-password`: a new login password, set with SRP (a new salt and
+    /// verifier; neither password is sent). Trust-model row **server (zero access)**.
+    struct ChangePassword: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "change-password",
+            abstract: "Change the login password (SRP: a new salt and verifier; the current password is required).",
+            discussion: """
+            The current password is proven with SRP on a fresh challenge and the server's proof is checked; \
+            the new password never leaves this device either (only its salt and verifier do). \
+            Other sessions of the account are ended by the server (other devices must log in again with the \
+            new password) unless --keep-other-sessions is given; this session continues. The mailbox \
+            password (which unlocks the OpenPGP key) is not changed. With --password-stdin the current \
+            password is the first line and the new one the second (after the PIN with --pin-stdin).
+            """)
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var pinInput: PINOptions
+        @Flag(name: .customLong("password-stdin"), help: "Read the current and the new login password from standard input.") var passwordStdin = false
+        @Flag(name: .customLong("keep-other-sessions"), help: "Do not end the account's other sessions.") var keepOtherSessions = false
+
+        func run() async throws {
+            try await withUnlockedAccount(global, pinInput) { context in
+                let record = try context.account.session()
+                let input = SecretInput(fromStandardInput: passwordStdin)
+                let old = try input.read("the current login password", prompt: "Current password: ")
+                let new = try input.read("the new login password", prompt: "New password: ")
+                defer { old.wipe(); new.wipe() }
+                guard new.count > 0 else { throw RuntimeError.badInput("The new password is empty; nothing changed.") }
+                let api = try context.account.api()
+                do {
+                    let ended = try await api.changeLoginPassword(username: record.username, old: old, new: new,
+                                                                  endOtherSessions: !keepOtherSessions)
+                    await api.shutdown()
+                    print("Login password changed (new SRP salt and verifier); \(ended) other session(s) ended.")
+                } catch {
+                    await api.shutdown()
+                    throw error
+                }
+            }
+        }
+    }
+}
