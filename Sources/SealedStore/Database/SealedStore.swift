@@ -9,11 +9,13 @@ import RampartCore
 /// blocks, thumbnails, shares, volumes, share URLs) — critical to read, disclose and modify**;
 /// **device storage (low)**; **device backups (low)**; **settings (modified: high)**.
 ///
-/// - Every sensitive column holds a ``Sealed`` envelope (AES-256-GCM under a HKDF sub-key of
-///   the MainKey, bound to schema version, table, column, primary key, user and key version).
+/// - Every row is one AES-256-GCM envelope (under a HKDF sub-key of the MainKey) of its sensitive
+///   fields, whose associated data binds schema version, user, key version, table, primary key,
+///   row version and every clear column; the set of rows of each table is authenticated by the
+///   store state (epoch and keyed digests), checked at a table's first use in each process.
 /// - Every read and write asks the ``MainKeyProvider`` for the key first and fails with
-///   ``SealedStoreError/locked(_:)`` while locked. Sub-keys are derived per operation and wiped
-///   when it ends; nothing decrypted is cached. On a lock event the SQLite page caches
+///   ``SealedStoreError/locked(_:)`` while locked. Sub-keys are derived once per unlock and wiped
+///   with the MainKey; nothing decrypted is cached. On a lock event the SQLite page caches
 ///   (ciphertext and clear columns only) are released too.
 /// - Files: one database per user, 0600 in a 0700 folder excluded from backups, WAL mode,
 ///   `secure_delete = ON`, `synchronous = FULL`.

@@ -104,12 +104,12 @@ public struct KeyVersion: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Seals and opens column values of one user under one key version.
+/// Seals and opens single values of one user under one key version, each bound to a
+/// ``SealedLocation`` (format 1). The store's own rows use one whole-row envelope instead (format 2,
+/// its associated data also covering the clear columns and the row version); this sealer remains
+/// for callers that seal one value at a time.
 ///
 /// Trust-model row: **device storage (low)** — "everything sensitive encrypted with the MainKey".
-/// A sealer lives only for the duration of one store operation: the store derives the column
-/// sub-key (`store.columns[user]`, HKDF from the MainKey), builds a sealer inside
-/// `DerivedKey.withSymmetricKey`, and drops both when the operation ends. It is never cached.
 public struct ColumnSealer: @unchecked Sendable {
     static let formatVersion: UInt8 = 0x01
     static let algorithmAESGCM: UInt8 = 0x01
