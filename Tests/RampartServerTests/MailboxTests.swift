@@ -75,6 +75,21 @@ struct MailboxTests {
         }
     }
 
+    /// The key directory hands out public keys only, to sessions only, by address.
+    @Test func theKeyDirectoryServesTheAccountsPublicKeyByAddress() async throws {
+        try await TestBackend.with { backend in
+            let login = try await backend.login(DemoAccounts.demo)
+            let keys = try login.mailboxKeys(DemoAccounts.demo.mailboxPassword)
+            let found = try await backend.call(PublicKeyResponse.self, .GET, APIRoute.publicKey + "?address=DEMO@rampart.test", token: login.accessToken)
+            #expect(found.address == DemoAccounts.demo.address)
+            #expect(found.publicKey.hasPrefix("-----BEGIN PGP PUBLIC KEY BLOCK-----") && !found.publicKey.contains("PRIVATE"))
+            #expect(try PGPPublicKey(armored: found.publicKey).fingerprint == keys.fingerprint)
+            #expect(try await backend.send(.GET, APIRoute.publicKey + "?address=nobody@elsewhere.example", token: login.accessToken).status == .notFound)
+            #expect(try await backend.send(.GET, APIRoute.publicKey + "?address=not-an-address", token: login.accessToken).status == .badRequest)
+            #expect(try await backend.send(.GET, APIRoute.publicKey + "?address=demo@rampart.test").status == .unauthorized)
+        }
+    }
+
     @Test func theDatabaseAtRestHoldsNoMessagePlaintext() async throws {
         try await TestBackend.with { backend in
             let login = try await backend.login(DemoAccounts.alice)
