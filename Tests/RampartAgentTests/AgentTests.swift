@@ -33,16 +33,16 @@ final class AgentFixture {
     private let token: ObserverToken
     static let settings = ["pin.kdf.logN": "15", "keychain.backend": "file"]
 
-    init(clock: any RampartClock = SystemClock(), maxFailedAttempts: Int = 10) throws {
+    init(clock: any RampartClock = SystemClock(), maxFailedAttempts: Int = 10, onLock: AgentServer.LockHook? = nil) throws {
         temporaryHome = try TemporaryHome("agent", shortPath: true)
         let home = temporaryHome.url
         location = AgentLocation(homeDirectory: home)
         global = GlobalContainer(environment: RampartEnvironment(homeDirectory: home, clock: clock, settings: Self.settings))
         token = global.wipeRegistry.register(witness)
-        server = AgentServer(location: location, global: global, options: .init(autolockCheckInterval: 0.1)) { container in
+        server = AgentServer(location: location, global: global, options: .init(autolockCheckInterval: 0.1), makeKeymaker: { container in
             Keymaker(userID: container.userID, dependencies: container,
                      configuration: .init(maxFailedAttempts: maxFailedAttempts, protectors: container.global.mainKeyProtectors))
-        }
+        }, onLock: onLock)
         try server.start()
         client = AgentClient(location: location)
     }
