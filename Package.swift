@@ -238,7 +238,7 @@ products.append(.library(name: "RampartClient", targets: ["RampartClient"]))
 targets += [
     .target(name: "RampartClient",
             dependencies: ["RampartAPI", "MIME", "PinnedTransport", "SealedStore", "Keymaker", "Keychain", "PushCrypto",
-                           "MailSafety", "HTML5", "FileVault", "RampartCore", "OpenPGP", crypto,
+                           "MailSafety", "HTML5", "FileVault", "RampartCore", "OpenPGP", "PGPMIME", crypto,
                            .product(name: "NIOHTTP1", package: "swift-nio")],
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartClientTests",

@@ -1,6 +1,7 @@
 import Foundation
 import MIME
 import OpenPGP
+import PGPMIME
 import RampartAPI
 import RampartCore
 
@@ -40,7 +41,7 @@ public struct OutgoingMail: Sendable {
     /// - Throws: ``ClientError/badInput(_:)`` for an unreadable or too large file, or a recipient
     ///   that is not an address.
     public func request(from sender: Correspondent, signer: PGPPrivateKey, recipientKeys: [PGPPublicKey],
-                        outside: [String], date: Date = Date()) throws -> SendRequest {
+                        outside: [String], outsideKeys: [String: PGPPublicKey] = [:], date: Date = Date()) throws -> SendRequest {
         var files: [(name: String, type: String, data: Data)] = []
         var total = 0
         for url in attachments {
@@ -78,7 +79,12 @@ public struct OutgoingMail: Sendable {
         builder.attachments = files.map { MessageBuilder.Attachment(filename: $0.name, contentType: $0.type, data: [UInt8]($0.data)) }
         var mime: String?
         if !outside.isEmpty {
-            do { mime = Data(try builder.build()).base64EncodedString() } catch {
+            // PGP/MIME for the outside (OutsidePGPMail): encrypted to their pinned keys when all
+            // have one, else signed; encrypted to every recipient here too, who keep it as the original.
+            do {
+                mime = Data(try PGPMIME.outgoing(try builder.build(), recipients: outside, keys: outsideKeys, signer: signer,
+                                                 alsoEncryptingTo: recipientKeys).bytes).base64EncodedString()
+            } catch {
                 throw ClientError.badInput("The message cannot be written as MIME: \(error)")
             }
         }
@@ -115,6 +121,8 @@ public enum SendFlow {
         public var response: SendResponse
         /// Key pinning news (new pins, different keys offered by the server).
         public var notices: [String]
+        /// What happened to the recipients outside this server (``OutsidePGPMail/sendLine(outside:keys:)``).
+        public var outsideLine: String?
     }
 
     /// Sends `mail` from `sender`, signed by `signer`. With `contacts` the recipients' keys are
@@ -125,12 +133,16 @@ public enum SendFlow {
         var keys: [PGPPublicKey] = []
         var outside: [String] = []
         var notices: [String] = []
+        var outsideKeys: [String: PGPPublicKey] = [:]
         for address in mail.to {
             if let contacts {
                 let lookup = try await contacts.lookup(address, api: api)
                 if let notice = lookup.notice { notices.append(notice) }
                 if let pinned = lookup.pinned { keys.append(try pinned.publicKey()) }
-                if !lookup.inDirectory { outside.append(address) }
+                if !lookup.inDirectory {
+                    outside.append(address)
+                    if let pinned = lookup.pinned { outsideKeys[address.lowercased()] = try pinned.publicKey() }
+                }
             } else {
                 do {
                     let served = try await api.publicKey(of: address)
@@ -142,7 +154,9 @@ public enum SendFlow {
                 }
             }
         }
-        let request = try mail.request(from: sender, signer: signer, recipientKeys: keys, outside: outside, date: date)
-        return Result(response: try await api.send(request), notices: notices)
+        let request = try mail.request(from: sender, signer: signer, recipientKeys: keys, outside: outside,
+                                       outsideKeys: outsideKeys, date: date)
+        return Result(response: try await api.send(request), notices: notices,
+                      outsideLine: OutsidePGPMail.sendLine(outside: outside, keys: outsideKeys))
     }
 }

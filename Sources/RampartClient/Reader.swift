@@ -125,11 +125,15 @@ public struct MessageReader: Sendable {
     /// Renders message `id` with the policy chosen by ``remotePolicy(for:requested:signature:)``,
     /// after verifying its signature (``verify(_:api:)``) when `api` is given.
     public func render(_ id: String, loadRemote: Bool, api: APIClient?) async throws -> RenderedMessage {
-        let message = try message(id)
+        var message = try message(id)
         var signature: SignatureVerdict?
         if let api { signature = try await verify(message, api: api) }
+        // PGP/MIME or inline PGP from outside, stored as it came: shown from its opened original.
+        let outside = try await api.asyncFlatMap { try await openOutsidePGP(message, api: $0) }
+        if let outside { (message, signature) = outside }
         let (policy, warnings, unverified) = try remotePolicy(for: message, requested: loadRemote, signature: signature)
-        var rendered = try await render(id, remote: policy, api: api)
+        var rendered = outside == nil ? try await render(id, remote: policy, api: api)
+            : try Self.render(message: message, attachments: [], embedded: [:], remote: policy)
         rendered.settingsWarnings = warnings
         rendered.unverifiedTrustedSender = unverified
         rendered.signature = signature

@@ -277,8 +277,9 @@ struct SendCommand: AsyncParsableCommand {
         discussion: """
         The body and attachments are encrypted on this device with OpenPGP to every recipient's key \
         on this server (pinned on first use; see `rampart contacts`) and your own, and signed with your \
-        key. Recipients elsewhere get it as an ordinary MIME message through the server's outbox, NOT \
-        end-to-end encrypted, and the command says so. \
+        key. Recipients elsewhere get it through the server's outbox as PGP/MIME: encrypted to their \
+        keys when every one of them has a pinned key (`rampart contacts import-key`), else in clear but \
+        signed (multipart/signed), NOT end-to-end encrypted — the command says which. \
         With --pin-stdin the PIN is the first line of standard input and the body follows.
         """)
     @OptionGroup var global: GlobalOptions
@@ -314,7 +315,7 @@ struct SendCommand: AsyncParsableCommand {
             print("Sent to \(to.joined(separator: ", ")) (\(sent.messageIds.count) message\(sent.messageIds.count == 1 ? "" : "s")).")
             let outside = (sent.deliveries ?? []).filter { $0.route == .outbox }.map(\.address)
             if !outside.isEmpty {
-                print("NOT end-to-end encrypted: \(outside.joined(separator: ", ")) (outside this server: sent as ordinary e-mail through the outbox).")
+                print(result.outsideLine ?? "NOT end-to-end encrypted: \(outside.joined(separator: ", ")) (outside this server: sent as ordinary e-mail through the outbox).")
             }
         }
     }

@@ -1,0 +1,134 @@
+import Foundation
+import RampartServer
+import RampartTestSupport
+import Testing
+
+/// Outside correspondents who use GnuPG, end to end through the CLI: mail to a pinned outside key
+/// leaves the outbox as PGP/MIME gpg decrypts and verifies; mail to an outside address without a
+/// key leaves signed (multipart/signed) and `send` says it is not encrypted; PGP/MIME and inline
+/// PGP delivered with `rampart server deliver` are stored as they came and opened by `read`.
+///
+/// Trust-model rows **outbox (moderate)** and **inbox (low)**.
+@Suite("PGP/MIME with outside correspondents, end to end", .serialized)
+struct PGPMIMEEndToEndTests {
+    /// `gpg --batch` in a private home, status lines on standard error.
+    struct Peer {
+        let home: TemporaryHome
+        var tool: CLITool { CLITool(path: URL(fileURLWithPath: "/usr/bin/gpg"), environment: ["GNUPGHOME": home.path]) }
+
+        init() throws {
+            home = try TemporaryHome("gpg", shortPath: true)
+            try "s2k-count 65536\n".write(to: home.child("gpg-agent.conf"), atomically: true, encoding: .utf8)
+        }
+
+        func run(_ arguments: [String], input: Data? = nil) throws -> CLIResult {
+            try tool.run(["--batch", "--no-tty", "--pinentry-mode", "loopback", "--passphrase", "", "--trust-model", "always",
+                          "--status-fd", "2"] + arguments, input: input, timeout: .seconds(60))
+        }
+
+        func file(_ name: String, _ data: Data) throws -> String {
+            try data.write(to: home.child(name))
+            return home.child(name).path
+        }
+
+        func close() {
+            _ = try? CLITool(path: URL(fileURLWithPath: "/usr/bin/gpgconf"), environment: ["GNUPGHOME": home.path])
+                .run(["--kill", "all"], timeout: .seconds(30))
+            home.remove()
+        }
+    }
+
+    @Test func outsideMailIsPGPMIMEBothWays() throws {
+        let (world, server, _) = try MailTransferEndToEndTests.loggedIn()
+        defer { server.stop() }
+        let peer = try Peer()
+        defer { peer.close() }
+        let created = try peer.run(["--quick-gen-key", "Peer <peer@elsewhere.example>", "future-default", "default", "never"])
+        let peerFingerprint = try #require(created.stderr.split(separator: "\n").first { $0.contains("KEY_CREATED") }?
+            .split(separator: " ").last.map(String.init), "\(created.stderr)")
+        let peerKey = try peer.file("peer.asc", try peer.run(["--armor", "--export", peerFingerprint]).output)
+        let demoKey = try world.rampart(["account", "public-key", "--armor", "--user", "demo"])
+        #expect(demoKey.status == 0, "\(demoKey.stderr)")
+        #expect(try peer.run(["--import"], input: Data(demoKey.stdout.utf8)).status == 0)
+        let demoFingerprint = try #require(demoKey.stderr.split(whereSeparator: { !$0.isHexDigit }).map(String.init)
+            .first { $0.count == 40 }, "\(demoKey.stderr)")
+        #expect(try world.rampart(["contacts", "import-key", peerKey, "--user", "demo"]).status == 0)
+        let outbox = world.serverData.appendingPathComponent("outbox/new")
+        func newestOutboxFile() throws -> Data {
+            let names = try FileManager.default.contentsOfDirectory(atPath: outbox.path).sorted()
+            return try Data(contentsOf: outbox.appendingPathComponent(try #require(names.last)))
+        }
+
+        // To the pinned outside key: PGP/MIME, encrypted and signed; gpg opens it.
+        let sent = try world.rampart(["send", "--to", "peer@elsewhere.example", "--subject", "Encrypted outside", "--text", "--user", "demo"],
+                                     stdin: "OUTSIDEMARKER for the peer\n")
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.stdout.contains("End-to-end encrypted with OpenPGP (PGP/MIME, signed) to the pinned keys of: peer@elsewhere.example"),
+                "\(sent.stdout)")
+        let encrypted = String(decoding: try newestOutboxFile(), as: UTF8.self)
+        #expect(encrypted.contains("Content-Type: multipart/encrypted;") && encrypted.contains("protocol=\"application/pgp-encrypted\""))
+        #expect(encrypted.contains("Subject: Encrypted outside") && !encrypted.contains("OUTSIDEMARKER"))
+        let begin = try #require(encrypted.range(of: "-----BEGIN PGP MESSAGE-----"))
+        let end = try #require(encrypted.range(of: "-----END PGP MESSAGE-----"))
+        let armored = try peer.file("out.asc", Data(encrypted[begin.lowerBound..<end.upperBound].utf8))
+        let decrypted = try peer.run(["--output", "-", "--decrypt", armored])
+        #expect(decrypted.status == 0, "\(decrypted.stderr)")
+        #expect(decrypted.stderr.contains("[GNUPG:] VALIDSIG \(demoFingerprint)"), "\(decrypted.stderr)")
+        #expect(decrypted.stdout.contains("OUTSIDEMARKER for the peer") && decrypted.stdout.contains("Content-Type: text/plain"))
+
+        // To an outside address without a key: in clear but signed, and send says so.
+        let clear = try world.rampart(["send", "--to", "nokey@elsewhere.example", "--subject", "Signed outside", "--text", "--user", "demo"],
+                                      stdin: "CLEARMARKER signed only\n")
+        #expect(clear.status == 0, "\(clear.stderr)")
+        #expect(clear.stdout.contains("NOT end-to-end encrypted: nokey@elsewhere.example") && clear.stdout.contains("multipart/signed"),
+                "\(clear.stdout)")
+        let signed = String(decoding: try newestOutboxFile(), as: UTF8.self)
+        #expect(signed.contains("Content-Type: multipart/signed;") && signed.contains("CLEARMARKER signed only"))
+
+        // From the peer: PGP/MIME (gpg --encrypt --sign of an inner MIME entity) and inline
+        // clear-signed, delivered from outside, opened by read.
+        let inner = Data("Content-Type: text/plain; charset=utf-8\r\n\r\nINCOMINGMARKER encrypted by gpg\r\n".utf8)
+        let ciphertext = try peer.run(["--armor", "--encrypt", "--sign", "--recipient", demoFingerprint, "--local-user", peerFingerprint,
+                                       "--output", "-", try peer.file("inner.eml", inner)])
+        #expect(ciphertext.status == 0, "\(ciphertext.stderr)")
+        let head = "From: Peer <peer@elsewhere.example>\r\nTo: demo@rampart.test\r\nMIME-Version: 1.0\r\n"
+        let pgpMIME = head + "Subject: PGP/MIME from gpg\r\n"
+            + "Content-Type: multipart/encrypted; protocol=\"application/pgp-encrypted\"; boundary=\"b1\"\r\n\r\n"
+            + "--b1\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n\r\n"
+            + "--b1\r\nContent-Type: application/octet-stream\r\n\r\n\(ciphertext.stdout)\r\n--b1--\r\n"
+        let clearsigned = try peer.run(["--clearsign", "--local-user", peerFingerprint, "--output", "-",
+                                        try peer.file("inline.txt", Data("INLINEMARKER clear-signed by gpg\n".utf8))])
+        let inline = head + "Subject: Inline from gpg\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n\(clearsigned.stdout)"
+        let serverHome = world.folder.child("server-home").path
+        for message in [pgpMIME, inline] {
+            let delivered = try CLITool.rampart.run(["server", "deliver", "--data", world.serverData.path], stdin: message,
+                                                    environment: ["RAMPART_HOME": serverHome])
+            #expect(delivered.status == 0, "\(delivered.stderr)")
+        }
+        #expect(try world.rampart(["sync", "--user", "demo"]).status == 0)
+        let list = try world.rampart(["list", "--user", "demo"]).stdout
+        for (subject, marker) in [("PGP/MIME from gpg", "INCOMINGMARKER encrypted by gpg"), ("Inline from gpg", "INLINEMARKER clear-signed by gpg")] {
+            let id = try #require(messageID(in: list, subject: subject), "\(list)")
+            let read = try world.rampart(["read", id, "--user", "demo"])
+            #expect(read.status == 0, "\(subject): \(read.stderr)")
+            #expect(read.stdout.contains(marker), "\(subject): \(read.stdout)")
+            #expect(read.stdout.contains("Signature: verified \(peerFingerprint)"), "\(subject): \(read.stdout)")
+        }
+
+        // A modified ciphertext: read refuses it (exit 7) and shows nothing of it.
+        var lines = ciphertext.stdout.components(separatedBy: "\n")
+        let index = try #require(lines.indices.dropFirst(3).first { lines[$0].count >= 60 })
+        var chars = Array(lines[index])
+        chars[30] = chars[30] == "A" ? "B" : "A"
+        lines[index] = String(chars)
+        let tampered = pgpMIME.replacingOccurrences(of: "PGP/MIME from gpg", with: "Tampered PGP/MIME")
+            .replacingOccurrences(of: ciphertext.stdout, with: lines.joined(separator: "\n"))
+        #expect(try CLITool.rampart.run(["server", "deliver", "--data", world.serverData.path], stdin: tampered,
+                                        environment: ["RAMPART_HOME": serverHome]).status == 0)
+        #expect(try world.rampart(["sync", "--user", "demo"]).status == 0)
+        let tamperedID = try #require(messageID(in: try world.rampart(["list", "--user", "demo"]).stdout, subject: "Tampered PGP/MIME"))
+        let refused = try world.rampart(["read", tamperedID, "--user", "demo"])
+        #expect(refused.status == 7, "\(refused.stdout) \(refused.stderr)")
+        #expect(!refused.stdout.contains("INCOMINGMARKER"))
+    }
+}
