@@ -46,14 +46,14 @@ enum SRPLogin {
 
     /// `POST /auth/info` and the checks of its answer: the modulus signature against the pinned key.
     static func challenge(api: APIClient, username: String) async throws -> Challenge {
-        let modulusKey = try pinnedModulusKey(api.endpoint)
         let info: SRPAuthInfoResponse
         do {
             info = try await api.json(.POST, APIRoute.authInfo, body: SRPAuthInfoRequest(username: username), authenticated: false)
         } catch ClientError.http(let status, let body) where status == 422 || status == 429 {
             throw ClientError.loginRefused(body?.error.message ?? "the server refused the login")
         }
-        let group = try verifiedGroup(info.modulus, key: modulusKey)
+        // After the request, so that a TLS pin mismatch is reported first (as the alert it is).
+        let group = try verifiedGroup(info.modulus, key: try pinnedModulusKey(api.endpoint))
         guard info.version == 4 || info.version == 3 else { throw SRPError.unsupportedVersion(info.version) }
         guard let salt = Data(base64Encoded: info.salt), let serverEphemeral = Data(base64Encoded: info.serverEphemeral) else {
             throw SRPError.invalidServerEphemeral("the salt or the server ephemeral is not base64")

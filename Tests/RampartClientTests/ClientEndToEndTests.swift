@@ -399,9 +399,21 @@ struct ClientEndToEndTests {
         #expect(result.status == 8, "\(result.stderr)")
         #expect(result.stderr.contains("ALERT"))
         #expect(try world.rampartDev(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
-        // With the right pins (given by hand) the same login works.
+        // The right TLS pins but a modulus key fingerprint that is not the server's: SRP refuses the
+        // modulus (exit 8) and nothing is stored.
+        let modulusKey = world.root.appendingPathComponent("modulus.asc")
+        try (server.info.modulusPublicKey ?? "").write(to: modulusKey, atomically: true, encoding: .utf8)
+        let otherModulusKey = try world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
+                                                 "--pin", server.pins[0], "--pin", server.pins[1], "--ca", ca.path,
+                                                 "--modulus-key", modulusKey.path, "--modulus-fingerprint", String(repeating: "AB", count: 20),
+                                                 "--username", "demo", "--password-stdin", "--mailbox-password-stdin"],
+                                                stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
+        #expect(otherModulusKey.status == 8, "\(otherModulusKey.stderr)")
+        #expect(try world.rampartDev(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
+        // With the right pins and modulus key (given by hand) the same login works.
         let good = try world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
                                       "--pin", server.pins[0], "--pin", server.pins[1], "--ca", ca.path,
+                                      "--modulus-key", modulusKey.path, "--modulus-fingerprint", server.info.modulusKeyFingerprint ?? "",
                                       "--username", "demo", "--password-stdin", "--mailbox-password-stdin"],
                                      stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
         #expect(good.status == 0, "\(good.stderr)")
