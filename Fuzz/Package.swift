@@ -34,7 +34,7 @@ let fuzzTargets: [(String, [Target.Dependency])] = [
     ("fuzz-sealed", [rampartProduct("SealedStore"), rampartProduct("RampartCore"), crypto]),
     ("fuzz-keychain", [rampartProduct("Keychain"), rampartProduct("RampartCore")]),
     ("fuzz-agentwire", [rampartProduct("RampartAgent")]),
-    ("fuzz-api", [rampartProduct("RampartAPI"), rampartProduct("RampartCore"), crypto]),
+    ("fuzz-api", [rampartProduct("RampartAPI"), rampartProduct("OpenPGP"), rampartProduct("RampartCore"), crypto]),
     ("fuzz-openpgp", [rampartProduct("OpenPGP"), rampartProduct("RampartCore")]),
 ]
 

@@ -6,14 +6,17 @@
 // Modes (first byte): a request type, or a binary decoder.
 // Oracles: decoding never crashes; a decoded request re-encodes to JSON that decodes to a value
 // that encodes to the same JSON (a stable round trip); MailOriginal decode ∘ encode is the
-// identity; SealedPart.open refuses (typed error) what it cannot authenticate.
+// identity; MailPart.open refuses (typed error) what it cannot authenticate, and opens what
+// MailPart.seal made only for its own message and part.
 import Crypto
 import Foundation
 import FuzzSupport
+import OpenPGP
 import RampartAPI
 
 let target = "api"
-let keys = MailboxKeyPair(privateKey: try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: [UInt8](repeating: 7, count: 32)))
+/// The mailbox key (made once per process: parts are OpenPGP messages bound to message and part).
+let keys = try! PGPPrivateKey.generate(name: "Fuzz", address: "fuzz@rampart.invalid")
 
 func roundTrip<T: Codable>(_ type: T.Type, _ json: Data) {
     guard let value = try? JSONDecoder().decode(T.self, from: json) else { return }
@@ -45,13 +48,13 @@ public func fuzzAPI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case 7: roundTrip(DriveNodeRequest.self, body)
     case 8:
         // Sealed parts as the server checks them and the client opens them.
-        let shaped = SealedPart.hasSealedShape(body)
+        let shaped = MailPart.hasSealedShape(body)
         do {
-            _ = try SealedPart.open(body, with: keys, userID: "u", messageID: "m", part: "body")
-            Fuzz.violation(target, "a sealed part the fuzzer made opened")
+            _ = try MailPart.open(body, with: [keys], messageID: "m", part: "body")
+            Fuzz.violation(target, "a mail part the fuzzer made opened")
         } catch is MailboxCryptoError {
         } catch {
-            Fuzz.violation(target, "SealedPart.open threw an untyped error: \(error)")
+            Fuzz.violation(target, "MailPart.open threw an untyped error: \(error)")
         }
         _ = shaped
     case 9:
@@ -60,10 +63,10 @@ public func fuzzAPI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
     case 10:
         // Sealed to our key, then opened with the same and with moved names.
-        if let sealed = try? SealedPart.seal(body, to: keys.publicKey, userID: "u", messageID: "m", part: "body") {
-            let back = try? SealedPart.open(sealed, with: keys, userID: "u", messageID: "m", part: "body")
-            Fuzz.check(back == body, target, "a sealed part did not open")
-            let moved = try? SealedPart.open(sealed, with: keys, userID: "u", messageID: "m2", part: "body")
+        if let sealed = try? MailPart.seal(body, to: [keys.publicKey], signedBy: nil, messageID: "m", part: "body") {
+            let back = try? MailPart.open(sealed, with: [keys], messageID: "m", part: "body")
+            Fuzz.check(back?.data == body, target, "a sealed part did not open")
+            let moved = try? MailPart.open(sealed, with: [keys], messageID: "m2", part: "body")
             Fuzz.check(moved == nil, target, "a sealed part opened for another message")
         }
     default:
