@@ -83,7 +83,10 @@ public enum URLPolicy {
     }
 
     static func percentDecode(_ string: String) -> String {
-        guard string.contains("%") else { return string }
+        // A byte search: `contains("%")` resolved to Foundation's substring search (CFStringFind),
+        // 5–6 % of the sanitizer's time on link-heavy mail. `%` is ASCII, so the byte test finds
+        // exactly the `%` bytes the loop below decodes.
+        guard string.utf8.contains(0x25) else { return string }
         var bytes: [UInt8] = []
         var utf8 = Array(string.utf8)[...]
         while let byte = utf8.first {
