@@ -243,7 +243,7 @@ targets += [
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartClientTests",
                 dependencies: ["RampartClient", "RampartAPI", "PinnedTransport", "SealedStore", "Keymaker", "Keychain",
-                               "MailSafety", "HTML5", "RampartCore", "PushCrypto", "OpenPGP", crypto,
+                               "MailSafety", "HTML5", "RampartCore", "PushCrypto", "OpenPGP", "FileVault", crypto,
                                // The end-to-end test starts the embedded server and runs the built `rampart`.
                                "RampartServer", "rampart"],
                 swiftSettings: swiftSettings),

@@ -1,4 +1,5 @@
 import Crypto
+import FileVault
 import Foundation
 import OpenPGP
 import Keychain
@@ -26,7 +27,8 @@ final class TestHome {
         global = GlobalContainer(environment: RampartEnvironment(homeDirectory: url, clock: clock, settings: ["keychain.backend": "file", "pin.kdf.logN": "15"]))
         user = UserContainer(userID: try UserID(validating: name), global: global)
         tokens = [global.wipeRegistry.register(SealedStoreWipe(files: StoreFiles(environment: global.environment))),
-                  global.wipeRegistry.register(ClientFilesWipe(files: ClientFiles(environment: global.environment)))]
+                  global.wipeRegistry.register(ClientFilesWipe(files: ClientFiles(environment: global.environment))),
+                  global.wipeRegistry.register(FileVaultWipe(environment: global.environment))]
     }
 
     var account: ClientAccount { ClientAccount(dependencies: user, environment: global.environment) }
@@ -218,11 +220,12 @@ struct MessageOpeningTests {
 struct LeaseTests {
     @Test func theCleartextExistsOnlyWhileTheLeaseIsOpen() throws {
         let home = try TestHome()
+        try home.user.keymaker.createMainKey()  // previews live in the file vault: only while unlocked
         let account = home.account
         let lease = try account.leaseDocument("<p>secret preview</p>", name: "../../etc/passwd")
         let url = try lease.url()
         #expect(url.lastPathComponent == "passwd")
-        #expect(url.path.hasPrefix(account.files.directory(for: "alice").path))
+        #expect(url.path.hasPrefix(account.fileVaultRoot.path))
         #expect(try String(contentsOf: url, encoding: .utf8) == "<p>secret preview</p>")
         let mode = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600)
