@@ -23,7 +23,7 @@ import RampartCore
 /// | bytes of one message request (body, attachments, original, base64 included) | 32 MiB | `RAMPART_SERVER_MAX_MESSAGE_BYTES` |
 /// | bytes of one attachment (its declared size and its encrypted data) | 25 MiB | `RAMPART_SERVER_MAX_ATTACHMENT_BYTES` |
 /// | stored bytes per user (messages, attachments, originals, drive blocks) | 2 GiB | `RAMPART_SERVER_QUOTA_BYTES` |
-/// | requests per session per minute | 600 | `RAMPART_SERVER_REQUESTS_PER_MINUTE` |
+/// | requests per session per minute | 12,000 (200 a second: a mailbox import sends a request or two per message) | `RAMPART_SERVER_REQUESTS_PER_MINUTE` |
 public struct ServerLimits: Sendable, Equatable {
     public var maximumRecipientsPerMessage: Int
     public var maximumMessageBytes: Int
@@ -33,7 +33,7 @@ public struct ServerLimits: Sendable, Equatable {
 
     public init(maximumRecipientsPerMessage: Int = 100, maximumMessageBytes: Int = 32 << 20,
                 maximumAttachmentBytes: Int = 25 << 20, storageQuotaBytes: Int64 = 2 << 30,
-                requestsPerMinutePerSession: Int = 600) {
+                requestsPerMinutePerSession: Int = 12_000) {
         self.maximumRecipientsPerMessage = max(1, maximumRecipientsPerMessage)
         self.maximumMessageBytes = max(1024, maximumMessageBytes)
         self.maximumAttachmentBytes = max(1, maximumAttachmentBytes)
