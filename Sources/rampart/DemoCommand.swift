@@ -139,6 +139,16 @@ struct DemoCommand: AsyncParsableCommand {
                 try keymaker.unlock(.pin(pin))
                 step("Unlocked with the right PIN; \(try account.store().mail.messageCount()) messages readable again")
 
+                // Alice's message is OpenPGP: encrypted to demo's key and signed by Alice's; reading
+                // it verifies the signature against Alice's key, pinned now on first use.
+                let againAPI = try account.api()
+                let resync = try await MailSync(account: account).run(api: againAPI) { _ in }
+                if let dinner = try account.store().mail.messages(label: SystemLabel.inbox, limit: 50).first(where: { $0.subject == "Dinner on Friday?" }) {
+                    let rendered = try await reader.render(dinner.id, loadRemote: false, api: againAPI)
+                    step("Synced \(resync.messagesStored) new; read Alice's \"\(TerminalTextLine.clean(dinner.subject))\" (OpenPGP, signed inside the encryption): \(rendered.signature?.line ?? "Signature: not checked")")
+                }
+                await againAPI.shutdown()
+
                 let result = await LogoutFlow.logout(account: account, keymaker: keymaker)
                 step("Logged out: server session \(result.serverProblem == nil ? "ended" : "not ended (\(result.serverProblem!))"); wiped \(result.report.wiped.joined(separator: ", "))")
                 let all = Self.files(under: clientHome)
