@@ -5,8 +5,7 @@ public struct PGPFingerprint: Hashable, Sendable, Codable, CustomStringConvertib
 
     /// Accepts 40 hexadecimal digits in either case (spaces, as gpg prints them, are ignored).
     public init?(hex: String) {
-        let compact = hex.filter { $0 != " " }.uppercased()
-        guard compact.count == 40, compact.allSatisfy(\.isHexDigit) else { return nil }
+        guard let compact = normalizedHex(hex, digits: 40) else { return nil }
         self.hex = compact
     }
 
@@ -16,12 +15,7 @@ public struct PGPFingerprint: Hashable, Sendable, Codable, CustomStringConvertib
     public var description: String { hex }
 
     public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let value = PGPFingerprint(hex: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "Not a v4 OpenPGP fingerprint (40 hex digits)"))
-        }
-        self = value
+        self = try decodeHexIdentifier(from: decoder, PGPFingerprint.init(hex:), expected: "Not a v4 OpenPGP fingerprint (40 hex digits)")
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -37,24 +31,35 @@ public struct PGPKeyID: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// Accepts 16 hexadecimal digits in either case.
     public init?(hex: String) {
-        let compact = hex.filter { $0 != " " }.uppercased()
-        guard compact.count == 16, compact.allSatisfy(\.isHexDigit) else { return nil }
+        guard let compact = normalizedHex(hex, digits: 16) else { return nil }
         self.hex = compact
     }
 
     public var description: String { hex }
 
     public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let value = PGPKeyID(hex: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "Not an OpenPGP key id (16 hex digits)"))
-        }
-        self = value
+        self = try decodeHexIdentifier(from: decoder, PGPKeyID.init(hex:), expected: "Not an OpenPGP key id (16 hex digits)")
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(hex)
     }
+}
+
+/// `hex` without spaces (as gpg prints fingerprints), upper-cased, if it is exactly `digits`
+/// hexadecimal digits.
+private func normalizedHex(_ hex: String, digits: Int) -> String? {
+    let compact = hex.filter { $0 != " " }.uppercased()
+    return compact.count == digits && compact.allSatisfy(\.isHexDigit) ? compact : nil
+}
+
+/// Decodes an identifier written as one hexadecimal string, or throws `dataCorrupted` with `expected`.
+private func decodeHexIdentifier<Identifier>(from decoder: any Decoder, _ make: (String) -> Identifier?,
+                                             expected: String) throws -> Identifier {
+    let text = try decoder.singleValueContainer().decode(String.self)
+    guard let value = make(text) else {
+        throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: expected))
+    }
+    return value
 }
