@@ -395,13 +395,25 @@ public struct Outbox: Sendable {
     }
 
     /// Maildir's unique name: `<seconds>.M<microseconds>P<pid>R<random>.<host>`.
-    static func uniqueName() -> String {
-        var now = timeval()
-        gettimeofday(&now, nil)
+    ///
+    /// The seconds (ten digits until 2286) and the microseconds are zero-padded to fixed widths so
+    /// that names sort in the order the messages were written, which ``pending()`` promises: an
+    /// unpadded `M99` sorted after `M123456` of the same second.
+    public static func uniqueName(at time: timeval? = nil) -> String {
+        let now = time ?? Outbox.now()
         let random = UInt64.random(in: 0...UInt64.max)
         let host = ProcessInfo.processInfo.hostName.replacingOccurrences(of: "/", with: "\\057")
             .replacingOccurrences(of: ":", with: "\\072")
-        return "\(now.tv_sec).M\(now.tv_usec)P\(getpid())R\(String(random, radix: 16)).\(host)"
+        let seconds = String(now.tv_sec), micros = String(now.tv_usec)
+        let paddedSeconds = String(repeating: "0", count: max(0, 10 - seconds.count)) + seconds
+        let paddedMicros = String(repeating: "0", count: max(0, 6 - micros.count)) + micros
+        return "\(paddedSeconds).M\(paddedMicros)P\(getpid())R\(String(random, radix: 16)).\(host)"
+    }
+
+    static func now() -> timeval {
+        var now = timeval()
+        gettimeofday(&now, nil)
+        return now
     }
 }
 

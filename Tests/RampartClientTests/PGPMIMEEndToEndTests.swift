@@ -54,9 +54,13 @@ struct PGPMIMEEndToEndTests {
             .first { $0.count == 40 }, "\(demoKey.stderr)")
         #expect(try world.rampart(["contacts", "import-key", peerKey, "--user", "demo"]).status == 0)
         let outbox = world.serverData.appendingPathComponent("outbox/new")
+        // The one file a send added (by difference, not by name order).
+        var seen = Set((try? FileManager.default.contentsOfDirectory(atPath: outbox.path)) ?? [])
         func newestOutboxFile() throws -> Data {
-            let names = try FileManager.default.contentsOfDirectory(atPath: outbox.path).sorted()
-            return try Data(contentsOf: outbox.appendingPathComponent(try #require(names.last)))
+            let names = Set(try FileManager.default.contentsOfDirectory(atPath: outbox.path)).subtracting(seen)
+            #expect(names.count == 1, "\(names)")
+            seen.formUnion(names)
+            return try Data(contentsOf: outbox.appendingPathComponent(try #require(names.first)))
         }
 
         // To the pinned outside key: PGP/MIME, encrypted and signed; gpg opens it.

@@ -207,4 +207,18 @@ struct MailTransferTests {
             #expect(Outbox(root: URL(fileURLWithPath: outbox)).pending().count == 1)
         }
     }
+
+    /// Maildir names sort in the order the messages were written: the microseconds are padded, so
+    /// a message written at `.000099` s sorts before one written at `.123456` s of the same second
+    /// (unpadded, `M99` sorted after `M123456`, and `pending()` listed them out of order).
+    @Test(arguments: [(Int(1_764_000_000), Int32(99), Int(1_764_000_000), Int32(123_456)),
+                      (Int(1_764_000_000), Int32(999_999), Int(1_764_000_001), Int32(0)),
+                      (Int(999_999_999), Int32(5), Int(1_000_000_000), Int32(5))])
+    func outboxNamesSortInWritingOrder(firstSeconds: Int, firstMicros: Int32, secondSeconds: Int, secondMicros: Int32) {
+        var first = timeval(), second = timeval()
+        first.tv_sec = .init(firstSeconds); first.tv_usec = .init(firstMicros)
+        second.tv_sec = .init(secondSeconds); second.tv_usec = .init(secondMicros)
+        let a = Outbox.uniqueName(at: first), b = Outbox.uniqueName(at: second)
+        #expect(a < b, "\(a) should sort before \(b)")
+    }
 }
