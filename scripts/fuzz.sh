@@ -16,7 +16,8 @@
 # input is written to .build-fuzz/artifacts/TARGET/. Exits non-zero on any crash, hang, memory
 # blow-up or oracle violation. FUZZ_RUNS=N stops each target after N executions (long runs:
 # `FUZZ_RUNS=1000000 FUZZ_NICE=19 scripts/fuzz.sh all 3600`); FUZZ_CORPUS=DIR keeps the corpora
-# elsewhere; FUZZ_SEED=N fixes libFuzzer's seed (smoke: 1); FUZZ_NO_BUILD=1 runs the binaries
+# elsewhere; FUZZ_LOGS=DIR the logs; FUZZ_TMP=DIR the files targets write (e.g. /dev/shm for the
+# keychain target); FUZZ_SEED=N fixes libFuzzer's seed (smoke: 1); FUZZ_NO_BUILD=1 runs the binaries
 # already built. See docs/fuzzing.md.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -57,20 +58,25 @@ build() {
     echo "fuzz: built in $((SECONDS - start)) s"
 }
 
+# Seeds go to a folder of this run's own (SEEDS), so that two runs side by side (one per core)
+# never remove each other's seeds.
+SEEDS="$SCRATCH/seeds.$$"
 seeds() {
-    rm -rf "$SCRATCH/seeds"
+    rm -rf "$SEEDS"
+    trap 'rm -rf "$SEEDS"' EXIT
     local python="${RAMPART_PYTHON:-}"
     [ -x "$python" ] || python="$(command -v python3)"
-    "$python" Fuzz/make-seeds.py "$SCRATCH/seeds"
+    "$python" Fuzz/make-seeds.py "$SEEDS"
 }
 
 # run TARGET SECONDS: runs one target; prints a summary line; returns non-zero on a finding.
 run() {
     local target="$1" seconds="$2"
-    local corpus="${FUZZ_CORPUS:-$SCRATCH/corpus}/$target" artifacts="$SCRATCH/artifacts/$target" log="$SCRATCH/logs/$target.log"
+    local corpus="${FUZZ_CORPUS:-$SCRATCH/corpus}/$target" artifacts="$SCRATCH/artifacts/$target" log="${FUZZ_LOGS:-$SCRATCH/logs}/$target.log"
     rm -rf "$artifacts"
-    mkdir -p "$corpus" "$artifacts" "$(dirname "$log")" "$SCRATCH/tmp"
-    local args=("$corpus" "$SCRATCH/seeds/$target"
+    local scratch_tmp="${FUZZ_TMP:-$SCRATCH/tmp}"
+    mkdir -p "$corpus" "$artifacts" "$(dirname "$log")" "$scratch_tmp"
+    local args=("$corpus" "$SEEDS/$target"
         -max_total_time="$seconds" -timeout="$TIMEOUT" -rss_limit_mb="$RSS_MB" -malloc_limit_mb="$RSS_MB"
         -max_len="$(max_len_for "$target")" -print_final_stats=1 -detect_leaks=0
         -artifact_prefix="$artifacts/")
@@ -85,7 +91,7 @@ run() {
     echo "fuzz: $target for ${seconds} s (log: ${log#"$ROOT"/})"
     local status=0
     # SWIFT_BACKTRACE: leave a trap to ASan and libFuzzer (the Swift backtracer gets in their way).
-    SWIFT_BACKTRACE=enable=no RAMPART_FUZZ_TMP="$SCRATCH/tmp" ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:handle_abort=1}" \
+    SWIFT_BACKTRACE=enable=no RAMPART_FUZZ_TMP="$scratch_tmp" ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:handle_abort=1}" \
         nice -n "$NICE" "$BIN/fuzz-$target" "${args[@]}" >"$log" 2>&1 || status=$?
     local execs cov ft
     execs="$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | awk '{print $2}')"
