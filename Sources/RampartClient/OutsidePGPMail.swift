@@ -73,7 +73,8 @@ extension MessageReader {
     /// against the pinned key of its From address; `nil` for every other message.
     /// - Throws: what ``OutsidePGPMail/open(_:keys:verifiers:)`` throws (a modified ciphertext:
     ///   tampered, exit 7, nothing shown).
-    func openOutsidePGP(_ message: MailMessage, api: APIClient) async throws -> (message: MailMessage, signature: SignatureVerdict)? {
+    func openOutsidePGP(_ message: MailMessage, api: APIClient) async throws
+        -> (message: MailMessage, signature: SignatureVerdict, attachments: [ConvertedMail.Attachment])? {
         let attachments = try account.store().mail.attachments(messageID: message.id)
         guard OutsidePGPMail.mayBeProtected(body: message.body, attachmentTypes: attachments.map(\.mimeType)) else { return nil }
         let keys = try account.mailboxKey()
@@ -90,7 +91,7 @@ extension MessageReader {
         var shown = message
         shown.subject = opened.converted.content.subject
         shown.body = opened.converted.content.html
-        return (shown, SignatureVerdict(opened.signature, notices: await check.notices))
+        return (shown, SignatureVerdict(opened.signature, notices: await check.notices), opened.converted.attachments)
     }
 }
 

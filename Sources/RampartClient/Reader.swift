@@ -28,6 +28,18 @@ public struct RenderedMessage: Sendable {
     /// Set when the sender is in the trusted senders but remote content stayed blocked because
     /// the message's signature did not verify against the sender's pinned key.
     public var unverifiedTrustedSender = false
+    /// The parts inside an opened PGP/MIME or inline-PGP message from outside (decrypted on this
+    /// device at each read, not kept in the store, so they have no attachment id).
+    public var protectedAttachments: [ProtectedAttachment] = []
+
+    /// An attachment carried inside an OpenPGP-protected message from outside.
+    public struct ProtectedAttachment: Sendable, Equatable {
+        public var name: String
+        public var mimeType: String
+        public var size: Int
+        /// Its `Content-ID`, when the body shows it as an embedded (`cid:`) image.
+        public var contentID: String?
+    }
 
     /// Trackers found (blocked, whatever the remote-content policy).
     public var trackerCount: Int { trackerURLs.count }
@@ -130,10 +142,23 @@ public struct MessageReader: Sendable {
         if let api { signature = try await verify(message, api: api) }
         // PGP/MIME or inline PGP from outside, stored as it came: shown from its opened original.
         let outside = try await api.asyncFlatMap { try await openOutsidePGP(message, api: $0) }
-        if let outside { (message, signature) = outside }
+        if let outside { (message, signature) = (outside.message, outside.signature) }
         let (policy, warnings, unverified) = try remotePolicy(for: message, requested: loadRemote, signature: signature)
-        var rendered = outside == nil ? try await render(id, remote: policy, api: api)
-            : try Self.render(message: message, attachments: [], embedded: [:], remote: policy)
+        var rendered: RenderedMessage
+        if let outside {
+            // Its parts came out of the decrypted original: `cid:` images are embedded from there.
+            var embedded: [String: EmbeddedAttachment] = [:]
+            for part in outside.attachments {
+                guard let contentID = part.contentID, !contentID.isEmpty else { continue }
+                embedded[contentID] = EmbeddedAttachment(mimeType: part.mimeType, bytes: part.data)
+            }
+            rendered = try Self.render(message: message, attachments: [], embedded: embedded, remote: policy)
+            rendered.protectedAttachments = outside.attachments.map {
+                RenderedMessage.ProtectedAttachment(name: $0.name, mimeType: $0.mimeType, size: $0.data.count, contentID: $0.contentID)
+            }
+        } else {
+            rendered = try await render(id, remote: policy, api: api)
+        }
         rendered.settingsWarnings = warnings
         rendered.unverifiedTrustedSender = unverified
         rendered.signature = signature

@@ -155,6 +155,10 @@ struct ReadCommand: AsyncParsableCommand {
                 let embedded = AttachmentVault.contentID(of: attachment) != nil ? " (embedded image)" : ""
                 print("Attachment: \(attachment.id)  \(TerminalTextLine.clean(attachment.name))  \(attachment.mimeType)  \(attachment.size) bytes\(embedded)")
             }
+            for attachment in rendered.protectedAttachments {
+                let embedded = attachment.contentID != nil ? " (embedded image)" : ""
+                print("Attachment: (inside the OpenPGP message)  \(TerminalTextLine.clean(attachment.name))  \(TerminalTextLine.clean(attachment.mimeType))  \(attachment.size) bytes\(embedded)")
+            }
             if let html {
                 let url = URL(fileURLWithPath: html)
                 try PrivateFiles.writeAtomically(Data(rendered.document.utf8), to: url)

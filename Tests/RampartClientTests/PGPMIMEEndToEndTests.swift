@@ -91,7 +91,20 @@ struct PGPMIMEEndToEndTests {
 
         // From the peer: PGP/MIME (gpg --encrypt --sign of an inner MIME entity) and inline
         // clear-signed, delivered from outside, opened by read.
-        let inner = Data("Content-Type: text/plain; charset=utf-8\r\n\r\nINCOMINGMARKER encrypted by gpg\r\n".utf8)
+        // The inner entity carries an attachment and an embedded image: read lists both.
+        let pdf = Data("%PDF-1.4 test".utf8).base64EncodedString()
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0]).base64EncodedString()
+        let innerLines: [String] = [
+            "Content-Type: multipart/mixed; boundary=\"in1\"", "",
+            "--in1", "Content-Type: text/html; charset=utf-8", "",
+            "<p>INCOMINGMARKER encrypted by gpg</p><img src=\"cid:logo@peer\">",
+            "--in1", "Content-Type: application/pdf; name=\"report.pdf\"",
+            "Content-Disposition: attachment; filename=\"report.pdf\"", "Content-Transfer-Encoding: base64", "", pdf,
+            "--in1", "Content-Type: image/png", "Content-ID: <logo@peer>", "Content-Disposition: inline; filename=\"logo.png\"",
+            "Content-Transfer-Encoding: base64", "", png,
+            "--in1--", "",
+        ]
+        let inner = Data(innerLines.joined(separator: "\r\n").utf8)
         let ciphertext = try peer.run(["--armor", "--encrypt", "--sign", "--recipient", demoFingerprint, "--local-user", peerFingerprint,
                                        "--output", "-", try peer.file("inner.eml", inner)])
         #expect(ciphertext.status == 0, "\(ciphertext.stderr)")
@@ -118,6 +131,16 @@ struct PGPMIMEEndToEndTests {
             #expect(read.stdout.contains(marker), "\(subject): \(read.stdout)")
             #expect(read.stdout.contains("Signature: verified \(peerFingerprint)"), "\(subject): \(read.stdout)")
         }
+        let pgpMIMEID = try #require(messageID(in: list, subject: "PGP/MIME from gpg"))
+        let withParts = try world.rampart(["read", pgpMIMEID, "--user", "demo"])
+        #expect(withParts.stdout.contains("Attachment: (inside the OpenPGP message)  report.pdf  application/pdf  13 bytes\n"), "\(withParts.stdout)")
+        #expect(withParts.stdout.contains("Attachment: (inside the OpenPGP message)  logo.png  image/png  12 bytes (embedded image)"),
+                "\(withParts.stdout)")
+        let document = world.folder.child("pgp-mime.html")
+        #expect(try world.rampart(["read", pgpMIMEID, "--user", "demo", "--html", document.path]).status == 0)
+        let html = try String(contentsOf: document, encoding: .utf8)
+        #expect(html.contains("data:image/png;base64,\(png)") || html.contains("rampart-cid:"),
+                "the embedded image resolves from the decrypted part: \(html)")
 
         // A modified ciphertext: read refuses it (exit 7) and shows nothing of it.
         var lines = ciphertext.stdout.components(separatedBy: "\n")
