@@ -13,10 +13,10 @@ import SealedStore
 /// Keymaker, or the agent holding the unlocked key). Everything is opened per operation; the
 /// private key and tokens are read from the ``SessionVault`` when needed and not cached.
 ///
-/// Dependencies are the user container's (`HasKeychain & HasMainKeyProvider & HasClock`), plus
-/// the environment for the file locations.
+/// Dependencies are the user container's (`HasKeychain & HasMainKeyProvider & HasClock &
+/// HasStoreRollbackAnchor`), plus the environment for the file locations.
 public final class ClientAccount: @unchecked Sendable {
-    public typealias Dependencies = HasKeychain & HasMainKeyProvider & HasClock
+    public typealias Dependencies = HasKeychain & HasMainKeyProvider & HasClock & HasStoreRollbackAnchor
 
     public let userID: UserID
     public let keys: any MainKeyProvider
@@ -25,6 +25,9 @@ public final class ClientAccount: @unchecked Sendable {
     public let vault: SessionVault
     public let files: ClientFiles
     public let storeFiles: StoreFiles
+    /// Where the store's epoch is remembered outside the database (the container's: a keychain
+    /// item, ``KeychainStoreRollbackAnchor``). Trust-model row **device storage (low)** — rollback.
+    public let storeAnchor: (any StoreRollbackAnchor)?
     /// Where the account's FileVault lives (`<home>/vault`): its attachment cache and previews.
     public let fileVaultRoot: URL
     private let lock = NSLock()
@@ -44,6 +47,7 @@ public final class ClientAccount: @unchecked Sendable {
         vault = SessionVault(keychain: keychain, userID: userID)
         files = ClientFiles(environment: environment)
         storeFiles = StoreFiles(environment: environment)
+        storeAnchor = dependencies.storeRollbackAnchor
         fileVaultRoot = Vault.defaultRoot(environment: environment)
     }
 
@@ -60,11 +64,12 @@ public final class ClientAccount: @unchecked Sendable {
         try keys.withMainKey { try vault.mailboxKey(with: $0) }
     }
 
-    /// The user's sealed store (opened on first use).
+    /// The user's sealed store (opened on first use), checked against the rollback anchor.
+    /// - Throws: `tampered` (`rolledBack`) when an older copy of the database was put back.
     public func store() throws -> SealedStore {
         try lock.withLock {
             if let openedStore, openedStore.isOpen { return openedStore }
-            let store = try SealedStore(files: storeFiles, keys: keys)
+            let store = try SealedStore(files: storeFiles, keys: keys, anchor: storeAnchor)
             openedStore = store
             return store
         }

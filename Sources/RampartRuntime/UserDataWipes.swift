@@ -15,6 +15,8 @@ public enum UserDataWipes {
     /// Registers every wipe in `global`'s registry; keep the returned tokens alive.
     public static func register(in global: GlobalContainer) -> [ObserverToken] {
         [
+            // The store's rollback anchor goes before the store (see KeychainStoreRollbackAnchorWipe).
+            global.wipeRegistry.register(KeychainStoreRollbackAnchorWipe(keychain: global.keychain)),
             global.wipeRegistry.register(SealedStoreWipe(files: StoreFiles(environment: global.environment))),
             global.wipeRegistry.register(ClientFilesWipe(files: ClientFiles(environment: global.environment))),
             global.wipeRegistry.register(PushKeysWipe(keychain: global.keychain)),

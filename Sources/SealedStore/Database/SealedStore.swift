@@ -231,6 +231,10 @@ public final class SealedStore: @unchecked Sendable {
     }
 
     /// Creates the state of a fresh store, and checks the store against the rollback anchor.
+    ///
+    /// The anchor is read inside the write transaction: while it holds SQLite's write lock no
+    /// other process can commit (and then record) a later epoch, so a command opening the store
+    /// while another one writes never mistakes the other's new epoch for a rollback.
     private func startState() throws {
         var current: (epoch: Int64, mac: [UInt8])?
         try access(.state) { pool, keys in
@@ -243,17 +247,15 @@ public final class SealedStore: @unchecked Sendable {
                     guard let state = try? StateTransaction.load(db, key: stateKey) else { return }
                     try StateTransaction.store(state, in: db, key: stateKey)
                     current = (state.epoch, stateKey.anchorMAC(epoch: state.epoch))
-                    return
-                }
-                if let state = try? StateTransaction.load(db, key: stateKey) {
+                } else if let state = try? StateTransaction.load(db, key: stateKey) {
                     current = (state.epoch, stateKey.anchorMAC(epoch: state.epoch))
                 }
-            }
-            guard let anchor, let current else { return }
-            // A record that does not authenticate (another key, edited) is replaced, not trusted.
-            if let stored = try? anchor.load(), let remembered = keys.stateKey().anchoredEpoch(stored) {
-                guard current.epoch >= remembered else { throw StateTransaction.tamperedState(.rolledBack) }
-                lock.withLock { highestEpoch = max(highestEpoch, remembered) }
+                guard let anchor, let current else { return }
+                // A record that does not authenticate (another key, edited) is replaced, not trusted.
+                if let stored = try? anchor.load(), let remembered = stateKey.anchoredEpoch(stored) {
+                    guard current.epoch >= remembered else { throw StateTransaction.tamperedState(.rolledBack) }
+                    lock.withLock { highestEpoch = max(highestEpoch, remembered) }
+                }
             }
         }
         if let current { try saveAnchor(epoch: current.epoch, mac: current.mac) }
