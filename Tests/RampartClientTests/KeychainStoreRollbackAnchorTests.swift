@@ -48,7 +48,7 @@ struct KeychainStoreRollbackAnchorTests {
     }
 
     func replaceFolder(_ folder: URL, with copy: URL) throws {
-        try FileManager.default.removeItem(at: folder)
+        try? FileManager.default.removeItem(at: folder)
         try FileManager.default.copyItem(at: copy, to: folder)
     }
 
@@ -98,6 +98,12 @@ struct KeychainStoreRollbackAnchorTests {
         }
         // Refused again at the next attempt: the refusal does not lower the anchor.
         #expect(throws: SealedStoreError.self) { try withStore(home) { _ in } }
+        // A deleted store folder is a fresh store at epoch 0: older than the anchor, refused too.
+        try FileManager.default.removeItem(at: storeFolder(home))
+        #expect(throws: SealedStoreError.tampered(table: "store_state", column: "*", primaryKey: "1", reason: .rolledBack)) {
+            try withStore(home) { _ in }
+        }
+        try replaceFolder(storeFolder(home), with: olderDatabase)
 
         // The same older copy with the anchor item of that time (the keychain folder restored
         // with it): consistent in itself, not detected without a counter outside the disk.

@@ -48,7 +48,7 @@ import Testing
         let options = RuntimeOptions(home: home.path, user: "bob")
         setenv("RAMPART_PIN_KDF_LOGN", "10", 1)
         let keys = try AccountKeys(options)
-        #expect(keys.dataWipes.count == 4)
+        #expect(keys.dataWipes.count == 5)  // rollback anchor, sealed store, client files, push keys, file vault
         let fingerprint = try keys.keymaker.createMainKey().fingerprint
         let first = SecretBytes(copying: Array("135790".utf8))
         let second = SecretBytes(copying: Array("246802".utf8))
