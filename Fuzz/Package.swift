@@ -36,6 +36,9 @@ let fuzzTargets: [(String, [Target.Dependency])] = [
     ("fuzz-agentwire", [rampartProduct("RampartAgent")]),
     ("fuzz-api", [rampartProduct("RampartAPI"), rampartProduct("OpenPGP"), rampartProduct("RampartCore"), crypto]),
     ("fuzz-openpgp", [rampartProduct("OpenPGP"), rampartProduct("RampartCore")]),
+    ("fuzz-srp", [rampartProduct("SRP"), rampartProduct("RampartClient"), rampartProduct("RampartServer"), rampartProduct("RampartAPI"),
+                  rampartProduct("OpenPGP"), rampartProduct("RampartCore"), crypto]),
+    ("fuzz-pgpmime", [rampartProduct("PGPMIME"), rampartProduct("MIME"), rampartProduct("OpenPGP"), rampartProduct("RampartCore")]),
 ]
 
 var targets: [Target] = [

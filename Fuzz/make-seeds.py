@@ -142,6 +142,148 @@ def openpgp_seeds(out):
         shutil.rmtree(home, ignore_errors=True)
 
 
+def fuzz_gpg():
+    """A throwaway GNUPGHOME with fuzz-openpgp's fixed key (and another signer) imported, or None
+    without gpg. Returns (run, cleanup): run(*args, data=None) runs gpg and returns its stdout."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+
+    gpg = shutil.which("gpg")
+    if gpg is None:
+        return None
+    source = os.path.join(ROOT, "Fuzz/Sources/fuzz-openpgp/FuzzOpenPGP.swift")
+    with open(source, encoding="utf-8") as f:
+        key = re.search(r"-----BEGIN PGP PRIVATE KEY BLOCK-----.*?-----END PGP PRIVATE KEY BLOCK-----", f.read(), re.S).group(0)
+    home = tempfile.mkdtemp(prefix="rfz-")
+    base = [gpg, "--homedir", home, "--batch", "--yes", "--no-tty", "--pinentry-mode", "loopback", "--passphrase", "fuzz",
+            "--trust-model", "always"]
+
+    def run(*args, data=None):
+        return subprocess.run(base + list(args), input=data, capture_output=True, check=True).stdout
+
+    def cleanup():
+        subprocess.run(["gpgconf", "--homedir", home, "--kill", "all"], capture_output=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+    try:
+        run("--import", data=key.encode())
+        run("--quick-gen-key", "Other Signer <other@fuzz.invalid>", "ed25519", "sign,cert", "never")
+    except Exception:
+        cleanup()
+        raise
+    return run, cleanup
+
+
+def rampart_modulus_base64():
+    """The base64 of Rampart's SRP modulus (the text its server signs), read from SRPGroup.swift."""
+    import re
+    with open(os.path.join(ROOT, "Sources/SRP/SRPGroup.swift"), encoding="utf-8") as f:
+        return re.search(r'let text = "([A-Za-z0-9+/=]+)"', f.read()).group(1)
+
+
+def srp_seeds(out):
+    """SRP inputs by mode (see FuzzSRP.swift): /auth/info answers whose modulus gpg signs with the
+    fixed key (the modulus key of the target), structured edits, request bodies."""
+    import base64
+    modulus_b64 = rampart_modulus_base64()
+    n = base64.b64decode(modulus_b64)
+    b64 = lambda b: base64.b64encode(b).decode()
+    b = bytes(range(1, 200)) + bytes(57)
+    session = "0123456789abcdef0123456789abcdef"
+    unsigned = {"Code": 1000, "Modulus": modulus_b64, "ServerEphemeral": b64(b), "Version": 4, "Salt": b64(b"saltsalt10"),
+                "SRPSession": session}
+    write(out, "srp", bytes([0]) + json.dumps(unsigned).encode())
+    gpg = fuzz_gpg()
+    if gpg is not None:
+        run, cleanup = gpg
+        try:
+            fuzz = "fuzz@rampart.invalid"
+            for signer, text, ephemeral in [(fuzz, modulus_b64, b), (fuzz, modulus_b64, n), (fuzz, modulus_b64, bytes(256)),
+                                            ("other@fuzz.invalid", modulus_b64, b), (fuzz, b64(n[:255]), b),
+                                            (fuzz, modulus_b64, b[:1])]:
+                signed = run("-u", signer, "--clearsign", data=text.encode()).decode()
+                answer = dict(unsigned, Modulus=signed, ServerEphemeral=b64(ephemeral))
+                write(out, "srp", bytes([0]) + json.dumps(answer).encode())
+            answer = dict(unsigned, Modulus=run("-u", fuzz, "--clearsign", data=modulus_b64.encode()).decode(), Version=2)
+            write(out, "srp", bytes([0]) + json.dumps(answer).encode())
+        finally:
+            cleanup()
+    # 1: signed text (0 pinned, 1 other key, 2 not a modulus), edits, version, salt, session, B shape.
+    for choice in range(3):
+        write(out, "srp", bytes([1, choice, 0, 4, 10]) + b"saltsalt10" + bytes([32]) + session.encode() + bytes([6, 0, 0x01, 0x00]) + bytes(range(1, 200)))
+    write(out, "srp", bytes([1, 0, 1, 2, 0, 60, 0x41, 4, 10]) + b"saltsalt10" + bytes([3]) + b"abc" + bytes([0, 1]))
+    # 2: B shapes (N, 0, N with zero bytes, N + d, N - d - 1, 2^2048 - 1, raw).
+    for shape in range(7):
+        write(out, "srp", bytes([2, shape, 3, 1]) + (struct.pack(">H", 256) + bytes(range(256)) if shape == 6 else b""))
+    # 3: honest exchange edits (A, M1, both, A shaped); 4: M2 and B edits.
+    for which in range(4):
+        write(out, "srp", bytes([3, 7, which, 1, 0, 0, 0, 0x10]) + bytes([0, 2]))
+    write(out, "srp", bytes([3, 9, 0, 1, 3, 0, 255, 1]))
+    write(out, "srp", bytes([4, 5, 0, 1, 0, 0, 12, 0x80]))
+    write(out, "srp", bytes([4, 5, 1, 1, 0, 0, 40, 0x01]))
+    write(out, "srp", bytes([4, 5, 1, 1, 1, 0, 255, 0]))
+    # 5: request bodies as the server reads them; 6: an honest body edited.
+    auth = {"Username": "Alice", "ClientEphemeral": b64(b), "ClientProof": b64(bytes(256)), "SRPSession": session}
+    write(out, "srp", bytes([5, 0]) + json.dumps(auth).encode())
+    write(out, "srp", bytes([5, 0]) + json.dumps(dict(auth, ClientEphemeral=b64(n))).encode())
+    change = {"ClientEphemeral": b64(b), "ClientProof": b64(bytes(256)), "SRPSession": session, "Salt": b64(b"saltsalt10"),
+              "Verifier": b64(b), "EndOtherSessions": True}
+    write(out, "srp", bytes([5, 1]) + json.dumps(change).encode())
+    write(out, "srp", bytes([6, 0, 1, 0, 0, 30, 0x22]))
+    write(out, "srp", bytes([6, 1, 1, 3, 0, 20, 5]))
+    # 7: password-hash checks, group shapes, verifiers.
+    write(out, "srp", bytes([7, 0, 4, 10]) + b"saltsalt10")
+    write(out, "srp", bytes([7, 0, 2, 70]) + bytes(70))
+    write(out, "srp", bytes([7, 1]) + n)
+    write(out, "srp", bytes([7, 2, 6, 0]) + struct.pack(">H", 256) + b)
+
+
+def pgpmime_seeds(out):
+    """PGP/MIME inputs by mode (see FuzzPGPMIME.swift): real messages made with gpg for the fixed
+    key (multipart/encrypted, multipart/signed, inline clear-signed and encrypted), armour blocks,
+    edits of the messages the target composes, messages for it to compose."""
+    plain = (b"From: Alice <alice@fuzz.invalid>\r\nTo: bob@fuzz.invalid\r\nSubject: plans\r\n"
+             b"Date: Wed, 25 Nov 2026 14:00:00 +0000\r\nMIME-Version: 1.0\r\n")
+    inner = (b"Content-Type: multipart/mixed; boundary=\"in\"\r\n\r\n--in\r\nContent-Type: text/plain; charset=utf-8\r\n"
+             b"Content-Transfer-Encoding: quoted-printable\r\n\r\nHello,=0D\r\nFrom here: caf=C3=A9.\r\n--in\r\n"
+             b"Content-Type: application/octet-stream; name=a.bin\r\nContent-Transfer-Encoding: base64\r\n\r\nAAECAw==\r\n--in--\r\n")
+    write(out, "pgpmime", bytes([0]) + plain + inner)
+    for choice in range(5):
+        write(out, "pgpmime", bytes([1, choice, 0]))
+        write(out, "pgpmime", bytes([1, choice, 2, 0, 1, 0, 200, 0x20, 3, 2, 0, 9]))
+    write(out, "pgpmime", bytes([3, 0]) + bytes([0xC1, 0x0C]) + bytes(range(12)))
+    write(out, "pgpmime", bytes([3, 1]) + bytes([0x88, 0x75, 0x04, 0x01, 0x16, 0x08]) + bytes(20))
+    write(out, "pgpmime", bytes([4, 0, 5]) + b"hello" + struct.pack(">H", 12) + b"Hi Bob,\nBye.")
+    write(out, "pgpmime", bytes([4, 3, 3]) + b"enc" + struct.pack(">H", 14) + b"caf\xc3\xa9 \r\nFrom x" + bytes([1, 0, 0, 80, 0x41]))
+    gpg = fuzz_gpg()
+    if gpg is None:
+        return
+    run, cleanup = gpg
+    try:
+        fuzz = "fuzz@rampart.invalid"
+        text = b"Meet at 10.\n- a dashed line\nFrom here on\n"
+        canonical = inner.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+        encrypted = run("--armor", "-u", fuzz, "-r", fuzz, "--sign", "--encrypt", data=canonical)
+        boundary = b"=_gpg_boundary"
+        write(out, "pgpmime", bytes([0]) + plain + b"Content-Type: multipart/encrypted; protocol=\"application/pgp-encrypted\"; boundary=\""
+              + boundary + b"\"\r\n\r\n--" + boundary + b"\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n\r\n--"
+              + boundary + b"\r\nContent-Type: application/octet-stream\r\n\r\n" + encrypted + b"\r\n--" + boundary + b"--\r\n")
+        signature = run("--armor", "-u", fuzz, "--textmode", "--digest-algo", "SHA256", "--detach-sign", data=canonical)
+        write(out, "pgpmime", bytes([0]) + plain + b"Content-Type: multipart/signed; micalg=pgp-sha256; protocol=\"application/pgp-signature\"; boundary=\""
+              + boundary + b"\"\r\n\r\n--" + boundary + b"\r\n" + canonical + b"\r\n--" + boundary
+              + b"\r\nContent-Type: application/pgp-signature\r\n\r\n" + signature + b"\r\n--" + boundary + b"--\r\n")
+        textual = plain + b"Content-Type: text/plain; charset=utf-8\r\n\r\n"
+        write(out, "pgpmime", bytes([0]) + textual + run("-u", fuzz, "--clearsign", data=text))
+        write(out, "pgpmime", bytes([0]) + textual + run("--armor", "-u", fuzz, "-r", fuzz, "--sign", "--encrypt", data=text))
+        write(out, "pgpmime", bytes([0]) + textual + run("--armor", "-u", "other@fuzz.invalid", "--sign", data=text))
+        write(out, "pgpmime", bytes([2]) + signature)
+        write(out, "pgpmime", bytes([2]) + run("--armor", "--export", fuzz))
+    finally:
+        cleanup()
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -249,6 +391,12 @@ def main():
 
     # OpenPGP: gpg-made messages, keys and signatures for the fixed key of fuzz-openpgp.
     openpgp_seeds(out)
+
+    # SRP: /auth/info answers (modulus signed by gpg with the fixed key), edits, request bodies.
+    srp_seeds(out)
+
+    # PGP/MIME: gpg-made PGP/MIME and inline messages for the fixed key, armour, compose inputs.
+    pgpmime_seeds(out)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,13 @@ enum SRPLogin {
             throw ClientError.loginRefused(body?.error.message ?? "the server refused the login")
         }
         // After the request, so that a TLS pin mismatch is reported first (as the alert it is).
-        let group = try verifiedGroup(info.modulus, key: try pinnedModulusKey(api.endpoint))
+        return try checkedChallenge(info, key: try pinnedModulusKey(api.endpoint))
+    }
+
+    /// The checks of an `/auth/info` answer: the modulus signed by `key`, the version, the salt
+    /// and server ephemeral in base64, the session's length.
+    static func checkedChallenge(_ info: SRPAuthInfoResponse, key: PGPPublicKey) throws -> Challenge {
+        let group = try verifiedGroup(info.modulus, key: key)
         guard info.version == 4 || info.version == 3 else { throw SRPError.unsupportedVersion(info.version) }
         guard let salt = Data(base64Encoded: info.salt), let serverEphemeral = Data(base64Encoded: info.serverEphemeral) else {
             throw SRPError.invalidServerEphemeral("the salt or the server ephemeral is not base64")
@@ -119,5 +125,33 @@ enum SRPLogin {
         guard let proof = Data(base64Encoded: answer.serverProof) else { throw SRPError.serverProofMismatch }
         try client.verifyServerProof([UInt8](proof))
         return answer.endedSessions
+    }
+}
+
+/// The client's reading of the `/auth/info` answer, exposed for the fuzz target in `Fuzz/` (SPI
+/// `Fuzzing`, not part of the public API).
+///
+/// Trust-model row **transport (network), low trust**: whatever the server answers must be
+/// refused with a typed error unless its modulus is signed by the pinned modulus key.
+@_spi(Fuzzing)
+public enum SRPLoginFuzzing {
+    /// What ``challenge(_:key:)`` accepted.
+    public struct Challenge {
+        public let group: SRPGroup
+        public let salt: [UInt8]
+        public let serverEphemeral: [UInt8]
+        public let version: Int
+        public let session: String
+    }
+
+    /// The group in a cleartext-signed modulus, if and only if it is signed by `key`.
+    public static func verifiedGroup(_ signed: String, key: PGPPublicKey) throws -> SRPGroup {
+        try SRPLogin.verifiedGroup(signed, key: key)
+    }
+
+    /// The checks the client runs on an `/auth/info` answer before it hashes the password.
+    public static func challenge(_ info: SRPAuthInfoResponse, key: PGPPublicKey) throws -> Challenge {
+        let c = try SRPLogin.checkedChallenge(info, key: key)
+        return Challenge(group: c.group, salt: c.salt, serverEphemeral: c.serverEphemeral, version: c.version, session: c.session)
     }
 }

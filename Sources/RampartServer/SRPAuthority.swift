@@ -227,3 +227,62 @@ extension EmbeddedServer {
         return try accounts.create(account)
     }
 }
+
+/// The server's reading of the SRP request bodies (`POST /auth`, `POST /v1/account/password`),
+/// exposed for the fuzz target in `Fuzz/` (SPI `Fuzzing`, not part of the public API): the same
+/// JSON decoding, username normalization and strict base64 as ``SRPAuthRoutes``.
+///
+/// Trust-model row **transport (network), low trust**: a bad request is refused with a typed
+/// ``ServerError`` before any SRP arithmetic.
+@_spi(Fuzzing)
+public enum SRPAuthorityFuzzing {
+    /// A `POST /auth` body as the route reads it.
+    public struct AuthBody: Equatable {
+        public let username: String
+        public let clientEphemeral: [UInt8]
+        public let clientProof: [UInt8]
+        public let srpSession: String
+    }
+
+    /// A `POST /v1/account/password` body as the route reads it.
+    public struct ChangePasswordBody: Equatable {
+        public let clientEphemeral: [UInt8]
+        public let clientProof: [UInt8]
+        public let salt: [UInt8]
+        public let verifier: [UInt8]
+        public let srpSession: String
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        guard !data.isEmpty else { throw ServerError.malformedJSON("the body is empty") }
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            throw ServerError.malformedJSON(DecodingError.fieldProblem(in: error) ?? "the body is not JSON")
+        }
+    }
+
+    /// Decodes and checks a `POST /auth` body (the route then takes the session and checks the proof).
+    public static func authBody(_ data: Data) throws -> AuthBody {
+        let body = try decode(SRPAuthRequest.self, data)
+        return AuthBody(username: try SRPAuthRoutes.normalized(body.username),
+                        clientEphemeral: try SRPAuthRoutes.bytes(body.clientEphemeral, field: "ClientEphemeral", maximum: SRPGroup.byteCount),
+                        clientProof: try SRPAuthRoutes.bytes(body.clientProof, field: "ClientProof", maximum: SRPGroup.byteCount),
+                        srpSession: body.srpSession)
+    }
+
+    /// Decodes and checks a `POST /v1/account/password` body, the new verifier included.
+    public static func changePasswordBody(_ data: Data, group: SRPGroup) throws -> ChangePasswordBody {
+        let body = try decode(SRPChangePasswordRequest.self, data)
+        let clientEphemeral = try SRPAuthRoutes.bytes(body.clientEphemeral, field: "ClientEphemeral", maximum: SRPGroup.byteCount)
+        let clientProof = try SRPAuthRoutes.bytes(body.clientProof, field: "ClientProof", maximum: SRPGroup.byteCount)
+        let salt = try SRPAuthRoutes.bytes(body.salt, field: "Salt", maximum: 64)
+        let verifier = try SRPAuthRoutes.bytes(body.verifier, field: "Verifier", maximum: SRPGroup.byteCount)
+        guard salt.count >= SRPPassword.saltCount else { throw ServerError.badRequest("the field \"Salt\" must have 10 to 64 bytes") }
+        guard verifier.count == SRPGroup.byteCount, (try? SRPServer(group: group, verifier: verifier)) != nil else {
+            throw ServerError.badRequest("the field \"Verifier\" must be 256 bytes, a number in 1..<N")
+        }
+        return ChangePasswordBody(clientEphemeral: clientEphemeral, clientProof: clientProof, salt: salt, verifier: verifier,
+                                  srpSession: body.srpSession)
+    }
+}

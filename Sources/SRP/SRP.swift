@@ -76,8 +76,24 @@ public final class SRPClient: @unchecked Sendable {
     /// - Parameter secretEphemeral: `a` (32 bytes) for known-answer tests; nil draws a random one.
     /// - Throws: ``SRPError/invalidServerEphemeral(_:)`` (`B mod N = 0`, `B ≥ N`, `u = 0`),
     ///   ``SRPError/malformed(_:)``, ``BcryptError``.
-    public init(group: SRPGroup, password: SecretBytes, salt: [UInt8], serverEphemeral: [UInt8],
-                version: Int = SRPPassword.version, secretEphemeral: SecretBytes? = nil) throws {
+    public convenience init(group: SRPGroup, password: SecretBytes, salt: [UInt8], serverEphemeral: [UInt8],
+                            version: Int = SRPPassword.version, secretEphemeral: SecretBytes? = nil) throws {
+        try self.init(group: group, serverEphemeral: serverEphemeral, secretEphemeral: secretEphemeral) {
+            try SRPPassword.hash(password: password, salt: salt, group: group, version: version)
+        }
+    }
+
+    /// The client's side for an `x` already derived (``SRPPassword/hash(password:salt:group:version:)``),
+    /// for the fuzz target in `Fuzz/` (SPI `Fuzzing`, not public API): bcrypt (cost 10) is too slow
+    /// to run per fuzz input, and every check of `B` is the same as in the public initializer.
+    @_spi(Fuzzing)
+    public convenience init(group: SRPGroup, x: SecretBytes, serverEphemeral: [UInt8], secretEphemeral: SecretBytes? = nil) throws {
+        try self.init(group: group, serverEphemeral: serverEphemeral, secretEphemeral: secretEphemeral) { try x.withUnsafeBytes { SecretBytes(copying: $0) } }
+    }
+
+    /// The checks of `B` run before `deriveX` (the password hash), so that a bad `B` costs no bcrypt.
+    private init(group: SRPGroup, serverEphemeral: [UInt8], secretEphemeral: SecretBytes?,
+                 deriveX: () throws -> SecretBytes) throws {
         let width = SRPGroup.byteCount
         guard (1...width).contains(serverEphemeral.count) else {
             throw SRPError.invalidServerEphemeral("it has \(serverEphemeral.count) bytes (1 to \(width) expected)")
@@ -98,7 +114,7 @@ public final class SRPClient: @unchecked Sendable {
         let u = try BigNumber(littleEndian: SRPHash.expand([aBytes, bBytes]))
         guard !u.isZero else { throw SRPError.invalidServerEphemeral("u = H(A ‖ B) = 0") }
 
-        let xBytes = try SRPPassword.hash(password: password, salt: salt, group: group, version: version)
+        let xBytes = try deriveX()
         defer { xBytes.wipe() }
         let x = try BigNumber(secret: xBytes)
         // S = (B − k·g^x)^(a + u·x) mod N; the exponent is reduced mod N − 1 (the group order of Z_N*).
