@@ -387,7 +387,7 @@ public enum OpenPGP {
                 var fileName: UnsafeMutablePointer<CChar>?
                 var mtime: UInt32 = 0
                 let name = rnp_op_verify_get_file_info(op, &fileName, &mtime) == RNPResult.success ? rnpTakeString(fileName) : nil
-                return PGPDecrypted(data: output.data(), signature: combine(statuses),
+                return PGPDecrypted(data: output.takeData(), signature: combine(statuses),
                                     fileName: name.flatMap { $0.isEmpty ? nil : $0 })
             }
         }
