@@ -1,7 +1,7 @@
 // Fuzz target: incoming PGP/MIME and inline PGP mail as `PGPMIME.open` reads it, and PGP/MIME's
 // own armour reader.
 //
-// The first byte picks the entry point; the rest is the input:
+// The first byte picks the entry point (modulo 8: 5, 6, 7 are 0, 1, 3 again); the rest is the input:
 //   0  `PGPMIME.open` on the input as a whole message (the fixed key below decrypts and is the
 //      only verifier), and `PGPMIME.protection(of:)`
 //   1  integrity: one of the messages composed at start-up (multipart/signed, multipart/encrypted
@@ -275,7 +275,8 @@ func leaves(_ bytes: [UInt8]) -> [String] {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPGPMIME(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var reader = FuzzReader(Fuzz.bytes(data, size))
-    let mode = reader.byte() % 5
+    // Composing (4, a few milliseconds: two OpenPGP operations more) gets one mode byte in eight.
+    let mode = [0, 1, 2, 3, 4, 0, 1, 3][Int(reader.byte() % 8)]
     switch mode {
     case 0:
         _ = open(reader.rest(), what: "open")
