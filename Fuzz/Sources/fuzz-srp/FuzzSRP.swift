@@ -170,7 +170,7 @@ func ephemeral(_ reader: inout FuzzReader) -> [UInt8] {
     let delta = Int(reader.byte())
     switch shape {
     case 0: return n                                              // N ≡ 0
-    case 1: return [UInt8](repeating: 0, count: Int(reader.byte()) % 258)  // 0, any width (257 too long)
+    case 1: return [UInt8](repeating: 0, count: reader.uint16() % 257)  // 0, in 0 to 256 bytes
     case 2: return n + [UInt8](repeating: 0, count: Int(reader.byte() % 3))  // N with high zero bytes
     case 3: return add(n, delta, subtract: false)                 // N + d
     case 4: return add(n, delta + 1, subtract: true)              // N − d − 1
