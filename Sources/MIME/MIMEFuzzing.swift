@@ -9,12 +9,29 @@ import Foundation
 ///
 /// Trust-model row **inbox (low)**: hostile mail must never crash or hang the parser.
 public enum MIMEFuzzing {
+    /// Line ends normalized to LF, on Unicode scalars: Foundation's `replacingOccurrences(of:)`
+    /// matches on grapheme clusters and did not find a CRLF followed by a combining mark
+    /// (`"\r\n\u{0658}"`), so a body the builder had only re-ended with CRLF looked changed.
     static func normLines(_ s: String?) -> String? {
-        s.map { $0.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n") }
+        s.map { text in
+            var out = String.UnicodeScalarView()
+            var previousCR = false
+            for scalar in text.unicodeScalars {
+                if scalar == "\n", previousCR { previousCR = false; continue }
+                previousCR = scalar == "\r"
+                out.append(previousCR ? "\n" : scalar)
+            }
+            return String(out)
+        }
     }
 
+    /// Runs of blanks (space, tab, CR, LF) collapsed to one space, on Unicode scalars (a CRLF is
+    /// one `Character`, equal to neither `"\r"` nor `"\n"`).
     static func normBlanks(_ s: String?) -> String? {
-        s.map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }).joined(separator: " ") }
+        s.map { text in
+            text.unicodeScalars.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" })
+                .map { String(String.UnicodeScalarView($0)) }.joined(separator: " ")
+        }
     }
 
     /// Addresses the invariant covers: dot-atom local part and domain, nothing exotic.
