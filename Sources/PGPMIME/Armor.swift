@@ -90,21 +90,25 @@ enum Armor {
     }
 
     /// The tag of the first OpenPGP packet and where its body starts (RFC 4880 §4.2, old and
-    /// new formats), or `nil` when `binary` does not start with a packet header.
+    /// new formats), or `nil` when `binary` does not start with a whole packet header (a header
+    /// cut short is not one: `bodyOffset` is never past the end of `binary`).
     static func firstPacket(_ binary: [UInt8]) -> (tag: Int, bodyOffset: Int)? {
         guard let first = binary.first, first & 0x80 != 0 else { return nil }
+        let packet: (tag: Int, bodyOffset: Int)
         if first & 0x40 != 0 {
             guard binary.count >= 2 else { return nil }
             let l = binary[1]
             switch l {
-            case 0..<192: return (Int(first & 0x3F), 2)
-            case 192..<224: return (Int(first & 0x3F), 3)
-            case 255: return (Int(first & 0x3F), 6)
-            default: return (Int(first & 0x3F), 2)  // partial body length
+            case 0..<192: packet = (Int(first & 0x3F), 2)
+            case 192..<224: packet = (Int(first & 0x3F), 3)
+            case 255: packet = (Int(first & 0x3F), 6)
+            default: packet = (Int(first & 0x3F), 2)  // partial body length
             }
+        } else {
+            let lengthBytes = [1, 2, 4, 0][Int(first & 0x03)]
+            packet = (Int(first >> 2 & 0x0F), 1 + lengthBytes)
         }
-        let lengthBytes = [1, 2, 4, 0][Int(first & 0x03)]
-        return (Int(first >> 2 & 0x0F), 1 + lengthBytes)
+        return packet.bodyOffset <= binary.count ? packet : nil
     }
 
     /// The `micalg` name (RFC 3156 §5, RFC 4880 §9.4) of the hash algorithm of a binary v4 (or
