@@ -64,4 +64,13 @@ import Testing
         // ... and the serializer's `</p>` after it, with no <p> open, makes an empty one.
         #expect(again.innerHTML == "<select><div><p>k</p><option>t</option><p></p><table></table></div></select>")
     }
+
+    /// The same shape with `<input>` (second long-run input): its start tag pops the `<select>`
+    /// when one is in scope, so only a table hiding the select puts an input inside it.
+    @Test func inputInsideASelectWhileATableHidesIt() throws {
+        let first = try Self.fragment("<select><div><table><i><input>x")
+        #expect(first.innerHTML == "<select><div><i><input>x</i><table></table></div></select>")
+        let again = try Self.fragment(first.innerHTML)
+        #expect(again.innerHTML == "<select><div><i></i></div></select><i><input>x</i><table></table>")
+    }
 }
