@@ -109,11 +109,19 @@ func plainText(_ bytes: [UInt8]) -> String? {
 }
 
 func normalizedText(_ text: String) -> String {
-    let lines = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n").split(separator: "\n", omittingEmptySubsequences: false)
-    var out = lines.map { line -> Substring in
-        var s = line
+    // On Unicode scalars: Foundation's replacingOccurrences matches grapheme clusters and misses a
+    // CRLF before a combining mark (see MIMEFuzzing.normLines), and a CRLF is one Character.
+    var lines: [[Unicode.Scalar]] = [[]]
+    var previousCR = false
+    for scalar in text.unicodeScalars {
+        if scalar == "\n", previousCR { previousCR = false; continue }
+        previousCR = scalar == "\r"
+        if scalar == "\r" || scalar == "\n" { lines.append([]) } else { lines[lines.count - 1].append(scalar) }
+    }
+    var out = lines.map { line -> String in
+        var s = line[...]
         while let last = s.last, last == " " || last == "\t" { s = s.dropLast() }
-        return s
+        return String(String.UnicodeScalarView(s))
     }
     while let last = out.last, last.isEmpty { out.removeLast() }
     return out.joined(separator: "\n")
