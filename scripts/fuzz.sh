@@ -75,7 +75,8 @@ seeds() {
 run() {
     local target="$1" seconds="$2"
     local corpus="${FUZZ_CORPUS:-$SCRATCH/corpus}/$target" artifacts="$SCRATCH/artifacts/$target" log="${FUZZ_LOGS:-$SCRATCH/logs}/$target.log"
-    rm -rf "$artifacts"
+    # Artifacts are kept (never removed at the start of a run): another run of the same target
+    # must not delete the input of a finding before it is read.
     local scratch_tmp="${FUZZ_TMP:-$SCRATCH/tmp}"
     mkdir -p "$corpus" "$artifacts" "$(dirname "$log")" "$scratch_tmp"
     local args=("$corpus" "$SEEDS/$target"
@@ -106,7 +107,7 @@ run() {
         echo "fuzz: $target found a problem (exit status $status); the input is in ${artifacts#"$ROOT"/}/:"
         grep -E 'ERROR: libFuzzer|ERROR: AddressSanitizer|ORACLE VIOLATION|Fatal error|deadly signal|out-of-memory|timeout after' "$log" | head -5 || true
         grep -A12 'ORACLE VIOLATION' "$log" | head -14 || true
-        ls -1 "$artifacts" | head -3
+        ls -1t "$artifacts" | head -3
         return 1
     fi
 }
