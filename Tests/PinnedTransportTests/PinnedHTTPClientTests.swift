@@ -58,13 +58,13 @@ struct PinnedHTTPClientTests {
         defer { Task { await server.close() } }
         let (client, _) = try world.client([world.policy(pins: [world.certificateA.pin, TestPKI.unusedPin()])],
                                            requestTimeout: .milliseconds(500))
-        let started = ContinuousClock.now
+        // The error names the limit that ended the wait: 0.5 s here, 60 s had the default fired.
+        // No wall-clock bound: the timeout fires on the event loop at 0.5 s, but resuming this
+        // task needs a thread of the cooperative pool, which other suites' blocking tests held
+        // for 122 s in one CI run (2 cores, 2 pool threads), failing a 45 s bound.
         await #expect(throws: PinnedTransportError.timedOut(host: "rampart.test", seconds: 0.5)) {
             try await client.send(PinnedRequest(url: url("rampart.test", server.port)))
         }
-        // Not a speed check: only that the 0.5 s limit, not the 60 s default, ended the wait
-        // (generous bound so a loaded CI machine cannot make it flaky).
-        #expect(ContinuousClock.now - started < .seconds(45))
         try await client.shutdown()
     }
 
