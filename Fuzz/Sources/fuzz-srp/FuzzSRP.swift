@@ -41,25 +41,6 @@ import RampartCore
 
 let target = "srp"
 
-let modulusKeyArmored = """
------BEGIN PGP PRIVATE KEY BLOCK-----
-
-lIYEawbHhBYJKwYBBAHaRw8BAQdAWf8QhpGGK7KOgr3TFTLIEbz58LjM7Rt9XpCZ
-qHn5fnb+BwMCfYJP4Xz5sOr/uIPIoPm2AxQ8TpBykXDstCDZ5TFHMHb0WWeUvgXd
-TKh1EOfa2R6Exbw9C+sq4gF5JXjAXr7dURWXdb5R0zeybrWPXg4BSLQjUmFtcGFy
-dCBGdXp6IDxmdXp6QHJhbXBhcnQuaW52YWxpZD6IkAQTFggAOBYhBFCl3PJ0MHy/
-lDk/WeegtY6UnBj/BQJrBseEAhsDBQsJCAcCBhUKCQgLAgQWAgMBAh4BAheAAAoJ
-EOegtY6UnBj/xZcBAPc1YFDTs6CX+TkB/Vmvh1lHVc/hP+y8yTTyXHUtZ+zyAQCP
-vDl5720Z2pCuHs2lrf0tEIhVIxj5EEkQEkVV45FaCJyLBGsGx4cSCisGAQQBl1UB
-BQEBB0CAm/aZIT0aIFLcstvZL3pxuV1YPJqpftdVEh+lU7ZlEQMBCAf+BwMC60Qh
-caEnEfX/9t/H2EWlybiPEZz66OyjUUoAn8cVE/oXEM29OnLVg5z1QulHGJoP2QlQ
-FPERdYmcU1K05e8JQ8IZd0FV8A9b8IceXvwMC4h4BBgWCAAgFiEEUKXc8nQwfL+U
-OT9Z56C1jpScGP8FAmsGx4cCGwwACgkQ56C1jpScGP/34wEA7r2DOFGU2Hr95NxB
-KVRh1Hr+I8yaYf5utahcSk52AugA+wUC8gPEHLczFz71GJvQenT2SmcDoaNl6FuN
-jNC5uZ0A
-=XV8Q
------END PGP PRIVATE KEY BLOCK-----
-"""
 
 /// Everything made once per process.
 struct Fixture {
@@ -75,7 +56,7 @@ struct Fixture {
 
     init() {
         do {
-            modulusKey = try PGPPrivateKey.unlock(armored: modulusKeyArmored, passphrase: SecretBytes(copying: Array("fuzz".utf8)))
+            modulusKey = try PGPPrivateKey.unlock(armored: fuzzKeyArmored, passphrase: SecretBytes(copying: Array("fuzz".utf8)))
             otherKey = try PGPPrivateKey.generate(name: "Other Signer", address: "other@fuzz.invalid")
             let shortModulus = Data(group.modulus.prefix(255)).base64EncodedString()
             signedTexts = [
