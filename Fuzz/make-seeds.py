@@ -109,7 +109,7 @@ def openpgp_seeds(out):
     gpg = shutil.which("gpg")
     if gpg is None:
         return
-    source = os.path.join(ROOT, "Fuzz/Sources/fuzz-openpgp/FuzzOpenPGP.swift")
+    source = os.path.join(ROOT, "Fuzz/Sources/FuzzSupport/FuzzKey.swift")
     with open(source, encoding="utf-8") as f:
         key = re.search(r"-----BEGIN PGP PRIVATE KEY BLOCK-----.*?-----END PGP PRIVATE KEY BLOCK-----", f.read(), re.S).group(0)
     home = tempfile.mkdtemp(prefix="rfz-")
@@ -153,7 +153,7 @@ def fuzz_gpg():
     gpg = shutil.which("gpg")
     if gpg is None:
         return None
-    source = os.path.join(ROOT, "Fuzz/Sources/fuzz-openpgp/FuzzOpenPGP.swift")
+    source = os.path.join(ROOT, "Fuzz/Sources/FuzzSupport/FuzzKey.swift")
     with open(source, encoding="utf-8") as f:
         key = re.search(r"-----BEGIN PGP PRIVATE KEY BLOCK-----.*?-----END PGP PRIVATE KEY BLOCK-----", f.read(), re.S).group(0)
     home = tempfile.mkdtemp(prefix="rfz-")
