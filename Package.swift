@@ -295,18 +295,24 @@ products.append(.executable(name: "rampart", targets: ["rampart"]))
 targets += [
     .executableTarget(
         name: "rampart",
-        dependencies: cliDependencies + [argumentParser, .product(name: "Logging", package: "swift-log"), crypto],
+        dependencies: cliDependencies + ["RampartBenchmarks", argumentParser, .product(name: "Logging", package: "swift-log"), crypto],
         swiftSettings: swiftSettings
     ),
     // Runs the built `rampart` and `rampart-dev` executables (located next to the test bundle) as a user would.
     .testTarget(name: "RampartCLITests", dependencies: ["rampart", "rampart-dev"], swiftSettings: swiftSettings),
 ]
 
+// MARK: - RampartBenchmarks: benchmark corpora and timing (no command-line layer)
+// The generated mail corpora and the median-of-runs timing `rampart-dev bench` uses, kept in a
+// library so that a small package of HTML5 + MailSafety can run the same workloads while the
+// parser and sanitizer are profiled.
+targets.append(.target(name: "RampartBenchmarks", swiftSettings: swiftSettings))
+
 // MARK: - rampart-dev (the developer tool: every module's lab commands and benchmarks)
 products.append(.executable(name: "rampart-dev", targets: ["rampart-dev"]))
 targets.append(.executableTarget(
     name: "rampart-dev",
-    dependencies: cliDependencies + [argumentParser, .product(name: "Logging", package: "swift-log"), crypto],
+    dependencies: cliDependencies + ["RampartBenchmarks", argumentParser, .product(name: "Logging", package: "swift-log"), crypto],
     swiftSettings: swiftSettings
 ))
 // Test targets that run `rampart-dev` (lab commands, crash hooks) need it built first.
