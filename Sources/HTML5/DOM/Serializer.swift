@@ -1,13 +1,18 @@
 // The WHATWG "HTML fragment serialization algorithm": serialize -> parse gives the same tree.
+//
+// Performance: the tree is written as UTF-8 bytes into one growing `[UInt8]` (names and runs of
+// text are copied with `append(contentsOf:)`; escaping scans for the few special bytes and copies
+// the runs between them), and turned into a `String` once at the end. Element-name checks (void
+// elements, raw-text parents) compare packed ASCII bytes instead of hashing into a `Set<String>`.
 
 extension Node {
     /// The serialized children of this node (the spec's fragment serialization, like
     /// `innerHTML`). Template contents are serialized for `<template>`.
     public var innerHTML: String {
-        var out = ""
-        out.reserveCapacity(256)
-        HTMLSerializer.serializeChildren(of: self, into: &out)
-        return out
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(1024)
+        HTMLSerializer.serializeChildren(of: self, into: &bytes, scripting: false)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// This node and its subtree serialized (like `outerHTML`; for a document, the children).
@@ -16,13 +21,14 @@ extension Node {
     /// The serialization; with `scripting`, `<noscript>` text is written raw (as it was parsed
     /// with the scripting flag on).
     public func serialized(scripting: Bool) -> String {
-        var out = ""
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(1024)
         if self is Document || self is DocumentFragment {
-            HTMLSerializer.serializeChildren(of: self, into: &out, scripting: scripting)
+            HTMLSerializer.serializeChildren(of: self, into: &bytes, scripting: scripting)
         } else {
-            HTMLSerializer.serialize(self, into: &out, scripting: scripting)
+            HTMLSerializer.serialize(self, into: &bytes, scripting: scripting)
         }
-        return out
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
@@ -39,82 +45,194 @@ public enum HTMLSerializer {
 
     /// Serializes the children of `node` (template contents for a template element).
     public static func serializeChildren(of node: Node, into out: inout String, scripting: Bool = false) {
-        let parent: Node = (node as? Element)?.templateContent ?? node
-        // Iterative walk: a stack of (node, closing) pairs, so deep trees cannot overflow.
-        var stack: [(Node, Bool)] = []
-        var child = parent.lastChild
-        while let c = child { stack.append((c, false)); child = c.previousSibling }
-        while let (current, closing) = stack.popLast() {
-            if closing {
-                out += "</"; out += (current as! Element).localName; out += ">"
-                continue
-            }
-            if let element = current as? Element {
-                openTag(element, into: &out)
-                if element.namespace == .html && voidElements.contains(element.localName) { continue }
-                stack.append((element, true))
-                let content: Node = element.templateContent ?? element
-                var c = content.lastChild
-                while let x = c { stack.append((x, false)); c = x.previousSibling }
-            } else {
-                leaf(current, into: &out, scripting: scripting)
-            }
-        }
+        var bytes: [UInt8] = []
+        serializeChildren(of: node, into: &bytes, scripting: scripting)
+        out += String(decoding: bytes, as: UTF8.self)
     }
 
     /// Serializes one node (with its subtree).
     public static func serialize(_ node: Node, into out: inout String, scripting: Bool = false) {
+        var bytes: [UInt8] = []
+        serialize(node, into: &bytes, scripting: scripting)
+        out += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Serializes the children of `node` as UTF-8 (template contents for a template element).
+    static func serializeChildren(of node: Node, into out: inout [UInt8], scripting: Bool) {
+        let parent: Node = (node as? Element)?.templateContent ?? node
+        // A text child of `parent` is written raw when `parent` is a raw-text element.
+        let rawAtRoot = (parent as? Element).map { rawTextChildren($0, scripting: scripting) } ?? false
+        // Iterative walk over the sibling links: the stack holds the open elements whose end tags
+        // are pending (and whether their text children are raw), so deep trees cannot overflow.
+        var open: [(element: Element, raw: Bool)] = []
+        var next = parent.firstChild
+        while true {
+            guard let current = next else {
+                guard let (element, _) = open.popLast() else { return }
+                out.append(0x3C); out.append(0x2F)  // </
+                appendUTF8(element.localName, to: &out)
+                out.append(0x3E)
+                next = element.nextSibling
+                continue
+            }
+            if let element = current as? Element {
+                openTag(element, into: &out)
+                if element.namespace == .html && isVoid(element.localName) {
+                    next = element.nextSibling
+                    continue
+                }
+                open.append((element, rawTextChildren(element, scripting: scripting)))
+                next = (element.templateContent ?? element).firstChild
+                continue
+            }
+            leaf(current, raw: open.last?.raw ?? rawAtRoot, into: &out)
+            next = current.nextSibling
+        }
+    }
+
+    /// Serializes one node (with its subtree) as UTF-8.
+    static func serialize(_ node: Node, into out: inout [UInt8], scripting: Bool) {
         if let element = node as? Element {
             openTag(element, into: &out)
-            if element.namespace == .html && voidElements.contains(element.localName) { return }
+            if element.namespace == .html && isVoid(element.localName) { return }
             serializeChildren(of: element, into: &out, scripting: scripting)
-            out += "</"; out += element.localName; out += ">"
+            out.append(0x3C); out.append(0x2F)
+            appendUTF8(element.localName, to: &out)
+            out.append(0x3E)
         } else {
-            leaf(node, into: &out, scripting: scripting)
+            let raw = (node.parent as? Element).map { rawTextChildren($0, scripting: scripting) } ?? false
+            leaf(node, raw: raw, into: &out)
         }
     }
 
-    static func openTag(_ element: Element, into out: inout String) {
-        out += "<"; out += element.localName
+    /// Whether the text children of `element` are written without escaping (raw-text elements,
+    /// and `<noscript>` when parsed with scripting on).
+    @inline(__always)
+    private static func rawTextChildren(_ element: Element, scripting: Bool) -> Bool {
+        guard element.namespace == .html else { return false }
+        let name = element.localName
+        return isRawTextParent(name) || (scripting && name == "noscript")
+    }
+
+    static func openTag(_ element: Element, into out: inout [UInt8]) {
+        out.append(0x3C)
+        appendUTF8(element.localName, to: &out)
         for attribute in element.attributes {
-            out += " "; out += attribute.qualifiedName; out += "=\""
+            out.append(0x20)
+            if attribute.namespace == nil { appendUTF8(attribute.name, to: &out) } else { appendUTF8(attribute.qualifiedName, to: &out) }
+            out.append(0x3D); out.append(0x22)  // ="
             escape(attribute.value, attributeMode: true, into: &out)
-            out += "\""
+            out.append(0x22)
         }
-        out += ">"
+        out.append(0x3E)
     }
 
-    static func leaf(_ node: Node, into out: inout String, scripting: Bool) {
+    private static func leaf(_ node: Node, raw: Bool, into out: inout [UInt8]) {
         if let text = node as? Text {
-            if let parent = text.parent as? Element, parent.namespace == .html,
-               rawTextParents.contains(parent.localName) || (parent.localName == "noscript" && scripting) {
-                out += text.data
-            } else {
-                escape(text.data, attributeMode: false, into: &out)
-            }
+            if raw { appendUTF8(text.data, to: &out) } else { escape(text.data, attributeMode: false, into: &out) }
         } else if let comment = node as? Comment {
-            out += "<!--"; out += comment.data; out += "-->"
+            appendUTF8("<!--", to: &out); appendUTF8(comment.data, to: &out); appendUTF8("-->", to: &out)
         } else if let doctype = node as? DocumentType {
-            out += "<!DOCTYPE "; out += doctype.name; out += ">"
+            appendUTF8("<!DOCTYPE ", to: &out); appendUTF8(doctype.name, to: &out); out.append(0x3E)
         }
+    }
+
+    @inline(__always)
+    private static func appendUTF8(_ string: String, to out: inout [UInt8]) {
+        out.append(contentsOf: string.utf8)
     }
 
     /// Escapes text (`&`, NBSP, `<`, `>`) or an attribute value (`&`, NBSP, `"`), as the spec says.
     public static func escape(_ string: String, attributeMode: Bool, into out: inout String) {
-        var needs = false
-        for byte in string.utf8 where byte == 0x26 || byte == 0xC2 || (attributeMode ? byte == 0x22 : (byte == 0x3C || byte == 0x3E)) {
-            needs = true; break
+        var bytes: [UInt8] = []
+        escape(string, attributeMode: attributeMode, into: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The same escaping, as UTF-8: scans for the special bytes and copies the runs between them.
+    static func escape(_ string: String, attributeMode: Bool, into out: inout [UInt8]) {
+        let done: Void? = string.utf8.withContiguousStorageIfAvailable { p in
+            escape(p, attributeMode: attributeMode, into: &out)
         }
-        guard needs else { out += string; return }
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "\u{A0}": out += "&nbsp;"
-            case "\"" where attributeMode: out += "&quot;"
-            case "<" where !attributeMode: out += "&lt;"
-            case ">" where !attributeMode: out += "&gt;"
-            default: out.unicodeScalars.append(scalar)
+        if done == nil {
+            let copy = Array(string.utf8)
+            copy.withUnsafeBufferPointer { escape($0, attributeMode: attributeMode, into: &out) }
+        }
+    }
+
+    private static func escape(_ p: UnsafeBufferPointer<UInt8>, attributeMode: Bool, into out: inout [UInt8]) {
+        let n = p.count
+        var runStart = 0
+        var i = 0
+        // `"` in attribute mode, `<` and `>` in text mode; `&` and U+00A0 (C2 A0) in both.
+        let quote: UInt8 = attributeMode ? 0x22 : 0x26
+        let less: UInt8 = attributeMode ? 0x26 : 0x3C
+        let greater: UInt8 = attributeMode ? 0x26 : 0x3E
+        while i < n {
+            let b = p[i]
+            if b != 0x26 && b != 0xC2 && b != quote && b != less && b != greater {
+                i += 1
+                continue
             }
+            let replacement: StaticString
+            var width = 1
+            switch b {
+            case 0x26: replacement = "&amp;"
+            case 0xC2:
+                guard i + 1 < n, p[i + 1] == 0xA0 else { i += 1; continue }
+                replacement = "&nbsp;"
+                width = 2
+            case 0x22: replacement = "&quot;"
+            case 0x3C: replacement = "&lt;"
+            default: replacement = "&gt;"
+            }
+            if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<i])) }
+            out.append(contentsOf: UnsafeBufferPointer(start: replacement.utf8Start, count: replacement.utf8CodeUnitCount))
+            i += width
+            runStart = i
         }
+        if runStart < n { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<n])) }
+    }
+
+    // MARK: Element names as packed ASCII
+
+    /// Up to 8 ASCII bytes of `name` packed little-endian into a `UInt64` (0 when longer or not
+    /// ASCII). Comparing packed names replaces hashing into a set.
+    @inline(__always)
+    private static func packed(_ name: String) -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        for byte in name.utf8 {
+            guard shift < 64, byte < 0x80 else { return 0 }
+            value |= UInt64(byte) << shift
+            shift += 8
+        }
+        return value
+    }
+
+    private static func pack(_ literal: StaticString) -> UInt64 {
+        var value: UInt64 = 0
+        let p = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        for (index, byte) in p.enumerated() { value |= UInt64(byte) << UInt64(8 * index) }
+        return value
+    }
+
+    private static let packedVoidElements: [UInt64] = [
+        "area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "img", "input",
+        "keygen", "link", "meta", "param", "source", "track", "wbr",
+    ].map(pack)
+    private static let packedRawTextParents: [UInt64] = ["style", "script", "xmp", "iframe", "noembed", "noframes"].map(pack)
+
+    /// `name` is in ``voidElements``.
+    static func isVoid(_ name: String) -> Bool {
+        let key = packed(name)
+        return key != 0 && packedVoidElements.contains(key)
+    }
+
+    /// `name` is in ``rawTextParents``.
+    static func isRawTextParent(_ name: String) -> Bool {
+        let key = packed(name)
+        if key == 0 { return name == "plaintext" }
+        return packedRawTextParents.contains(key)
     }
 }
