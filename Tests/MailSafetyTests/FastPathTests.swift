@@ -123,4 +123,103 @@ import Testing
         }
         #expect(handled > 2_500)
     }
+
+    // MARK: URLs
+
+    /// Random URLs from pieces that matter to the parse (schemes, `\\`, userinfo, ports, IP
+    /// literals, percent-encoding, non-ASCII hosts, queries with tracking names, `?` in the
+    /// fragment): the byte parses give what the `Character` parses give.
+    @Test func urlByteParsesAgreeWithTheCharacterParses() {
+        let pieces = [
+            "http:", "HTTPS:", "https://", "//", "\\\\", "/\\", "\\", "/", "///", "user@", "a:b@", "@", "[::1]", "[FE80::1]", ":8080", ":", "%41",
+            "%", "%zz", "%2e", "%2E%2e", "%C3%A9", ".", "..", "Example.COM", "t.example", "x", "é", "ü", "例え.jp", "\u{301}", "?", "#", "&",
+            "=", "&&", "utm_source=x", "UTM_Medium=y", "mc_eid=1", "fbclid", "%75tm_source=1", "MKT_TOK=", "pk_x", "hsa_", "utm", "ref=1",
+            "?utm_x=1#?utm_y=2", " ", "a b", "cid:", "data:", "mailto:x", "\u{212A}", "\u{0}",
+        ]
+        var state: UInt64 = 0x243F6A8885A308D3
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        var asciiParsed = 0
+        for _ in 0..<40_000 {
+            var url = ["http:", "https://", "HTTP://", "//", ""][next(5)]
+            for _ in 0..<(1 + next(10)) { url += pieces[next(pieces.count)] }
+            let bytes = URLComponentsLite(url: url)
+            #expect(bytes == URLComponentsLite(characters: url), "\(url.debugDescription)")
+            if bytes != nil && url.utf8.allSatisfy({ $0 < 0x80 }) { asciiParsed += 1 }
+            let stripped = TrackingParameters.strip(url)
+            let reference = TrackingParameters.stripByCharacters(url)
+            #expect(stripped.url == reference.url && stripped.removed == reference.removed, "\(url.debugDescription)")
+            #expect(URLPolicy.scheme(of: url) == URLPolicy.schemeByScalars(url), "\(url.debugDescription)")
+        }
+        #expect(asciiParsed > 10_000)
+    }
+
+    @Test func urlEdgeCases() {
+        let parts = URLComponentsLite(url: "HTTPS://User:pw@WWW.Example.COM.:8443/a/B?x=1&utm_source=n#frag?utm_medium=m")
+        #expect(parts?.scheme == "https")
+        #expect(parts?.host == "www.example.com")
+        #expect(parts?.pathAndQuery == "/a/B?x=1&utm_source=n")
+        #expect(parts?.fragment == "frag?utm_medium=m")
+        #expect(URLComponentsLite(url: "http:\\\\t.example\\p")?.host == "t.example")
+        #expect(URLComponentsLite(url: "http:///t.example")?.host == "t.example")
+        #expect(URLComponentsLite(url: "http://[FE80::1]:80/")?.host == "[fe80::1]:80")
+        #expect(URLComponentsLite(url: "http://%54.example/")?.host == "t.example")
+        #expect(URLComponentsLite(url: "http://b%C3%BCcher.example/")?.host == "bücher.example")
+        #expect(URLComponentsLite(url: "http://BÜCHER.example/")?.host == "bücher.example")
+        #expect(URLComponentsLite(url: "http://") == nil)
+        #expect(URLComponentsLite(url: "http://user@:80/") == nil)
+        #expect(URLComponentsLite(url: "nocolon") == nil)
+        // A `?` in the fragment starts no query; removing the query keeps the fragment.
+        #expect(TrackingParameters.strip("https://x.example/a#b?utm_source=1").removed.isEmpty)
+        #expect(TrackingParameters.strip("https://x.example/a ?utm_source=n").url == "https://x.example/a ")
+        #expect(TrackingParameters.strip("https://x.example/a?UTM_Source=1&k=2&&%6Dc_eid=3#f") == ("https://x.example/a?k=2&#f", ["UTM_Source", "%6Dc_eid"]))
+        #expect(TrackingParameters.strip("https://x.example/a?&utm_source=1").url == "https://x.example/a")
+        #expect(TrackingParameters.strip("https://x.example/a?utm_source=1&").url == "https://x.example/a")
+        #expect(URLPolicy.scheme(of: "HtTp+x.1-:y") == "http+x.1-")
+        #expect(URLPolicy.scheme(of: "1http:") == nil)
+        #expect(URLPolicy.scheme(of: ":x") == nil)
+        #expect(URLPolicy.scheme(of: "é:x") == nil)
+        #expect(URLPolicy.scheme(of: "x") == nil)
+    }
+
+    // MARK: Name tables and prefixes
+
+    @Test func nameTablesAnswerAsTheSetsDo() {
+        let sets: [Set<String>] = [Allowlist.htmlElements, Allowlist.htmlAttributes, Allowlist.svgAttributes, Allowlist.clobberingNames,
+                                   CSSSanitizer.allowedFunctions, CSSSanitizer.forbiddenProperties, TrackingParameters.names]
+        let probes = ["", "a", "A", "STYLE", "style", "Style", "viewBox", "viewbox", "nodeName", "nodename", "\u{212A}", "mkt_to\u{212A}",
+                      "caf\u{E9}", "cafe\u{301}", "x-very-long-attribute-name-over-16", "background-color", "repeating-linear-gradient",
+                      "REPEATING-LINEAR-GRADIENT", "abcdefgh", "abcdefghi", "-webkit-linear-gradient", "é"]
+        for set in sets {
+            let table = ASCIINameTable(set)
+            for name in set { #expect(table.contains(name), "\(name)") }
+            for probe in probes + set.map({ $0.uppercased() }) + set.map({ $0 + "x" }) + set.map({ String($0.dropLast()) }) {
+                #expect(table.contains(probe) == set.contains(probe), "\(probe.debugDescription)")
+                #expect(table.contains(probe, lowercasing: true) == set.contains(probe.lowercased()), "\(probe.debugDescription)")
+                let bytes = Array(probe.utf8)
+                bytes.withUnsafeBufferPointer { p in
+                    #expect((table.value(p, 0..<p.count, lowercasing: true) != nil) == set.contains(probe.lowercased()), "\(probe.debugDescription)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: ["on", "onclick", "o", "", "onn", "on\u{301}", "o\u{301}n", "\u{212A}on", "data-rampart-src", "data-rampart-\u{301}",
+                      "data-rampart", "data-", "data-x", "aria-\u{301}", "/\u{301}", "//\u{301}", "#", "#\u{301}", "\\\\"])
+    func asciiPrefixesAnswerAsHasPrefix(_ s: String) {
+        #expect(s.hasASCIIPrefix("on") == s.hasPrefix("on"))
+        #expect(s.hasASCIIPrefix("data-rampart-") == s.hasPrefix("data-rampart-"))
+        #expect(s.hasASCIIPrefix("data-") == s.hasPrefix("data-"))
+        #expect(s.hasASCIIPrefix("aria-") == s.hasPrefix("aria-"))
+        #expect(s.hasASCIIPrefix("//") == s.hasPrefix("//"))
+        #expect(s.hasASCIIPrefix("#") == s.hasPrefix("#"))
+        #expect(s.hasASCIIPrefix("\\\\") == s.hasPrefix("\\\\"))
+    }
+
+    @Test func clobberingNamesAreFoundWhateverTheirCase() throws {
+        let html = try MailSanitizer().sanitize("<p id=LOCATION>a</p><p name=Rampart-x>b</p><p id=RAMPART-MESSAGE>c</p><p id=rampart-messages>d</p><p id=ok>e</p>").html
+        #expect(html == "<p>a</p><p>b</p><p>c</p><p>d</p><p id=\"ok\">e</p>")
+    }
 }

@@ -269,28 +269,22 @@ enum CSSStyleFastPath {
         return true
     }
 
-    /// The lowercased ASCII bytes of `p[start..<end]` as a `String` (small, no allocation up to
-    /// 15 bytes).
-    private static func lowercased(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> String {
-        String(unsafeUninitializedCapacity: end - start) { buffer in
-            for k in start..<end { let b = p[k]; buffer[k - start] = b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
-            return end - start
-        }
-    }
+    private static let forbiddenProperties = ASCIINameTable(CSSSanitizer.forbiddenProperties)
+    private static let allowedFunctions = ASCIINameTable(CSSSanitizer.allowedFunctions)
+    private static let positionOrZIndex = ASCIINameTable(["position", "z-index"])
+    private static let urlFunctions = ASCIINameTable(["url", "image-set", "-webkit-image-set"])
 
     /// A property the full path keeps as it is: not custom (`--x`), not forbidden, and not one
     /// whose value it rewrites (`position`, `z-index`).
     private static func isPlainProperty(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
         if end - start >= 2 && p[start] == 0x2D && p[start + 1] == 0x2D { return false }
-        let name = lowercased(p, start, end)
-        if name == "position" || name == "z-index" { return false }
-        return !CSSSanitizer.forbiddenProperties.contains(name)
+        if positionOrZIndex.value(p, start..<end, lowercasing: true) != nil { return false }
+        return forbiddenProperties.value(p, start..<end, lowercasing: true) == nil
     }
 
     /// An allowlisted function whose arguments hold no URL.
     private static func isPlainFunction(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
-        let name = lowercased(p, start, end)
-        if name == "url" || name == "image-set" || name == "-webkit-image-set" { return false }
-        return CSSSanitizer.allowedFunctions.contains(name)
+        if urlFunctions.value(p, start..<end, lowercasing: true) != nil { return false }
+        return allowedFunctions.value(p, start..<end, lowercasing: true) != nil
     }
 }

@@ -28,7 +28,7 @@ final class ResourceGate {
             // Already resolved by an earlier pass: the app serves it, never the network.
             return .load(url)
         }
-        let classification = URLPolicy.classify(url)
+        let classification = URLPolicy.classify(cleaned: url)
         if kind == .svgUse {
             // <use> and gradient/pattern references may point inside the message only: a
             // `data:` or remote document could carry script or load more.
@@ -100,7 +100,7 @@ final class ResourceGate {
     /// and `#fragment` survive; tracking parameters are stripped and reported.
     func link(_ raw: String) -> String? {
         let url = URLPolicy.clean(raw)
-        switch URLPolicy.classify(url) {
+        switch URLPolicy.classify(cleaned: url) {
         case .remote(let parts):
             if let vendor = options.trackers.vendor(for: parts) { report.tracker(url, .knownTracker, vendor: vendor) }
             guard options.stripTrackingParameters else { return url }

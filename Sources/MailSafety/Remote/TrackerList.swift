@@ -302,8 +302,83 @@ public enum TrackingParameters {
         return names.contains(lower) || prefixes.contains { lower.hasPrefix($0) }
     }
 
+    static let nameTable = ASCIINameTable(names)
+
+    /// ``isTracking(_:)`` of the ASCII name `bytes[range]` without `%` (so percent-decoding is
+    /// the identity and lowercasing is ASCII lowercasing).
+    private static func isTrackingASCII(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        if nameTable.value(bytes, range, lowercasing: true) != nil { return true }
+        func hasPrefix(_ prefix: StaticString) -> Bool {
+            guard range.count >= prefix.utf8CodeUnitCount else { return false }
+            for k in 0..<prefix.utf8CodeUnitCount {
+                let b = bytes[range.lowerBound + k]
+                if (b >= 0x41 && b <= 0x5A ? b | 0x20 : b) != prefix.utf8Start[k] { return false }
+            }
+            return true
+        }
+        return hasPrefix("utm_") || hasPrefix("pk_") || hasPrefix("mtm_") || hasPrefix("hsa_")
+    }
+
+    private enum ASCIIStrip { case result(url: String, removed: [String]), notASCII }
+
+    /// ``strip(_:)`` on the bytes of an all-ASCII URL (every `Character` is one byte; a cleaned
+    /// URL holds no CR LF pair). Names with `%` go through ``isTracking(_:)`` as before.
+    private static func stripASCII(_ url: String) -> ASCIIStrip {
+        let result: ASCIIStrip? = url.utf8.withContiguousStorageIfAvailable { bytes -> ASCIIStrip in
+            var hash = bytes.count
+            var question = -1
+            for (index, byte) in bytes.enumerated() {
+                if byte >= 0x80 { return .notASCII }
+                if byte == 0x23 && hash == bytes.count { hash = index }
+                if byte == 0x3F && question < 0 && hash == bytes.count { question = index }
+            }
+            guard question >= 0 else { return .result(url: url, removed: []) }
+            // The query is what lies between the first `?` and the first `#` (see strip).
+            var kept: [Range<Int>] = []
+            var removed: [String] = []
+            var itemStart = question + 1
+            while true {
+                var itemEnd = itemStart
+                while itemEnd < hash && bytes[itemEnd] != 0x26 { itemEnd += 1 }
+                var nameEnd = itemStart
+                while nameEnd < itemEnd && bytes[nameEnd] != 0x3D { nameEnd += 1 }
+                let name = itemStart..<nameEnd
+                let tracking = bytes[name].contains(0x25)
+                    ? isTracking(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                    : isTrackingASCII(bytes, name)
+                if tracking {
+                    removed.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                } else {
+                    kept.append(itemStart..<itemEnd)
+                }
+                if itemEnd >= hash { break }
+                itemStart = itemEnd + 1
+            }
+            guard !removed.isEmpty else { return .result(url: url, removed: []) }
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<question]))
+            for (index, item) in kept.enumerated() {
+                out.append(index == 0 ? 0x3F : 0x26)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[item]))
+            }
+            // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
+            if kept.count == 1 && kept[0].isEmpty { out.removeLast() }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[hash...]))
+            return .result(url: String(decoding: out, as: UTF8.self), removed: removed)
+        }
+        return result ?? .notASCII
+    }
+
     /// The URL with tracking parameters removed, and the names removed (empty if none).
     public static func strip(_ url: String) -> (url: String, removed: [String]) {
+        if case .result(let stripped, let removed) = stripASCII(url) { return (stripped, removed) }
+        return stripByCharacters(url)
+    }
+
+    /// ``strip(_:)`` by `Character`s, for URLs with non-ASCII text (and the reference the byte
+    /// version is tested against).
+    static func stripByCharacters(_ url: String) -> (url: String, removed: [String]) {
         // The query is what lies between the first `?` and the first `#`; a `?` in the fragment
         // starts no query (read as one, a second pass stripped parameters from the fragment that
         // the first pass kept: found by the sanitizer fuzz target's idempotence oracle).

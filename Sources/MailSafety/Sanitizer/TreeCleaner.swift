@@ -68,17 +68,24 @@ struct TreeCleaner {
         case .html:
             guard parentNamespace == .html else { gate.report.note(.foreignElement); return .remove }
             let name = element.localName
-            if let kind = Allowlist.htmlDropWithContent[name] {
+            switch Allowlist.htmlElementRules.value(name) {
+            case .keep?:
+                cleanAttributes(element)
+                return .keep
+            case .drop(let kind)?:
                 gate.report.note(kind)
                 if name == "link", let href = element[attribute: "href"] { _ = gate.resource(href, kind: .stylesheet) }
                 if name == "input", element[attribute: "type"]?.lowercased() == "image", let src = element[attribute: "src"] {
                     _ = gate.resource(src, kind: .inputImage)
                 }
                 return .remove
-            }
-            if let kind = Allowlist.htmlUnwrap[name] { gate.report.note(kind); return .unwrap }
-            guard Allowlist.htmlElements.contains(name) else { gate.report.note(.unknownElement); return .unwrap }
-            if name == "style" {
+            case .unwrap(let kind)?:
+                gate.report.note(kind)
+                return .unwrap
+            case nil:
+                gate.report.note(.unknownElement)
+                return .unwrap
+            case .style?:
                 let sheet = css.sanitizeStyleSheet(element.textContent)
                 guard !sheet.isEmpty else { gate.report.note(.cssRule, 0); return .remove }
                 element.removeAllChildren()
@@ -86,12 +93,10 @@ struct TreeCleaner {
                 element.attributes = []
                 return .keepWithoutChildren
             }
-            cleanAttributes(element)
-            return .keep
         case .svg:
             let allowedHere = parentNamespace == .svg || (element.localName == "svg" && parentNamespace == .html)
             guard allowedHere else { gate.report.note(.foreignElement); return .remove }
-            guard Allowlist.svgElements.contains(element.localName) else {
+            guard Allowlist.svgElementTable.contains(element.localName) else {
                 gate.report.note(element.localName == "script" ? .scriptElement : .activeElement)
                 return .remove
             }
@@ -104,7 +109,7 @@ struct TreeCleaner {
         case .mathml:
             let allowedHere = parentNamespace == .mathml || (element.localName == "math" && parentNamespace == .html)
             guard allowedHere else { gate.report.note(.foreignElement); return .remove }
-            guard Allowlist.mathMLElements.contains(element.localName) else { gate.report.note(.activeElement); return .remove }
+            guard Allowlist.mathMLElementTable.contains(element.localName) else { gate.report.note(.activeElement); return .remove }
             cleanAttributes(element)
             return .keep
         }
@@ -141,15 +146,18 @@ struct TreeCleaner {
         let keptStyle = styleIndex.flatMap { css.sanitizeStyleAttribute(element.attributes[$0].value) }
         let isPixel = isImage && Self.looksLikePixel(element, style: keptStyle)
         // Placeholders are read back as the attribute they stand for; then a name may repeat.
-        let hasPlaceholders = element.attributes.contains { $0.name.hasPrefix(Self.placeholderPrefix) }
+        let hasPlaceholders = element.attributes.contains { $0.name.hasASCIIPrefix("data-rampart-") }
         var seen = Set<String>()
+        kept.reserveCapacity(element.attributes.count + 2)
         for (index, original) in element.attributes.enumerated() {
             let attribute = hasPlaceholders ? Self.restoredName(original) : original
             let lowerName = attribute.name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? attribute.name.lowercased() : attribute.name
             if hasPlaceholders { guard seen.insert(attribute.qualifiedName).inserted else { continue } }
-            if lowerName.hasPrefix("on") { gate.report.note(.eventHandler); continue }
+            if lowerName.hasASCIIPrefix("on") { gate.report.note(.eventHandler); continue }
             if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.report.note(.attribute); continue }
-            if attribute.namespace == nil && lowerName.hasPrefix(Self.placeholderPrefix) { gate.report.note(.attribute); continue }
+            // Placeholder names are in no table: only names the table does not know need the test.
+            let info = Allowlist.attributeInfo.value(lowerName)
+            if attribute.namespace == nil && info == nil && lowerName.hasASCIIPrefix("data-rampart-") { gate.report.note(.attribute); continue }
             if let use = Allowlist.urlAttribute(element: element, attribute: attribute) {
                 switch use {
                 case .link:
@@ -177,35 +185,33 @@ struct TreeCleaner {
                 continue
             }
             guard attribute.namespace == nil else { gate.report.note(.attribute); continue }
-            if lowerName == "style" {
+            let role = info?.role ?? .none
+            if role == .style {
                 let style = index == styleIndex ? keptStyle : css.sanitizeStyleAttribute(attribute.value)
                 if let style { kept.append(Attribute(name: "style", value: style)) }
                 continue
             }
-            if lowerName == "id" || lowerName == "name" {
-                let value = attribute.value.lowercased()
-                if Allowlist.clobberingNames.contains(value) || value.hasPrefix("rampart") || value == options.wrapperID.lowercased() {
-                    gate.report.note(.clobberingName)
-                    continue
-                }
+            if role == .idOrName && isClobbering(attribute.value) {
+                gate.report.note(.clobberingName)
+                continue
             }
             switch element.namespace {
             case .html:
-                if lowerName == "target" || lowerName == "rel" { continue }
-                if Allowlist.htmlAttributes.contains(lowerName) || lowerName.hasPrefix("aria-")
-                    || (lowerName.hasPrefix("data-") && lowerName.count > 5) {
+                if role == .targetOrRel { continue }
+                if info?.html == true || lowerName.hasASCIIPrefix("aria-")
+                    || (lowerName.hasASCIIPrefix("data-") && lowerName.count > 5) {
                     kept.append(attribute)
                 } else {
                     gate.report.note(.attribute)
                 }
             case .svg:
-                guard Allowlist.svgAttributes.contains(attribute.name) else { gate.report.note(.attribute); continue }
+                guard Allowlist.svgAttributeTable.contains(attribute.name) else { gate.report.note(.attribute); continue }
                 if attribute.value.lowercased().contains("url(") || Allowlist.svgPaintAttributes.contains(attribute.name) {
                     guard Self.isLocalPaint(attribute.value) else { gate.report.note(.unsafeURL); continue }
                 }
                 kept.append(attribute)
             case .mathml:
-                if Allowlist.mathMLAttributes.contains(lowerName) { kept.append(attribute) } else { gate.report.note(.attribute) }
+                if info?.mathML == true { kept.append(attribute) } else { gate.report.note(.attribute) }
             }
         }
         if element.namespace == .html && (element.localName == "a" || element.localName == "area"),
@@ -214,6 +220,23 @@ struct TreeCleaner {
             kept.append(Attribute(name: "rel", value: "noopener noreferrer"))
         }
         element.attributes = kept
+    }
+
+    /// An `id`/`name` value that would clobber a DOM property, or that claims the `rampart`
+    /// prefix or the wrapper's id (compared case-insensitively). ASCII values are judged on their
+    /// bytes; others as the lowercased `String`, exactly as before.
+    private func isClobbering(_ value: String) -> Bool {
+        let ascii: Bool? = value.utf8.withContiguousStorageIfAvailable { bytes in
+            for b in bytes where b >= 0x80 { return false }
+            return true
+        }
+        guard ascii == true else {
+            let lower = value.lowercased()
+            return Allowlist.clobberingNames.contains(lower) || lower.hasPrefix("rampart") || lower == options.wrapperID.lowercased()
+        }
+        if Allowlist.clobberingNameTable.contains(value, lowercasing: true) { return true }
+        if value.asciiCaseInsensitiveHasPrefix("rampart") { return true }
+        return value.utf8.count == options.wrapperID.utf8.count && value.asciiCaseInsensitiveHasPrefix(options.wrapperID)
     }
 
     /// A paint/reference attribute may use `url(#local)` only (no external document).
