@@ -222,4 +222,48 @@ import Testing
         let html = try MailSanitizer().sanitize("<p id=LOCATION>a</p><p name=Rampart-x>b</p><p id=RAMPART-MESSAGE>c</p><p id=rampart-messages>d</p><p id=ok>e</p>").html
         #expect(html == "<p>a</p><p>b</p><p>c</p><p>d</p><p id=\"ok\">e</p>")
     }
+
+    // MARK: Serializer escaping
+
+    /// The escaping the serializer did scalar by scalar before it scanned bytes eight at a time.
+    private static func referenceEscape(_ string: String, attributeMode: Bool) -> String {
+        var out = ""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "\u{A0}": out += "&nbsp;"
+            case "\"" where attributeMode: out += "&quot;"
+            case "<" where !attributeMode: out += "&lt;"
+            case ">" where !attributeMode: out += "&gt;"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// Special characters at every offset around the 8-byte words, next to look-alike bytes
+    /// (`©` is C2 A9, `Â` is C3 82).
+    @Test func serializerEscapingMatchesTheScalarReference() {
+        let pieces = ["a", "bcdefgh", "&", "\u{A0}", "\"", "<", ">", "©", "Â", "é", "日本", "😀", "\u{0}", "'", "=", "        "]
+        var state: UInt64 = 0x13198A2E03707344
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        for _ in 0..<20_000 {
+            var text = ""
+            for _ in 0..<next(24) { text += pieces[next(pieces.count)] }
+            for attributeMode in [false, true] {
+                var out = "prefix"
+                HTMLSerializer.escape(text, attributeMode: attributeMode, into: &out)
+                #expect(out == "prefix" + Self.referenceEscape(text, attributeMode: attributeMode), "\(text.debugDescription)")
+            }
+        }
+        let element = Element(localName: "p", attributes: [Attribute(name: "title", value: "a\"b&c<d>\u{A0}")])
+        element.appendChild(Text("1234567<8>&\u{A0}\"x"))
+        #expect(element.outerHTML == "<p title=\"a&quot;b&amp;c<d>&nbsp;\">1234567&lt;8&gt;&amp;&nbsp;\"x</p>")
+        let fragment = DocumentFragment()
+        fragment.appendChild(element)
+        #expect(fragment.innerHTMLUTF8 == Array(fragment.innerHTML.utf8))
+    }
 }

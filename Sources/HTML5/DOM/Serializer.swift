@@ -15,6 +15,15 @@ extension Node {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// ``innerHTML`` as UTF-8 bytes, without making a `String` (for comparing a serialization
+    /// with a known text, as the sanitizer's re-parse check does).
+    public var innerHTMLUTF8: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(1024)
+        HTMLSerializer.serializeChildren(of: self, into: &bytes, scripting: false)
+        return bytes
+    }
+
     /// This node and its subtree serialized (like `outerHTML`; for a document, the children).
     public var outerHTML: String { serialized(scripting: false) }
 
@@ -162,13 +171,29 @@ public enum HTMLSerializer {
 
     private static func escape(_ p: UnsafeBufferPointer<UInt8>, attributeMode: Bool, into out: inout [UInt8]) {
         let n = p.count
+        guard n > 0, let base = p.baseAddress else { return }
         var runStart = 0
         var i = 0
         // `"` in attribute mode, `<` and `>` in text mode; `&` and U+00A0 (C2 A0) in both.
         let quote: UInt8 = attributeMode ? 0x22 : 0x26
         let less: UInt8 = attributeMode ? 0x26 : 0x3C
         let greater: UInt8 = attributeMode ? 0x26 : 0x3E
+        // Eight bytes at a time: skip words holding none of the special bytes (SWAR "has a zero
+        // byte" test on the word XOR each special byte repeated).
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func hasByte(_ word: UInt64, _ byte: UInt8) -> Bool {
+            let x = word ^ (ones &* UInt64(byte))
+            return (x &- ones) & ~x & highs != 0
+        }
         while i < n {
+            if i + 8 <= n {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+                if !(hasByte(word, 0x26) || hasByte(word, 0xC2) || hasByte(word, quote) || hasByte(word, less) || hasByte(word, greater)) {
+                    i += 8
+                    continue
+                }
+            }
             let b = p[i]
             if b != 0x26 && b != 0xC2 && b != quote && b != less && b != greater {
                 i += 1

@@ -175,8 +175,8 @@ struct TreeCleaner {
                 case .drop:
                     if lowerName == "ping" {
                         for url in attribute.value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) {
-                            gate.report.tracker(URLPolicy.clean(String(url)), .ping)
-                            gate.report.block(URLPolicy.clean(String(url)), .ping)
+                            gate.tracker(URLPolicy.clean(String(url)), .ping)
+                            gate.block(URLPolicy.clean(String(url)), .ping)
                         }
                     } else {
                         gate.report.note(.unsafeURL)
@@ -318,19 +318,77 @@ struct TreeCleaner {
     /// 1×1 (or 0×0) images, and images hidden by style: the classic open-tracking pixel.
     /// `style` is the element's style as the sanitizer keeps it.
     private static func looksLikePixel(_ element: Element, style keptStyle: String?) -> Bool {
-        func tiny(_ value: String?) -> Bool {
-            guard let value else { return false }
-            let digits = value.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber }
-            guard let n = Int(digits), !digits.isEmpty else { return false }
-            return n <= 1
-        }
         if tiny(element[attribute: "width"]) || tiny(element[attribute: "height"]) { return true }
-        if let style = keptStyle?.lowercased().filter({ !$0.isWhitespace }) {
-            let hints = ["display:none", "visibility:hidden", "opacity:0;", "width:1px", "height:1px", "width:0", "height:0", "max-width:0", "max-height:0"]
-            if hints.contains(where: { style.contains($0) }) || style.hasSuffix("opacity:0") { return true }
+        guard let keptStyle else { return false }
+        if let hidden = hidingStyleASCII(keptStyle) { return hidden }
+        let style = keptStyle.lowercased().filter { !$0.isWhitespace }
+        return pixelHints.contains(where: { style.contains($0) }) || style.hasSuffix("opacity:0")
+    }
+
+    private static let pixelHints = [
+        "display:none", "visibility:hidden", "opacity:0;", "width:1px", "height:1px", "width:0", "height:0", "max-width:0", "max-height:0",
+    ]
+    private static let pixelHintBytes: [[UInt8]] = pixelHints.map { Array($0.utf8) }
+
+    /// A `width`/`height` of 0 or 1 (leading digits after trimming spaces and tabs).
+    private static func tiny(_ value: String?) -> Bool {
+        guard let value else { return false }
+        // ASCII: trim space and tab (the ASCII part of `.whitespaces`), then ASCII digits (the
+        // ASCII part of `isNumber`), read as `Int` would (an overflow is no number).
+        let ascii: Bool?? = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var start = 0
+            var end = bytes.count
+            for b in bytes where b >= 0x80 { return nil }
+            while start < end && (bytes[start] == 0x20 || bytes[start] == 0x09) { start += 1 }
+            while end > start && (bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09) { end -= 1 }
+            var n = 0
+            var digits = 0
+            while start < end, bytes[start] >= 0x30 && bytes[start] <= 0x39 {
+                let (times, o1) = n.multipliedReportingOverflow(by: 10)
+                let (sum, o2) = times.addingReportingOverflow(Int(bytes[start] - 0x30))
+                if o1 || o2 { return false }
+                n = sum
+                digits += 1
+                start += 1
+            }
+            return digits > 0 && n <= 1
+        }
+        if let ascii, let answer = ascii { return answer }
+        let digits = value.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber }
+        guard let n = Int(digits), !digits.isEmpty else { return false }
+        return n <= 1
+    }
+
+    /// The hiding-style test on the bytes of an ASCII style (lowercased, whitespace removed:
+    /// for ASCII, `isWhitespace` is U+0009–U+000D and space); `nil` for non-ASCII.
+    private static func hidingStyleASCII(_ style: String) -> Bool? {
+        let result: Bool?? = style.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var compact: [UInt8] = []
+            compact.reserveCapacity(bytes.count)
+            for b in bytes {
+                if b >= 0x80 { return nil }
+                if b == 0x20 || (b >= 0x09 && b <= 0x0D) { continue }
+                compact.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+            }
+            for hint in pixelHintBytes where contains(compact, hint) { return true }
+            let suffix = Array("opacity:0".utf8)
+            return compact.count >= suffix.count && compact[(compact.count - suffix.count)...].elementsEqual(suffix)
+        }
+        return result ?? nil
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count, let first = needle.first else { return needle.isEmpty }
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == first {
+                var j = 1
+                while j < needle.count && haystack[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return true }
+            }
+            i += 1
         }
         return false
     }
 }
-
-import Foundation
