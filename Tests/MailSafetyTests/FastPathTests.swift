@@ -135,25 +135,37 @@ import Testing
             "%", "%zz", "%2e", "%2E%2e", "%C3%A9", ".", "..", "Example.COM", "t.example", "x", "é", "ü", "例え.jp", "\u{301}", "?", "#", "&",
             "=", "&&", "utm_source=x", "UTM_Medium=y", "mc_eid=1", "fbclid", "%75tm_source=1", "MKT_TOK=", "pk_x", "hsa_", "utm", "ref=1",
             "?utm_x=1#?utm_y=2", " ", "a b", "cid:", "data:", "mailto:x", "\u{212A}", "\u{0}",
+            "list-manage.com", "/track/open.php", "T.Example", "/a/b", "/o/abc", "/wf/open?upn=", "facebook.com/tr?",
+            "google-analytics.com", "track.hubspot.com", ".x",
         ]
         var state: UInt64 = 0x243F6A8885A308D3
         func next(_ bound: Int) -> Int {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             return Int(truncatingIfNeeded: state >> 33) % bound
         }
+        let trackers = TrackerList.builtIn.merging(TrackerList(vendors: [
+            TrackerList.Vendor(name: "Example", hosts: ["t.example", "Example.COM", "x"], patterns: ["/a/b", "utm_[a-z]+=1"]),
+        ]))
         var asciiParsed = 0
+        var vendorHits = 0
         for _ in 0..<40_000 {
             var url = ["http:", "https://", "HTTP://", "//", ""][next(5)]
             for _ in 0..<(1 + next(10)) { url += pieces[next(pieces.count)] }
             let bytes = URLComponentsLite(url: url)
             #expect(bytes == URLComponentsLite(characters: url), "\(url.debugDescription)")
             if bytes != nil && url.utf8.allSatisfy({ $0 < 0x80 }) { asciiParsed += 1 }
+            if let bytes {
+                let vendor = trackers.vendor(for: bytes)
+                #expect(vendor == trackers.vendorByCharacters(for: bytes), "\(url.debugDescription)")
+                if vendor != nil { vendorHits += 1 }
+            }
             let stripped = TrackingParameters.strip(url)
             let reference = TrackingParameters.stripByCharacters(url)
             #expect(stripped.url == reference.url && stripped.removed == reference.removed, "\(url.debugDescription)")
             #expect(URLPolicy.scheme(of: url) == URLPolicy.schemeByScalars(url), "\(url.debugDescription)")
         }
         #expect(asciiParsed > 10_000)
+        #expect(vendorHits > 1_000)
     }
 
     @Test func urlEdgeCases() {

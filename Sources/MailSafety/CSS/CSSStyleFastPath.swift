@@ -1,3 +1,5 @@
+import Foundation
+
 /// A one-pass, byte-level fast path for `style` attributes in the shape mail actually uses
 /// (`margin:0 0 8px;font-family:Arial,sans-serif;color:#333`): plain ASCII identifiers, numbers,
 /// dimensions, percentages, hashes, commas, `/`, quoted strings and allowlisted functions such as
@@ -31,7 +33,7 @@ enum CSSStyleFastPath {
             out.reserveCapacity(bytes.count)
             guard run(bytes, into: &out) else { return .unhandled }
             if out.isEmpty { return .empty }
-            if out.elementsEqual(bytes) { return .kept(text) }
+            if out.count == bytes.count, let base = bytes.baseAddress, memcmp(out, base, out.count) == 0 { return .kept(text) }
             return .kept(String(decoding: out, as: UTF8.self))
         }
         return result ?? .unhandled

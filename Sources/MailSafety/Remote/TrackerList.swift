@@ -32,6 +32,10 @@ public struct TrackerList: Sendable {
     public private(set) var vendors: [Vendor]
     private var compiled: [(vendor: Int, regex: NSRegularExpressionBox, literal: [UInt8]?)]
     private var hostIndex: [String: Int]
+    /// The UTF-8 lengths of the keys of `hostIndex` (an ASCII host suffix of another length
+    /// cannot be a key, so most URLs need no dictionary lookup at all); `nil` when a key is not
+    /// ASCII (it could be canonically equal to an ASCII text of another length).
+    private var hostLengths: Set<Int>? = []
 
     /// A list with no entries.
     public static let empty = TrackerList(vendors: [])
@@ -70,7 +74,11 @@ public struct TrackerList: Sendable {
     private mutating func add(_ vendor: Vendor) throws {
         let index = vendors.count
         vendors.append(vendor)
-        for host in vendor.hosts { hostIndex[host.lowercased()] = index }
+        for host in vendor.hosts {
+            let key = host.lowercased()
+            hostIndex[key] = index
+            if key.utf8.allSatisfy({ $0 < 0x80 }) { hostLengths?.insert(key.utf8.count) } else { hostLengths = nil }
+        }
         for pattern in vendor.patterns {
             do {
                 let regex = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
@@ -140,6 +148,57 @@ public struct TrackerList: Sendable {
 
     /// The vendor whose rule matches this URL, if any.
     public func vendor(for url: URLComponentsLite) -> String? {
+        if let answer = vendorASCII(for: url) { return answer }
+        return vendorByCharacters(for: url)
+    }
+
+    /// ``vendor(for:)`` for a URL whose host and path are ASCII, on their bytes: host suffixes
+    /// are looked up only when their length is that of a listed host, and the required-literal
+    /// pre-filter reads the ASCII-lowercased bytes (what `lowercased()` gives for ASCII). The
+    /// regular expressions still decide. `nil` when the text is not ASCII (the caller then uses
+    /// the `Character` code); `.some(nil)` when no vendor matches.
+    private func vendorASCII(for url: URLComponentsLite) -> String?? {
+        var lower: [UInt8] = []
+        lower.reserveCapacity(url.host.utf8.count + url.pathAndQuery.utf8.count)
+        for byte in url.host.utf8 {
+            if byte >= 0x80 { return nil }
+            lower.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+        }
+        let hostCount = lower.count
+        for byte in url.pathAndQuery.utf8 {
+            if byte >= 0x80 { return nil }
+            lower.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+        }
+        // The host and each suffix after a `.`, as the loop in vendorByCharacters.
+        var start = 0
+        while true {
+            if hostLengths?.contains(hostCount - start) ?? true {
+                let suffix = String(decoding: url.host.utf8.dropFirst(start), as: UTF8.self)
+                if let index = hostIndex[suffix] { return .some(vendors[index].name) }
+            }
+            var dot = start
+            let hostBytes = url.host.utf8
+            var found = false
+            for byte in hostBytes.dropFirst(start) {
+                if byte == 0x2E { found = true; break }
+                dot += 1
+            }
+            guard found else { break }
+            start = dot + 1
+        }
+        var text: String?
+        for (index, box, literal) in compiled {
+            if let literal, !Self.contains(lower, literal) { continue }
+            let matchText = text ?? url.matchText
+            text = matchText
+            let range = NSRange(matchText.startIndex..., in: matchText)
+            if box.regex.firstMatch(in: matchText, options: [], range: range) != nil { return .some(vendors[index].name) }
+        }
+        return .some(nil)
+    }
+
+    /// ``vendor(for:)`` by `Character`s (hosts or paths with non-ASCII text).
+    func vendorByCharacters(for url: URLComponentsLite) -> String? {
         var host = url.host
         while true {
             if let index = hostIndex[host] { return vendors[index].name }

@@ -30,7 +30,11 @@ public enum URLPolicy {
     /// Removes what the URL parser removes or ignores: leading and trailing C0 controls and
     /// spaces, and ASCII tab and newline anywhere.
     public static func clean(_ raw: String) -> String {
-        if !raw.utf8.contains(where: { $0 <= 0x20 }) { return raw }
+        let plain: Bool? = raw.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes where byte <= 0x20 { return false }
+            return true
+        }
+        if plain ?? !raw.utf8.contains(where: { $0 <= 0x20 }) { return raw }
         var scalars = Substring(raw).unicodeScalars[...]
         while let first = scalars.first, first.value <= 0x20 { scalars.removeFirst() }
         while let last = scalars.last, last.value <= 0x20 { scalars.removeLast() }

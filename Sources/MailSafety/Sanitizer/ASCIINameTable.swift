@@ -9,101 +9,112 @@
 ///
 /// Trust-model row: inbox (incoming mail) — the allowlists decide exactly as the `Set<String>`
 /// they replace; they only answer faster.
-struct ASCIINameTable<Value>: @unchecked Sendable {
-    private var lows: [UInt64] = []
-    private var highs: [UInt64] = []
-    private var lengths: [Int] = []
-    private var values: [Value] = []
-    /// Slot → index into the arrays above, or -1.
-    private var slots: [Int32]
+final class ASCIINameTable<Value>: @unchecked Sendable {
+    private struct Entry {
+        var low: UInt64
+        var high: UInt64
+        var length: Int
+        var value: Value?
+    }
+
+    /// Open addressing: `entries.count` is a power of two, at most a third full.
+    private let entries: [Entry]
+    private let mask: Int
     private let shift: UInt64
     /// Every entry by name: long names, and the exact answer for non-ASCII queries.
     private let byName: [String: Value]
 
-    init(_ entries: [(String, Value)]) {
+    init(_ pairs: [(String, Value)]) {
         var bits: UInt64 = 4
-        while (1 << bits) < entries.count * 3 { bits += 1 }
+        while (1 << bits) < pairs.count * 3 { bits += 1 }
         shift = 64 - bits
-        slots = Array(repeating: -1, count: 1 << bits)
+        mask = (1 << Int(bits)) - 1
+        var table = Array(repeating: Entry(low: 0, high: 0, length: -1, value: nil), count: 1 << Int(bits))
         var all: [String: Value] = [:]
-        for (name, value) in entries {
+        for (name, value) in pairs {
             precondition(all[name] == nil, "duplicate name \(name)")
             all[name] = value
-            guard let (low, high, length) = Self.pack(name, foldCase: false) else { continue }
-            var slot = Self.hash(low, high, length, shift)
-            while slots[slot] >= 0 { slot = (slot + 1) & (slots.count - 1) }
-            slots[slot] = Int32(lows.count)
-            lows.append(low); highs.append(high); lengths.append(length); values.append(value)
+            guard name.utf8.count <= 16, name.utf8.allSatisfy({ $0 < 0x80 }) else { continue }
+            let (low, high) = name.utf8.withContiguousStorageIfAvailable { Self.pack($0, foldCase: false) } ?? Self.pack(Array(name.utf8), foldCase: false)
+            var slot = Self.slot(low, high, name.utf8.count, shift)
+            while table[slot].length >= 0 { slot = (slot + 1) & mask }
+            table[slot] = Entry(low: low, high: high, length: name.utf8.count, value: value)
         }
+        entries = table
         byName = all
     }
 
     /// A table whose values are all `true` (a set).
-    init(_ names: some Sequence<String>) where Value == Bool {
+    convenience init(_ names: some Sequence<String>) where Value == Bool {
         self.init(names.map { ($0, true) })
     }
 
     @inline(__always)
-    private static func hash(_ low: UInt64, _ high: UInt64, _ length: Int, _ shift: UInt64) -> Int {
+    private static func slot(_ low: UInt64, _ high: UInt64, _ length: Int, _ shift: UInt64) -> Int {
         let mixed = (low ^ (high &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(truncatingIfNeeded: length)) &* 0xBF58_476D_1CE4_E5B9
         return Int(truncatingIfNeeded: mixed >> shift)
     }
 
-    /// The bytes of an ASCII name of at most 16 bytes (ASCII uppercase lowered with `foldCase`),
-    /// or `nil` for a longer or non-ASCII name.
+    /// At most 16 bytes packed little-endian into two words (zero-padded); ASCII uppercase
+    /// lowered with `foldCase` (SWAR: the bytes of 'A'…'Z' get 0x20 added).
     @inline(__always)
-    private static func pack(_ name: String, foldCase: Bool) -> (UInt64, UInt64, Int)? {
+    private static func pack(_ bytes: some Collection<UInt8>, foldCase: Bool) -> (UInt64, UInt64) {
         var low: UInt64 = 0
         var high: UInt64 = 0
-        var index = 0
-        for var byte in name.utf8 {
-            guard index < 16, byte < 0x80 else { return nil }
-            if foldCase && byte >= 0x41 && byte <= 0x5A { byte |= 0x20 }
-            if index < 8 { low |= UInt64(byte) << UInt64(8 * index) } else { high |= UInt64(byte) << UInt64(8 * (index - 8)) }
-            index += 1
+        var shift: UInt64 = 0
+        for byte in bytes {
+            if shift < 64 { low |= UInt64(byte) << shift } else { high |= UInt64(byte) << (shift - 64) }
+            shift += 8
         }
-        return (low, high, index)
+        return foldCase ? (lower(low), lower(high)) : (low, high)
+    }
+
+    /// ASCII-lowercases the bytes of `x` (all below 0x80).
+    @inline(__always)
+    private static func lower(_ x: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        // Per byte: 0x80 set iff byte >= 'A' (0x41), and iff byte > 'Z' (0x5A); no carries
+        // cross bytes because every byte is below 0x80.
+        let atLeastA = x &+ ones &* (0x80 - 0x41)
+        let aboveZ = x &+ ones &* (0x80 - 0x5B)
+        let upper = atLeastA & ~aboveZ & (ones &* 0x80)
+        return x | (upper >> 2)
+    }
+
+    @inline(__always)
+    private func find(_ low: UInt64, _ high: UInt64, _ length: Int) -> Value? {
+        var slot = Self.slot(low, high, length, shift)
+        while true {
+            let entry = entries[slot]
+            if entry.length < 0 { return nil }
+            if entry.low == low && entry.high == high && entry.length == length { return entry.value }
+            slot = (slot + 1) & mask
+        }
     }
 
     /// The value for `name`. With `lowercasing`, the answer is the one for `name.lowercased()`.
     @inline(__always)
     func value(_ name: String, lowercasing: Bool = false) -> Value? {
-        guard let (low, high, length) = Self.pack(name, foldCase: lowercasing) else {
-            return byName[lowercasing ? name.lowercased() : name]
+        let length = name.utf8.count
+        if length <= 16, let packed = name.utf8.withContiguousStorageIfAvailable({ Self.pack($0, foldCase: false) }),
+           (packed.0 | packed.1) & 0x8080_8080_8080_8080 == 0 {
+            return lowercasing ? find(Self.lower(packed.0), Self.lower(packed.1), length) : find(packed.0, packed.1, length)
         }
-        var slot = Self.hash(low, high, length, shift)
-        while true {
-            let index = Int(slots[slot])
-            if index < 0 { return nil }
-            if lows[index] == low && highs[index] == high && lengths[index] == length { return values[index] }
-            slot = (slot + 1) & (slots.count - 1)
-        }
+        return byName[lowercasing ? name.lowercased() : name]
     }
 
     /// The value for the UTF-8 name `bytes[range]` (lowercased with `lowercasing`), as for the
     /// `String` of those bytes.
     @inline(__always)
     func value(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, lowercasing: Bool = false) -> Value? {
-        func byString() -> Value? {
-            let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
-            return byName[lowercasing ? name.lowercased() : name]
+        if range.count <= 16 {
+            let (low, high) = Self.pack(UnsafeBufferPointer(rebasing: bytes[range]), foldCase: false)
+            if (low | high) & 0x8080_8080_8080_8080 == 0 {
+                return lowercasing ? find(Self.lower(low), Self.lower(high), range.count) : find(low, high, range.count)
+            }
         }
-        guard range.count <= 16 else { return byString() }
-        var low: UInt64 = 0
-        var high: UInt64 = 0
-        for (index, k) in range.enumerated() {
-            var byte = bytes[k]
-            if byte >= 0x80 { return byString() }
-            if lowercasing && byte >= 0x41 && byte <= 0x5A { byte |= 0x20 }
-            if index < 8 { low |= UInt64(byte) << UInt64(8 * index) } else { high |= UInt64(byte) << UInt64(8 * (index - 8)) }
-        }
-        var slot = Self.hash(low, high, range.count, shift)
-        while true {
-            let index = Int(slots[slot])
-            if index < 0 { return nil }
-            if lows[index] == low && highs[index] == high && lengths[index] == range.count { return values[index] }
-            slot = (slot + 1) & (slots.count - 1)
-        }
+        let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        return byName[lowercasing ? name.lowercased() : name]
     }
 
     func contains(_ name: String, lowercasing: Bool = false) -> Bool { value(name, lowercasing: lowercasing) != nil }

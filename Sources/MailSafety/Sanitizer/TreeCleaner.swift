@@ -132,10 +132,15 @@ struct TreeCleaner {
     }
 
     private static func placeholder(for attribute: Attribute) -> String {
-        placeholderPrefix + attribute.qualifiedName.replacingOccurrences(of: ":", with: "-")
+        let name = attribute.qualifiedName
+        // `:` is ASCII: a name without the byte has nothing to replace.
+        guard name.utf8.contains(0x3A) else { return placeholderPrefix + name }
+        return placeholderPrefix + name.replacingOccurrences(of: ":", with: "-")
     }
 
     private func cleanAttributes(_ element: Element) {
+        // Nothing to clean, and nothing to add (target/rel go only with a kept href).
+        if element.attributes.isEmpty { return }
         var kept: [Attribute] = []
         // An image's style is sanitized first and the pixel check reads what is kept: a hiding
         // style the CSS sanitizer drops is not in the output, so a check of the raw style blocked
