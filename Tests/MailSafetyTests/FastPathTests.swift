@@ -1,7 +1,7 @@
 import Foundation
-import HTML5
 import Testing
 @testable import MailSafety
+@testable import HTML5
 
 /// The byte-level fast paths against the full paths they shortcut: same output, same report.
 @Suite struct FastPathTests {
@@ -277,5 +277,14 @@ import Testing
         let fragment = DocumentFragment()
         fragment.appendChild(element)
         #expect(fragment.innerHTMLUTF8 == Array(fragment.innerHTML.utf8))
+    }
+
+    @Test func packedElementNamesAnswerAsTheSets() {
+        let names = HTMLSerializer.voidElements.union(HTMLSerializer.rawTextParents)
+        for name in names.union(["", "b", "a", "div", "noscript", "template", "plaintex", "plaintextx", "BR", "Br", "brx", "é", "basefonts", "textarea", "title"])
+            .union(names.map { $0.uppercased() }).union(names.map { String($0.dropLast()) }) {
+            #expect(HTMLSerializer.isVoid(name) == HTMLSerializer.voidElements.contains(name), "\(name)")
+            #expect(HTMLSerializer.isRawTextParent(name) == HTMLSerializer.rawTextParents.contains(name), "\(name)")
+        }
     }
 }

@@ -148,7 +148,8 @@ public enum HTMLSerializer {
 
     @inline(__always)
     private static func appendUTF8(_ string: String, to out: inout [UInt8]) {
-        out.append(contentsOf: string.utf8)
+        let done: Void? = string.utf8.withContiguousStorageIfAvailable { out.append(contentsOf: $0) }
+        if done == nil { out.append(contentsOf: string.utf8) }
     }
 
     /// Escapes text (`&`, NBSP, `<`, `>`) or an attribute value (`&`, NBSP, `"`), as the spec says.
@@ -225,39 +226,42 @@ public enum HTMLSerializer {
     /// ASCII). Comparing packed names replaces hashing into a set.
     @inline(__always)
     private static func packed(_ name: String) -> UInt64 {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        for byte in name.utf8 {
-            guard shift < 64, byte < 0x80 else { return 0 }
-            value |= UInt64(byte) << shift
-            shift += 8
+        let count = name.utf8.count
+        guard count <= 8 else { return 0 }
+        let value: UInt64? = name.utf8.withContiguousStorageIfAvailable { bytes in
+            var value: UInt64 = 0
+            for index in 0..<bytes.count { value |= UInt64(bytes[index]) << UInt64(8 * index) }
+            return value
         }
+        guard let value, value & 0x8080_8080_8080_8080 == 0 else { return 0 }
         return value
     }
 
-    private static func pack(_ literal: StaticString) -> UInt64 {
-        var value: UInt64 = 0
-        let p = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
-        for (index, byte) in p.enumerated() { value |= UInt64(byte) << UInt64(8 * index) }
-        return value
-    }
-
-    private static let packedVoidElements: [UInt64] = [
-        "area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "img", "input",
-        "keygen", "link", "meta", "param", "source", "track", "wbr",
-    ].map(pack)
-    private static let packedRawTextParents: [UInt64] = ["style", "script", "xmp", "iframe", "noembed", "noframes"].map(pack)
-
-    /// `name` is in ``voidElements``.
+    /// `name` is in ``voidElements`` (the packed names as literals; ``voidElements`` is the
+    /// readable list, and SerializerConformanceTests and the sanitizer's tests cover both).
     static func isVoid(_ name: String) -> Bool {
-        let key = packed(name)
-        return key != 0 && packedVoidElements.contains(key)
+        switch packed(name) {
+        case 0x6165_7261 /* area */, 0x6573_6162 /* base */, 0x746E_6F66_6573_6162 /* basefont */, 0x64_6E75_6F73_6762 /* bgsound */,
+             0x7262 /* br */, 0x6C_6F63 /* col */, 0x64_6562_6D65 /* embed */, 0x65_6D61_7266 /* frame */, 0x7268 /* hr */,
+             0x67_6D69 /* img */, 0x74_7570_6E69 /* input */, 0x6E65_6779_656B /* keygen */, 0x6B6E_696C /* link */,
+             0x6174_656D /* meta */, 0x6D_6172_6170 /* param */, 0x6563_7275_6F73 /* source */, 0x6B_6361_7274 /* track */,
+             0x72_6277 /* wbr */:
+            return true
+        default:
+            return false
+        }
     }
 
     /// `name` is in ``rawTextParents``.
     static func isRawTextParent(_ name: String) -> Bool {
-        let key = packed(name)
-        if key == 0 { return name == "plaintext" }
-        return packedRawTextParents.contains(key)
+        switch packed(name) {
+        case 0x65_6C79_7473 /* style */, 0x7470_6972_6373 /* script */, 0x70_6D78 /* xmp */, 0x656D_6172_6669 /* iframe */,
+             0x64_6562_6D65_6F6E /* noembed */, 0x7365_6D61_7266_6F6E /* noframes */:
+            return true
+        case 0:
+            return name == "plaintext"
+        default:
+            return false
+        }
     }
 }

@@ -29,14 +29,47 @@ enum CSSStyleFastPath {
 
     static func sanitize(_ text: String) -> Result {
         let result = text.utf8.withContiguousStorageIfAvailable { bytes -> Result in
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count)
-            guard run(bytes, into: &out) else { return .unhandled }
-            if out.isEmpty { return .empty }
-            if out.count == bytes.count, let base = bytes.baseAddress, memcmp(out, base, out.count) == 0 { return .kept(text) }
-            return .kept(String(decoding: out, as: UTF8.self))
+            // The output is never longer than the input (every byte written stands for at least
+            // one byte read); the writer checks its bounds anyway and gives up when full.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + 16) { buffer -> Result in
+                guard let base = buffer.baseAddress else { return .unhandled }
+                var out = Writer(base: base, capacity: buffer.count)
+                guard run(bytes, into: &out), !out.overflowed else { return .unhandled }
+                if out.count == 0 { return .empty }
+                if out.count == bytes.count, let input = bytes.baseAddress, memcmp(base, input, out.count) == 0 { return .kept(text) }
+                return .kept(String(decoding: UnsafeBufferPointer(start: base, count: out.count), as: UTF8.self))
+            }
         }
         return result ?? .unhandled
+    }
+
+    /// Appends bytes to a fixed buffer; past its end it only records the overflow.
+    struct Writer {
+        let base: UnsafeMutablePointer<UInt8>
+        let capacity: Int
+        var count = 0
+        var overflowed = false
+
+        init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+            self.base = base
+            self.capacity = capacity
+        }
+
+        @inline(__always) mutating func append(_ byte: UInt8) {
+            guard count < capacity else { overflowed = true; return }
+            base[count] = byte
+            count += 1
+        }
+
+        @inline(__always) mutating func append(contentsOf bytes: UnsafeBufferPointer<UInt8>) {
+            guard bytes.count <= capacity - count else { overflowed = true; return }
+            if let source = bytes.baseAddress { (base + count).update(from: source, count: bytes.count) }
+            count += bytes.count
+        }
+
+        @inline(__always) mutating func append(_ literal: StaticString) {
+            append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        }
     }
 
     // MARK: Byte classes (CSS Syntax Level 3 §4.2, ASCII only; non-ASCII gives up)
@@ -54,7 +87,7 @@ enum CSSStyleFastPath {
     private enum Previous { case start, space, word, other }
 
     /// Tokenizes, checks and serializes `bytes`; `false` = give up.
-    private static func run(_ p: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Bool {
+    private static func run(_ p: UnsafeBufferPointer<UInt8>, into out: inout Writer) -> Bool {
         let n = p.count
         var i = 0
         @inline(__always) func at(_ k: Int) -> UInt8 { k < n ? p[k] : 0 }
@@ -216,14 +249,14 @@ enum CSSStyleFastPath {
                 }
             }
             guard depth == 0 else { return false }
-            if important { out.append(contentsOf: "!important".utf8) }
+            if important { out.append("!important") }
         }
         return true
     }
 
     /// A number, percentage or dimension at `i` (which starts a number), written as its source
     /// text; `false` when the unit needs escaping or holds an escape or non-ASCII.
-    private static func consumeNumeric(_ p: UnsafeBufferPointer<UInt8>, _ i: inout Int, into out: inout [UInt8]) -> Bool {
+    private static func consumeNumeric(_ p: UnsafeBufferPointer<UInt8>, _ i: inout Int, into out: inout Writer) -> Bool {
         let n = p.count
         @inline(__always) func at(_ k: Int) -> UInt8 { k < n ? p[k] : 0 }
         let start = i
