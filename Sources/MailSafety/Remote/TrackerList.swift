@@ -158,17 +158,31 @@ public struct TrackerList: Sendable {
     /// regular expressions still decide. `nil` when the text is not ASCII (the caller then uses
     /// the `Character` code); `.some(nil)` when no vendor matches.
     private func vendorASCII(for url: URLComponentsLite) -> String?? {
-        var lower: [UInt8] = []
-        lower.reserveCapacity(url.host.utf8.count + url.pathAndQuery.utf8.count)
-        for byte in url.host.utf8 {
-            if byte >= 0x80 { return nil }
-            lower.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+        let hostCount = url.host.utf8.count
+        let total = hostCount + url.pathAndQuery.utf8.count
+        var ascii = true
+        // host + path + query, ASCII-lowercased, in one array.
+        let lower = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var k = 0
+            for part in [url.host, url.pathAndQuery] {
+                let done: Void? = part.utf8.withContiguousStorageIfAvailable { bytes in
+                    for byte in bytes {
+                        if byte >= 0x80 { ascii = false }
+                        buffer[k] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                        k += 1
+                    }
+                }
+                if done == nil {
+                    for byte in part.utf8 {
+                        if byte >= 0x80 { ascii = false }
+                        buffer[k] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                        k += 1
+                    }
+                }
+            }
+            initialized = k
         }
-        let hostCount = lower.count
-        for byte in url.pathAndQuery.utf8 {
-            if byte >= 0x80 { return nil }
-            lower.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
-        }
+        guard ascii else { return nil }
         // The host and each suffix after a `.`, as the loop in vendorByCharacters.
         var start = 0
         while true {
@@ -177,13 +191,8 @@ public struct TrackerList: Sendable {
                 if let index = hostIndex[suffix] { return .some(vendors[index].name) }
             }
             var dot = start
-            let hostBytes = url.host.utf8
-            var found = false
-            for byte in hostBytes.dropFirst(start) {
-                if byte == 0x2E { found = true; break }
-                dot += 1
-            }
-            guard found else { break }
+            while dot < hostCount && lower[dot] != 0x2E { dot += 1 }
+            guard dot < hostCount else { break }
             start = dot + 1
         }
         var text: String?

@@ -1,3 +1,4 @@
+import Foundation
 import HTML5
 
 /// The tree walk: decides for each node whether it is kept, unwrapped or removed, and cleans the
@@ -141,7 +142,7 @@ struct TreeCleaner {
     private func cleanAttributes(_ element: Element) {
         // Nothing to clean, and nothing to add (target/rel go only with a kept href).
         if element.attributes.isEmpty { return }
-        var kept: [Attribute] = []
+        var kept = KeptAttributes(element.attributes)
         // An image's style is sanitized first and the pixel check reads what is kept: a hiding
         // style the CSS sanitizer drops is not in the output, so a check of the raw style blocked
         // the image on the first pass and the second pass loaded it (found by the sanitizer fuzz
@@ -153,7 +154,6 @@ struct TreeCleaner {
         // Placeholders are read back as the attribute they stand for; then a name may repeat.
         let hasPlaceholders = element.attributes.contains { $0.name.hasASCIIPrefix("data-rampart-") }
         var seen = Set<String>()
-        kept.reserveCapacity(element.attributes.count + 2)
         for (index, original) in element.attributes.enumerated() {
             let attribute = hasPlaceholders ? Self.restoredName(original) : original
             let lowerName = attribute.name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? attribute.name.lowercased() : attribute.name
@@ -224,7 +224,61 @@ struct TreeCleaner {
             kept.append(Attribute(name: "target", value: "_blank"))
             kept.append(Attribute(name: "rel", value: "noopener noreferrer"))
         }
-        element.attributes = kept
+        if let changed = kept.result { element.attributes = changed }
+    }
+
+    /// The attributes kept so far, as the sequence they form; an array is made only once that
+    /// sequence stops being a prefix of the element's own attributes. Most elements keep every
+    /// attribute unchanged, and then their array is left as it is (no copy, no new array).
+    private struct KeptAttributes {
+        let originals: [Attribute]
+        /// While `nil`: the kept sequence is `originals[0..<matched]`.
+        private var copy: [Attribute]?
+        private var matched = 0
+
+        init(_ originals: [Attribute]) { self.originals = originals }
+
+        mutating func append(_ attribute: Attribute) {
+            if copy == nil {
+                if matched < originals.count && Self.sameBytes(originals[matched], attribute) {
+                    matched += 1
+                    return
+                }
+                var made = Array(originals[0..<matched])
+                made.reserveCapacity(originals.count + 2)
+                copy = made
+            }
+            copy!.append(attribute)
+        }
+
+        /// Byte-for-byte the same attribute (`==` on `String` is canonical equivalence, which
+        /// would let a rewrite to an equivalent but different text keep the original bytes).
+        private static func sameBytes(_ a: Attribute, _ b: Attribute) -> Bool {
+            a.namespace == b.namespace && sameBytes(a.name, b.name) && sameBytes(a.value, b.value)
+        }
+
+        private static func sameBytes(_ a: String, _ b: String) -> Bool {
+            guard a.utf8.count == b.utf8.count else { return false }
+            let fast: Bool?? = a.utf8.withContiguousStorageIfAvailable { pa in
+                b.utf8.withContiguousStorageIfAvailable { pb in
+                    guard let x = pa.baseAddress, let y = pb.baseAddress else { return true }  // both empty
+                    return memcmp(x, y, pa.count) == 0
+                }
+            }
+            if let fast, let answer = fast { return answer }
+            return a.utf8.elementsEqual(b.utf8)
+        }
+
+        func contains(where predicate: (Attribute) -> Bool) -> Bool {
+            if let copy { return copy.contains(where: predicate) }
+            return originals[0..<matched].contains(where: predicate)
+        }
+
+        /// The new attribute list, or `nil` when it equals the element's own.
+        var result: [Attribute]? {
+            if let copy { return copy }
+            return matched == originals.count ? nil : Array(originals[0..<matched])
+        }
     }
 
     /// An `id`/`name` value that would clobber a DOM property, or that claims the `rampart`
@@ -256,7 +310,7 @@ struct TreeCleaner {
         return !compact.contains("\\") && !compact.contains("javascript:")
     }
 
-    private func cleanSrcset(_ attribute: Attribute, isPixel: Bool, into kept: inout [Attribute]) {
+    private func cleanSrcset(_ attribute: Attribute, isPixel: Bool, into kept: inout KeptAttributes) {
         var loadable: [String] = []
         var blocked = false
         var all: [String] = []
