@@ -276,7 +276,16 @@ import Testing
         #expect(element.outerHTML == "<p title=\"a&quot;b&amp;c<d>&nbsp;\">1234567&lt;8&gt;&amp;&nbsp;\"x</p>")
         let fragment = DocumentFragment()
         fragment.appendChild(element)
-        #expect(fragment.innerHTMLUTF8 == Array(fragment.innerHTML.utf8))
+        #expect(fragment.innerHTMLEquals(fragment.innerHTML))
+        #expect(!fragment.innerHTMLEquals(fragment.innerHTML + " "))
+        #expect(!fragment.innerHTMLEquals(String(fragment.innerHTML.dropLast()) + "x"))
+        #expect(DocumentFragment().innerHTMLEquals(""))
+        #expect(!DocumentFragment().innerHTMLEquals("a"))
+        // Past the buffer's first capacity (it grows).
+        let big = DocumentFragment()
+        for index in 0..<3_000 { big.appendChild(Text("\(index) & ")) }
+        #expect(big.innerHTMLEquals(big.innerHTML))
+        #expect(big.innerHTML.utf8.count > 20_000)
     }
 
     @Test func packedElementNamesAnswerAsTheSets() {

@@ -1,27 +1,27 @@
 // The WHATWG "HTML fragment serialization algorithm": serialize -> parse gives the same tree.
 //
-// Performance: the tree is written as UTF-8 bytes into one growing `[UInt8]` (names and runs of
-// text are copied with `append(contentsOf:)`; escaping scans for the few special bytes and copies
-// the runs between them), and turned into a `String` once at the end. Element-name checks (void
+// Performance: the tree is written as UTF-8 bytes into one growing buffer of raw memory
+// (``UTF8Buffer``: an append is a capacity check and a copy; escaping scans for the few special
+// bytes and copies the runs between them), and turned into a `String` once at the end. Element-name checks (void
 // elements, raw-text parents) compare packed ASCII bytes instead of hashing into a `Set<String>`.
+
+import Foundation  // memcmp
 
 extension Node {
     /// The serialized children of this node (the spec's fragment serialization, like
     /// `innerHTML`). Template contents are serialized for `<template>`.
     public var innerHTML: String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(1024)
-        HTMLSerializer.serializeChildren(of: self, into: &bytes, scripting: false)
-        return String(decoding: bytes, as: UTF8.self)
+        var buffer = UTF8Buffer(capacity: 4096)
+        HTMLSerializer.serializeChildren(of: self, into: &buffer, scripting: false)
+        return buffer.string()
     }
 
-    /// ``innerHTML`` as UTF-8 bytes, without making a `String` (for comparing a serialization
-    /// with a known text, as the sanitizer's re-parse check does).
-    public var innerHTMLUTF8: [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(1024)
-        HTMLSerializer.serializeChildren(of: self, into: &bytes, scripting: false)
-        return bytes
+    /// Whether ``innerHTML`` is exactly `text` (byte for byte), without making a `String` of the
+    /// serialization: the sanitizer's re-parse check.
+    public func innerHTMLEquals(_ text: String) -> Bool {
+        var buffer = UTF8Buffer(capacity: max(text.utf8.count, 64))
+        HTMLSerializer.serializeChildren(of: self, into: &buffer, scripting: false)
+        return buffer.equals(text)
     }
 
     /// This node and its subtree serialized (like `outerHTML`; for a document, the children).
@@ -30,14 +30,81 @@ extension Node {
     /// The serialization; with `scripting`, `<noscript>` text is written raw (as it was parsed
     /// with the scripting flag on).
     public func serialized(scripting: Bool) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(1024)
+        var buffer = UTF8Buffer(capacity: 1024)
         if self is Document || self is DocumentFragment {
-            HTMLSerializer.serializeChildren(of: self, into: &bytes, scripting: scripting)
+            HTMLSerializer.serializeChildren(of: self, into: &buffer, scripting: scripting)
         } else {
-            HTMLSerializer.serialize(self, into: &bytes, scripting: scripting)
+            HTMLSerializer.serialize(self, into: &buffer, scripting: scripting)
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return buffer.string()
+    }
+}
+
+/// A growable buffer of UTF-8 bytes in raw memory, for the serializer: an append is a capacity
+/// check and a copy (no uniqueness check or generic sequence copy as with `[UInt8]`). Not
+/// copyable; it frees its memory when it goes out of scope.
+struct UTF8Buffer: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(to: count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        if bytes.count > capacity - count { grow(to: count + bytes.count) }
+        (base + count).initialize(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    @inline(__always)
+    mutating func append(_ literal: StaticString) {
+        append(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// The UTF-8 of `string`.
+    @inline(__always)
+    mutating func append(_ string: String) {
+        var copy = string
+        copy.withUTF8 { append($0) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    /// The bytes as a `String` (validated, as `String(decoding:as:)` does).
+    func string() -> String {
+        String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+    }
+
+    /// Whether the bytes are exactly the UTF-8 of `text`.
+    func equals(_ text: String) -> Bool {
+        guard count == text.utf8.count else { return false }
+        var copy = text
+        return copy.withUTF8 { other in
+            guard let otherBase = other.baseAddress else { return count == 0 }
+            return memcmp(base, otherBase, count) == 0
+        }
     }
 }
 
@@ -54,20 +121,20 @@ public enum HTMLSerializer {
 
     /// Serializes the children of `node` (template contents for a template element).
     public static func serializeChildren(of node: Node, into out: inout String, scripting: Bool = false) {
-        var bytes: [UInt8] = []
-        serializeChildren(of: node, into: &bytes, scripting: scripting)
-        out += String(decoding: bytes, as: UTF8.self)
+        var buffer = UTF8Buffer(capacity: 1024)
+        serializeChildren(of: node, into: &buffer, scripting: scripting)
+        out += buffer.string()
     }
 
     /// Serializes one node (with its subtree).
     public static func serialize(_ node: Node, into out: inout String, scripting: Bool = false) {
-        var bytes: [UInt8] = []
-        serialize(node, into: &bytes, scripting: scripting)
-        out += String(decoding: bytes, as: UTF8.self)
+        var buffer = UTF8Buffer(capacity: 1024)
+        serialize(node, into: &buffer, scripting: scripting)
+        out += buffer.string()
     }
 
     /// Serializes the children of `node` as UTF-8 (template contents for a template element).
-    static func serializeChildren(of node: Node, into out: inout [UInt8], scripting: Bool) {
+    static func serializeChildren(of node: Node, into out: inout UTF8Buffer, scripting: Bool) {
         let parent: Node = (node as? Element)?.templateContent ?? node
         // A text child of `parent` is written raw when `parent` is a raw-text element.
         let rawAtRoot = (parent as? Element).map { rawTextChildren($0, scripting: scripting) } ?? false
@@ -100,7 +167,7 @@ public enum HTMLSerializer {
     }
 
     /// Serializes one node (with its subtree) as UTF-8.
-    static func serialize(_ node: Node, into out: inout [UInt8], scripting: Bool) {
+    static func serialize(_ node: Node, into out: inout UTF8Buffer, scripting: Bool) {
         if let element = node as? Element {
             openTag(element, into: &out)
             if element.namespace == .html && isVoid(element.localName) { return }
@@ -123,7 +190,7 @@ public enum HTMLSerializer {
         return isRawTextParent(name) || (scripting && name == "noscript")
     }
 
-    static func openTag(_ element: Element, into out: inout [UInt8]) {
+    static func openTag(_ element: Element, into out: inout UTF8Buffer) {
         out.append(0x3C)
         appendUTF8(element.localName, to: &out)
         for attribute in element.attributes {
@@ -136,7 +203,7 @@ public enum HTMLSerializer {
         out.append(0x3E)
     }
 
-    private static func leaf(_ node: Node, raw: Bool, into out: inout [UInt8]) {
+    private static func leaf(_ node: Node, raw: Bool, into out: inout UTF8Buffer) {
         if let text = node as? Text {
             if raw { appendUTF8(text.data, to: &out) } else { escape(text.data, attributeMode: false, into: &out) }
         } else if let comment = node as? Comment {
@@ -147,30 +214,24 @@ public enum HTMLSerializer {
     }
 
     @inline(__always)
-    private static func appendUTF8(_ string: String, to out: inout [UInt8]) {
-        let done: Void? = string.utf8.withContiguousStorageIfAvailable { out.append(contentsOf: $0) }
-        if done == nil { out.append(contentsOf: string.utf8) }
+    private static func appendUTF8(_ string: String, to out: inout UTF8Buffer) {
+        out.append(string)
     }
 
     /// Escapes text (`&`, NBSP, `<`, `>`) or an attribute value (`&`, NBSP, `"`), as the spec says.
     public static func escape(_ string: String, attributeMode: Bool, into out: inout String) {
-        var bytes: [UInt8] = []
-        escape(string, attributeMode: attributeMode, into: &bytes)
-        out += String(decoding: bytes, as: UTF8.self)
+        var buffer = UTF8Buffer(capacity: string.utf8.count + 16)
+        escape(string, attributeMode: attributeMode, into: &buffer)
+        out += buffer.string()
     }
 
     /// The same escaping, as UTF-8: scans for the special bytes and copies the runs between them.
-    static func escape(_ string: String, attributeMode: Bool, into out: inout [UInt8]) {
-        let done: Void? = string.utf8.withContiguousStorageIfAvailable { p in
-            escape(p, attributeMode: attributeMode, into: &out)
-        }
-        if done == nil {
-            let copy = Array(string.utf8)
-            copy.withUnsafeBufferPointer { escape($0, attributeMode: attributeMode, into: &out) }
-        }
+    static func escape(_ string: String, attributeMode: Bool, into out: inout UTF8Buffer) {
+        var copy = string
+        copy.withUTF8 { escape($0, attributeMode: attributeMode, into: &out) }
     }
 
-    private static func escape(_ p: UnsafeBufferPointer<UInt8>, attributeMode: Bool, into out: inout [UInt8]) {
+    private static func escape(_ p: UnsafeBufferPointer<UInt8>, attributeMode: Bool, into out: inout UTF8Buffer) {
         let n = p.count
         guard n > 0, let base = p.baseAddress else { return }
         var runStart = 0
@@ -212,12 +273,12 @@ public enum HTMLSerializer {
             case 0x3C: replacement = "&lt;"
             default: replacement = "&gt;"
             }
-            if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<i])) }
-            out.append(contentsOf: UnsafeBufferPointer(start: replacement.utf8Start, count: replacement.utf8CodeUnitCount))
+            if runStart < i { out.append(UnsafeBufferPointer(rebasing: p[runStart..<i])) }
+            out.append(replacement)
             i += width
             runStart = i
         }
-        if runStart < n { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<n])) }
+        if runStart < n { out.append(UnsafeBufferPointer(rebasing: p[runStart..<n])) }
     }
 
     // MARK: Element names as packed ASCII

@@ -168,7 +168,7 @@ public struct MailSanitizer: Sendable {
         // does, and then cleaning again is a no-op (the cleaner is idempotent on its own output:
         // PropertyTests and CorpusTests run the full sanitize twice). When it does not — a
         // mutation — the cleaner runs again on the re-parsed tree until a fixed point.
-        if Self.equal(MessageParsing.parseFragment(current).innerHTMLUTF8, current) {
+        if MessageParsing.parseFragment(current).innerHTMLEquals(current) {
             return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
         }
         for _ in 1..<max(options.limits.maxPasses, 2) {
@@ -186,18 +186,6 @@ public struct MailSanitizer: Sendable {
         report.truncated = true
         report.note(.truncated)
         return SanitizedMessage(html: text, report: report, wrapperID: options.wrapperID)
-    }
-
-    /// Whether `bytes` are the UTF-8 of `text` (one `memcmp`, no `String` made of the bytes).
-    private static func equal(_ bytes: [UInt8], _ text: String) -> Bool {
-        guard bytes.count == text.utf8.count else { return false }
-        let fast: Bool? = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            bytes.withUnsafeBufferPointer { mine in
-                guard let a = mine.baseAddress, let b = utf8.baseAddress else { return true }  // both empty
-                return memcmp(a, b, mine.count) == 0
-            }
-        }
-        return fast ?? bytes.elementsEqual(text.utf8)
     }
 
     static func isValidWrapperID(_ id: String) -> Bool {
