@@ -152,7 +152,8 @@ struct TreeCleaner {
         let keptStyle = styleIndex.flatMap { css.sanitizeStyleAttribute(element.attributes[$0].value) }
         let isPixel = isImage && Self.looksLikePixel(element, style: keptStyle)
         // Placeholders are read back as the attribute they stand for; then a name may repeat.
-        let hasPlaceholders = element.attributes.contains { $0.name.hasASCIIPrefix("data-rampart-") }
+        // (A name whose first byte is not `d` cannot start with "data-rampart-": `d` is ASCII.)
+        let hasPlaceholders = element.attributes.contains { $0.name.utf8.first == 0x64 && $0.name.hasASCIIPrefix("data-rampart-") }
         var seen = Set<String>()
         for (index, original) in element.attributes.enumerated() {
             let attribute = hasPlaceholders ? Self.restoredName(original) : original
