@@ -40,6 +40,18 @@ struct CSSSanitizer {
 
     /// The declarations of a `style` attribute, sanitized; `nil` when nothing is left.
     func sanitizeStyleAttribute(_ text: String) -> String? {
+        // Most inline styles in mail are plain declarations the fast path writes exactly as the
+        // full path would (and usually unchanged); anything else takes the full path below.
+        switch CSSStyleFastPath.sanitize(text) {
+        case .kept(let style): return style
+        case .empty: return nil
+        case .unhandled: return sanitizeStyleAttributeFully(text)
+        }
+    }
+
+    /// The full path for `style` attributes: tokenize, parse, sanitize each declaration,
+    /// serialize. (The reference the fast path is checked against.)
+    func sanitizeStyleAttributeFully(_ text: String) -> String? {
         var dropped = 0
         let declarations = CSSParser.declarations(CSSParser.components(text), dropped: &dropped)
         gate.report.note(.cssDeclaration, dropped)

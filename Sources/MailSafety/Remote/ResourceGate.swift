@@ -18,7 +18,24 @@ final class ResourceGate {
     let options: SanitizerOptions
     var report = SanitizationReport()
 
+    /// What ``report`` already lists, for constant-time de-duplication (the report's arrays keep
+    /// the order; `contains` on them made a message with n blocked images cost n²).
+    private var blockedSeen = Set<BlockedResource>()
+    private var trackersSeen = Set<TrackerFinding>()
+
     init(options: SanitizerOptions) { self.options = options }
+
+    /// Lists a blocked resource in the report (once).
+    func block(_ url: String, _ kind: RemoteResourceKind) {
+        let item = BlockedResource(url: url, kind: kind)
+        if blockedSeen.insert(item).inserted { report.blockedRemote.append(item) }
+    }
+
+    /// Lists a tracker finding in the report (once).
+    func tracker(_ url: String, _ reason: TrackerFinding.Reason, vendor: String? = nil) {
+        let item = TrackerFinding(url: url, reason: reason, vendor: vendor)
+        if trackersSeen.insert(item).inserted { report.trackers.append(item) }
+    }
 
     /// Decides on a resource URL (something the viewer would load without a click).
     func resource(_ raw: String, kind: RemoteResourceKind, isPixel: Bool = false) -> Decision {
@@ -28,14 +45,14 @@ final class ResourceGate {
             // Already resolved by an earlier pass: the app serves it, never the network.
             return .load(url)
         }
-        let classification = URLPolicy.classify(url)
+        let classification = URLPolicy.classify(cleaned: url)
         if kind == .svgUse {
             // <use> and gradient/pattern references may point inside the message only: a
             // `data:` or remote document could carry script or load more.
             switch classification {
             case .fragment: return .load(url)
             case .remote:
-                report.block(url, kind)
+                block(url, kind)
                 return .block(url)
             default:
                 report.note(.unsafeURL)
@@ -76,17 +93,17 @@ final class ResourceGate {
             return .drop
         case .remote(let parts):
             if let vendor = options.trackers.vendor(for: parts) {
-                report.tracker(url, .knownTracker, vendor: vendor)
-                report.block(url, kind)
+                tracker(url, .knownTracker, vendor: vendor)
+                block(url, kind)
                 return .block(url)
             }
             if isPixel {
-                report.tracker(url, .pixel)
-                report.block(url, kind)
+                tracker(url, .pixel)
+                block(url, kind)
                 return .block(url)
             }
             if options.remote.allowsRemote && kind != .stylesheet { return .load(url) }
-            report.block(url, kind)
+            block(url, kind)
             return .block(url)
         case .fragment where kind == .svgUse:
             return .load(url)
@@ -100,14 +117,14 @@ final class ResourceGate {
     /// and `#fragment` survive; tracking parameters are stripped and reported.
     func link(_ raw: String) -> String? {
         let url = URLPolicy.clean(raw)
-        switch URLPolicy.classify(url) {
+        switch URLPolicy.classify(cleaned: url) {
         case .remote(let parts):
-            if let vendor = options.trackers.vendor(for: parts) { report.tracker(url, .knownTracker, vendor: vendor) }
+            if let vendor = options.trackers.vendor(for: parts) { tracker(url, .knownTracker, vendor: vendor) }
             guard options.stripTrackingParameters else { return url }
             let (stripped, removed) = TrackingParameters.strip(url)
             if !removed.isEmpty {
                 report.note(.trackingParameter, removed.count)
-                report.tracker(url, .linkParameters)
+                tracker(url, .linkParameters)
             }
             // Removing the query can leave trailing spaces ("https://x.example/a ?utm_source=n"),
             // which the next pass would clean away: clean again so one pass is a fixed point

@@ -32,6 +32,10 @@ public struct TrackerList: Sendable {
     public private(set) var vendors: [Vendor]
     private var compiled: [(vendor: Int, regex: NSRegularExpressionBox, literal: [UInt8]?)]
     private var hostIndex: [String: Int]
+    /// The UTF-8 lengths of the keys of `hostIndex` (an ASCII host suffix of another length
+    /// cannot be a key, so most URLs need no dictionary lookup at all); `nil` when a key is not
+    /// ASCII (it could be canonically equal to an ASCII text of another length).
+    private var hostLengths: Set<Int>? = []
 
     /// A list with no entries.
     public static let empty = TrackerList(vendors: [])
@@ -70,7 +74,11 @@ public struct TrackerList: Sendable {
     private mutating func add(_ vendor: Vendor) throws {
         let index = vendors.count
         vendors.append(vendor)
-        for host in vendor.hosts { hostIndex[host.lowercased()] = index }
+        for host in vendor.hosts {
+            let key = host.lowercased()
+            hostIndex[key] = index
+            if key.utf8.allSatisfy({ $0 < 0x80 }) { hostLengths?.insert(key.utf8.count) } else { hostLengths = nil }
+        }
         for pattern in vendor.patterns {
             do {
                 let regex = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
@@ -140,6 +148,66 @@ public struct TrackerList: Sendable {
 
     /// The vendor whose rule matches this URL, if any.
     public func vendor(for url: URLComponentsLite) -> String? {
+        if let answer = vendorASCII(for: url) { return answer }
+        return vendorByCharacters(for: url)
+    }
+
+    /// ``vendor(for:)`` for a URL whose host and path are ASCII, on their bytes: host suffixes
+    /// are looked up only when their length is that of a listed host, and the required-literal
+    /// pre-filter reads the ASCII-lowercased bytes (what `lowercased()` gives for ASCII). The
+    /// regular expressions still decide. `nil` when the text is not ASCII (the caller then uses
+    /// the `Character` code); `.some(nil)` when no vendor matches.
+    private func vendorASCII(for url: URLComponentsLite) -> String?? {
+        let hostCount = url.host.utf8.count
+        let total = hostCount + url.pathAndQuery.utf8.count
+        var ascii = true
+        // host + path + query, ASCII-lowercased, in one array.
+        let lower = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var k = 0
+            for part in [url.host, url.pathAndQuery] {
+                let done: Void? = part.utf8.withContiguousStorageIfAvailable { bytes in
+                    for byte in bytes {
+                        if byte >= 0x80 { ascii = false }
+                        buffer[k] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                        k += 1
+                    }
+                }
+                if done == nil {
+                    for byte in part.utf8 {
+                        if byte >= 0x80 { ascii = false }
+                        buffer[k] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                        k += 1
+                    }
+                }
+            }
+            initialized = k
+        }
+        guard ascii else { return nil }
+        // The host and each suffix after a `.`, as the loop in vendorByCharacters.
+        var start = 0
+        while true {
+            if hostLengths?.contains(hostCount - start) ?? true {
+                let suffix = String(decoding: url.host.utf8.dropFirst(start), as: UTF8.self)
+                if let index = hostIndex[suffix] { return .some(vendors[index].name) }
+            }
+            var dot = start
+            while dot < hostCount && lower[dot] != 0x2E { dot += 1 }
+            guard dot < hostCount else { break }
+            start = dot + 1
+        }
+        var text: String?
+        for (index, box, literal) in compiled {
+            if let literal, !Self.memmemContains(lower, literal) { continue }
+            let matchText = text ?? url.matchText
+            text = matchText
+            let range = NSRange(matchText.startIndex..., in: matchText)
+            if box.regex.firstMatch(in: matchText, options: [], range: range) != nil { return .some(vendors[index].name) }
+        }
+        return .some(nil)
+    }
+
+    /// ``vendor(for:)`` by `Character`s (hosts or paths with non-ASCII text).
+    func vendorByCharacters(for url: URLComponentsLite) -> String? {
         var host = url.host
         while true {
             if let index = hostIndex[host] { return vendors[index].name }
@@ -173,6 +241,27 @@ public struct TrackerList: Sendable {
             if let index = hostIndex[host] { return vendors[index].name }
             guard let dot = host.firstIndex(of: ".") else { return nil }
             host = String(host[host.index(after: dot)...])
+        }
+    }
+
+    /// ``contains(_:_:)`` with the C library's `memchr` for the first byte and `memcmp` for
+    /// the rest (the same answer, without a byte loop in Swift).
+    private static func memmemContains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first else { return true }
+        guard needle.count <= haystack.count else { return false }
+        return haystack.withUnsafeBytes { h in
+            needle.withUnsafeBytes { n in
+                guard let hBase = h.baseAddress, let nBase = n.baseAddress else { return false }
+                var offset = 0
+                let last = h.count - n.count  // the last offset a match can start at
+                while offset <= last {
+                    guard let hit = memchr(hBase + offset, Int32(first), last - offset + 1) else { return false }
+                    let at = hBase.distance(to: UnsafeRawPointer(hit))
+                    if memcmp(hBase + at, nBase, n.count) == 0 { return true }
+                    offset = at + 1
+                }
+                return false
+            }
         }
     }
 
@@ -302,8 +391,83 @@ public enum TrackingParameters {
         return names.contains(lower) || prefixes.contains { lower.hasPrefix($0) }
     }
 
+    static let nameTable = ASCIINameTable(names)
+
+    /// ``isTracking(_:)`` of the ASCII name `bytes[range]` without `%` (so percent-decoding is
+    /// the identity and lowercasing is ASCII lowercasing).
+    private static func isTrackingASCII(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        if nameTable.value(bytes, range, lowercasing: true) != nil { return true }
+        func hasPrefix(_ prefix: StaticString) -> Bool {
+            guard range.count >= prefix.utf8CodeUnitCount else { return false }
+            for k in 0..<prefix.utf8CodeUnitCount {
+                let b = bytes[range.lowerBound + k]
+                if (b >= 0x41 && b <= 0x5A ? b | 0x20 : b) != prefix.utf8Start[k] { return false }
+            }
+            return true
+        }
+        return hasPrefix("utm_") || hasPrefix("pk_") || hasPrefix("mtm_") || hasPrefix("hsa_")
+    }
+
+    private enum ASCIIStrip { case result(url: String, removed: [String]), notASCII }
+
+    /// ``strip(_:)`` on the bytes of an all-ASCII URL (every `Character` is one byte; a cleaned
+    /// URL holds no CR LF pair). Names with `%` go through ``isTracking(_:)`` as before.
+    private static func stripASCII(_ url: String) -> ASCIIStrip {
+        let result: ASCIIStrip? = url.utf8.withContiguousStorageIfAvailable { bytes -> ASCIIStrip in
+            var hash = bytes.count
+            var question = -1
+            for (index, byte) in bytes.enumerated() {
+                if byte >= 0x80 { return .notASCII }
+                if byte == 0x23 && hash == bytes.count { hash = index }
+                if byte == 0x3F && question < 0 && hash == bytes.count { question = index }
+            }
+            guard question >= 0 else { return .result(url: url, removed: []) }
+            // The query is what lies between the first `?` and the first `#` (see strip).
+            var kept: [Range<Int>] = []
+            var removed: [String] = []
+            var itemStart = question + 1
+            while true {
+                var itemEnd = itemStart
+                while itemEnd < hash && bytes[itemEnd] != 0x26 { itemEnd += 1 }
+                var nameEnd = itemStart
+                while nameEnd < itemEnd && bytes[nameEnd] != 0x3D { nameEnd += 1 }
+                let name = itemStart..<nameEnd
+                let tracking = bytes[name].contains(0x25)
+                    ? isTracking(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                    : isTrackingASCII(bytes, name)
+                if tracking {
+                    removed.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                } else {
+                    kept.append(itemStart..<itemEnd)
+                }
+                if itemEnd >= hash { break }
+                itemStart = itemEnd + 1
+            }
+            guard !removed.isEmpty else { return .result(url: url, removed: []) }
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<question]))
+            for (index, item) in kept.enumerated() {
+                out.append(index == 0 ? 0x3F : 0x26)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[item]))
+            }
+            // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
+            if kept.count == 1 && kept[0].isEmpty { out.removeLast() }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[hash...]))
+            return .result(url: String(decoding: out, as: UTF8.self), removed: removed)
+        }
+        return result ?? .notASCII
+    }
+
     /// The URL with tracking parameters removed, and the names removed (empty if none).
     public static func strip(_ url: String) -> (url: String, removed: [String]) {
+        if case .result(let stripped, let removed) = stripASCII(url) { return (stripped, removed) }
+        return stripByCharacters(url)
+    }
+
+    /// ``strip(_:)`` by `Character`s, for URLs with non-ASCII text (and the reference the byte
+    /// version is tested against).
+    static func stripByCharacters(_ url: String) -> (url: String, removed: [String]) {
         // The query is what lies between the first `?` and the first `#`; a `?` in the fragment
         // starts no query (read as one, a second pass stripped parameters from the fragment that
         // the first pass kept: found by the sanitizer fuzz target's idempotence oracle).

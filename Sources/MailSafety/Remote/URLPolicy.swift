@@ -30,7 +30,11 @@ public enum URLPolicy {
     /// Removes what the URL parser removes or ignores: leading and trailing C0 controls and
     /// spaces, and ASCII tab and newline anywhere.
     public static func clean(_ raw: String) -> String {
-        if !raw.utf8.contains(where: { $0 <= 0x20 }) { return raw }
+        let plain: Bool? = raw.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes where byte <= 0x20 { return false }
+            return true
+        }
+        if plain ?? !raw.utf8.contains(where: { $0 <= 0x20 }) { return raw }
         var scalars = Substring(raw).unicodeScalars[...]
         while let first = scalars.first, first.value <= 0x20 { scalars.removeFirst() }
         while let last = scalars.last, last.value <= 0x20 { scalars.removeLast() }
@@ -41,6 +45,29 @@ public enum URLPolicy {
 
     /// The lowercased scheme of a cleaned URL, or `nil` when it has none (relative URL).
     public static func scheme(of url: String) -> String? {
+        // On the UTF-8 bytes: a scheme is ASCII, and a non-ASCII byte before the `:` means no
+        // scheme, as a non-ASCII scalar did in the scalar loop below.
+        let fast: String?? = url.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            for (index, byte) in bytes.enumerated() {
+                if byte == 0x3A {
+                    guard index > 0 else { return nil }
+                    return String(unsafeUninitializedCapacity: index) { out in
+                        for k in 0..<index { let b = bytes[k]; out[k] = b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+                        return index
+                    }
+                }
+                let isAlpha = (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A
+                let isOther = (byte >= 0x30 && byte <= 0x39) || byte == 0x2B || byte == 0x2D || byte == 0x2E
+                if !(isAlpha || (index > 0 && isOther)) { return nil }
+            }
+            return nil
+        }
+        if let fast { return fast }
+        return schemeByScalars(url)
+    }
+
+    /// ``scheme(of:)`` scalar by scalar (the reference for the byte version above).
+    static func schemeByScalars(_ url: String) -> String? {
         var scheme = ""
         for (index, scalar) in url.unicodeScalars.enumerated() {
             if scalar == ":" { return index == 0 ? nil : scheme }
@@ -58,12 +85,17 @@ public enum URLPolicy {
 
     /// Classifies a URL after ``clean(_:)``.
     public static func classify(_ raw: String) -> Classification {
-        let url = clean(raw)
-        if url.hasPrefix("//") || url.hasPrefix("\\\\") || url.hasPrefix("/\\") || url.hasPrefix("\\/") {
+        classify(cleaned: clean(raw))
+    }
+
+    /// ``classify(_:)`` of a URL that has been through ``clean(_:)`` (which is idempotent: what
+    /// it returns starts and ends with a scalar above U+0020 and holds no tab or newline).
+    static func classify(cleaned url: String) -> Classification {
+        if url.hasASCIIPrefix("//") || url.hasASCIIPrefix("\\\\") || url.hasASCIIPrefix("/\\") || url.hasASCIIPrefix("\\/") {
             guard let parts = URLComponentsLite(url: "https:" + url.replacingOccurrences(of: "\\", with: "/")) else { return .unsafe(scheme: nil) }
             return .remote(parts)
         }
-        if url.hasPrefix("#") { return .fragment }
+        if url.hasASCIIPrefix("#") { return .fragment }
         guard let scheme = scheme(of: url) else { return .unsafe(scheme: nil) }
         switch scheme {
         case "http", "https":
@@ -126,6 +158,16 @@ public struct URLComponentsLite: Sendable, Equatable {
     public var fragment: String?
 
     init?(url: String) {
+        switch Self.parseASCII(url) {
+        case .parsed(let parts): self = parts; return
+        case .invalid: return nil
+        case .notASCII: self.init(characters: url)
+        }
+    }
+
+    /// The parse by `Character`s, for URLs with non-ASCII text (and the reference the byte
+    /// parse is tested against).
+    init?(characters url: String) {
         guard let colon = url.firstIndex(of: ":") else { return nil }
         scheme = url[..<colon].lowercased()
         let afterColon = url[url.index(after: colon)...]
@@ -138,6 +180,71 @@ public struct URLComponentsLite: Sendable, Equatable {
         fragment = nil
         if host.isEmpty { return nil }
         splitFragment()
+    }
+
+    private init(scheme: String, host: String, pathAndQuery: String, fragment: String?) {
+        self.scheme = scheme
+        self.host = host
+        self.pathAndQuery = pathAndQuery
+        self.fragment = fragment
+    }
+
+    private enum ASCIIParse { case parsed(URLComponentsLite), invalid, notASCII }
+
+    /// The parse below for an all-ASCII URL, on its bytes: for ASCII text every `Character` is
+    /// one byte (the URL is cleaned, so no CR LF pair), so byte searches find what the
+    /// `Character` searches find. A host with `%` is decoded by ``normalizeHost(_:)`` as before.
+    private static func parseASCII(_ url: String) -> ASCIIParse {
+        let result: ASCIIParse? = url.utf8.withContiguousStorageIfAvailable { bytes -> ASCIIParse in
+            var colon = -1
+            for (index, byte) in bytes.enumerated() {
+                if byte >= 0x80 { return .notASCII }
+                if byte == 0x3A && colon < 0 { colon = index }
+            }
+            guard colon >= 0 else { return .invalid }
+            func text(_ range: Range<Int>, lowercased: Bool = false, in source: UnsafeBufferPointer<UInt8>) -> String {
+                String(unsafeUninitializedCapacity: range.count) { out in
+                    for (k, i) in range.enumerated() { let b = source[i]; out[k] = lowercased && b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+                    return range.count
+                }
+            }
+            let scheme = text(0..<colon, lowercased: true, in: bytes)
+            // `\` reads as `/`; `http:example.com` and `http:///example.com` as `http://example.com`.
+            var rest = Array(bytes[(colon + 1)...])
+            for k in rest.indices where rest[k] == 0x5C { rest[k] = 0x2F }
+            return rest.withUnsafeBufferPointer { r -> ASCIIParse in
+                var start = 0
+                while start < r.count && r[start] == 0x2F { start += 1 }
+                var hostEnd = start
+                while hostEnd < r.count && r[hostEnd] != 0x2F && r[hostEnd] != 0x3F && r[hostEnd] != 0x23 { hostEnd += 1 }
+                // The host: after the last `@`; an IP literal `[…]` whole; else before the last `:`.
+                var hostStart = start
+                for k in start..<hostEnd where r[k] == 0x40 { hostStart = k + 1 }
+                var host: String
+                if hostStart < hostEnd && r[hostStart] == 0x5B {
+                    host = text(hostStart..<hostEnd, lowercased: true, in: r)
+                } else {
+                    var end = hostEnd
+                    for k in hostStart..<hostEnd where r[k] == 0x3A { end = k }
+                    if r[hostStart..<end].contains(0x25) {
+                        host = URLPolicy.percentDecode(text(hostStart..<end, in: r)).lowercased()
+                        while host.hasSuffix(".") { host.removeLast() }
+                    } else {
+                        while end > hostStart && r[end - 1] == 0x2E { end -= 1 }
+                        host = text(hostStart..<end, lowercased: true, in: r)
+                    }
+                }
+                if host.isEmpty { return .invalid }
+                var fragment: String?
+                var pathEnd = r.count
+                if let hash = r[hostEnd...].firstIndex(of: 0x23) {
+                    fragment = text((hash + 1)..<r.count, in: r)
+                    pathEnd = hash
+                }
+                return .parsed(URLComponentsLite(scheme: scheme, host: host, pathAndQuery: text(hostEnd..<pathEnd, in: r), fragment: fragment))
+            }
+        }
+        return result ?? .notASCII
     }
 
     private mutating func splitFragment() {

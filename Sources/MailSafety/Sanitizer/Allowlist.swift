@@ -74,27 +74,34 @@ enum Allowlist {
         if element.namespace == .svg {
             return name == "href" ? svgHref(element) : nil
         }
-        guard element.namespace == .html else { return nil }
-        switch name {
-        case "href":
+        guard element.namespace == .html, let urlName = htmlURLAttributes.value(name) else { return nil }
+        switch urlName {
+        case .href:
             return element.localName == "a" || element.localName == "area" ? .link : .drop
-        case "src":
+        case .src:
             switch element.localName {
             case "img": return .resource(.image)
             case "source": return .resource(element.parent.flatMap { ($0 as? Element)?.localName } == "picture" ? .image : .media)
             case "video", "audio": return .resource(.media)
             default: return .drop
             }
-        case "srcset": return element.localName == "img" || element.localName == "source" ? .srcset : .drop
-        case "poster": return element.localName == "video" ? .resource(.poster) : .drop
-        case "background": return .resource(.background)
-        case "cite": return .link
-        case "action", "formaction", "longdesc", "ping", "data", "codebase", "classid", "archive", "manifest",
-             "lowsrc", "dynsrc", "profile", "usemap", "icon", "itemtype", "srcdoc", "attributionsrc":
-            return .drop
-        default: return nil
+        case .srcset: return element.localName == "img" || element.localName == "source" ? .srcset : .drop
+        case .poster: return element.localName == "video" ? .resource(.poster) : .drop
+        case .background: return .resource(.background)
+        case .cite: return .link
+        case .drop: return .drop
         }
     }
+
+    /// The names of HTML attributes holding a URL (one table lookup for every attribute instead of
+    /// a chain of string comparisons).
+    enum HTMLURLAttributeName { case href, src, srcset, poster, background, cite, drop }
+
+    static let htmlURLAttributes = ASCIINameTable<HTMLURLAttributeName>(
+        [("href", .href), ("src", .src), ("srcset", .srcset), ("poster", .poster), ("background", .background), ("cite", .cite)]
+            + ["action", "formaction", "longdesc", "ping", "data", "codebase", "classid", "archive", "manifest", "lowsrc", "dynsrc",
+               "profile", "usemap", "icon", "itemtype", "srcdoc", "attributionsrc"].map { ($0, .drop) }
+    )
 
     private static func svgHref(_ element: Element) -> URLAttribute {
         switch element.localName {
@@ -134,6 +141,52 @@ enum Allowlist {
         "rspace", "minsize", "maxsize", "linethickness", "columnalign", "rowalign", "columnspan", "rowspan",
         "width", "height", "depth", "notation", "class", "id", "style", "form",
     ]
+
+    // MARK: Tables (the sets above, looked up by packed ASCII bytes; see ASCIINameTable)
+
+    /// What ``TreeCleaner`` does with an HTML element, by local name (absent: unknown, unwrapped).
+    enum HTMLElementRule {
+        case keep
+        /// `<style>`: the sheet is sanitized.
+        case style
+        case drop(RemovalKind)
+        case unwrap(RemovalKind)
+    }
+
+    /// ``htmlDropWithContent`` first, then ``htmlUnwrap``, then ``htmlElements`` (the order the
+    /// checks were made in).
+    static let htmlElementRules: ASCIINameTable<HTMLElementRule> = {
+        var rules: [String: HTMLElementRule] = [:]
+        for name in htmlElements { rules[name] = name == "style" ? .style : .keep }
+        for (name, kind) in htmlUnwrap { rules[name] = .unwrap(kind) }
+        for (name, kind) in htmlDropWithContent { rules[name] = .drop(kind) }
+        return ASCIINameTable(rules.map { ($0.key, $0.value) })
+    }()
+    static let svgElementTable = ASCIINameTable(svgElements)
+    static let mathMLElementTable = ASCIINameTable(mathMLElements)
+
+    /// The attribute names with a rule of their own in ``TreeCleaner``, and membership of the
+    /// HTML and MathML attribute allowlists, in one lookup.
+    struct AttributeInfo {
+        enum Role { case none, style, idOrName, targetOrRel }
+        var role: Role = .none
+        var html = false
+        var mathML = false
+    }
+
+    static let attributeInfo: ASCIINameTable<AttributeInfo> = {
+        var info: [String: AttributeInfo] = [:]
+        for name in htmlAttributes { info[name, default: AttributeInfo()].html = true }
+        for name in mathMLAttributes { info[name, default: AttributeInfo()].mathML = true }
+        info["style", default: AttributeInfo()].role = .style
+        info["id", default: AttributeInfo()].role = .idOrName
+        info["name", default: AttributeInfo()].role = .idOrName
+        info["target", default: AttributeInfo()].role = .targetOrRel
+        info["rel", default: AttributeInfo()].role = .targetOrRel
+        return ASCIINameTable(info.map { ($0.key, $0.value) })
+    }()
+    static let svgAttributeTable = ASCIINameTable(svgAttributes)
+    static let clobberingNameTable = ASCIINameTable(clobberingNames)
 
     /// `id`/`name` values that would shadow properties of `document` or `window` (DOM clobbering)
     /// when the message is shown in a web view that runs the app's scripts (the composer).

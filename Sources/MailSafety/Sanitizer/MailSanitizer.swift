@@ -168,7 +168,7 @@ public struct MailSanitizer: Sendable {
         // does, and then cleaning again is a no-op (the cleaner is idempotent on its own output:
         // PropertyTests and CorpusTests run the full sanitize twice). When it does not — a
         // mutation — the cleaner runs again on the re-parsed tree until a fixed point.
-        if MessageParsing.parseFragment(current).innerHTML == current {
+        if MessageParsing.parseFragment(current).innerHTMLEquals(current) {
             return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
         }
         for _ in 1..<max(options.limits.maxPasses, 2) {

@@ -1,3 +1,4 @@
+import Foundation
 import HTML5
 
 /// The tree walk: decides for each node whether it is kept, unwrapped or removed, and cleans the
@@ -68,17 +69,24 @@ struct TreeCleaner {
         case .html:
             guard parentNamespace == .html else { gate.report.note(.foreignElement); return .remove }
             let name = element.localName
-            if let kind = Allowlist.htmlDropWithContent[name] {
+            switch Allowlist.htmlElementRules.value(name) {
+            case .keep?:
+                cleanAttributes(element)
+                return .keep
+            case .drop(let kind)?:
                 gate.report.note(kind)
                 if name == "link", let href = element[attribute: "href"] { _ = gate.resource(href, kind: .stylesheet) }
                 if name == "input", element[attribute: "type"]?.lowercased() == "image", let src = element[attribute: "src"] {
                     _ = gate.resource(src, kind: .inputImage)
                 }
                 return .remove
-            }
-            if let kind = Allowlist.htmlUnwrap[name] { gate.report.note(kind); return .unwrap }
-            guard Allowlist.htmlElements.contains(name) else { gate.report.note(.unknownElement); return .unwrap }
-            if name == "style" {
+            case .unwrap(let kind)?:
+                gate.report.note(kind)
+                return .unwrap
+            case nil:
+                gate.report.note(.unknownElement)
+                return .unwrap
+            case .style?:
                 let sheet = css.sanitizeStyleSheet(element.textContent)
                 guard !sheet.isEmpty else { gate.report.note(.cssRule, 0); return .remove }
                 element.removeAllChildren()
@@ -86,12 +94,10 @@ struct TreeCleaner {
                 element.attributes = []
                 return .keepWithoutChildren
             }
-            cleanAttributes(element)
-            return .keep
         case .svg:
             let allowedHere = parentNamespace == .svg || (element.localName == "svg" && parentNamespace == .html)
             guard allowedHere else { gate.report.note(.foreignElement); return .remove }
-            guard Allowlist.svgElements.contains(element.localName) else {
+            guard Allowlist.svgElementTable.contains(element.localName) else {
                 gate.report.note(element.localName == "script" ? .scriptElement : .activeElement)
                 return .remove
             }
@@ -104,7 +110,7 @@ struct TreeCleaner {
         case .mathml:
             let allowedHere = parentNamespace == .mathml || (element.localName == "math" && parentNamespace == .html)
             guard allowedHere else { gate.report.note(.foreignElement); return .remove }
-            guard Allowlist.mathMLElements.contains(element.localName) else { gate.report.note(.activeElement); return .remove }
+            guard Allowlist.mathMLElementTable.contains(element.localName) else { gate.report.note(.activeElement); return .remove }
             cleanAttributes(element)
             return .keep
         }
@@ -127,11 +133,16 @@ struct TreeCleaner {
     }
 
     private static func placeholder(for attribute: Attribute) -> String {
-        placeholderPrefix + attribute.qualifiedName.replacingOccurrences(of: ":", with: "-")
+        let name = attribute.qualifiedName
+        // `:` is ASCII: a name without the byte has nothing to replace.
+        guard name.utf8.contains(0x3A) else { return placeholderPrefix + name }
+        return placeholderPrefix + name.replacingOccurrences(of: ":", with: "-")
     }
 
     private func cleanAttributes(_ element: Element) {
-        var kept: [Attribute] = []
+        // Nothing to clean, and nothing to add (target/rel go only with a kept href).
+        if element.attributes.isEmpty { return }
+        var kept = KeptAttributes(element.attributes)
         // An image's style is sanitized first and the pixel check reads what is kept: a hiding
         // style the CSS sanitizer drops is not in the output, so a check of the raw style blocked
         // the image on the first pass and the second pass loaded it (found by the sanitizer fuzz
@@ -141,15 +152,18 @@ struct TreeCleaner {
         let keptStyle = styleIndex.flatMap { css.sanitizeStyleAttribute(element.attributes[$0].value) }
         let isPixel = isImage && Self.looksLikePixel(element, style: keptStyle)
         // Placeholders are read back as the attribute they stand for; then a name may repeat.
-        let hasPlaceholders = element.attributes.contains { $0.name.hasPrefix(Self.placeholderPrefix) }
+        // (A name whose first byte is not `d` cannot start with "data-rampart-": `d` is ASCII.)
+        let hasPlaceholders = element.attributes.contains { $0.name.utf8.first == 0x64 && $0.name.hasASCIIPrefix("data-rampart-") }
         var seen = Set<String>()
         for (index, original) in element.attributes.enumerated() {
             let attribute = hasPlaceholders ? Self.restoredName(original) : original
             let lowerName = attribute.name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? attribute.name.lowercased() : attribute.name
             if hasPlaceholders { guard seen.insert(attribute.qualifiedName).inserted else { continue } }
-            if lowerName.hasPrefix("on") { gate.report.note(.eventHandler); continue }
+            if lowerName.hasASCIIPrefix("on") { gate.report.note(.eventHandler); continue }
             if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.report.note(.attribute); continue }
-            if attribute.namespace == nil && lowerName.hasPrefix(Self.placeholderPrefix) { gate.report.note(.attribute); continue }
+            // Placeholder names are in no table: only names the table does not know need the test.
+            let info = Allowlist.attributeInfo.value(lowerName)
+            if attribute.namespace == nil && info == nil && lowerName.hasASCIIPrefix("data-rampart-") { gate.report.note(.attribute); continue }
             if let use = Allowlist.urlAttribute(element: element, attribute: attribute) {
                 switch use {
                 case .link:
@@ -167,8 +181,8 @@ struct TreeCleaner {
                 case .drop:
                     if lowerName == "ping" {
                         for url in attribute.value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) {
-                            gate.report.tracker(URLPolicy.clean(String(url)), .ping)
-                            gate.report.block(URLPolicy.clean(String(url)), .ping)
+                            gate.tracker(URLPolicy.clean(String(url)), .ping)
+                            gate.block(URLPolicy.clean(String(url)), .ping)
                         }
                     } else {
                         gate.report.note(.unsafeURL)
@@ -177,35 +191,33 @@ struct TreeCleaner {
                 continue
             }
             guard attribute.namespace == nil else { gate.report.note(.attribute); continue }
-            if lowerName == "style" {
+            let role = info?.role ?? .none
+            if role == .style {
                 let style = index == styleIndex ? keptStyle : css.sanitizeStyleAttribute(attribute.value)
                 if let style { kept.append(Attribute(name: "style", value: style)) }
                 continue
             }
-            if lowerName == "id" || lowerName == "name" {
-                let value = attribute.value.lowercased()
-                if Allowlist.clobberingNames.contains(value) || value.hasPrefix("rampart") || value == options.wrapperID.lowercased() {
-                    gate.report.note(.clobberingName)
-                    continue
-                }
+            if role == .idOrName && isClobbering(attribute.value) {
+                gate.report.note(.clobberingName)
+                continue
             }
             switch element.namespace {
             case .html:
-                if lowerName == "target" || lowerName == "rel" { continue }
-                if Allowlist.htmlAttributes.contains(lowerName) || lowerName.hasPrefix("aria-")
-                    || (lowerName.hasPrefix("data-") && lowerName.count > 5) {
+                if role == .targetOrRel { continue }
+                if info?.html == true || lowerName.hasASCIIPrefix("aria-")
+                    || (lowerName.hasASCIIPrefix("data-") && lowerName.count > 5) {
                     kept.append(attribute)
                 } else {
                     gate.report.note(.attribute)
                 }
             case .svg:
-                guard Allowlist.svgAttributes.contains(attribute.name) else { gate.report.note(.attribute); continue }
+                guard Allowlist.svgAttributeTable.contains(attribute.name) else { gate.report.note(.attribute); continue }
                 if attribute.value.lowercased().contains("url(") || Allowlist.svgPaintAttributes.contains(attribute.name) {
                     guard Self.isLocalPaint(attribute.value) else { gate.report.note(.unsafeURL); continue }
                 }
                 kept.append(attribute)
             case .mathml:
-                if Allowlist.mathMLAttributes.contains(lowerName) { kept.append(attribute) } else { gate.report.note(.attribute) }
+                if info?.mathML == true { kept.append(attribute) } else { gate.report.note(.attribute) }
             }
         }
         if element.namespace == .html && (element.localName == "a" || element.localName == "area"),
@@ -213,7 +225,78 @@ struct TreeCleaner {
             kept.append(Attribute(name: "target", value: "_blank"))
             kept.append(Attribute(name: "rel", value: "noopener noreferrer"))
         }
-        element.attributes = kept
+        if let changed = kept.result { element.attributes = changed }
+    }
+
+    /// The attributes kept so far, as the sequence they form; an array is made only once that
+    /// sequence stops being a prefix of the element's own attributes. Most elements keep every
+    /// attribute unchanged, and then their array is left as it is (no copy, no new array).
+    private struct KeptAttributes {
+        let originals: [Attribute]
+        /// While `nil`: the kept sequence is `originals[0..<matched]`.
+        private var copy: [Attribute]?
+        private var matched = 0
+
+        init(_ originals: [Attribute]) { self.originals = originals }
+
+        mutating func append(_ attribute: Attribute) {
+            if copy == nil {
+                if matched < originals.count && Self.sameBytes(originals[matched], attribute) {
+                    matched += 1
+                    return
+                }
+                var made = Array(originals[0..<matched])
+                made.reserveCapacity(originals.count + 2)
+                copy = made
+            }
+            copy!.append(attribute)
+        }
+
+        /// Byte-for-byte the same attribute (`==` on `String` is canonical equivalence, which
+        /// would let a rewrite to an equivalent but different text keep the original bytes).
+        private static func sameBytes(_ a: Attribute, _ b: Attribute) -> Bool {
+            a.namespace == b.namespace && sameBytes(a.name, b.name) && sameBytes(a.value, b.value)
+        }
+
+        private static func sameBytes(_ a: String, _ b: String) -> Bool {
+            guard a.utf8.count == b.utf8.count else { return false }
+            let fast: Bool?? = a.utf8.withContiguousStorageIfAvailable { pa in
+                b.utf8.withContiguousStorageIfAvailable { pb in
+                    guard let x = pa.baseAddress, let y = pb.baseAddress else { return true }  // both empty
+                    return memcmp(x, y, pa.count) == 0
+                }
+            }
+            if let fast, let answer = fast { return answer }
+            return a.utf8.elementsEqual(b.utf8)
+        }
+
+        func contains(where predicate: (Attribute) -> Bool) -> Bool {
+            if let copy { return copy.contains(where: predicate) }
+            return originals[0..<matched].contains(where: predicate)
+        }
+
+        /// The new attribute list, or `nil` when it equals the element's own.
+        var result: [Attribute]? {
+            if let copy { return copy }
+            return matched == originals.count ? nil : Array(originals[0..<matched])
+        }
+    }
+
+    /// An `id`/`name` value that would clobber a DOM property, or that claims the `rampart`
+    /// prefix or the wrapper's id (compared case-insensitively). ASCII values are judged on their
+    /// bytes; others as the lowercased `String`, exactly as before.
+    private func isClobbering(_ value: String) -> Bool {
+        let ascii: Bool? = value.utf8.withContiguousStorageIfAvailable { bytes in
+            for b in bytes where b >= 0x80 { return false }
+            return true
+        }
+        guard ascii == true else {
+            let lower = value.lowercased()
+            return Allowlist.clobberingNames.contains(lower) || lower.hasPrefix("rampart") || lower == options.wrapperID.lowercased()
+        }
+        if Allowlist.clobberingNameTable.contains(value, lowercasing: true) { return true }
+        if value.asciiCaseInsensitiveHasPrefix("rampart") { return true }
+        return value.utf8.count == options.wrapperID.utf8.count && value.asciiCaseInsensitiveHasPrefix(options.wrapperID)
     }
 
     /// A paint/reference attribute may use `url(#local)` only (no external document).
@@ -228,7 +311,7 @@ struct TreeCleaner {
         return !compact.contains("\\") && !compact.contains("javascript:")
     }
 
-    private func cleanSrcset(_ attribute: Attribute, isPixel: Bool, into kept: inout [Attribute]) {
+    private func cleanSrcset(_ attribute: Attribute, isPixel: Bool, into kept: inout KeptAttributes) {
         var loadable: [String] = []
         var blocked = false
         var all: [String] = []
@@ -295,19 +378,77 @@ struct TreeCleaner {
     /// 1×1 (or 0×0) images, and images hidden by style: the classic open-tracking pixel.
     /// `style` is the element's style as the sanitizer keeps it.
     private static func looksLikePixel(_ element: Element, style keptStyle: String?) -> Bool {
-        func tiny(_ value: String?) -> Bool {
-            guard let value else { return false }
-            let digits = value.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber }
-            guard let n = Int(digits), !digits.isEmpty else { return false }
-            return n <= 1
-        }
         if tiny(element[attribute: "width"]) || tiny(element[attribute: "height"]) { return true }
-        if let style = keptStyle?.lowercased().filter({ !$0.isWhitespace }) {
-            let hints = ["display:none", "visibility:hidden", "opacity:0;", "width:1px", "height:1px", "width:0", "height:0", "max-width:0", "max-height:0"]
-            if hints.contains(where: { style.contains($0) }) || style.hasSuffix("opacity:0") { return true }
+        guard let keptStyle else { return false }
+        if let hidden = hidingStyleASCII(keptStyle) { return hidden }
+        let style = keptStyle.lowercased().filter { !$0.isWhitespace }
+        return pixelHints.contains(where: { style.contains($0) }) || style.hasSuffix("opacity:0")
+    }
+
+    private static let pixelHints = [
+        "display:none", "visibility:hidden", "opacity:0;", "width:1px", "height:1px", "width:0", "height:0", "max-width:0", "max-height:0",
+    ]
+    private static let pixelHintBytes: [[UInt8]] = pixelHints.map { Array($0.utf8) }
+
+    /// A `width`/`height` of 0 or 1 (leading digits after trimming spaces and tabs).
+    private static func tiny(_ value: String?) -> Bool {
+        guard let value else { return false }
+        // ASCII: trim space and tab (the ASCII part of `.whitespaces`), then ASCII digits (the
+        // ASCII part of `isNumber`), read as `Int` would (an overflow is no number).
+        let ascii: Bool?? = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var start = 0
+            var end = bytes.count
+            for b in bytes where b >= 0x80 { return nil }
+            while start < end && (bytes[start] == 0x20 || bytes[start] == 0x09) { start += 1 }
+            while end > start && (bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09) { end -= 1 }
+            var n = 0
+            var digits = 0
+            while start < end, bytes[start] >= 0x30 && bytes[start] <= 0x39 {
+                let (times, o1) = n.multipliedReportingOverflow(by: 10)
+                let (sum, o2) = times.addingReportingOverflow(Int(bytes[start] - 0x30))
+                if o1 || o2 { return false }
+                n = sum
+                digits += 1
+                start += 1
+            }
+            return digits > 0 && n <= 1
+        }
+        if let ascii, let answer = ascii { return answer }
+        let digits = value.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber }
+        guard let n = Int(digits), !digits.isEmpty else { return false }
+        return n <= 1
+    }
+
+    /// The hiding-style test on the bytes of an ASCII style (lowercased, whitespace removed:
+    /// for ASCII, `isWhitespace` is U+0009–U+000D and space); `nil` for non-ASCII.
+    private static func hidingStyleASCII(_ style: String) -> Bool? {
+        let result: Bool?? = style.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var compact: [UInt8] = []
+            compact.reserveCapacity(bytes.count)
+            for b in bytes {
+                if b >= 0x80 { return nil }
+                if b == 0x20 || (b >= 0x09 && b <= 0x0D) { continue }
+                compact.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+            }
+            for hint in pixelHintBytes where contains(compact, hint) { return true }
+            let suffix = Array("opacity:0".utf8)
+            return compact.count >= suffix.count && compact[(compact.count - suffix.count)...].elementsEqual(suffix)
+        }
+        return result ?? nil
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count, let first = needle.first else { return needle.isEmpty }
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == first {
+                var j = 1
+                while j < needle.count && haystack[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return true }
+            }
+            i += 1
         }
         return false
     }
 }
-
-import Foundation

@@ -1,0 +1,325 @@
+import Foundation
+
+/// A one-pass, byte-level fast path for `style` attributes in the shape mail actually uses
+/// (`margin:0 0 8px;font-family:Arial,sans-serif;color:#333`): plain ASCII identifiers, numbers,
+/// dimensions, percentages, hashes, commas, `/`, quoted strings and allowlisted functions such as
+/// `rgb(…)`, with an optional `!important`.
+///
+/// It writes exactly the text the full path (``CSSTokenizer`` → ``CSSParser`` →
+/// ``CSSSanitizer`` → ``CSSSerializer``) writes for such input, and it gives up
+/// (``Result/unhandled``) on everything else: escapes, comments, `url(`/`image-set(`, functions
+/// off the allowlist, custom properties, forbidden properties, `position`/`z-index` (which are
+/// rewritten), at-keywords, blocks, `<`, non-ASCII outside strings, adjacent tokens the
+/// serializer separates with a comment, and any declaration the full path would drop or report.
+/// So the fast path never decides anything the full path would decide differently, and never
+/// touches the report: when it answers, the full path would have answered the same with no
+/// report entry (PropertyTests' fast-path differential checks both on generated input).
+///
+/// Trust-model row: inbox (incoming mail) — inline CSS is still sanitized by the same rules; only
+/// the common, provably inert shape skips the token trees.
+enum CSSStyleFastPath {
+    enum Result: Equatable {
+        /// The sanitized declarations (the input itself when it was already in that form).
+        case kept(String)
+        /// No declaration at all (the attribute is dropped, nothing is reported).
+        case empty
+        /// Outside the fast path's subset: use the full path.
+        case unhandled
+    }
+
+    static func sanitize(_ text: String) -> Result {
+        let result = text.utf8.withContiguousStorageIfAvailable { bytes -> Result in
+            // The output is never longer than the input (every byte written stands for at least
+            // one byte read); the writer checks its bounds anyway and gives up when full.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + 16) { buffer -> Result in
+                guard let base = buffer.baseAddress else { return .unhandled }
+                var out = Writer(base: base, capacity: buffer.count)
+                guard run(bytes, into: &out), !out.overflowed else { return .unhandled }
+                if out.count == 0 { return .empty }
+                if out.count == bytes.count, let input = bytes.baseAddress, memcmp(base, input, out.count) == 0 { return .kept(text) }
+                return .kept(String(decoding: UnsafeBufferPointer(start: base, count: out.count), as: UTF8.self))
+            }
+        }
+        return result ?? .unhandled
+    }
+
+    /// Appends bytes to a fixed buffer; past its end it only records the overflow.
+    struct Writer {
+        let base: UnsafeMutablePointer<UInt8>
+        let capacity: Int
+        var count = 0
+        var overflowed = false
+
+        init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+            self.base = base
+            self.capacity = capacity
+        }
+
+        @inline(__always) mutating func append(_ byte: UInt8) {
+            guard count < capacity else { overflowed = true; return }
+            base[count] = byte
+            count += 1
+        }
+
+        @inline(__always) mutating func append(contentsOf bytes: UnsafeBufferPointer<UInt8>) {
+            guard bytes.count <= capacity - count else { overflowed = true; return }
+            if let source = bytes.baseAddress { (base + count).update(from: source, count: bytes.count) }
+            count += bytes.count
+        }
+
+        @inline(__always) mutating func append(_ literal: StaticString) {
+            append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        }
+    }
+
+    // MARK: Byte classes (CSS Syntax Level 3 §4.2, ASCII only; non-ASCII gives up)
+
+    @inline(__always) private static func isLetter(_ b: UInt8) -> Bool { (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A }
+    @inline(__always) private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+    /// Name-start code point, ASCII part (non-ASCII name-starts make the caller give up).
+    @inline(__always) private static func isNameStart(_ b: UInt8) -> Bool { isLetter(b) || b == 0x5F }
+    @inline(__always) private static func isNameCode(_ b: UInt8) -> Bool { isNameStart(b) || isDigit(b) || b == 0x2D }
+    /// Whitespace after the tokenizer's preprocessing: space, tab, LF, CR, FF.
+    @inline(__always) private static func isSpace(_ b: UInt8) -> Bool {
+        b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D || b == 0x0C
+    }
+
+    private enum Previous { case start, space, word, other }
+
+    /// Tokenizes, checks and serializes `bytes`; `false` = give up.
+    private static func run(_ p: UnsafeBufferPointer<UInt8>, into out: inout Writer) -> Bool {
+        let n = p.count
+        var i = 0
+        @inline(__always) func at(_ k: Int) -> UInt8 { k < n ? p[k] : 0 }
+        /// The spec's "would start an identifier" at `k` (ASCII; a backslash or a non-ASCII
+        /// byte there is reported as `nil`: give up).
+        func startsIdentifier(_ k: Int) -> Bool? {
+            let a = at(k)
+            if a == 0x5C || a >= 0x80 { return nil }
+            if a == 0x2D {
+                let b = at(k + 1)
+                if b == 0x5C || b >= 0x80 { return nil }
+                return isNameStart(b) || b == 0x2D
+            }
+            return isNameStart(a)
+        }
+        /// The spec's "starts a number" at `k`.
+        func startsNumber(_ k: Int) -> Bool {
+            let a = at(k)
+            if a == 0x2B || a == 0x2D {
+                let b = at(k + 1)
+                return isDigit(b) || (b == 0x2E && isDigit(at(k + 2)))
+            }
+            if a == 0x2E { return isDigit(at(k + 1)) }
+            return isDigit(a)
+        }
+        /// Consumes name code points from `i`; `false` on an escape or non-ASCII.
+        func consumeName() -> Bool {
+            while i < n {
+                let b = p[i]
+                if isNameCode(b) { i += 1; continue }
+                if b == 0x5C || b >= 0x80 { return false }
+                break
+            }
+            return true
+        }
+
+        var declarations = 0
+        while true {
+            while i < n && (isSpace(p[i]) || p[i] == 0x3B) { i += 1 }  // whitespace and empty declarations
+            if i >= n { break }
+            // The name: an ident token, then `:`.
+            guard startsIdentifier(i) == true else { return false }
+            let nameStart = i
+            guard consumeName() else { return false }
+            let nameEnd = i
+            if at(i) == 0x28 { return false }  // a function token, not a name
+            while i < n && isSpace(p[i]) { i += 1 }
+            guard at(i) == 0x3A else { return false }
+            i += 1
+            guard isPlainProperty(p, nameStart, nameEnd) else { return false }
+            if declarations > 0 { out.append(0x3B) }
+            declarations += 1
+            for k in nameStart..<nameEnd { let b = p[k]; out.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b) }
+            out.append(0x3A)
+            while i < n && isSpace(p[i]) { i += 1 }
+
+            // The value, up to a top-level `;` or the end.
+            var depth = 0
+            var previous = Previous.start
+            var pendingSpace = false
+            var important = false
+            value: while i < n {
+                let b = p[i]
+                if isSpace(b) {
+                    while i < n && isSpace(p[i]) { i += 1 }
+                    pendingSpace = true
+                    continue
+                }
+                if b == 0x3B {
+                    guard depth == 0 else { return false }
+                    break value
+                }
+                if b == 0x21 {
+                    // `!important`, then only whitespace up to the end of the declaration.
+                    guard depth == 0 else { return false }
+                    var k = i + 1
+                    while k < n && isSpace(p[k]) { k += 1 }
+                    let word = k
+                    while k < n && isNameCode(p[k]) { k += 1 }
+                    guard k - word == 9, at(k) != 0x5C, at(k) < 0x80, at(k) != 0x28 else { return false }
+                    let expected: [UInt8] = Array("important".utf8)
+                    for m in 0..<9 where p[word + m] | 0x20 != expected[m] { return false }
+                    while k < n && isSpace(p[k]) { k += 1 }
+                    guard k == n || p[k] == 0x3B else { return false }
+                    i = k
+                    important = true
+                    pendingSpace = false
+                    break value
+                }
+                if pendingSpace {
+                    out.append(0x20)
+                    previous = .space
+                    pendingSpace = false
+                }
+                switch b {
+                case 0x2C:  // ,
+                    out.append(b); i += 1; previous = .other
+                case 0x29:  // )
+                    guard depth > 0 else { return false }
+                    depth -= 1
+                    out.append(b); i += 1; previous = .other
+                case 0x2F:  // `/` (a comment start gives up)
+                    guard at(i + 1) != 0x2A else { return false }
+                    out.append(b); i += 1; previous = .other
+                case 0x22, 0x27:  // a string, written with double quotes as the serializer does
+                    let quote = b
+                    var k = i + 1
+                    while k < n && p[k] != quote {
+                        let c = p[k]
+                        // Escapes, newlines (bad string), controls and DEL (escaped on output),
+                        // `"` (escaped), `<` (escaped), and `:`/`(` (the scriptable-word check) give up.
+                        if c < 0x20 || c == 0x7F || c == 0x5C || c == 0x22 || c == 0x3C || c == 0x3A || c == 0x28 { return false }
+                        k += 1
+                    }
+                    guard k < n else { return false }  // unterminated
+                    out.append(0x22)
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: p[(i + 1)..<k]))
+                    out.append(0x22)
+                    i = k + 1
+                    previous = .other
+                case 0x23:  // #name
+                    guard previous != .word else { return false }
+                    let c = at(i + 1)
+                    guard c != 0x5C, c < 0x80, isNameCode(c) else { return false }
+                    let start = i
+                    i += 1
+                    guard consumeName() else { return false }
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: p[start..<i]))
+                    previous = .word
+                default:
+                    if startsNumber(i) {
+                        guard previous != .word, consumeNumeric(p, &i, into: &out) else { return false }
+                        previous = .word
+                        continue value
+                    }
+                    if b == 0x2D && at(i + 1) == 0x2D && at(i + 2) == 0x3E { return false }  // CDC
+                    if b == 0x2D && previous == .space && i + 1 < n && isSpace(p[i + 1]) {
+                        // A `-` delim between spaces (`calc(100% - 2px)`): no comment is needed
+                        // before or after it there.
+                        out.append(b); i += 1; previous = .other
+                        continue value
+                    }
+                    guard startsIdentifier(i) == true, previous != .word else { return false }
+                    let start = i
+                    guard consumeName() else { return false }
+                    if at(i) == 0x28 {
+                        // A function: allowlisted, and never `url(` or `image-set(` (URLs go
+                        // through the resource gate on the full path).
+                        guard depth < 6, isPlainFunction(p, start, i) else { return false }
+                        for k in start..<i { let c = p[k]; out.append(c >= 0x41 && c <= 0x5A ? c | 0x20 : c) }
+                        out.append(0x28)
+                        i += 1
+                        depth += 1
+                        previous = .other
+                    } else {
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[start..<i]))
+                        previous = .word
+                    }
+                }
+            }
+            guard depth == 0 else { return false }
+            if important { out.append("!important") }
+        }
+        return true
+    }
+
+    /// A number, percentage or dimension at `i` (which starts a number), written as its source
+    /// text; `false` when the unit needs escaping or holds an escape or non-ASCII.
+    private static func consumeNumeric(_ p: UnsafeBufferPointer<UInt8>, _ i: inout Int, into out: inout Writer) -> Bool {
+        let n = p.count
+        @inline(__always) func at(_ k: Int) -> UInt8 { k < n ? p[k] : 0 }
+        let start = i
+        if p[i] == 0x2B || p[i] == 0x2D { i += 1 }
+        while i < n && isDigit(p[i]) { i += 1 }
+        if at(i) == 0x2E && isDigit(at(i + 1)) {
+            i += 1
+            while i < n && isDigit(p[i]) { i += 1 }
+        }
+        if at(i) | 0x20 == 0x65 {  // e/E exponent
+            if isDigit(at(i + 1)) {
+                i += 1
+                while i < n && isDigit(p[i]) { i += 1 }
+            } else if (at(i + 1) == 0x2B || at(i + 1) == 0x2D) && isDigit(at(i + 2)) {
+                i += 2
+                while i < n && isDigit(p[i]) { i += 1 }
+            }
+        }
+        // A unit (dimension), `%` (percentage), or nothing (number).
+        let a = at(i)
+        let startsUnit: Bool
+        if a == 0x5C || a >= 0x80 { return false }
+        if a == 0x2D {
+            let b = at(i + 1)
+            if b == 0x5C || b >= 0x80 { return false }
+            startsUnit = isNameStart(b) || b == 0x2D
+        } else {
+            startsUnit = isNameStart(a)
+        }
+        if startsUnit {
+            let unitStart = i
+            while i < n && isNameCode(p[i]) { i += 1 }
+            if at(i) == 0x5C || at(i) >= 0x80 { return false }
+            // A unit starting `e` + digit/sign is written with an escape by the serializer.
+            if i - unitStart >= 2, p[unitStart] | 0x20 == 0x65 {
+                let second = p[unitStart + 1]
+                if isDigit(second) || second == 0x2B || second == 0x2D { return false }
+            }
+            // `1px(`: a block follows, which the fast path does not handle.
+            if at(i) == 0x28 { return false }
+        } else if a == 0x25 {
+            i += 1
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[start..<i]))
+        return true
+    }
+
+    private static let forbiddenProperties = ASCIINameTable(CSSSanitizer.forbiddenProperties)
+    private static let allowedFunctions = ASCIINameTable(CSSSanitizer.allowedFunctions)
+    private static let positionOrZIndex = ASCIINameTable(["position", "z-index"])
+    private static let urlFunctions = ASCIINameTable(["url", "image-set", "-webkit-image-set"])
+
+    /// A property the full path keeps as it is: not custom (`--x`), not forbidden, and not one
+    /// whose value it rewrites (`position`, `z-index`).
+    private static func isPlainProperty(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
+        if end - start >= 2 && p[start] == 0x2D && p[start + 1] == 0x2D { return false }
+        if positionOrZIndex.value(p, start..<end, lowercasing: true) != nil { return false }
+        return forbiddenProperties.value(p, start..<end, lowercasing: true) == nil
+    }
+
+    /// An allowlisted function whose arguments hold no URL.
+    private static func isPlainFunction(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
+        if urlFunctions.value(p, start..<end, lowercasing: true) != nil { return false }
+        return allowedFunctions.value(p, start..<end, lowercasing: true) != nil
+    }
+}

@@ -1,0 +1,156 @@
+/// A read-only map from short ASCII names (element, attribute and property names) to values,
+/// looked up by the packed bytes of the name with a multiplicative hash and linear probing,
+/// instead of hashing a `String` (SipHash) or comparing it case by case.
+///
+/// Only ASCII queries are answered by the table: a name with a non-ASCII byte may be canonically
+/// equivalent to an ASCII one (U+212A KELVIN SIGN is `K`), which `Set<String>` treats as equal, so
+/// such names are looked up in a `Dictionary` exactly as before. Keys longer than 16 bytes also
+/// live in that dictionary.
+///
+/// Trust-model row: inbox (incoming mail) — the allowlists decide exactly as the `Set<String>`
+/// they replace; they only answer faster.
+final class ASCIINameTable<Value>: @unchecked Sendable {
+    private struct Entry {
+        var low: UInt64
+        var high: UInt64
+        var length: Int
+        var value: Value?
+    }
+
+    /// Open addressing: `entries.count` is a power of two, at most a third full.
+    private let entries: [Entry]
+    private let mask: Int
+    private let shift: UInt64
+    /// Every entry by name: long names, and the exact answer for non-ASCII queries.
+    private let byName: [String: Value]
+
+    init(_ pairs: [(String, Value)]) {
+        var bits: UInt64 = 4
+        while (1 << bits) < pairs.count * 3 { bits += 1 }
+        shift = 64 - bits
+        mask = (1 << Int(bits)) - 1
+        var table = Array(repeating: Entry(low: 0, high: 0, length: -1, value: nil), count: 1 << Int(bits))
+        var all: [String: Value] = [:]
+        for (name, value) in pairs {
+            precondition(all[name] == nil, "duplicate name \(name)")
+            all[name] = value
+            guard name.utf8.count <= 16, name.utf8.allSatisfy({ $0 < 0x80 }) else { continue }
+            let (low, high) = name.utf8.withContiguousStorageIfAvailable { Self.pack($0, foldCase: false) } ?? Self.pack(Array(name.utf8), foldCase: false)
+            var slot = Self.slot(low, high, name.utf8.count, shift)
+            while table[slot].length >= 0 { slot = (slot + 1) & mask }
+            table[slot] = Entry(low: low, high: high, length: name.utf8.count, value: value)
+        }
+        entries = table
+        byName = all
+    }
+
+    /// A table whose values are all `true` (a set).
+    convenience init(_ names: some Sequence<String>) where Value == Bool {
+        self.init(names.map { ($0, true) })
+    }
+
+    @inline(__always)
+    private static func slot(_ low: UInt64, _ high: UInt64, _ length: Int, _ shift: UInt64) -> Int {
+        let mixed = (low ^ (high &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(truncatingIfNeeded: length)) &* 0xBF58_476D_1CE4_E5B9
+        return Int(truncatingIfNeeded: mixed >> shift)
+    }
+
+    /// At most 16 bytes packed little-endian into two words (zero-padded); ASCII uppercase
+    /// lowered with `foldCase` (SWAR: the bytes of 'A'…'Z' get 0x20 added).
+    @inline(__always)
+    private static func pack(_ bytes: some Collection<UInt8>, foldCase: Bool) -> (UInt64, UInt64) {
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        var shift: UInt64 = 0
+        for byte in bytes {
+            if shift < 64 { low |= UInt64(byte) << shift } else { high |= UInt64(byte) << (shift - 64) }
+            shift += 8
+        }
+        return foldCase ? (lower(low), lower(high)) : (low, high)
+    }
+
+    /// ASCII-lowercases the bytes of `x` (all below 0x80).
+    @inline(__always)
+    private static func lower(_ x: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        // Per byte: 0x80 set iff byte >= 'A' (0x41), and iff byte > 'Z' (0x5A); no carries
+        // cross bytes because every byte is below 0x80.
+        let atLeastA = x &+ ones &* (0x80 - 0x41)
+        let aboveZ = x &+ ones &* (0x80 - 0x5B)
+        let upper = atLeastA & ~aboveZ & (ones &* 0x80)
+        return x | (upper >> 2)
+    }
+
+    @inline(__always)
+    private func find(_ low: UInt64, _ high: UInt64, _ length: Int) -> Value? {
+        var slot = Self.slot(low, high, length, shift)
+        while true {
+            let entry = entries[slot]
+            if entry.length < 0 { return nil }
+            if entry.low == low && entry.high == high && entry.length == length { return entry.value }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// The value for `name`. With `lowercasing`, the answer is the one for `name.lowercased()`.
+    @inline(__always)
+    func value(_ name: String, lowercasing: Bool = false) -> Value? {
+        let length = name.utf8.count
+        if length <= 16, let packed = name.utf8.withContiguousStorageIfAvailable({ Self.pack($0, foldCase: false) }),
+           (packed.0 | packed.1) & 0x8080_8080_8080_8080 == 0 {
+            return lowercasing ? find(Self.lower(packed.0), Self.lower(packed.1), length) : find(packed.0, packed.1, length)
+        }
+        return byName[lowercasing ? name.lowercased() : name]
+    }
+
+    /// The value for the UTF-8 name `bytes[range]` (lowercased with `lowercasing`), as for the
+    /// `String` of those bytes.
+    @inline(__always)
+    func value(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, lowercasing: Bool = false) -> Value? {
+        if range.count <= 16 {
+            let (low, high) = Self.pack(UnsafeBufferPointer(rebasing: bytes[range]), foldCase: false)
+            if (low | high) & 0x8080_8080_8080_8080 == 0 {
+                return lowercasing ? find(Self.lower(low), Self.lower(high), range.count) : find(low, high, range.count)
+            }
+        }
+        let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        return byName[lowercasing ? name.lowercased() : name]
+    }
+
+    func contains(_ name: String, lowercasing: Bool = false) -> Bool { value(name, lowercasing: lowercasing) != nil }
+}
+
+extension String {
+    /// `hasPrefix(prefix)` for an ASCII `prefix`, answered from the UTF-8 bytes whenever that
+    /// gives the same answer: the bytes match and the next byte is ASCII (so no combining mark
+    /// extends the prefix's last character), or the first differing byte is ASCII. A non-ASCII
+    /// byte there leaves the answer to `hasPrefix`, whose `Character` comparison it is.
+    ///
+    /// Trust-model row: inbox (incoming mail) — the attribute checks (`on*`, `data-rampart-`)
+    /// decide exactly as before, without the generic comparison on every attribute.
+    @inline(__always)
+    func hasASCIIPrefix(_ prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        let p = prefix.utf8Start
+        var index = 0
+        for byte in utf8 {
+            if index == count { return byte < 0x80 ? true : hasPrefix(prefix.description) }
+            if byte != p[index] { return byte < 0x80 ? false : hasPrefix(prefix.description) }
+            index += 1
+        }
+        return index == count
+    }
+
+    /// For an ASCII string and an ASCII `prefix`: whether it starts with `prefix`, ignoring
+    /// ASCII case (what `lowercased().hasPrefix(prefix.lowercased())` answers for ASCII).
+    func asciiCaseInsensitiveHasPrefix(_ prefix: String) -> Bool {
+        var mine = utf8.makeIterator()
+        for expected in prefix.utf8 {
+            guard let byte = mine.next() else { return false }
+            let a = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            let b = expected >= 0x41 && expected <= 0x5A ? expected | 0x20 : expected
+            if a != b { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,299 @@
+import Foundation
+import Testing
+@testable import MailSafety
+@testable import HTML5
+
+/// The byte-level fast paths against the full paths they shortcut: same output, same report.
+@Suite struct FastPathTests {
+    private static func fullStyle(_ css: String) -> (String?, SanitizationReport) {
+        let gate = ResourceGate(options: SanitizerOptions())
+        let result = CSSSanitizer(gate: gate, scopeID: "rampart-message").sanitizeStyleAttributeFully(css)
+        return (result, gate.report)
+    }
+
+    @Test(arguments: [
+        ("margin:0 0 8px", "margin:0 0 8px"),
+        ("color: RED; font: 12px/1.5 'Helvetica Neue', sans-serif !important; margin:0 auto",
+         "color:RED;font:12px/1.5 \"Helvetica Neue\", sans-serif!important;margin:0 auto"),
+        ("COLOR:Red;", "color:Red"),
+        ("  ;; color : red ;; ", "color:red"),
+        ("color:RGB( 0 , 0,0 )", "color:rgb( 0 , 0,0 )"),
+        ("color:!important", "color:!important"),
+        ("color:red ! ImPortant ", "color:red!important"),
+        ("color:", "color:"),
+        ("margin:.5em +1.5e3px -2E+2% 1e", "margin:.5em +1.5e3px -2E+2% 1e"),
+        ("font-family:'日本語'", "font-family:\"日本語\""),
+        ("color:#FFF;background-color:#abc123", "color:#FFF;background-color:#abc123"),
+        ("x:-webkit-box _a --b", "x:-webkit-box _a --b"),
+        ("a:b\r\n\t\u{0C}c", "a:b c"),
+        ("x:1e2e", "x:1e2e"),
+        ("x:a -b", "x:a -b"),
+        ("x:1 -1", "x:1 -1"),
+        ("width:calc(100% - 2px)", "width:calc(100% - 2px)"),
+    ])
+    func keptStylesMatchTheFullPath(_ input: String, _ expected: String) {
+        #expect(CSSStyleFastPath.sanitize(input) == .kept(expected))
+        let (full, report) = Self.fullStyle(input)
+        #expect(full == expected)
+        #expect(report == SanitizationReport())
+    }
+
+    @Test func unchangedStylesAreReturnedAsTheSameString() {
+        let input = "padding:10px 20px;font-family:Arial,Helvetica,sans-serif"
+        guard case .kept(let output) = CSSStyleFastPath.sanitize(input) else { Issue.record("not handled"); return }
+        #expect(output == input)
+    }
+
+    @Test(arguments: ["", "   ", ";", " ; ;"])
+    func emptyStylesAreEmpty(_ input: String) {
+        #expect(CSSStyleFastPath.sanitize(input) == .empty)
+        #expect(Self.fullStyle(input).0 == nil)
+    }
+
+    /// Everything the full path rewrites, drops, reports or escapes is left to it.
+    @Test(arguments: [
+        "background:url(https://t.example/a.png)", "background:URL( 'x' )", "background:u\\72l(x)", "background-image:image-set('a' 1x)",
+        "color:var(--x)", "--x:1", "behavior:x", "ZOOM:1", "position:fixed", "z-index:5", "color:red/**/", "c\\6flor:red",
+        "color:\\72 ed", "x:'a\\'b'", "x:'a:b'", "x:\"(\"", "x:'<'", "x:'\"'", "x:'a\nb'", "x:'a\tb'", "x:'open", "x:a+1", "x:1-2",
+        "x:#a+1", "x:5%a", "x:1e-x", "x:a -", "x:(1)-", "x:1px(", "x:(a)", "x:[a]", "x:{a}", "x:a)", "x:rgb(a", "x:rgb(a;b)", "x:-->", "x:<!--",
+        "x:@a", "x:a!b", "x:!importantx", "x:!important y", "x:!important(", "x:é", "é:a", "x:a.b", "x:*", "x:\u{0}", "x:%",
+        "color red", ":red", "1x:red", "x(:a", "x:expression(1)", "x:a:b", "-:a", "x:\u{7F}",
+    ])
+    func unusualStylesTakeTheFullPath(_ input: String) {
+        #expect(CSSStyleFastPath.sanitize(input) == .unhandled, "\(input.debugDescription)")
+    }
+
+    /// Random declarations built from CSS-significant pieces: whenever the fast path answers,
+    /// the full path gives the same text and reports nothing.
+    @Test func fastStylePathAgreesWithTheFullPath() {
+        let pieces = [
+            "color", "COLOR", "margin", "font-family", "-webkit-box", "--x", "position", "z-index", "behavior", ":", ":", " ", " ", ";",
+            "red", "Red", "#333", "#", "0", "1.5", "-2", "+.5", ".5", "1e3", "1e", "1E+2", "10px", "5%", "e-x", "px", "em", "rgb(", "RGBA(",
+            "calc(", "var(", "url(", "image-set(", "expression(", ")", "(", ",", "/", "/*", "*/", "'Arial'", "\"Helvetica Neue\"", "'a:b'",
+            "!important", "! IMPORTANT", "!", "important", "\\65", "\\", "é", "\t", "\n", "\r\n", "\u{0C}", "<", "-->", "<!--", "@media",
+            "{", "}", "[", "]", "-", ".", "+", "_x", "'", "\"", "\u{0}", "*", "%", "a", "1",
+        ]
+        var state: UInt64 = 0x9E3779B97F4A7C15
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        let names = ["color", "COLOR", "margin", "font-family", "-webkit-box-shadow", "--x", "position", "z-index", "behavior", "zoom", "x"]
+        let values = [
+            "red", "Red", "#333", "#a1", "0", "1.5", "-2", "+.5", ".5", "1e3", "1e", "1E+2", "10px", "5%", "1e-x", "auto", "-webkit-box",
+            "rgb(0,0,0)", "RGBA( 1 , 2 ,3, .5 )", "calc(100% - 2px)", "calc(1px+2px)", "var(--a)", "url(x)", "url('x')", "image-set('a' 1x)",
+            "'Arial'", "\"Helvetica Neue\"", "'a:b'", "'日本'", "-", "/", "a/b", ",", "inherit", "1px(", "min(1px,max(2px,3px))",
+        ]
+        let separators = [" ", "", ",", " , ", "\t", "\r\n", " / "]
+        var handled = 0
+        func check(_ css: String) {
+            let fast = CSSStyleFastPath.sanitize(css)
+            if fast == .unhandled { return }
+            handled += 1
+            let (full, report) = Self.fullStyle(css)
+            switch fast {
+            case .kept(let text): #expect(full == text, "\(css.debugDescription)")
+            case .empty: #expect(full == nil, "\(css.debugDescription)")
+            case .unhandled: break
+            }
+            #expect(report == SanitizationReport(), "\(css.debugDescription)")
+        }
+        for _ in 0..<30_000 {
+            // Pieces in random order.
+            var css = ""
+            for _ in 0..<(1 + next(12)) { css += pieces[next(pieces.count)] }
+            check(css)
+            // Declarations in the shape of mail, with a random piece inserted now and then.
+            var structured = ""
+            for d in 0..<(1 + next(3)) {
+                if d > 0 || next(4) == 0 { structured += [";", " ; ", ";;"][next(3)] }
+                structured += names[next(names.count)] + ["", " "][next(2)] + ":" + ["", " "][next(2)]
+                for v in 0..<(1 + next(4)) {
+                    if v > 0 { structured += separators[next(separators.count)] }
+                    structured += values[next(values.count)]
+                }
+                if next(5) == 0 { structured += [" !important", "!IMPORTANT", "! important "][next(3)] }
+            }
+            if next(3) == 0 {
+                let at = next(structured.count + 1)
+                let index = structured.index(structured.startIndex, offsetBy: at)
+                structured.insert(contentsOf: pieces[next(pieces.count)], at: index)
+            }
+            check(structured)
+        }
+        #expect(handled > 2_500)
+    }
+
+    // MARK: URLs
+
+    /// Random URLs from pieces that matter to the parse (schemes, `\\`, userinfo, ports, IP
+    /// literals, percent-encoding, non-ASCII hosts, queries with tracking names, `?` in the
+    /// fragment): the byte parses give what the `Character` parses give.
+    @Test func urlByteParsesAgreeWithTheCharacterParses() {
+        let pieces = [
+            "http:", "HTTPS:", "https://", "//", "\\\\", "/\\", "\\", "/", "///", "user@", "a:b@", "@", "[::1]", "[FE80::1]", ":8080", ":", "%41",
+            "%", "%zz", "%2e", "%2E%2e", "%C3%A9", ".", "..", "Example.COM", "t.example", "x", "é", "ü", "例え.jp", "\u{301}", "?", "#", "&",
+            "=", "&&", "utm_source=x", "UTM_Medium=y", "mc_eid=1", "fbclid", "%75tm_source=1", "MKT_TOK=", "pk_x", "hsa_", "utm", "ref=1",
+            "?utm_x=1#?utm_y=2", " ", "a b", "cid:", "data:", "mailto:x", "\u{212A}", "\u{0}",
+            "list-manage.com", "/track/open.php", "T.Example", "/a/b", "/o/abc", "/wf/open?upn=", "facebook.com/tr?",
+            "google-analytics.com", "track.hubspot.com", ".x",
+        ]
+        var state: UInt64 = 0x243F6A8885A308D3
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        let trackers = TrackerList.builtIn.merging(TrackerList(vendors: [
+            TrackerList.Vendor(name: "Example", hosts: ["t.example", "Example.COM", "x"], patterns: ["/a/b", "utm_[a-z]+=1"]),
+        ]))
+        var asciiParsed = 0
+        var vendorHits = 0
+        for _ in 0..<40_000 {
+            var url = ["http:", "https://", "HTTP://", "//", ""][next(5)]
+            for _ in 0..<(1 + next(10)) { url += pieces[next(pieces.count)] }
+            let bytes = URLComponentsLite(url: url)
+            #expect(bytes == URLComponentsLite(characters: url), "\(url.debugDescription)")
+            if bytes != nil && url.utf8.allSatisfy({ $0 < 0x80 }) { asciiParsed += 1 }
+            if let bytes {
+                let vendor = trackers.vendor(for: bytes)
+                #expect(vendor == trackers.vendorByCharacters(for: bytes), "\(url.debugDescription)")
+                if vendor != nil { vendorHits += 1 }
+            }
+            let stripped = TrackingParameters.strip(url)
+            let reference = TrackingParameters.stripByCharacters(url)
+            #expect(stripped.url == reference.url && stripped.removed == reference.removed, "\(url.debugDescription)")
+            #expect(URLPolicy.scheme(of: url) == URLPolicy.schemeByScalars(url), "\(url.debugDescription)")
+        }
+        #expect(asciiParsed > 10_000)
+        #expect(vendorHits > 1_000)
+    }
+
+    @Test func urlEdgeCases() {
+        let parts = URLComponentsLite(url: "HTTPS://User:pw@WWW.Example.COM.:8443/a/B?x=1&utm_source=n#frag?utm_medium=m")
+        #expect(parts?.scheme == "https")
+        #expect(parts?.host == "www.example.com")
+        #expect(parts?.pathAndQuery == "/a/B?x=1&utm_source=n")
+        #expect(parts?.fragment == "frag?utm_medium=m")
+        #expect(URLComponentsLite(url: "http:\\\\t.example\\p")?.host == "t.example")
+        #expect(URLComponentsLite(url: "http:///t.example")?.host == "t.example")
+        #expect(URLComponentsLite(url: "http://[FE80::1]:80/")?.host == "[fe80::1]:80")
+        #expect(URLComponentsLite(url: "http://%54.example/")?.host == "t.example")
+        #expect(URLComponentsLite(url: "http://b%C3%BCcher.example/")?.host == "bücher.example")
+        #expect(URLComponentsLite(url: "http://BÜCHER.example/")?.host == "bücher.example")
+        #expect(URLComponentsLite(url: "http://") == nil)
+        #expect(URLComponentsLite(url: "http://user@:80/") == nil)
+        #expect(URLComponentsLite(url: "nocolon") == nil)
+        // A `?` in the fragment starts no query; removing the query keeps the fragment.
+        #expect(TrackingParameters.strip("https://x.example/a#b?utm_source=1").removed.isEmpty)
+        #expect(TrackingParameters.strip("https://x.example/a ?utm_source=n").url == "https://x.example/a ")
+        #expect(TrackingParameters.strip("https://x.example/a?UTM_Source=1&k=2&&%6Dc_eid=3#f") == ("https://x.example/a?k=2&#f", ["UTM_Source", "%6Dc_eid"]))
+        #expect(TrackingParameters.strip("https://x.example/a?&utm_source=1").url == "https://x.example/a")
+        #expect(TrackingParameters.strip("https://x.example/a?utm_source=1&").url == "https://x.example/a")
+        #expect(URLPolicy.scheme(of: "HtTp+x.1-:y") == "http+x.1-")
+        #expect(URLPolicy.scheme(of: "1http:") == nil)
+        #expect(URLPolicy.scheme(of: ":x") == nil)
+        #expect(URLPolicy.scheme(of: "é:x") == nil)
+        #expect(URLPolicy.scheme(of: "x") == nil)
+    }
+
+    // MARK: Name tables and prefixes
+
+    @Test func nameTablesAnswerAsTheSetsDo() {
+        let sets: [Set<String>] = [Allowlist.htmlElements, Allowlist.htmlAttributes, Allowlist.svgAttributes, Allowlist.clobberingNames,
+                                   CSSSanitizer.allowedFunctions, CSSSanitizer.forbiddenProperties, TrackingParameters.names]
+        let probes = ["", "a", "A", "STYLE", "style", "Style", "viewBox", "viewbox", "nodeName", "nodename", "\u{212A}", "mkt_to\u{212A}",
+                      "caf\u{E9}", "cafe\u{301}", "x-very-long-attribute-name-over-16", "background-color", "repeating-linear-gradient",
+                      "REPEATING-LINEAR-GRADIENT", "abcdefgh", "abcdefghi", "-webkit-linear-gradient", "é"]
+        for set in sets {
+            let table = ASCIINameTable(set)
+            for name in set { #expect(table.contains(name), "\(name)") }
+            for probe in probes + set.map({ $0.uppercased() }) + set.map({ $0 + "x" }) + set.map({ String($0.dropLast()) }) {
+                #expect(table.contains(probe) == set.contains(probe), "\(probe.debugDescription)")
+                #expect(table.contains(probe, lowercasing: true) == set.contains(probe.lowercased()), "\(probe.debugDescription)")
+                let bytes = Array(probe.utf8)
+                bytes.withUnsafeBufferPointer { p in
+                    #expect((table.value(p, 0..<p.count, lowercasing: true) != nil) == set.contains(probe.lowercased()), "\(probe.debugDescription)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: ["on", "onclick", "o", "", "onn", "on\u{301}", "o\u{301}n", "\u{212A}on", "data-rampart-src", "data-rampart-\u{301}",
+                      "data-rampart", "data-", "data-x", "aria-\u{301}", "/\u{301}", "//\u{301}", "#", "#\u{301}", "\\\\"])
+    func asciiPrefixesAnswerAsHasPrefix(_ s: String) {
+        #expect(s.hasASCIIPrefix("on") == s.hasPrefix("on"))
+        #expect(s.hasASCIIPrefix("data-rampart-") == s.hasPrefix("data-rampart-"))
+        #expect(s.hasASCIIPrefix("data-") == s.hasPrefix("data-"))
+        #expect(s.hasASCIIPrefix("aria-") == s.hasPrefix("aria-"))
+        #expect(s.hasASCIIPrefix("//") == s.hasPrefix("//"))
+        #expect(s.hasASCIIPrefix("#") == s.hasPrefix("#"))
+        #expect(s.hasASCIIPrefix("\\\\") == s.hasPrefix("\\\\"))
+    }
+
+    @Test func clobberingNamesAreFoundWhateverTheirCase() throws {
+        let html = try MailSanitizer().sanitize("<p id=LOCATION>a</p><p name=Rampart-x>b</p><p id=RAMPART-MESSAGE>c</p><p id=rampart-messages>d</p><p id=ok>e</p>").html
+        #expect(html == "<p>a</p><p>b</p><p>c</p><p>d</p><p id=\"ok\">e</p>")
+    }
+
+    // MARK: Serializer escaping
+
+    /// The escaping the serializer did scalar by scalar before it scanned bytes eight at a time.
+    private static func referenceEscape(_ string: String, attributeMode: Bool) -> String {
+        var out = ""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "\u{A0}": out += "&nbsp;"
+            case "\"" where attributeMode: out += "&quot;"
+            case "<" where !attributeMode: out += "&lt;"
+            case ">" where !attributeMode: out += "&gt;"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// Special characters at every offset around the 8-byte words, next to look-alike bytes
+    /// (`©` is C2 A9, `Â` is C3 82).
+    @Test func serializerEscapingMatchesTheScalarReference() {
+        let pieces = ["a", "bcdefgh", "&", "\u{A0}", "\"", "<", ">", "©", "Â", "é", "日本", "😀", "\u{0}", "'", "=", "        "]
+        var state: UInt64 = 0x13198A2E03707344
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        for _ in 0..<20_000 {
+            var text = ""
+            for _ in 0..<next(24) { text += pieces[next(pieces.count)] }
+            for attributeMode in [false, true] {
+                var out = "prefix"
+                HTMLSerializer.escape(text, attributeMode: attributeMode, into: &out)
+                #expect(out == "prefix" + Self.referenceEscape(text, attributeMode: attributeMode), "\(text.debugDescription)")
+            }
+        }
+        let element = Element(localName: "p", attributes: [Attribute(name: "title", value: "a\"b&c<d>\u{A0}")])
+        element.appendChild(Text("1234567<8>&\u{A0}\"x"))
+        #expect(element.outerHTML == "<p title=\"a&quot;b&amp;c<d>&nbsp;\">1234567&lt;8&gt;&amp;&nbsp;\"x</p>")
+        let fragment = DocumentFragment()
+        fragment.appendChild(element)
+        #expect(fragment.innerHTMLEquals(fragment.innerHTML))
+        #expect(!fragment.innerHTMLEquals(fragment.innerHTML + " "))
+        #expect(!fragment.innerHTMLEquals(String(fragment.innerHTML.dropLast()) + "x"))
+        #expect(DocumentFragment().innerHTMLEquals(""))
+        #expect(!DocumentFragment().innerHTMLEquals("a"))
+        // Past the buffer's first capacity (it grows).
+        let big = DocumentFragment()
+        for index in 0..<3_000 { big.appendChild(Text("\(index) & ")) }
+        #expect(big.innerHTMLEquals(big.innerHTML))
+        #expect(big.innerHTML.utf8.count > 20_000)
+    }
+
+    @Test func packedElementNamesAnswerAsTheSets() {
+        let names = HTMLSerializer.voidElements.union(HTMLSerializer.rawTextParents)
+        for name in names.union(["", "b", "a", "div", "noscript", "template", "plaintex", "plaintextx", "BR", "Br", "brx", "é", "basefonts", "textarea", "title"])
+            .union(names.map { $0.uppercased() }).union(names.map { String($0.dropLast()) }) {
+            #expect(HTMLSerializer.isVoid(name) == HTMLSerializer.voidElements.contains(name), "\(name)")
+            #expect(HTMLSerializer.isRawTextParent(name) == HTMLSerializer.rawTextParents.contains(name), "\(name)")
+        }
+    }
+}
