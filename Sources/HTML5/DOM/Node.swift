@@ -314,6 +314,10 @@ public final class DocumentFragment: Node {
 /// Trust-model row: inbox — the unit the sanitizer allows, rewrites or drops.
 public final class Element: Node {
     public let namespace: Namespace
+    /// The interned local name: `.div`, `.foreignObject`, or ``HTMLTag/unknown`` when the name is
+    /// outside the table (then only ``localName`` tells it). Always agrees with ``localName``:
+    /// `tag == .div` exactly when `localName == "div"`.
+    public let tag: HTMLTag
     /// The local name: lowercase for HTML, case-adjusted for SVG (`foreignObject`).
     public let localName: String
     /// Attributes in source order; names are unique.
@@ -322,21 +326,42 @@ public final class Element: Node {
     public internal(set) var templateContent: DocumentFragment?
 
     public init(localName: String, namespace: Namespace = .html, attributes: [Attribute] = []) {
+        let tag = HTMLTag(localName: localName)
+        self.tag = tag
+        self.localName = tag == .unknown ? localName : tag.name
+        self.namespace = namespace
+        self.attributes = attributes
+        if namespace == .html && tag == .template { templateContent = DocumentFragment() }
+        super.init()
+    }
+
+    /// The parser's initializer: `tag` is already interned (``HTMLTag/unknown`` or the identifier
+    /// of `localName`).
+    init(tag: HTMLTag, localName: String, namespace: Namespace, attributes: [Attribute]) {
+        assert(tag == .unknown ? HTMLTag(localName: localName) == .unknown : tag.name == localName)
+        self.tag = tag
         self.localName = localName
         self.namespace = namespace
         self.attributes = attributes
-        if namespace == .html && localName == "template" { templateContent = DocumentFragment() }
+        if namespace == .html && tag == .template { templateContent = DocumentFragment() }
         super.init()
     }
 
     override func shallowClone() -> Node {
-        let e = Element(localName: localName, namespace: namespace, attributes: attributes)
+        let e = Element(tag: tag, localName: localName, namespace: namespace, attributes: attributes)
         if let content = templateContent { e.templateContent = content.clone(deep: true) as? DocumentFragment }
         return e
     }
 
     /// `true` if this is the HTML element named `name`.
     @inlinable public func isHTML(_ name: String) -> Bool { namespace == .html && localName == name }
+
+    /// `true` if this is the HTML element with the interned name `tag` (one integer compare;
+    /// never `true` for ``HTMLTag/unknown``).
+    @inlinable public func isHTML(_ tag: HTMLTag) -> Bool { namespace == .html && self.tag == tag && tag != .unknown }
+
+    /// `true` if this is an HTML element whose name is in `tags`.
+    @inlinable public func isHTML(in tags: HTMLTagSet) -> Bool { namespace == .html && tags.contains(tag) }
 
     /// The value of the attribute with this (non-namespaced) name, or `nil`.
     public subscript(attribute name: String) -> String? {

@@ -10,9 +10,29 @@ enum Token {
 }
 
 struct TagToken {
+    /// The interned name (``HTMLTag/unknown`` when `name` is not in the table).
+    var tag: HTMLTag
     var name: String
     var attributes: [Attribute]
     var selfClosing: Bool
+
+    init(tag: HTMLTag, name: String, attributes: [Attribute], selfClosing: Bool) {
+        self.tag = tag
+        self.name = name
+        self.attributes = attributes
+        self.selfClosing = selfClosing
+    }
+
+    /// A token the tree builder synthesizes (`<tbody>`, `<head>`, ...).
+    init(_ tag: HTMLTag) {
+        self.init(tag: tag, name: tag.name, attributes: [], selfClosing: false)
+    }
+
+    /// Renames the token (the tree builder's `image` -> `img`, SVG case adjustment).
+    mutating func rename(_ newName: String) {
+        name = newName
+        tag = HTMLTag(localName: newName)
+    }
 
     func attribute(_ name: String) -> String? {
         for attribute in attributes where attribute.name == name { return attribute.value }

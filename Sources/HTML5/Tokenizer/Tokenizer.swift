@@ -84,8 +84,10 @@ struct Tokenizer {
 
     private mutating func emitTag() {
         finishAttribute()
-        let name = String(decoding: tagName, as: UTF8.self)
-        let tag = TagToken(name: name, attributes: attributes, selfClosing: selfClosing)
+        // Known names come from the interned table (no string is built or validated).
+        let id = tagName.withUnsafeBufferPointer { HTMLTag.lookup($0) }
+        let name = id == .unknown ? String(decoding: tagName, as: UTF8.self) : id.name
+        let tag = TagToken(tag: id, name: name, attributes: attributes, selfClosing: selfClosing)
         if isEndTag {
             if !attributes.isEmpty { error("end-tag-with-attributes") }
             if selfClosing { error("end-tag-with-trailing-solidus") }

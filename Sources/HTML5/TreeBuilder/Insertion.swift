@@ -12,11 +12,11 @@ extension TreeBuilder {
             depthTruncated = true
             target = openElements[maxDepth - 1]
         }
-        if fosterParenting && target.namespace == .html && TreeBuilder.set1.contains(target.localName) {
+        if fosterParenting && target.namespace == .html && TreeBuilder.set1.contains(target.tag) {
             var lastTemplate = -1, lastTable = -1
             for (i, e) in openElements.enumerated().reversed() {
-                if lastTemplate < 0 && e.isHTML("template") { lastTemplate = i }
-                if lastTable < 0 && e.isHTML("table") { lastTable = i }
+                if lastTemplate < 0 && e.isHTML(.template) { lastTemplate = i }
+                if lastTable < 0 && e.isHTML(.table) { lastTable = i }
                 if lastTemplate >= 0 && lastTable >= 0 { break }
             }
             if lastTemplate >= 0 && (lastTable < 0 || lastTemplate > lastTable) {
@@ -49,7 +49,7 @@ extension TreeBuilder {
     }
 
     mutating func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
-        Element(localName: tag.name, namespace: namespace, attributes: tag.attributes)
+        Element(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: tag.attributes)
     }
 
     @discardableResult
@@ -64,7 +64,7 @@ extension TreeBuilder {
         var tag = tag
         if namespace == .mathml { adjustMathMLAttributes(&tag) }
         if namespace == .svg { adjustSVGAttributes(&tag) }
-        let element = Element(localName: tag.name, namespace: namespace, attributes: adjustForeignAttributes(tag.attributes))
+        let element = Element(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: adjustForeignAttributes(tag.attributes))
         insert(element, at: appropriatePlace())
         push(element)
         if tag.selfClosing { pop() }
