@@ -44,6 +44,8 @@ struct Tokenizer {
     private var tagName: [UInt8] = []
     private var isEndTag = false
     private var selfClosing = false
+    /// The tag's attributes so far: a scratch buffer kept across tags (its capacity is reused),
+    /// copied once into an exactly sized array when the tag is emitted.
     private var attributes: [Attribute] = []
     private var attributeNames: Set<String> = []
     private var attrName: [UInt8] = []
@@ -87,7 +89,8 @@ struct Tokenizer {
         // Known names come from the interned table (no string is built or validated).
         let id = tagName.withUnsafeBufferPointer { HTMLTag.lookup($0) }
         let name = id == .unknown ? String(decoding: tagName, as: UTF8.self) : id.name
-        let tag = TagToken(tag: id, name: name, attributes: attributes, selfClosing: selfClosing)
+        let tag = TagToken(tag: id, name: name, attributes: attributes.isEmpty ? [] : attributes.withUnsafeBufferPointer { Array($0) },
+                           selfClosing: selfClosing)
         if isEndTag {
             if !attributes.isEmpty { error("end-tag-with-attributes") }
             if selfClosing { error("end-tag-with-trailing-solidus") }
@@ -96,7 +99,7 @@ struct Tokenizer {
             lastStartTagName = name
             emit(.startTag(tag))
         }
-        attributes = []
+        attributes.removeAll(keepingCapacity: true)
         if !attributeNames.isEmpty { attributeNames.removeAll() }
     }
 
@@ -136,7 +139,7 @@ struct Tokenizer {
         tagName.removeAll(keepingCapacity: true)
         isEndTag = end
         selfClosing = false
-        attributes = []
+        attributes.removeAll(keepingCapacity: true)
         hasAttr = false
     }
 

@@ -2,6 +2,12 @@
 // list of active formatting elements, the adoption agency algorithm, foster parenting, templates,
 // foreign content and fragment parsing.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct TreeBuilder {
     // Name sets used by the insertion modes (hoisted so no array is built per token).
     static let set0: HTMLTagSet = [.mi, .mo, .mn, .ms, .mtext, .annotationXml]
@@ -202,6 +208,26 @@ struct TreeBuilder {
         if index == utf8.endIndex { return (s, "") }
         return (String(s[..<index]), String(s[index...]))
     }
+}
+
+/// `true` if the character run holds U+0000 (`memchr` over its contiguous UTF-8, bounded by the
+/// string's own count; a bridged string without contiguous storage is scanned byte by byte).
+/// Runs are scanned once per token, so this is the hottest check of the text path.
+@inline(__always) func containsNUL(_ s: String) -> Bool {
+    if let found = s.utf8.withContiguousStorageIfAvailable({ buffer -> Bool in
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return false }
+        return memchr(base, 0, buffer.count) != nil
+    }) { return found }
+    return s.utf8.contains(0)
+}
+
+/// `true` if the run holds a byte other than ASCII whitespace.
+@inline(__always) func containsNonWhitespace(_ s: String) -> Bool {
+    if let found = s.utf8.withContiguousStorageIfAvailable({ buffer -> Bool in
+        for b in buffer where !isWhitespaceByte(b) { return true }
+        return false
+    }) { return found }
+    return s.utf8.contains { !isWhitespaceByte($0) }
 }
 
 @inline(__always) func isWhitespaceByte(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x09 || b == 0x0C || b == 0x0D }

@@ -16,14 +16,14 @@ extension TreeBuilder {
     mutating func inBody(_ token: Token) {
         switch token {
         case .characters(var s):
-            if s.utf8.contains(0) {
+            if containsNUL(s) {
                 error("unexpected-null-character")
                 s = s.removingNUL()
                 if s.isEmpty { return }
             }
             reconstructFormatting()
             insertText(s)
-            if framesetOK && s.utf8.contains(where: { !isWhitespaceByte($0) }) { framesetOK = false }
+            if framesetOK && containsNonWhitespace(s) { framesetOK = false }
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag): inBodyStartTag(tag, token)

@@ -97,13 +97,13 @@ extension TreeBuilder {
 
     mutating func inTableText(_ token: Token) {
         if case .characters(var s) = token {
-            if s.utf8.contains(0) { error("unexpected-null-character"); s = s.removingNUL() }
+            if containsNUL(s) { error("unexpected-null-character"); s = s.removingNUL() }
             pendingTableText += s
             return
         }
         let text = pendingTableText
         pendingTableText = ""
-        if text.utf8.contains(where: { !isWhitespaceByte($0) }) {
+        if containsNonWhitespace(text) {
             error("foster-parenting-characters")
             fosterParenting = true
             inBody(.characters(text))
