@@ -1,6 +1,8 @@
 /// A token produced by the tokenizer.
 enum Token {
-    case doctype(DoctypeToken)
+    /// Boxed (`indirect`): the doctype's three optional strings would make every token, and so
+    /// every copy of one through the tree builder, twice as large; doctypes are one per document.
+    indirect case doctype(DoctypeToken)
     case startTag(TagToken)
     case endTag(TagToken)
     case comment(String)

@@ -37,19 +37,23 @@ struct Tokenizer {
     var truncatedAttributes = false
 
     // Token under construction.
-    private var text: [UInt8] = []
-    private var queue: [Token] = []
-    private var queueHead = 0
+    private var text = ByteAccumulator()
+    /// The next token, when one is pending (the common case: one token per step; a character run
+    /// is flushed as soon as a tag, comment or doctype starts).
+    private var slot: Token? = nil
+    /// Tokens queued behind `slot` in the same step (e.g. characters and then EOF).
+    private var overflow: [Token] = []
+    private var overflowHead = 0
     private var eofEmitted = false
-    private var tagName: [UInt8] = []
+    private var tagName = ByteAccumulator()
     private var isEndTag = false
     private var selfClosing = false
-    /// The tag's attributes so far: a scratch buffer kept across tags (its capacity is reused),
-    /// copied once into an exactly sized array when the tag is emitted.
+    /// The tag's attributes so far; handed to the token when the tag is emitted (the first
+    /// attribute reserves room for four, so a typical tag makes one allocation and no copy).
     private var attributes: [Attribute] = []
     private var attributeNames: Set<String> = []
-    private var attrName: [UInt8] = []
-    private var attrValue: [UInt8] = []
+    private var attrName = ByteAccumulator()
+    private var attrValue = ByteAccumulator()
     private var hasAttr = false
     private var commentData: [UInt8] = []
     private var doctypeName: [UInt8]? = nil
@@ -64,7 +68,6 @@ struct Tokenizer {
     init(input: [UInt8], maxAttributes: Int = .max) {
         self.input = input
         self.maxAttributes = maxAttributes
-        text.reserveCapacity(1024)
     }
 
     @inline(__always) private mutating func error(_ code: String) {
@@ -75,22 +78,30 @@ struct Tokenizer {
 
     private mutating func flushText() {
         guard !text.isEmpty else { return }
-        queue.append(.characters(String(decoding: text, as: UTF8.self)))
-        text.removeAll(keepingCapacity: true)
+        enqueue(.characters(text.makeString(from: input)))
+        text.reset()
     }
 
     private mutating func emit(_ token: Token) {
         flushText()
-        queue.append(token)
+        enqueue(token)
     }
+
+    @inline(__always) private mutating func enqueue(_ token: Token) {
+        if slot == nil && overflowHead >= overflow.count { slot = token } else { overflow.append(token) }
+    }
+
+    private var hasPendingToken: Bool { slot != nil || overflowHead < overflow.count }
+
+    @inline(__always) private mutating func appendText(_ byte: UInt8) { text.append(byte, from: input) }
+    @inline(__always) private mutating func appendText(_ bytes: [UInt8]) { text.append(contentsOf: bytes, from: input) }
 
     private mutating func emitTag() {
         finishAttribute()
         // Known names come from the interned table (no string is built or validated).
-        let id = tagName.withUnsafeBufferPointer { HTMLTag.lookup($0) }
-        let name = id == .unknown ? String(decoding: tagName, as: UTF8.self) : id.name
-        let tag = TagToken(tag: id, name: name, attributes: attributes.isEmpty ? [] : attributes.withUnsafeBufferPointer { Array($0) },
-                           selfClosing: selfClosing)
+        let id = tagName.withBytes(from: input) { HTMLTag.lookup($0) }
+        let name = id == .unknown ? tagName.makeString(from: input) : id.name
+        let tag = TagToken(tag: id, name: name, attributes: attributes, selfClosing: selfClosing)
         if isEndTag {
             if !attributes.isEmpty { error("end-tag-with-attributes") }
             if selfClosing { error("end-tag-with-trailing-solidus") }
@@ -99,7 +110,7 @@ struct Tokenizer {
             lastStartTagName = name
             emit(.startTag(tag))
         }
-        attributes.removeAll(keepingCapacity: true)
+        attributes = []
         if !attributeNames.isEmpty { attributeNames.removeAll() }
     }
 
@@ -122,38 +133,40 @@ struct Tokenizer {
 
     /// The next token (`.eof` forever once the input is exhausted).
     mutating func nextToken() -> Token {
-        while queueHead >= queue.count {
-            queue.removeAll(keepingCapacity: true)
-            queueHead = 0
+        while true {
+            if let token = slot.take() { return token }
+            if overflowHead < overflow.count {
+                let token = overflow[overflowHead]
+                overflowHead += 1
+                return token
+            }
+            if !overflow.isEmpty { overflow.removeAll(keepingCapacity: true); overflowHead = 0 }
             if eofEmitted { return .eof }
             step()
         }
-        let token = queue[queueHead]
-        queueHead += 1
-        return token
     }
 
     // MARK: Tag helpers
 
     private mutating func startTag(end: Bool) {
-        tagName.removeAll(keepingCapacity: true)
+        tagName.reset()
         isEndTag = end
         selfClosing = false
-        attributes.removeAll(keepingCapacity: true)
+        if !attributes.isEmpty { attributes = [] }
         hasAttr = false
     }
 
     private mutating func startAttribute() {
         finishAttribute()
-        attrName.removeAll(keepingCapacity: true)
-        attrValue.removeAll(keepingCapacity: true)
+        attrName.reset()
+        attrValue.reset()
         hasAttr = true
     }
 
     private mutating func finishAttribute() {
         guard hasAttr else { return }
         hasAttr = false
-        let name = String(decoding: attrName, as: UTF8.self)
+        let name = attrName.makeString(from: input)
         if attributes.count < 8 && attributeNames.isEmpty {
             for attribute in attributes where attribute.name == name { error("duplicate-attribute"); return }
         } else {
@@ -162,12 +175,13 @@ struct Tokenizer {
         }
         if attributes.count >= maxAttributes { truncatedAttributes = true; error("too-many-attributes"); return }
         if !attributeNames.isEmpty { attributeNames.insert(name) }
-        attributes.append(Attribute(name: name, value: String(decoding: attrValue, as: UTF8.self)))
+        if attributes.isEmpty { attributes.reserveCapacity(4) }
+        attributes.append(Attribute(name: name, value: attrValue.makeString(from: input)))
     }
 
-    private var isAppropriateEndTag: Bool {
+    private mutating func isAppropriateEndTag() -> Bool {
         guard let last = lastStartTagName else { return false }
-        return last.utf8.elementsEqual(tagName)
+        return tagName.withBytes(from: input) { last.utf8.elementsEqual($0) }
     }
 
     @inline(__always) private mutating func peek() -> Int { pos < input.count ? Int(input[pos]) : Tokenizer.eof }
@@ -212,7 +226,7 @@ struct Tokenizer {
     /// `inAttribute`, to the attribute value.
     private mutating func consumeCharacterReference(inAttribute: Bool) {
         @inline(__always) func put(_ bytes: [UInt8]) {
-            if inAttribute { attrValue.append(contentsOf: bytes) } else { text.append(contentsOf: bytes) }
+            if inAttribute { attrValue.append(contentsOf: bytes, from: input) } else { appendText(bytes) }
         }
         let c = peek()
         if Tokenizer.isAlnum(c) {
@@ -292,7 +306,7 @@ struct Tokenizer {
 
     /// Runs states until at least one token is queued.
     private mutating func step() {
-        while queueHead >= queue.count {
+        while !hasPendingToken {
             if eofEmitted { return }
             runState()
         }
@@ -303,12 +317,40 @@ struct Tokenizer {
     @inline(__always)
     private mutating func copyTextRun(stopAtLess: Bool, stopAtAmpersand: Bool) {
         let start = pos
-        while pos < input.count {
-            let b = input[pos]
-            if b == 0x00 || (b == 0x3C && stopAtLess) || (b == 0x26 && stopAtAmpersand) { break }
-            pos += 1
+        if stopAtAmpersand { pos = firstStop(from: pos, 0x3C, 0x26, 0x00) }
+        else if stopAtLess { pos = firstStop(from: pos, 0x3C, 0x00, 0x00) }
+        else { pos = firstStop(from: pos, 0x00, 0x00, 0x00) }
+        if pos > start { text.appendRun(start, pos, from: input) }
+    }
+
+    /// The index of the first byte at or after `start` equal to `s0`, `s1` or `s2`, or
+    /// `input.count`. Text and attribute values are most of a message's bytes, so they are
+    /// scanned eight at a time (SWAR: a word holds a stop byte exactly when `haszero(word ^ stop)`
+    /// for one of the stops); the word that holds one, and the tail, are scanned byte by byte.
+    /// Reads only inside the input: word loads are guarded by `i + 8 <= count`, bytes by `i < count`.
+    @inline(__always)
+    private func firstStop(from start: Int, _ s0: UInt8, _ s1: UInt8, _ s2: UInt8) -> Int {
+        input.withUnsafeBufferPointer { buffer -> Int in
+            let count = buffer.count
+            var i = start
+            guard i < count, let base = buffer.baseAddress else { return i }
+            let raw = UnsafeRawPointer(base)
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            let m0 = ones &* UInt64(s0), m1 = ones &* UInt64(s1), m2 = ones &* UInt64(s2)
+            while i + 8 <= count {
+                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let x0 = word ^ m0, x1 = word ^ m1, x2 = word ^ m2
+                if (((x0 &- ones) & ~x0) | ((x1 &- ones) & ~x1) | ((x2 &- ones) & ~x2)) & highs != 0 { break }
+                i += 8
+            }
+            while i < count {
+                let b = buffer[i]
+                if b == s0 || b == s1 || b == s2 { break }
+                i += 1
+            }
+            return i
         }
-        if pos > start { text.append(contentsOf: input[start..<pos]) }
     }
 
     /// The script data escaped and double escaped states with their dash and dash-dash states
@@ -318,24 +360,24 @@ struct Tokenizer {
         let c = consume()
         switch c {
         case 0x2D:
-            text.append(0x2D)
+            appendText(0x2D)
             switch (double, dashes) {
             case (false, 0): state = .scriptDataEscapedDash
             case (false, _): state = .scriptDataEscapedDashDash
             case (true, 0): state = .scriptDataDoubleEscapedDash
             case (true, _): state = .scriptDataDoubleEscapedDashDash
             }
-        case 0x3C where double: state = .scriptDataDoubleEscapedLessThan; text.append(0x3C)
+        case 0x3C where double: state = .scriptDataDoubleEscapedLessThan; appendText(0x3C)
         case 0x3C: state = .scriptDataEscapedLessThan
-        case 0x3E where dashes == 2: state = .scriptData; text.append(0x3E)
+        case 0x3E where dashes == 2: state = .scriptData; appendText(0x3E)
         case 0x00:
             error("unexpected-null-character")
             state = double ? .scriptDataDoubleEscaped : .scriptDataEscaped
-            text.append(contentsOf: Tokenizer.replacement)
+            appendText(Tokenizer.replacement)
         case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
         default:
             state = double ? .scriptDataDoubleEscaped : .scriptDataEscaped
-            text.append(UInt8(c))
+            appendText(UInt8(c))
         }
     }
 
@@ -365,58 +407,60 @@ struct Tokenizer {
             case 0x00:
                 // The data state passes U+0000 on (the tree builder decides); RCDATA replaces it.
                 error("unexpected-null-character")
-                if state == .data { text.append(0) } else { text.append(contentsOf: Tokenizer.replacement) }
+                if state == .data { appendText(0) } else { appendText(Tokenizer.replacement) }
             case Tokenizer.eof: emitEOF()
-            default: text.append(UInt8(c))
+            default: appendText(UInt8(c))
             }
         case .rawtext, .scriptData, .plaintext:
             copyTextRun(stopAtLess: state != .plaintext, stopAtAmpersand: false)
             let c = consume()
             switch c {
             case 0x3C: state = state == .rawtext ? .rawtextLessThan : .scriptDataLessThan
-            case 0x00: error("unexpected-null-character"); text.append(contentsOf: Tokenizer.replacement)
+            case 0x00: error("unexpected-null-character"); appendText(Tokenizer.replacement)
             case Tokenizer.eof: emitEOF()
-            default: text.append(UInt8(c))
+            default: appendText(UInt8(c))
             }
         case .tagOpen:
             let c = consume()
             if c == 0x21 { state = .markupDeclarationOpen }
             else if c == 0x2F { state = .endTagOpen }
-            else if Tokenizer.isAlpha(c) { startTag(end: false); reconsume(.tagName) }
+            else if Tokenizer.isAlpha(c) { flushText(); startTag(end: false); reconsume(.tagName) }
             else if c == 0x3F {
                 error("unexpected-question-mark-instead-of-tag-name")
                 commentData.removeAll(keepingCapacity: true); reconsume(.bogusComment)
             } else if c == Tokenizer.eof {
-                error("eof-before-tag-name"); text.append(0x3C); emitEOF()
+                error("eof-before-tag-name"); appendText(0x3C); emitEOF()
             } else {
-                error("invalid-first-character-of-tag-name"); text.append(0x3C); reconsume(.data)
+                error("invalid-first-character-of-tag-name"); appendText(0x3C); reconsume(.data)
             }
         case .endTagOpen:
             let c = consume()
-            if Tokenizer.isAlpha(c) { startTag(end: true); reconsume(.tagName) }
+            if Tokenizer.isAlpha(c) { flushText(); startTag(end: true); reconsume(.tagName) }
             else if c == 0x3E { error("missing-end-tag-name"); state = .data }
-            else if c == Tokenizer.eof { error("eof-before-tag-name"); text.append(contentsOf: [0x3C, 0x2F]); emitEOF() }
+            else if c == Tokenizer.eof { error("eof-before-tag-name"); appendText([0x3C, 0x2F]); emitEOF() }
             else {
                 error("invalid-first-character-of-tag-name")
                 commentData.removeAll(keepingCapacity: true); reconsume(.bogusComment)
             }
         case .tagName:
             // Fast path for the common lowercase run.
+            let nameStart = pos
             while pos < input.count {
                 let b = input[pos]
-                if b >= 0x61 && b <= 0x7A { tagName.append(b); pos += 1 } else { break }
+                if b >= 0x61 && b <= 0x7A { pos += 1 } else { break }
             }
+            tagName.appendRun(nameStart, pos, from: input)
             let c = consume()
             if Tokenizer.isWhitespace(c) { state = .beforeAttributeName }
             else if c == 0x2F { state = .selfClosingStartTag }
             else if c == 0x3E { state = .data; emitTag() }
-            else if c == 0x00 { error("unexpected-null-character"); tagName.append(contentsOf: Tokenizer.replacement) }
+            else if c == 0x00 { error("unexpected-null-character"); tagName.append(contentsOf: Tokenizer.replacement, from: input) }
             else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
-            else { tagName.append(Tokenizer.lower(c)) }
+            else { tagName.append(Tokenizer.lower(c), from: input) }
         case .rcdataLessThan, .rawtextLessThan:
             let c = consume()
             if c == 0x2F { temp.removeAll(keepingCapacity: true); state = state == .rcdataLessThan ? .rcdataEndTagOpen : .rawtextEndTagOpen }
-            else { text.append(0x3C); reconsume(state == .rcdataLessThan ? .rcdata : .rawtext) }
+            else { appendText(0x3C); reconsume(state == .rcdataLessThan ? .rcdata : .rawtext) }
         case .rcdataEndTagOpen, .rawtextEndTagOpen, .scriptDataEndTagOpen, .scriptDataEscapedEndTagOpen:
             let c = consume()
             let (nameState, back): (State, State) = switch state {
@@ -426,7 +470,7 @@ struct Tokenizer {
             default: (.scriptDataEscapedEndTagName, .scriptDataEscaped)
             }
             if Tokenizer.isAlpha(c) { startTag(end: true); reconsume(nameState) }
-            else { text.append(contentsOf: [0x3C, 0x2F]); reconsume(back) }
+            else { appendText([0x3C, 0x2F]); reconsume(back) }
         case .rcdataEndTagName, .rawtextEndTagName, .scriptDataEndTagName, .scriptDataEscapedEndTagName:
             let back: State = switch state {
             case .rcdataEndTagName: .rcdata
@@ -435,33 +479,33 @@ struct Tokenizer {
             default: .scriptDataEscaped
             }
             let c = consume()
-            if Tokenizer.isWhitespace(c) && isAppropriateEndTag { state = .beforeAttributeName }
-            else if c == 0x2F && isAppropriateEndTag { state = .selfClosingStartTag }
-            else if c == 0x3E && isAppropriateEndTag { state = .data; emitTag() }
-            else if Tokenizer.isAlpha(c) { tagName.append(Tokenizer.lower(c)); temp.append(UInt8(c)) }
+            if Tokenizer.isWhitespace(c) && isAppropriateEndTag() { state = .beforeAttributeName }
+            else if c == 0x2F && isAppropriateEndTag() { state = .selfClosingStartTag }
+            else if c == 0x3E && isAppropriateEndTag() { state = .data; emitTag() }
+            else if Tokenizer.isAlpha(c) { tagName.append(Tokenizer.lower(c), from: input); temp.append(UInt8(c)) }
             else {
-                text.append(contentsOf: [0x3C, 0x2F]); text.append(contentsOf: temp)
+                appendText([0x3C, 0x2F]); appendText(temp)
                 reconsume(back)
             }
         case .scriptDataLessThan:
             let c = consume()
             if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataEndTagOpen }
-            else if c == 0x21 { state = .scriptDataEscapeStart; text.append(contentsOf: [0x3C, 0x21]) }
-            else { text.append(0x3C); reconsume(.scriptData) }
+            else if c == 0x21 { state = .scriptDataEscapeStart; appendText([0x3C, 0x21]) }
+            else { appendText(0x3C); reconsume(.scriptData) }
         case .scriptDataEscapeStart:
             let c = consume()
-            if c == 0x2D { state = .scriptDataEscapeStartDash; text.append(0x2D) } else { reconsume(.scriptData) }
+            if c == 0x2D { state = .scriptDataEscapeStartDash; appendText(0x2D) } else { reconsume(.scriptData) }
         case .scriptDataEscapeStartDash:
             let c = consume()
-            if c == 0x2D { state = .scriptDataEscapedDashDash; text.append(0x2D) } else { reconsume(.scriptData) }
+            if c == 0x2D { state = .scriptDataEscapedDashDash; appendText(0x2D) } else { reconsume(.scriptData) }
         case .scriptDataEscaped: scriptDataEscaped(double: false, dashes: 0)
         case .scriptDataEscapedDash: scriptDataEscaped(double: false, dashes: 1)
         case .scriptDataEscapedDashDash: scriptDataEscaped(double: false, dashes: 2)
         case .scriptDataEscapedLessThan:
             let c = consume()
             if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataEscapedEndTagOpen }
-            else if Tokenizer.isAlpha(c) { temp.removeAll(keepingCapacity: true); text.append(0x3C); reconsume(.scriptDataDoubleEscapeStart) }
-            else { text.append(0x3C); reconsume(.scriptDataEscaped) }
+            else if Tokenizer.isAlpha(c) { temp.removeAll(keepingCapacity: true); appendText(0x3C); reconsume(.scriptDataDoubleEscapeStart) }
+            else { appendText(0x3C); reconsume(.scriptDataEscaped) }
         case .scriptDataDoubleEscapeStart, .scriptDataDoubleEscapeEnd:
             let c = consume()
             let start = state == .scriptDataDoubleEscapeStart
@@ -469,9 +513,9 @@ struct Tokenizer {
                 let isScript = temp == Array("script".utf8)
                 if start { state = isScript ? .scriptDataDoubleEscaped : .scriptDataEscaped }
                 else { state = isScript ? .scriptDataEscaped : .scriptDataDoubleEscaped }
-                text.append(UInt8(c))
+                appendText(UInt8(c))
             } else if Tokenizer.isAlpha(c) {
-                temp.append(Tokenizer.lower(c)); text.append(UInt8(c))
+                temp.append(Tokenizer.lower(c)); appendText(UInt8(c))
             } else {
                 reconsume(start ? .scriptDataEscaped : .scriptDataDoubleEscaped)
             }
@@ -480,7 +524,7 @@ struct Tokenizer {
         case .scriptDataDoubleEscapedDashDash: scriptDataEscaped(double: true, dashes: 2)
         case .scriptDataDoubleEscapedLessThan:
             let c = consume()
-            if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataDoubleEscapeEnd; text.append(0x2F) }
+            if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataDoubleEscapeEnd; appendText(0x2F) }
             else { reconsume(.scriptDataDoubleEscaped) }
         case .beforeAttributeName:
             let c = consume()
@@ -488,20 +532,22 @@ struct Tokenizer {
             if c == 0x2F || c == 0x3E || c == Tokenizer.eof { reconsume(.afterAttributeName) }
             else if c == 0x3D {
                 error("unexpected-equals-sign-before-attribute-name")
-                startAttribute(); attrName.append(0x3D); state = .attributeName
+                startAttribute(); attrName.append(0x3D, from: input); state = .attributeName
             } else { startAttribute(); reconsume(.attributeName) }
         case .attributeName:
+            let nameStart = pos
             while pos < input.count {
                 let b = input[pos]
-                if (b >= 0x61 && b <= 0x7A) || b == 0x2D { attrName.append(b); pos += 1 } else { break }
+                if (b >= 0x61 && b <= 0x7A) || b == 0x2D { pos += 1 } else { break }
             }
+            attrName.appendRun(nameStart, pos, from: input)
             let c = consume()
             if Tokenizer.isWhitespace(c) || c == 0x2F || c == 0x3E || c == Tokenizer.eof { reconsume(.afterAttributeName) }
             else if c == 0x3D { state = .beforeAttributeValue }
-            else if c == 0x00 { error("unexpected-null-character"); attrName.append(contentsOf: Tokenizer.replacement) }
+            else if c == 0x00 { error("unexpected-null-character"); attrName.append(contentsOf: Tokenizer.replacement, from: input) }
             else {
                 if c == 0x22 || c == 0x27 || c == 0x3C { error("unexpected-character-in-attribute-name") }
-                attrName.append(Tokenizer.lower(c))
+                attrName.append(Tokenizer.lower(c), from: input)
             }
         case .afterAttributeName:
             let c = consume()
@@ -521,27 +567,23 @@ struct Tokenizer {
         case .attributeValueDoubleQuoted, .attributeValueSingleQuoted:
             let quote: UInt8 = state == .attributeValueDoubleQuoted ? 0x22 : 0x27
             let start = pos
-            while pos < input.count {
-                let b = input[pos]
-                if b == quote || b == 0x26 || b == 0x00 { break }
-                pos += 1
-            }
-            if pos > start { attrValue.append(contentsOf: input[start..<pos]) }
+            pos = firstStop(from: pos, quote, 0x26, 0x00)
+            if pos > start { attrValue.appendRun(start, pos, from: input) }
             let c = consume()
             if c == Int(quote) { state = .afterAttributeValueQuoted }
             else if c == 0x26 { consumeCharacterReference(inAttribute: true) }
-            else if c == 0x00 { error("unexpected-null-character"); attrValue.append(contentsOf: Tokenizer.replacement) }
+            else if c == 0x00 { error("unexpected-null-character"); attrValue.append(contentsOf: Tokenizer.replacement, from: input) }
             else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
         case .attributeValueUnquoted:
             let c = consume()
             if Tokenizer.isWhitespace(c) { state = .beforeAttributeName }
             else if c == 0x26 { consumeCharacterReference(inAttribute: true) }
             else if c == 0x3E { state = .data; emitTag() }
-            else if c == 0x00 { error("unexpected-null-character"); attrValue.append(contentsOf: Tokenizer.replacement) }
+            else if c == 0x00 { error("unexpected-null-character"); attrValue.append(contentsOf: Tokenizer.replacement, from: input) }
             else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
             else {
                 if c == 0x22 || c == 0x27 || c == 0x3C || c == 0x3D || c == 0x60 { error("unexpected-character-in-unquoted-attribute-value") }
-                attrValue.append(UInt8(c))
+                attrValue.append(UInt8(c), from: input)
             }
         case .afterAttributeValueQuoted:
             let c = consume()
@@ -562,6 +604,7 @@ struct Tokenizer {
             else if c == 0x00 { error("unexpected-null-character"); commentData.append(contentsOf: Tokenizer.replacement) }
             else { commentData.append(UInt8(c)) }
         case .markupDeclarationOpen:
+            flushText()  // a comment, doctype or CDATA section starts: the run before it is complete
             if matchesExactly("--") {
                 pos += 2; commentData.removeAll(keepingCapacity: true); state = .commentStart
             } else if matchesCaseInsensitive("doctype") {
@@ -716,18 +759,18 @@ struct Tokenizer {
         case .cdataSection:
             let start = pos
             while pos < input.count, input[pos] != 0x5D { pos += 1 }
-            if pos > start { text.append(contentsOf: input[start..<pos]) }
+            if pos > start { text.appendRun(start, pos, from: input) }
             let c = consume()
             if c == 0x5D { state = .cdataSectionBracket }
             else if c == Tokenizer.eof { error("eof-in-cdata"); emitEOF() }
         case .cdataSectionBracket:
             let c = consume()
-            if c == 0x5D { state = .cdataSectionEnd } else { text.append(0x5D); reconsume(.cdataSection) }
+            if c == 0x5D { state = .cdataSectionEnd } else { appendText(0x5D); reconsume(.cdataSection) }
         case .cdataSectionEnd:
             let c = consume()
-            if c == 0x5D { text.append(0x5D) }
+            if c == 0x5D { appendText(0x5D) }
             else if c == 0x3E { state = .data }
-            else { text.append(contentsOf: [0x5D, 0x5D]); reconsume(.cdataSection) }
+            else { appendText([0x5D, 0x5D]); reconsume(.cdataSection) }
         }
     }
 }

@@ -10,6 +10,13 @@ extension TreeBuilder {
         return openElements.last
     }
 
+    /// The namespace of the adjusted current node (`nil` when the stack is empty), read once per
+    /// token by the dispatcher without handing out the node itself.
+    @inline(__always) var adjustedCurrentNamespace: Namespace? {
+        if openElements.count == 1, let context { return context.namespace }
+        return openElements.last?.namespace
+    }
+
     /// How many HTML elements with this name are on the stack.
     @inline(__always) func openCount(_ tag: HTMLTag) -> Int { Int(openCounts[Int(tag.rawValue)]) }
 

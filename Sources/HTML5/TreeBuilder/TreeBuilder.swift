@@ -84,8 +84,8 @@ struct TreeBuilder {
                 dispatch(token)
             }
             if case .eof = token { stopParsing(); break }
-            let adjusted = adjustedCurrentNode
-            tokenizer.allowCDATA = adjusted != nil && adjusted!.namespace != .html
+            let namespace = adjustedCurrentNamespace
+            tokenizer.allowCDATA = namespace != nil && namespace != .html
         }
     }
 
@@ -148,7 +148,11 @@ struct TreeBuilder {
     // MARK: Dispatch (§13.2.6 tree construction dispatcher)
 
     mutating func dispatch(_ token: Token) {
-        guard let node = adjustedCurrentNode, node.namespace != .html else { process(token, mode); return }
+        // Most tokens arrive with an HTML adjusted current node: decide that from the namespace
+        // alone before touching the node.
+        guard let namespace = adjustedCurrentNamespace, namespace != .html, let node = adjustedCurrentNode else {
+            process(token, mode); return
+        }
         switch token {
         case .startTag(let tag):
             if isMathMLTextIntegrationPoint(node) && tag.tag != .mglyph && tag.tag != .malignmark { process(token, mode); return }
