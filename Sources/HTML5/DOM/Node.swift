@@ -167,6 +167,21 @@ public class Node {
         lastChild = child
     }
 
+    /// Appends a node that has no parent and no siblings (one the parser has just created): the
+    /// parser's common insertion, without the detaching step of ``appendChild(_:)`` and without
+    /// retaining the current last child.
+    @inline(__always) final func appendDetached(_ child: Node) {
+        assert(child.storedParent == nil && child.storedNextSibling == nil && child.storedPreviousSibling == nil)
+        child.storedParent = self
+        if storedFirstChild == nil {
+            storedFirstChild = child
+        } else {
+            child.storedPreviousSibling = storedLastChild
+            storedLastChild!.storedNextSibling = child
+        }
+        storedLastChild = child
+    }
+
     /// Inserts `child` before `reference` (a child of this node), or at the end when `reference`
     /// is `nil`.
     public func insertBefore(_ child: Node, _ reference: Node?) {

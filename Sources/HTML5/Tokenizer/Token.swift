@@ -80,4 +80,56 @@ enum NamedCharacterReferences {
     /// Longest name without a semicolon among the legacy entries.
     static let longestLegacy = 6
     static let longest = 32
+
+    /// The table as flat byte arrays with an open-addressing index over the name bytes, so a
+    /// reference is looked up without building a `String` key or hashing one with SipHash.
+    ///
+    /// Trust-model row: inbox (incoming mail) — entity-heavy mail (`&nbsp;` runs) is common and
+    /// hostile mail can be nothing else; every index is bounds-checked by `Array`.
+    struct Index {
+        var names: [UInt8] = []
+        var nameStarts: [Int] = [0]
+        var values: [UInt8] = []
+        var valueStarts: [Int] = [0]
+        var slots: [Int32]
+        static let mask = 8191
+
+        init(_ table: [String: [UInt8]]) {
+            slots = [Int32](repeating: -1, count: Index.mask + 1)
+            for (entry, (name, value)) in table.sorted(by: { $0.key < $1.key }).enumerated() {
+                let bytes = Array(name.utf8)
+                names.append(contentsOf: bytes)
+                nameStarts.append(names.count)
+                values.append(contentsOf: value)
+                valueStarts.append(values.count)
+                var slot = bytes.withUnsafeBufferPointer { Index.hash($0) }
+                while slots[slot] >= 0 { slot = (slot + 1) & Index.mask }
+                slots[slot] = Int32(entry)
+            }
+        }
+
+        @inline(__always) static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {
+            var h: UInt32 = 2_166_136_261
+            for b in name { h = (h ^ UInt32(b)) &* 16_777_619 }
+            return Int(truncatingIfNeeded: h ^ (h >> 13)) & mask
+        }
+
+        /// The range in ``values`` of the replacement for `name` (with its `;` if it has one).
+        func lookup(_ name: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+            var slot = Index.hash(name)
+            while true {
+                let entry = Int(slots[slot])
+                if entry < 0 { return nil }
+                let start = nameStarts[entry], end = nameStarts[entry + 1]
+                if end - start == name.count {
+                    var i = 0
+                    while i < name.count, names[start + i] == name[i] { i += 1 }
+                    if i == name.count { return valueStarts[entry]..<valueStarts[entry + 1] }
+                }
+                slot = (slot + 1) & Index.mask
+            }
+        }
+    }
+
+    static let index = Index(table)
 }

@@ -30,7 +30,18 @@ struct Tokenizer {
     var state: State = .data
     /// Set by the tree builder: the adjusted current node is not in the HTML namespace.
     var allowCDATA = false
-    var lastStartTagName: String?
+    /// The name of the last start tag emitted (for "appropriate end tag" in RCDATA, RAWTEXT and
+    /// script data): kept interned, with the string only for a name outside the table, so
+    /// emitting a start tag stores one byte.
+    var lastStartTagName: String? {
+        get { lastStartTag != .unknown ? lastStartTag.name : lastStartTagOtherName }
+        set {
+            lastStartTag = newValue.map { HTMLTag(localName: $0) } ?? .unknown
+            lastStartTagOtherName = lastStartTag == .unknown ? newValue : nil
+        }
+    }
+    private var lastStartTag: HTMLTag = .unknown
+    private var lastStartTagOtherName: String?
     var errors: [ParseError] = []
     var recordErrors = true
     let maxAttributes: Int
@@ -107,7 +118,8 @@ struct Tokenizer {
             if selfClosing { error("end-tag-with-trailing-solidus") }
             emit(.endTag(tag))
         } else {
-            lastStartTagName = name
+            lastStartTag = id
+            if id == .unknown { lastStartTagOtherName = name } else if lastStartTagOtherName != nil { lastStartTagOtherName = nil }
             emit(.startTag(tag))
         }
         attributes = []
@@ -180,7 +192,8 @@ struct Tokenizer {
     }
 
     private mutating func isAppropriateEndTag() -> Bool {
-        guard let last = lastStartTagName else { return false }
+        if lastStartTag != .unknown { return tagName.withBytes(from: input) { HTMLTag.lookup($0) } == lastStartTag }
+        guard let last = lastStartTagOtherName else { return false }
         return tagName.withBytes(from: input) { last.utf8.elementsEqual($0) }
     }
 
@@ -225,38 +238,41 @@ struct Tokenizer {
     /// Called with `pos` just after `&`. Appends the result to the text buffer or, when
     /// `inAttribute`, to the attribute value.
     private mutating func consumeCharacterReference(inAttribute: Bool) {
-        @inline(__always) func put(_ bytes: [UInt8]) {
-            if inAttribute { attrValue.append(contentsOf: bytes, from: input) } else { appendText(bytes) }
+        @inline(__always) func put(_ byte: UInt8) {
+            if inAttribute { attrValue.append(byte, from: input) } else { appendText(byte) }
+        }
+        @inline(__always) func put(_ bytes: ArraySlice<UInt8>) {
+            for byte in bytes { put(byte) }
         }
         let c = peek()
         if Tokenizer.isAlnum(c) {
             var end = pos
             while end < input.count, end - pos < NamedCharacterReferences.longest, Tokenizer.isAlnum(Int(input[end])) { end += 1 }
-            let table = NamedCharacterReferences.table
-            if end < input.count, input[end] == 0x3B {
-                let key = String(decoding: input[pos...end], as: UTF8.self)
-                if let value = table[key] { pos = end + 1; put(value); return }
+            let index = NamedCharacterReferences.index
+            if end < input.count, input[end] == 0x3B,
+               let value = input[pos...end].withUnsafeBufferPointer({ index.lookup($0) }) {
+                pos = end + 1
+                put(index.values[value])
+                return
             }
             var length = min(end - pos, NamedCharacterReferences.longestLegacy)
             while length >= 2 {
-                let key = String(decoding: input[pos..<(pos + length)], as: UTF8.self)
-                if let value = table[key] {
+                if let value = input[pos..<(pos + length)].withUnsafeBufferPointer({ index.lookup($0) }) {
                     let next = pos + length < input.count ? Int(input[pos + length]) : Tokenizer.eof
                     if inAttribute && (next == 0x3D || Tokenizer.isAlnum(next)) {
-                        put([0x26])  // not a reference: the name is consumed as ordinary characters
+                        put(0x26)  // not a reference: the name is consumed as ordinary characters
                         return
                     }
                     error("missing-semicolon-after-character-reference")
                     pos += length
-                    put(value)
+                    put(index.values[value])
                     return
                 }
                 length -= 1
             }
             // No match: `&` as text; the alphanumerics are consumed normally by the caller.
-            var scan = end
-            if scan < input.count, input[scan] == 0x3B, end > pos { error("unknown-named-character-reference"); scan += 0 }
-            put([0x26])
+            if end < input.count, input[end] == 0x3B, end > pos { error("unknown-named-character-reference") }
+            put(0x26)
             return
         }
         if c == 0x23 {  // '#'
@@ -278,7 +294,7 @@ struct Tokenizer {
             }
             if digits == 0 {
                 error("absence-of-digits-in-numeric-character-reference")
-                put([0x26]); put(Array(input[start..<pos]))
+                put(0x26); put(input[start..<pos])
                 return
             }
             if pos < input.count, input[pos] == 0x3B { pos += 1 } else { error("missing-semicolon-after-character-reference") }
@@ -289,12 +305,11 @@ struct Tokenizer {
             else if code >= 0x80 && code <= 0x9F, let mapped = Tokenizer.c1Replacements[Int(code - 0x80)] {
                 error("control-character-reference"); code = mapped
             }
-            var bytes: [UInt8] = []
-            for b in String(Character(Unicode.Scalar(code)!)).utf8 { bytes.append(b) }
-            put(bytes)
+            // `code` is a scalar value here: surrogates and values above U+10FFFF became U+FFFD.
+            UTF8.encode(Unicode.Scalar(code) ?? "\u{FFFD}") { put($0) }
             return
         }
-        put([0x26])
+        put(0x26)
     }
 
     private static let c1Replacements: [UInt32?] = [

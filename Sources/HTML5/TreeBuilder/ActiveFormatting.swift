@@ -35,7 +35,7 @@ extension TreeBuilder {
         while index < activeFormatting.count {
             let entry = activeFormatting[index]!
             let element = Element(tag: entry.tag, localName: entry.localName, namespace: entry.namespace, attributes: entry.attributes)
-            insert(element, at: appropriatePlace())
+            insertAtAppropriatePlace(element)
             push(element)
             activeFormatting[index] = element
             index += 1

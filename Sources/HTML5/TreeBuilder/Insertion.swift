@@ -35,8 +35,27 @@ extension TreeBuilder {
         place.parent.insertBefore(node, place.before)
     }
 
+    /// The current node when "the appropriate place for inserting a node" is simply its end: no
+    /// foster parenting, not a template, within the depth limit — nearly every insertion. `nil`
+    /// sends the caller through the full ``appropriatePlace(override:)`` (same result, more
+    /// reference counting).
+    @inline(__always) func simpleInsertionTarget() -> Element? {
+        guard !fosterParenting, openElements.count <= maxDepth, let target = openElements.last,
+              target.storedTemplateContent == nil else { return nil }
+        return target
+    }
+
+    /// Inserts a node the parser has just created at the appropriate place.
+    @inline(__always) mutating func insertAtAppropriatePlace(_ node: Node) {
+        if let target = simpleInsertionTarget() { target.appendDetached(node) } else { insert(node, at: appropriatePlace()) }
+    }
+
     mutating func insertText(_ s: String) {
         guard !s.isEmpty else { return }
+        if let target = simpleInsertionTarget() {
+            if let text = target.storedLastChild as? Text { text.data += s } else { target.appendDetached(Text(s)) }
+            return
+        }
         let place = appropriatePlace()
         if place.parent is Document { return }
         let previous = place.before == nil ? place.parent.lastChild : place.before!.previousSibling
@@ -45,7 +64,7 @@ extension TreeBuilder {
     }
 
     mutating func insertComment(_ data: String, at place: Place? = nil) {
-        insert(Comment(data), at: place ?? appropriatePlace())
+        if let place { insert(Comment(data), at: place) } else { insertAtAppropriatePlace(Comment(data)) }
     }
 
     mutating func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
@@ -55,7 +74,7 @@ extension TreeBuilder {
     @discardableResult
     mutating func insertElement(_ tag: TagToken, _ namespace: Namespace = .html) -> Element {
         let element = createElement(tag, namespace)
-        insert(element, at: appropriatePlace())
+        insertAtAppropriatePlace(element)
         push(element)
         return element
     }
@@ -65,7 +84,7 @@ extension TreeBuilder {
         if namespace == .mathml { adjustMathMLAttributes(&tag) }
         if namespace == .svg { adjustSVGAttributes(&tag) }
         let element = Element(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: adjustForeignAttributes(tag.attributes))
-        insert(element, at: appropriatePlace())
+        insertAtAppropriatePlace(element)
         push(element)
         if tag.selfClosing { pop() }
     }

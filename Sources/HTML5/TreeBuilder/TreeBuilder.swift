@@ -75,7 +75,7 @@ struct TreeBuilder {
     mutating func run() {
         while true {
             let token = tokenizer.nextToken()
-            if case .characters(var s) = token, skipNextNewline {
+            if skipNextNewline, case .characters(var s) = token {
                 skipNextNewline = false
                 if s.utf8.first == 0x0A { s.removeFirst(); if s.isEmpty { continue } }
                 dispatch(.characters(s))
