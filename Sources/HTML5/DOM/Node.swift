@@ -129,15 +129,15 @@ public class Node {
     }
 
     private static func detachChildren(of node: Node, into pending: inout [Node]) {
-        var child = node.firstChild
-        node.firstChild = nil
-        node.lastChild = nil
-        while let current = child {
-            child = current.nextSibling
-            current.parent = nil
-            current.previousSibling = nil
-            current.nextSibling = nil
-            if current.firstChild != nil { pending.append(current) }
+        // The strong links are moved out (`take()`), not copied: freeing a tree does no retain
+        // per node, only the release that frees it.
+        var next = node.storedFirstChild.take()
+        node.storedLastChild = nil
+        while let current = next.take() {
+            next = current.storedNextSibling.take()
+            current.storedParent = nil
+            current.storedPreviousSibling = nil
+            if current.storedFirstChild != nil { pending.append(consume current) }
         }
     }
 

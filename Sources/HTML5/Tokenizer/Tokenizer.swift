@@ -93,12 +93,13 @@ struct Tokenizer {
         text.reset()
     }
 
-    private mutating func emit(_ token: Token) {
+    private mutating func emit(_ token: consuming Token) {
         flushText()
         enqueue(token)
     }
 
-    @inline(__always) private mutating func enqueue(_ token: Token) {
+    /// Takes ownership of the token (no copy of its strings and attributes on the way in).
+    @inline(__always) private mutating func enqueue(_ token: consuming Token) {
         if slot == nil && overflowHead >= overflow.count { slot = token } else { overflow.append(token) }
     }
 

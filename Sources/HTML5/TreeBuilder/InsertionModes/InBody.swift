@@ -15,15 +15,16 @@ extension TreeBuilder {
 
     mutating func inBody(_ token: Token) {
         switch token {
-        case .characters(var s):
+        case .characters(let s):
             if containsNUL(s) {
                 error("unexpected-null-character")
-                s = s.removingNUL()
-                if s.isEmpty { return }
+                var copy = s
+                let cleaned = copy.removingNUL()
+                if cleaned.isEmpty { return }
+                inBodyCharacters(cleaned)
+            } else {
+                inBodyCharacters(s)
             }
-            reconstructFormatting()
-            insertText(s)
-            if framesetOK && containsNonWhitespace(s) { framesetOK = false }
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag): inBodyStartTag(tag, token)
@@ -31,6 +32,13 @@ extension TreeBuilder {
         case .eof:
             if !templateModes.isEmpty { inTemplate(token); return }
         }
+    }
+
+    /// A character run without U+0000 in body.
+    mutating func inBodyCharacters(_ s: String) {
+        reconstructFormatting()
+        insertText(s)
+        if framesetOK && containsNonWhitespace(s) { framesetOK = false }
     }
 
     mutating func inBodyStartTag(_ tag: TagToken, _ token: Token) {
