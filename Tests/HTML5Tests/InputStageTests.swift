@@ -94,3 +94,32 @@ import Testing
         #expect(InputStream.preprocess(Array("a\r\nb\rc\n\r\r\nd\r".utf8)) == Array("a\nb\nc\n\n\nd\n".utf8))
     }
 }
+
+/// Repeated long attribute values share one string (the tokenizer's value cache); values that
+/// collide in the cache (same length, same first and last eight bytes) must still come out as
+/// their own bytes.
+@Suite struct AttributeValueCacheTests {
+    @Test func collidingValuesKeepTheirOwnBytes() throws {
+        var html = "<!doctype html><body>"
+        var expected: [String] = []
+        for i in 0..<300 {
+            // Same length, same 8-byte prefix and suffix: only the middle differs.
+            let value = "color:#00000;x:\(String(format: "%05d", i % 37));font-size:14px;"
+            expected.append(value)
+            html += "<p style=\"\(value)\" class=\"\(i % 2 == 0 ? "even-row-class-name" : "odd-row-class-name!")\">\(i)</p>"
+            if i % 50 == 0 { html += "<p style=\"\(value)&amp;\">entity</p>" }  // not a pure input slice
+        }
+        let body = try HTML5Parser.parseDocument(html).root.documentElement!.childElements.last!
+        var index = 0
+        for p in body.childElements {
+            if p.textContent == "entity" {
+                #expect(p[attribute: "style"] == expected[index - 1] + "&")
+                continue
+            }
+            #expect(p[attribute: "style"] == expected[index], "element \(index)")
+            #expect(p[attribute: "class"] == (index % 2 == 0 ? "even-row-class-name" : "odd-row-class-name!"))
+            index += 1
+        }
+        #expect(index == 300)
+    }
+}

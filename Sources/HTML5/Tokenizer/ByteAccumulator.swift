@@ -56,6 +56,9 @@ struct ByteAccumulator {
         return String(decoding: buffer, as: UTF8.self)
     }
 
+    /// The input range holding all the pending bytes, when they are one slice of the input.
+    var inputRange: Range<Int>? { buffer.isEmpty ? runStart..<runEnd : nil }
+
     /// Calls `body` with the pending bytes.
     mutating func withBytes<R>(from input: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if buffer.isEmpty { return input[runStart..<runEnd].withUnsafeBufferPointer(body) }

@@ -2,6 +2,12 @@
 // the spec is ASCII, so non-ASCII bytes flow through runs untouched; character tokens are batched
 // into one string per run.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct Tokenizer {
     enum State {
         case data, rcdata, rawtext, scriptData, plaintext, tagOpen, endTagOpen, tagName
@@ -26,6 +32,9 @@ struct Tokenizer {
     }
 
     let input: [UInt8]
+    /// `input.count`, read at every byte (Array's `count` getter was not inlined into the state
+    /// machine).
+    let inputCount: Int
     var pos = 0
     var state: State = .data
     /// Set by the tree builder: the adjusted current node is not in the HTML namespace.
@@ -78,6 +87,7 @@ struct Tokenizer {
 
     init(input: [UInt8], maxAttributes: Int = .max) {
         self.input = input
+        self.inputCount = input.count
         self.maxAttributes = maxAttributes
     }
 
@@ -189,7 +199,48 @@ struct Tokenizer {
         if attributes.count >= maxAttributes { truncatedAttributes = true; error("too-many-attributes"); return }
         if !attributeNames.isEmpty { attributeNames.insert(name) }
         if attributes.isEmpty { attributes.reserveCapacity(4) }
-        attributes.append(Attribute(name: name, value: attrValue.makeString(from: input)))
+        attributes.append(Attribute(name: name, value: makeAttributeValue()))
+    }
+
+    /// A value seen earlier in this input: its bytes (a range of the input) and its string.
+    private struct CachedValue {
+        let range: Range<Int>
+        let value: String
+    }
+    /// Direct-mapped cache of recent long attribute values. Newsletter markup repeats the same
+    /// inline styles on every row and cell; a repeated value reuses the earlier `String` (one
+    /// retain) instead of allocating, copying and validating it again, and the elements share
+    /// its storage (strings are values: the sharing is invisible, a later edit copies).
+    ///
+    /// Trust-model row: inbox (incoming mail) — stays linear on hostile input: a lookup costs at
+    /// most one comparison of the value's bytes, no more than building the string it replaces.
+    private var valueCache = [CachedValue?](repeating: nil, count: 64)
+
+    private mutating func makeAttributeValue() -> String {
+        // Values of up to 15 bytes are stored inline in the `String` (no allocation to save).
+        guard let range = attrValue.inputRange, range.count > 15 else { return attrValue.makeString(from: input) }
+        let slot = input.withUnsafeBufferPointer { buffer -> Int in
+            precondition(range.upperBound <= buffer.count)
+            let raw = UnsafeRawBufferPointer(buffer)
+            // `range` lies inside the input (the accumulator's run), and is longer than 8 bytes.
+            let first = raw.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self)
+            let last = raw.loadUnaligned(fromByteOffset: range.upperBound - 8, as: UInt64.self)
+            var h = (first &* 0x9E37_79B9_7F4A_7C15) ^ (last &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(range.count)
+            h ^= h >> 29
+            return Int(truncatingIfNeeded: h & 63)
+        }
+        if let cached = valueCache[slot], cached.range.count == range.count,
+           input.withUnsafeBufferPointer({ buffer -> Bool in
+               // Both ranges are runs of this same input (the cache lives with the tokenizer).
+               precondition(cached.range.upperBound <= buffer.count && range.upperBound <= buffer.count)
+               guard let base = buffer.baseAddress else { return false }
+               return memcmp(base + cached.range.lowerBound, base + range.lowerBound, range.count) == 0
+           }) {
+            return cached.value
+        }
+        let value = attrValue.makeString(from: input)
+        valueCache[slot] = CachedValue(range: range, value: value)
+        return value
     }
 
     private mutating func isAppropriateEndTag() -> Bool {
@@ -198,9 +249,19 @@ struct Tokenizer {
         return tagName.withBytes(from: input) { last.utf8.elementsEqual($0) }
     }
 
-    @inline(__always) private mutating func peek() -> Int { pos < input.count ? Int(input[pos]) : Tokenizer.eof }
+    /// The input byte at `i`. The state machine reads a byte per step; through the array
+    /// subscript that was an outlined call, so the read goes through the buffer pointer, with
+    /// the bounds check kept (one unsigned compare).
+    @inline(__always) private func byte(_ i: Int) -> UInt8 {
+        input.withUnsafeBufferPointer { buffer in
+            precondition(UInt(bitPattern: i) < UInt(bitPattern: buffer.count), "tokenizer read out of bounds")
+            return buffer[i]
+        }
+    }
+
+    @inline(__always) private mutating func peek() -> Int { pos < inputCount ? Int(byte(pos)) : Tokenizer.eof }
     @inline(__always) private mutating func consume() -> Int {
-        if pos < input.count { let c = Int(input[pos]); pos += 1; return c }
+        if pos < inputCount { let c = Int(byte(pos)); pos += 1; return c }
         pos += 1
         return Tokenizer.eof
     }
@@ -216,8 +277,8 @@ struct Tokenizer {
     private mutating func matchesCaseInsensitive(_ word: String) -> Bool {
         var i = pos
         for b in word.utf8 {
-            guard i < input.count else { return false }
-            var c = input[i]
+            guard i < inputCount else { return false }
+            var c = byte(i)
             if c >= 0x41 && c <= 0x5A { c += 0x20 }
             if c != b { return false }
             i += 1
@@ -228,7 +289,7 @@ struct Tokenizer {
     private mutating func matchesExactly(_ word: String) -> Bool {
         var i = pos
         for b in word.utf8 {
-            guard i < input.count, input[i] == b else { return false }
+            guard i < inputCount, byte(i) == b else { return false }
             i += 1
         }
         return true
@@ -248,9 +309,9 @@ struct Tokenizer {
         let c = peek()
         if Tokenizer.isAlnum(c) {
             var end = pos
-            while end < input.count, end - pos < NamedCharacterReferences.longest, Tokenizer.isAlnum(Int(input[end])) { end += 1 }
+            while end < inputCount, end - pos < NamedCharacterReferences.longest, Tokenizer.isAlnum(Int(byte(end))) { end += 1 }
             let index = NamedCharacterReferences.index
-            if end < input.count, input[end] == 0x3B,
+            if end < inputCount, byte(end) == 0x3B,
                let value = input[pos...end].withUnsafeBufferPointer({ index.lookup($0) }) {
                 pos = end + 1
                 put(index.values[value])
@@ -259,7 +320,7 @@ struct Tokenizer {
             var length = min(end - pos, NamedCharacterReferences.longestLegacy)
             while length >= 2 {
                 if let value = input[pos..<(pos + length)].withUnsafeBufferPointer({ index.lookup($0) }) {
-                    let next = pos + length < input.count ? Int(input[pos + length]) : Tokenizer.eof
+                    let next = pos + length < inputCount ? Int(byte(pos + length)) : Tokenizer.eof
                     if inAttribute && (next == 0x3D || Tokenizer.isAlnum(next)) {
                         put(0x26)  // not a reference: the name is consumed as ordinary characters
                         return
@@ -272,7 +333,7 @@ struct Tokenizer {
                 length -= 1
             }
             // No match: `&` as text; the alphanumerics are consumed normally by the caller.
-            if end < input.count, input[end] == 0x3B, end > pos { error("unknown-named-character-reference") }
+            if end < inputCount, byte(end) == 0x3B, end > pos { error("unknown-named-character-reference") }
             put(0x26)
             return
         }
@@ -280,11 +341,11 @@ struct Tokenizer {
             let start = pos
             pos += 1
             var hex = false
-            if pos < input.count, input[pos] | 0x20 == 0x78 { hex = true; pos += 1 }
+            if pos < inputCount, byte(pos) | 0x20 == 0x78 { hex = true; pos += 1 }
             var value: UInt32 = 0
             var digits = 0
-            while pos < input.count {
-                let d = Int(input[pos])
+            while pos < inputCount {
+                let d = Int(byte(pos))
                 var digit: Int
                 if d >= 0x30 && d <= 0x39 { digit = d - 0x30 }
                 else if hex && (d | 0x20) >= 0x61 && (d | 0x20) <= 0x66 { digit = (d | 0x20) - 0x61 + 10 }
@@ -298,7 +359,7 @@ struct Tokenizer {
                 put(0x26); put(input[start..<pos])
                 return
             }
-            if pos < input.count, input[pos] == 0x3B { pos += 1 } else { error("missing-semicolon-after-character-reference") }
+            if pos < inputCount, byte(pos) == 0x3B { pos += 1 } else { error("missing-semicolon-after-character-reference") }
             var code = value
             if code == 0 { error("null-character-reference"); code = 0xFFFD }
             else if code > 0x10FFFF { error("character-reference-outside-unicode-range"); code = 0xFFFD }
@@ -461,8 +522,8 @@ struct Tokenizer {
         case .tagName:
             // Fast path for the common lowercase run.
             let nameStart = pos
-            while pos < input.count {
-                let b = input[pos]
+            while pos < inputCount {
+                let b = byte(pos)
                 if b >= 0x61 && b <= 0x7A { pos += 1 } else { break }
             }
             tagName.appendRun(nameStart, pos, from: input)
@@ -552,8 +613,8 @@ struct Tokenizer {
             } else { startAttribute(); reconsume(.attributeName) }
         case .attributeName:
             let nameStart = pos
-            while pos < input.count {
-                let b = input[pos]
+            while pos < inputCount {
+                let b = byte(pos)
                 if (b >= 0x61 && b <= 0x7A) || b == 0x2D { pos += 1 } else { break }
             }
             attrName.appendRun(nameStart, pos, from: input)
@@ -649,8 +710,8 @@ struct Tokenizer {
             else { commentData.append(0x2D); reconsume(.comment) }
         case .comment:
             let start = pos
-            while pos < input.count {
-                let b = input[pos]
+            while pos < inputCount {
+                let b = byte(pos)
                 if b == 0x3C || b == 0x2D || b == 0x00 { break }
                 pos += 1
             }
@@ -774,7 +835,7 @@ struct Tokenizer {
             else if c == Tokenizer.eof { emitDoctype(); emitEOF() }
         case .cdataSection:
             let start = pos
-            while pos < input.count, input[pos] != 0x5D { pos += 1 }
+            while pos < inputCount, byte(pos) != 0x5D { pos += 1 }
             if pos > start { text.appendRun(start, pos, from: input) }
             let c = consume()
             if c == 0x5D { state = .cdataSectionBracket }

@@ -19,7 +19,7 @@ extension TreeBuilder {
         activeFormatting.append(element)
     }
 
-    mutating func sameAttributes(_ a: Element, _ b: Element) -> Bool {
+    func sameAttributes(_ a: Element, _ b: Element) -> Bool {
         guard a.attributes.count == b.attributes.count else { return false }
         for attribute in a.attributes where !b.attributes.contains(attribute) { return false }
         return true
@@ -46,7 +46,7 @@ extension TreeBuilder {
         while let entry = activeFormatting.popLast() { if entry == nil { return } }
     }
 
-    mutating func formattingIndex(_ element: Element) -> Int? {
+    func formattingIndex(_ element: Element) -> Int? {
         activeFormatting.lastIndex { $0 === element }
     }
 

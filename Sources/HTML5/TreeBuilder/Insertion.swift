@@ -67,7 +67,7 @@ extension TreeBuilder {
         if let place { insert(Comment(data), at: place) } else { insertAtAppropriatePlace(Comment(data)) }
     }
 
-    mutating func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
+    func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
         Element(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: tag.attributes)
     }
 

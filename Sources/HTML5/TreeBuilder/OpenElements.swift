@@ -60,7 +60,7 @@ extension TreeBuilder {
         }
     }
 
-    mutating func stackContains(_ element: Element) -> Bool {
+    func stackContains(_ element: Element) -> Bool {
         var i = openElements.count - 1
         while i >= 0 { if openElements[i] === element { return true }; i -= 1 }
         return false
@@ -89,7 +89,7 @@ extension TreeBuilder {
 
     enum Scope { case normal, listItem, button, table, select }
 
-    mutating func isScopeBoundary(_ e: Element, _ scope: Scope) -> Bool {
+    func isScopeBoundary(_ e: Element, _ scope: Scope) -> Bool {
         switch scope {
         case .select:
             return !(e.namespace == .html && (e.tag == .optgroup || e.tag == .option))
@@ -112,7 +112,7 @@ extension TreeBuilder {
 
     /// "Has an element in scope" for an HTML element named `tag` (never ``HTMLTag/unknown``: the
     /// algorithms ask only about names the spec lists).
-    mutating func inScope(_ tag: HTMLTag, _ scope: Scope = .normal) -> Bool {
+    func inScope(_ tag: HTMLTag, _ scope: Scope = .normal) -> Bool {
         assert(tag != .unknown)
         if openCount(tag) == 0 { return false }
         var i = openElements.count - 1
@@ -125,7 +125,7 @@ extension TreeBuilder {
         return false
     }
 
-    mutating func inScope(anyOf tags: HTMLTagSet, _ scope: Scope = .normal) -> Bool {
+    func inScope(anyOf tags: HTMLTagSet, _ scope: Scope = .normal) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]
@@ -136,7 +136,7 @@ extension TreeBuilder {
         return false
     }
 
-    mutating func inScope(element target: Element) -> Bool {
+    func inScope(element target: Element) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]

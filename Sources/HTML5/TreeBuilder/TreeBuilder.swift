@@ -204,7 +204,7 @@ struct TreeBuilder {
     }
 
     /// Splits leading ASCII whitespace off a character run.
-    mutating func splitWhitespace(_ s: String) -> (String, String) {
+    func splitWhitespace(_ s: String) -> (String, String) {
         let utf8 = s.utf8
         var index = utf8.startIndex
         while index < utf8.endIndex, isWhitespaceByte(utf8[index]) { index = utf8.index(after: index) }

@@ -19,7 +19,7 @@ extension TreeBuilder {
         }
     }
 
-    mutating func whitespaceOnly(_ s: String) -> String {
+    func whitespaceOnly(_ s: String) -> String {
         String(decoding: s.utf8.filter(isWhitespaceByte), as: UTF8.self)
     }
 

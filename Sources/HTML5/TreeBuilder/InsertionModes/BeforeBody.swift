@@ -29,7 +29,7 @@ extension TreeBuilder {
         mode = .beforeHTML
     }
 
-    mutating func quirksMode(for d: DoctypeToken) -> Document.QuirksMode {
+    func quirksMode(for d: DoctypeToken) -> Document.QuirksMode {
         if d.forceQuirks || d.name != "html" { return .quirks }
         let publicId = d.publicId?.lowercased()
         let systemId = d.systemId?.lowercased()

@@ -27,11 +27,11 @@ extension TreeBuilder {
 
     // MARK: Integration points
 
-    mutating func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
+    func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
         e.namespace == .mathml && TreeBuilder.set2.contains(e.tag)
     }
 
-    mutating func isHTMLIntegrationPoint(_ e: Element) -> Bool {
+    func isHTMLIntegrationPoint(_ e: Element) -> Bool {
         if e.namespace == .mathml && e.tag == .annotationXml {
             guard let encoding = e.attribute("encoding")?.lowercased() else { return false }
             return encoding == "text/html" || encoding == "application/xhtml+xml"
