@@ -430,6 +430,32 @@ struct Tokenizer {
         }
     }
 
+    /// In the before-attribute-name state at `pos`: if the input there is `name="value"` or
+    /// `name='value'` with a name of `a`-`z` and `-` and a value without `&` or NUL, does what
+    /// the attribute name, before attribute value and quoted value states would do with it (no
+    /// parse error is possible on that path) and leaves `pos` after the closing quote in the
+    /// after-attribute-value-(quoted) state. Otherwise changes nothing and returns `false`.
+    private mutating func scanSimpleAttribute() -> Bool {
+        let nameStart = pos
+        var i = pos
+        while i < inputCount {
+            let b = byte(i)
+            if (b >= 0x61 && b <= 0x7A) || b == 0x2D { i += 1 } else { break }
+        }
+        guard i > nameStart, i + 1 < inputCount, byte(i) == 0x3D else { return false }
+        let quote = byte(i + 1)
+        guard quote == 0x22 || quote == 0x27 else { return false }
+        let valueStart = i + 2
+        let valueEnd = firstStop(from: valueStart, quote, 0x26, 0x00)
+        guard valueEnd < inputCount, byte(valueEnd) == quote else { return false }
+        startAttribute()
+        attrName.appendRun(nameStart, i, from: input)
+        attrValue.appendRun(valueStart, valueEnd, from: input)
+        pos = valueEnd + 1
+        state = .afterAttributeValueQuoted
+        return true
+    }
+
     /// The script data escaped and double escaped states with their dash and dash-dash states
     /// (`dashes`: 0, 1, 2): the spec gives both families the same steps, except that a double
     /// escaped `<` is text while an escaped one may start the end tag.
@@ -604,6 +630,18 @@ struct Tokenizer {
             if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataDoubleEscapeEnd; appendText(0x2F) }
             else { reconsume(.scriptDataDoubleEscaped) }
         case .beforeAttributeName:
+            // The common shape — whitespace, then `name="value"` with a lowercase name and a
+            // value without `&` or NUL — is taken in one step; anything else falls through to
+            // the spec's states from the same position.
+            while pos < inputCount, Tokenizer.isWhitespace(Int(byte(pos))) { pos += 1 }
+            while scanSimpleAttribute() {
+                guard pos < inputCount else { return }  // EOF: afterAttributeValueQuoted reports it
+                let next = byte(pos)
+                if next == 0x3E { pos += 1; state = .data; emitTag(); return }
+                guard Tokenizer.isWhitespace(Int(next)) else { return }  // afterAttributeValueQuoted decides
+                while pos < inputCount, Tokenizer.isWhitespace(Int(byte(pos))) { pos += 1 }
+                state = .beforeAttributeName
+            }
             let c = consume()
             if Tokenizer.isWhitespace(c) { break }
             if c == 0x2F || c == 0x3E || c == Tokenizer.eof { reconsume(.afterAttributeName) }
