@@ -115,16 +115,16 @@ public class Node {
     deinit {
         // Detach every child so none keeps a dangling parent/sibling link, and free deep subtrees
         // with an explicit worklist instead of recursive deinit.
-        guard firstChild != nil else { return }
-        // Leaves are released on the spot; nodes with children go to a worklist whose entries
-        // are flattened only when nobody else holds them.
+        guard storedFirstChild != nil else { return }
+        // Leaves are released on the spot; nodes with children go to a worklist, taken last in
+        // first out, and are flattened only when nobody else holds them. LIFO keeps the list at
+        // about depth × fan-out entries instead of every inner node of the tree, so freeing a
+        // large document makes no large allocations (each of which made malloc consolidate the
+        // chunks freed so far) and releases nodes as it goes.
         var pending: [Node] = []
         Node.detachChildren(of: self, into: &pending)
-        var index = 0
-        while index < pending.count {
-            if !isKnownUniquelyReferenced(&pending[index]) { index += 1; continue }
-            Node.detachChildren(of: pending[index], into: &pending)
-            index += 1
+        while var node = pending.popLast() {
+            if isKnownUniquelyReferenced(&node) { Node.detachChildren(of: node, into: &pending) }
         }
     }
 

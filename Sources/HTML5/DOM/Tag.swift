@@ -73,49 +73,61 @@ public enum HTMLTag: UInt8, Sendable, Hashable, CaseIterable {
 
     // MARK: Lookup (open addressing over the name bytes)
 
-    private static let tableMask = 1023
-    private static let maxLength: Int = names.reduce(0) { max($0, $1.utf8.count) }
-    /// Hash slot -> raw value (0 = empty).
-    private static let slots: [UInt8] = {
-        var slots = [UInt8](repeating: 0, count: tableMask + 1)
-        for raw in 1..<names.count {
-            let bytes = Array(names[raw].utf8)
-            var slot = bytes.withUnsafeBufferPointer { hash($0) }
-            while slots[slot] != 0 { slot = (slot + 1) & tableMask }
-            slots[slot] = UInt8(raw)
-        }
-        return slots
-    }()
-    /// The UTF-8 of every name, concatenated; `starts[raw] ..< starts[raw + 1]` is one name.
-    private static let bytes: [UInt8] = names.flatMap { Array($0.utf8) }
-    private static let starts: [Int] = {
-        var starts = [0]
-        for name in names { starts.append(starts.last! + name.utf8.count) }
-        return starts
-    }()
+    /// The lookup tables, in one value so a lookup pays for one lazy-global check, not four.
+    private struct Table {
+        static let mask = 511
+        /// Hash slot -> raw value (0 = empty).
+        var slots = [UInt8](repeating: 0, count: mask + 1)
+        /// The UTF-8 of every name, concatenated; `starts[raw] ..< starts[raw + 1]` is one name.
+        var bytes: [UInt8] = []
+        var starts: [Int] = [0]
+        var maxLength = 0
 
-    @inline(__always) private static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {
-        var h: UInt32 = 2_166_136_261
-        for b in name { h = (h ^ UInt32(b)) &* 16_777_619 }
-        return Int(truncatingIfNeeded: (h ^ (h >> 15))) & tableMask
+        init() {
+            for name in HTMLTag.names {
+                bytes.append(contentsOf: name.utf8)
+                starts.append(bytes.count)
+                maxLength = max(maxLength, name.utf8.count)
+            }
+            for raw in 1..<HTMLTag.names.count {
+                let name = Array(HTMLTag.names[raw].utf8)
+                var slot = name.withUnsafeBufferPointer { Table.hash($0) }
+                while slots[slot] != 0 { slot = (slot + 1) & Table.mask }
+                slots[slot] = UInt8(raw)
+            }
+        }
+
+        /// Length, first, second and last byte: distinct enough for ~200 short names, and
+        /// cheaper than hashing every byte (the tokenizer looks up every tag).
+        @inline(__always) static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {
+            let n = name.count
+            var h = UInt32(truncatingIfNeeded: n) &* 0x9E37_79B1
+            h = (h ^ UInt32(name[0])) &* 0x85EB_CA6B
+            h = (h ^ UInt32(name[n > 1 ? 1 : 0])) &* 0xC2B2_AE35
+            h = (h ^ UInt32(name[n - 1])) &* 0x27D4_EB2F
+            return Int(truncatingIfNeeded: h ^ (h >> 16)) & mask
+        }
     }
 
+    private static let lookupTable = Table()
+
     /// The identifier of the name in `name` (UTF-8), or ``unknown``. Reads only inside `name`
-    /// and inside the tables (every index is bounds-checked by `Array`).
+    /// (the hash reads indexes 0, 1 and `count - 1` of a non-empty name) and inside the tables
+    /// (every index is bounds-checked by `Array`).
     static func lookup(_ name: UnsafeBufferPointer<UInt8>) -> HTMLTag {
         let count = name.count
-        guard count > 0, count <= maxLength else { return .unknown }
-        var slot = hash(name)
+        guard count > 0, count <= HTMLTag.lookupTable.maxLength else { return .unknown }
+        var slot = Table.hash(name)
         while true {
-            let raw = Int(slots[slot])
+            let raw = Int(HTMLTag.lookupTable.slots[slot])
             if raw == 0 { return .unknown }
-            let start = starts[raw]
-            if starts[raw + 1] - start == count {
+            let start = HTMLTag.lookupTable.starts[raw]
+            if HTMLTag.lookupTable.starts[raw + 1] - start == count {
                 var i = 0
-                while i < count, bytes[start + i] == name[i] { i += 1 }
+                while i < count, HTMLTag.lookupTable.bytes[start + i] == name[i] { i += 1 }
                 if i == count { return HTMLTag(rawValue: UInt8(raw))! }
             }
-            slot = (slot + 1) & tableMask
+            slot = (slot + 1) & Table.mask
         }
     }
 }
