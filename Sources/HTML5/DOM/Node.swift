@@ -370,6 +370,11 @@ public final class Element: Node {
     // Internal storage behind a public accessor, like the links of `Node` (no dynamic
     // exclusivity check on the tree builder's read per insertion).
     internal var storedTemplateContent: DocumentFragment?
+    /// How many times the element is on the parser's stack of open elements (0 or 1 in
+    /// practice; 0 once parsing has finished, since stopping pops everything). Makes "is in the
+    /// stack of open elements" O(1): reconstructing the active formatting elements asks it for
+    /// every character run, and a `<font>` around a whole layout table sits deep in the stack.
+    internal var stackCount: Int32 = 0
 
     public init(localName: String, namespace: Namespace = .html, attributes: [Attribute] = []) {
         let tag = HTMLTag(localName: localName)

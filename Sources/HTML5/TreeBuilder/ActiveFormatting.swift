@@ -100,12 +100,15 @@ extension TreeBuilder {
                 }
                 guard let fi = formattingIndex(node) else {
                     openElements.remove(at: nodeIndex)
+                    node.stackCount -= 1
                     if node.namespace == .html { openCounts[Int(node.tag.rawValue)] -= 1 }
                     continue
                 }
                 let replacement = Element(tag: node.tag, localName: node.localName, namespace: node.namespace, attributes: node.attributes)
                 activeFormatting[fi] = replacement
                 openElements[nodeIndex] = replacement
+                node.stackCount -= 1
+                replacement.stackCount += 1
                 node = replacement
                 if lastNode === furthest { bookmark = fi + 1 }
                 node.appendChild(lastNode)
@@ -122,6 +125,7 @@ extension TreeBuilder {
             removeFromStack(formatting)
             let fbIndex = openElements.lastIndex { $0 === furthest }!
             openElements.insert(newElement, at: fbIndex + 1)
+            newElement.stackCount += 1
             openCounts[Int(newElement.tag.rawValue)] += 1
         }
         return true

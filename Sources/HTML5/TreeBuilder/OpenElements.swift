@@ -22,12 +22,14 @@ extension TreeBuilder {
 
     mutating func push(_ element: Element) {
         openElements.append(element)
+        element.stackCount += 1
         if element.namespace == .html { openCounts[Int(element.tag.rawValue)] += 1 }
     }
 
     @discardableResult
     mutating func pop() -> Element {
         let element = openElements.removeLast()
+        element.stackCount -= 1
         if element.namespace == .html {
             openCounts[Int(element.tag.rawValue)] -= 1
             if element.tag == .option { maybeCloneIntoSelectedContent(element) }
@@ -56,14 +58,16 @@ extension TreeBuilder {
     mutating func removeFromStack(_ element: Element) {
         if let index = openElements.lastIndex(where: { $0 === element }) {
             openElements.remove(at: index)
+            element.stackCount -= 1
             if element.namespace == .html { openCounts[Int(element.tag.rawValue)] -= 1 }
         }
     }
 
     func stackContains(_ element: Element) -> Bool {
-        var i = openElements.count - 1
-        while i >= 0 { if openElements[i] === element { return true }; i -= 1 }
-        return false
+        // Debug builds cross-check the counter against the stack (small stacks only, so the
+        // deep-nesting tests stay linear).
+        assert(openElements.count > 256 || (element.stackCount > 0) == openElements.contains { $0 === element })
+        return element.stackCount > 0
     }
 
     mutating func popUntil(_ tag: HTMLTag) {
