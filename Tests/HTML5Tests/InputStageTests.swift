@@ -123,3 +123,29 @@ import Testing
         #expect(index == 300)
     }
 }
+
+/// The named character reference index is parsed from the generated table text; the html5lib
+/// tokenizer suite (namedEntities.test) checks every entry through the tokenizer, this checks the
+/// index itself.
+@Suite struct NamedCharacterReferenceIndexTests {
+    func lookup(_ name: String) -> String? {
+        let index = NamedCharacterReferences.index
+        let bytes = Array(name.utf8)
+        guard let range = bytes.withUnsafeBufferPointer({ index.lookup($0) }) else { return nil }
+        return String(decoding: index.values[range], as: UTF8.self)
+    }
+
+    @Test func holdsTheWholeTable() {
+        #expect(NamedCharacterReferences.index.count == 2231)
+        #expect(lookup("amp;") == "&")
+        #expect(lookup("amp") == "&")  // legacy, without semicolon
+        #expect(lookup("AElig") == "\u{C6}")
+        #expect(lookup("nbsp;") == "\u{A0}")
+        #expect(lookup("NotNestedGreaterGreater;") == "\u{2AA2}\u{338}")
+        #expect(lookup("CounterClockwiseContourIntegral;") == "\u{2233}")
+        #expect(lookup("fjlig;") == "fj")
+        #expect(lookup("ampx;") == nil)
+        #expect(lookup("nbs") == nil)
+        #expect(lookup("") == nil)
+    }
+}

@@ -40,8 +40,18 @@ public enum EncodingSniffer {
             let raw = UnsafeRawPointer(base)
             @inline(__always) func isContinuation(_ b: UInt8) -> Bool { b & 0xC0 == 0x80 }
             var i = 0
+            let high: UInt64 = 0x8080_8080_8080_8080
             while i < count {
-                while i + 8 <= count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { i += 8 }
+                // 32 bytes per test while they are ASCII (guarded by `i + 32 <= count`), then 8.
+                while i + 32 <= count {
+                    let any = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                        | raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)
+                        | raw.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self)
+                        | raw.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self)
+                    if any & high != 0 { break }
+                    i += 32
+                }
+                while i + 8 <= count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & high == 0 { i += 8 }
                 guard i < count else { return true }
                 let b0 = buffer[i]
                 if b0 < 0x80 { i += 1; continue }
