@@ -50,6 +50,30 @@ struct Tokenizer {
         }
     }
     private var lastStartTag: HTMLTag = .unknown
+    /// Parse errors found so far, recorded or not (a tag whose attributes raised one is never
+    /// replayed from the attribute cache, so replaying never hides an error).
+    private var errorTally = 0
+    /// Start of the current start tag's attribute section (the whitespace after its name), or -1.
+    private var attributesStart = -1
+    private var attributesErrorMark = 0
+
+    /// A start tag's attribute section seen earlier in this input: its bytes (from the
+    /// whitespace after the tag name up to the closing `>`), the attributes it produced and
+    /// whether it ended in `/`.
+    private struct CachedAttributes {
+        let range: Range<Int>
+        let attributes: [Attribute]
+        let selfClosing: Bool
+    }
+    /// Direct-mapped cache of recent attribute sections. Mail markup repeats whole tags
+    /// (`<td class="x" style="...">` on every cell); the tokenizer is a left-to-right state
+    /// machine that reads nothing past the `>` that ends a tag, so the same bytes up to that `>`,
+    /// entered in the same state, produce the same attributes: a repeated section reuses the
+    /// earlier array (shared storage, copy on write) instead of tokenizing it again.
+    ///
+    /// Trust-model row: inbox (incoming mail) — linear on hostile input: a lookup reads at most
+    /// up to the first `>` after the tag name, which the tag's own tokenization reads anyway.
+    private var attributesCache = [CachedAttributes?](repeating: nil, count: 64)
     private var lastStartTagOtherName: String?
     var errors: [ParseError] = []
     var recordErrors = true
@@ -92,6 +116,7 @@ struct Tokenizer {
     }
 
     @inline(__always) private mutating func error(_ code: String) {
+        errorTally &+= 1
         if recordErrors { errors.append(ParseError(code: code, offset: pos)) }
     }
 
@@ -129,6 +154,7 @@ struct Tokenizer {
             if selfClosing { error("end-tag-with-trailing-solidus") }
             emit(.endTag(tag))
         } else {
+            if attributesStart >= 0 { cacheAttributeSection() }
             lastStartTag = id
             if id == .unknown { lastStartTagOtherName = name } else if lastStartTagOtherName != nil { lastStartTagOtherName = nil }
             emit(.startTag(tag))
@@ -177,6 +203,59 @@ struct Tokenizer {
         selfClosing = false
         if !attributes.isEmpty { attributes = [] }
         hasAttr = false
+        attributesStart = -1
+    }
+
+    /// The hash slot of the attribute section `input[range]` (eight bytes at a time).
+    private func attributeSectionSlot(_ range: Range<Int>) -> Int {
+        input.withUnsafeBufferPointer { buffer -> Int in
+            precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count)
+            let raw = UnsafeRawBufferPointer(buffer)
+            var h: UInt64 = 0x9E37_79B9_7F4A_7C15 &* UInt64(range.count &+ 1)
+            var i = range.lowerBound
+            while i + 8 <= range.upperBound {
+                h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+                i += 8
+            }
+            while i < range.upperBound { h = (h ^ UInt64(buffer[i])) &* 0xC4CE_B9FE_1A85_EC53; i += 1 }
+            return Int(truncatingIfNeeded: (h ^ (h >> 33)) & 63)
+        }
+    }
+
+    /// Called for a start tag as it is emitted: remembers its attribute section when the section
+    /// produced attributes without a parse error and ended at the `>` just consumed.
+    private mutating func cacheAttributeSection() {
+        guard !attributes.isEmpty, errorTally == attributesErrorMark, pos >= 1, pos <= inputCount,
+              pos - 1 > attributesStart, byte(pos - 1) == 0x3E else { return }
+        let range = attributesStart..<(pos - 1)
+        attributesCache[attributeSectionSlot(range)] = CachedAttributes(range: range, attributes: attributes, selfClosing: selfClosing)
+    }
+
+    /// In the tag name state, just after the whitespace that ends a start tag's name: if the
+    /// bytes from that whitespace to the next `>` are a cached attribute section, emits the tag
+    /// with the cached attributes and returns `true`.
+    private mutating func replayAttributeSection() -> Bool {
+        let start = pos - 1
+        guard start >= 0, pos < inputCount else { return false }
+        let end = input.withUnsafeBufferPointer { buffer -> Int? in
+            guard let base = buffer.baseAddress, let found = memchr(base + pos, 0x3E, buffer.count - pos) else { return nil }
+            return UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        }
+        guard let end else { return false }
+        let range = start..<end
+        guard let cached = attributesCache[attributeSectionSlot(range)], cached.range.count == range.count,
+              input.withUnsafeBufferPointer({ buffer -> Bool in
+                  // Both ranges lie inside this input (the cache lives with the tokenizer).
+                  precondition(cached.range.upperBound <= buffer.count && range.upperBound <= buffer.count)
+                  guard let base = buffer.baseAddress else { return false }
+                  return memcmp(base + cached.range.lowerBound, base + range.lowerBound, range.count) == 0
+              }) else { return false }
+        attributes = cached.attributes
+        selfClosing = cached.selfClosing
+        pos = end + 1
+        state = .data
+        emitTag()
+        return true
     }
 
     private mutating func startAttribute() {
@@ -554,7 +633,14 @@ struct Tokenizer {
             }
             tagName.appendRun(nameStart, pos, from: input)
             let c = consume()
-            if Tokenizer.isWhitespace(c) { state = .beforeAttributeName }
+            if Tokenizer.isWhitespace(c) {
+                if !isEndTag {
+                    if replayAttributeSection() { return }
+                    attributesStart = pos - 1
+                    attributesErrorMark = errorTally
+                }
+                state = .beforeAttributeName
+            }
             else if c == 0x2F { state = .selfClosingStartTag }
             else if c == 0x3E { state = .data; emitTag() }
             else if c == 0x00 { error("unexpected-null-character"); tagName.append(contentsOf: Tokenizer.replacement, from: input) }
