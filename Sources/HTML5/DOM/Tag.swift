@@ -12,7 +12,7 @@
 /// ``unknown`` for a name outside the table (custom elements, rare or misspelled tags).
 ///
 /// The identifier names the *local name only*; check ``Element/namespace`` as well (or use
-/// ``Element/isHTML(_:)-(HTMLTag)``), since `<title>` and `<a>` exist in HTML and SVG alike.
+/// `Element.isHTML(_:)` with a tag), since `<title>` and `<a>` exist in HTML and SVG alike.
 ///
 /// ```swift
 /// if element.isHTML(.a) { ... }               // an HTML <a>
@@ -141,6 +141,7 @@ public struct HTMLTagSet: Sendable, Hashable, ExpressibleByArrayLiteral {
 
     /// A set of these tags.
     public init(_ tags: some Sequence<HTMLTag>) { for tag in tags { insert(tag) } }
+    /// A set of the listed tags: `let headings: HTMLTagSet = [.h1, .h2, .h3]`.
     public init(arrayLiteral tags: HTMLTag...) { self.init(tags) }
 
     /// Adds `tag`.
