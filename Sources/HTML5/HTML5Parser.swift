@@ -136,22 +136,31 @@ public enum HTML5Parser {
 /// each tokenizer state, as the spec says.)
 enum InputStream {
     static func preprocess(_ bytes: [UInt8]) -> [UInt8] {
-        guard let first = bytes.firstIndex(of: 0x0D) else { return bytes }
+        // Mail is CRLF throughout, so every message takes the copying path: the runs between CRs
+        // are found with memchr and copied whole (the bytes-at-a-time loop cost 2 % of parsing).
+        guard var cr = nextCR(bytes, from: 0) else { return bytes }
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)
-        out.append(contentsOf: bytes[..<first])
-        var i = first
+        var start = 0
         let n = bytes.count
-        while i < n {
-            let b = bytes[i]
-            if b == 0x0D {
-                out.append(0x0A)
-                if i + 1 < n && bytes[i + 1] == 0x0A { i += 1 }
-            } else {
-                out.append(b)
-            }
-            i += 1
+        while true {
+            out.append(contentsOf: bytes[start..<cr])
+            out.append(0x0A)
+            start = cr + 1
+            if start < n && bytes[start] == 0x0A { start += 1 }
+            guard let next = nextCR(bytes, from: start) else { break }
+            cr = next
         }
+        out.append(contentsOf: bytes[start..<n])
         return out
+    }
+
+    /// The index of the next CR at or after `start` (`memchr` over the rest of the buffer).
+    private static func nextCR(_ bytes: [UInt8], from start: Int) -> Int? {
+        guard start < bytes.count else { return nil }
+        return bytes.withUnsafeBufferPointer { buffer -> Int? in
+            guard let base = buffer.baseAddress, let found = memchr(base + start, 0x0D, buffer.count - start) else { return nil }
+            return UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        }
     }
 }

@@ -25,8 +25,66 @@ public enum EncodingSniffer {
         return (decode(bytes, as: "windows-1252"), "windows-1252")
     }
 
+    /// `true` if `bytes` is well-formed UTF-8 (Unicode Table 3-7: no overlong forms, no
+    /// surrogates, nothing above U+10FFFF, no truncated sequence) — the same verdict as
+    /// `String(validating:as:)`, without building a string of the whole message.
+    ///
+    /// Trust-model row: inbox (incoming mail) — decides between UTF-8 and the windows-1252
+    /// fallback for every message, so it runs over every byte: ASCII is checked eight bytes at a
+    /// time. Every read is inside the buffer: the word loads are guarded by `i + 8 <= count`,
+    /// each continuation byte by `i + k < count`.
     static func isValidUTF8(_ bytes: [UInt8]) -> Bool {
-        String(validating: bytes, as: UTF8.self) != nil
+        bytes.withUnsafeBufferPointer { buffer -> Bool in
+            let count = buffer.count
+            guard count > 0, let base = buffer.baseAddress else { return true }
+            let raw = UnsafeRawPointer(base)
+            @inline(__always) func isContinuation(_ b: UInt8) -> Bool { b & 0xC0 == 0x80 }
+            var i = 0
+            let high: UInt64 = 0x8080_8080_8080_8080
+            while i < count {
+                // 32 bytes per test while they are ASCII (guarded by `i + 32 <= count`), then 8.
+                while i + 32 <= count {
+                    let any = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                        | raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)
+                        | raw.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self)
+                        | raw.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self)
+                    if any & high != 0 { break }
+                    i += 32
+                }
+                while i + 8 <= count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & high == 0 { i += 8 }
+                guard i < count else { return true }
+                let b0 = buffer[i]
+                if b0 < 0x80 { i += 1; continue }
+                if b0 < 0xC2 { return false }  // continuation byte or overlong 2-byte lead
+                if b0 < 0xE0 {
+                    guard i + 1 < count, isContinuation(buffer[i + 1]) else { return false }
+                    i += 2
+                } else if b0 < 0xF0 {
+                    guard i + 2 < count else { return false }
+                    let b1 = buffer[i + 1]
+                    switch b0 {
+                    case 0xE0: guard b1 >= 0xA0 && b1 <= 0xBF else { return false }  // overlong
+                    case 0xED: guard b1 >= 0x80 && b1 <= 0x9F else { return false }  // surrogates
+                    default: guard isContinuation(b1) else { return false }
+                    }
+                    guard isContinuation(buffer[i + 2]) else { return false }
+                    i += 3
+                } else if b0 < 0xF5 {
+                    guard i + 3 < count else { return false }
+                    let b1 = buffer[i + 1]
+                    switch b0 {
+                    case 0xF0: guard b1 >= 0x90 && b1 <= 0xBF else { return false }  // overlong
+                    case 0xF4: guard b1 >= 0x80 && b1 <= 0x8F else { return false }  // above U+10FFFF
+                    default: guard isContinuation(b1) else { return false }
+                    }
+                    guard isContinuation(buffer[i + 2]), isContinuation(buffer[i + 3]) else { return false }
+                    i += 4
+                } else {
+                    return false
+                }
+            }
+            return true
+        }
     }
 
     static func validUTF8(_ bytes: [UInt8]) -> [UInt8] {

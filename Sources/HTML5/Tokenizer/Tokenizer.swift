@@ -2,6 +2,14 @@
 // the spec is ASCII, so non-ASCII bytes flow through runs untouched; character tokens are batched
 // into one string per run.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct Tokenizer {
     enum State {
         case data, rcdata, rawtext, scriptData, plaintext, tagOpen, endTagOpen, tagName
@@ -26,28 +34,72 @@ struct Tokenizer {
     }
 
     let input: [UInt8]
+    /// `input.count`, read at every byte (Array's `count` getter was not inlined into the state
+    /// machine).
+    let inputCount: Int
     var pos = 0
     var state: State = .data
     /// Set by the tree builder: the adjusted current node is not in the HTML namespace.
     var allowCDATA = false
-    var lastStartTagName: String?
+    /// The name of the last start tag emitted (for "appropriate end tag" in RCDATA, RAWTEXT and
+    /// script data): kept interned, with the string only for a name outside the table, so
+    /// emitting a start tag stores one byte.
+    var lastStartTagName: String? {
+        get { lastStartTag != .unknown ? lastStartTag.name : lastStartTagOtherName }
+        set {
+            lastStartTag = newValue.map { HTMLTag(localName: $0) } ?? .unknown
+            lastStartTagOtherName = lastStartTag == .unknown ? newValue : nil
+        }
+    }
+    private var lastStartTag: HTMLTag = .unknown
+    /// Parse errors found so far, recorded or not (a tag whose attributes raised one is never
+    /// replayed from the attribute cache, so replaying never hides an error).
+    private var errorTally = 0
+    /// Start of the current start tag's attribute section (the whitespace after its name), or -1.
+    private var attributesStart = -1
+    private var attributesErrorMark = 0
+
+    /// A start tag's attribute section seen earlier in this input: its bytes (from the
+    /// whitespace after the tag name up to the closing `>`), the attributes it produced and
+    /// whether it ended in `/`.
+    private struct CachedAttributes {
+        let range: Range<Int>
+        let attributes: [Attribute]
+        let selfClosing: Bool
+    }
+    /// Direct-mapped cache of recent attribute sections. Mail markup repeats whole tags
+    /// (`<td class="x" style="...">` on every cell); the tokenizer is a left-to-right state
+    /// machine that reads nothing past the `>` that ends a tag, so the same bytes up to that `>`,
+    /// entered in the same state, produce the same attributes: a repeated section reuses the
+    /// earlier array (shared storage, copy on write) instead of tokenizing it again.
+    ///
+    /// Trust-model row: inbox (incoming mail) — linear on hostile input: a lookup reads at most
+    /// up to the first `>` after the tag name, which the tag's own tokenization reads anyway.
+    private var attributesCache = [CachedAttributes?](repeating: nil, count: 64)
+    private var lastStartTagOtherName: String?
     var errors: [ParseError] = []
     var recordErrors = true
     let maxAttributes: Int
     var truncatedAttributes = false
 
     // Token under construction.
-    private var text: [UInt8] = []
-    private var queue: [Token] = []
-    private var queueHead = 0
+    private var text = ByteAccumulator()
+    /// The next token, when one is pending (the common case: one token per step; a character run
+    /// is flushed as soon as a tag, comment or doctype starts).
+    private var slot: Token? = nil
+    /// Tokens queued behind `slot` in the same step (e.g. characters and then EOF).
+    private var overflow: [Token] = []
+    private var overflowHead = 0
     private var eofEmitted = false
-    private var tagName: [UInt8] = []
+    private var tagName = ByteAccumulator()
     private var isEndTag = false
     private var selfClosing = false
+    /// The tag's attributes so far; handed to the token when the tag is emitted (the first
+    /// attribute reserves room for four, so a typical tag makes one allocation and no copy).
     private var attributes: [Attribute] = []
     private var attributeNames: Set<String> = []
-    private var attrName: [UInt8] = []
-    private var attrValue: [UInt8] = []
+    private var attrName = ByteAccumulator()
+    private var attrValue = ByteAccumulator()
     private var hasAttr = false
     private var commentData: [UInt8] = []
     private var doctypeName: [UInt8]? = nil
@@ -61,11 +113,12 @@ struct Tokenizer {
 
     init(input: [UInt8], maxAttributes: Int = .max) {
         self.input = input
+        self.inputCount = input.count
         self.maxAttributes = maxAttributes
-        text.reserveCapacity(1024)
     }
 
     @inline(__always) private mutating func error(_ code: String) {
+        errorTally &+= 1
         if recordErrors { errors.append(ParseError(code: code, offset: pos)) }
     }
 
@@ -73,25 +126,39 @@ struct Tokenizer {
 
     private mutating func flushText() {
         guard !text.isEmpty else { return }
-        queue.append(.characters(String(decoding: text, as: UTF8.self)))
-        text.removeAll(keepingCapacity: true)
+        enqueue(.characters(text.makeString(from: input)))
+        text.reset()
     }
 
-    private mutating func emit(_ token: Token) {
+    private mutating func emit(_ token: consuming Token) {
         flushText()
-        queue.append(token)
+        enqueue(token)
     }
+
+    /// Takes ownership of the token (no copy of its strings and attributes on the way in).
+    @inline(__always) private mutating func enqueue(_ token: consuming Token) {
+        if slot == nil && overflowHead >= overflow.count { slot = token } else { overflow.append(token) }
+    }
+
+    private var hasPendingToken: Bool { slot != nil || overflowHead < overflow.count }
+
+    @inline(__always) private mutating func appendText(_ byte: UInt8) { text.append(byte, from: input) }
+    @inline(__always) private mutating func appendText(_ bytes: [UInt8]) { text.append(contentsOf: bytes, from: input) }
 
     private mutating func emitTag() {
         finishAttribute()
-        let name = String(decoding: tagName, as: UTF8.self)
-        let tag = TagToken(name: name, attributes: attributes, selfClosing: selfClosing)
+        // Known names come from the interned table (no string is built or validated).
+        let id = tagName.withBytes(from: input) { HTMLTag.lookup($0) }
+        let name = id == .unknown ? tagName.makeString(from: input) : id.name
+        let tag = TagToken(tag: id, name: name, attributes: attributes, selfClosing: selfClosing)
         if isEndTag {
             if !attributes.isEmpty { error("end-tag-with-attributes") }
             if selfClosing { error("end-tag-with-trailing-solidus") }
             emit(.endTag(tag))
         } else {
-            lastStartTagName = name
+            if attributesStart >= 0 { cacheAttributeSection() }
+            lastStartTag = id
+            if id == .unknown { lastStartTagOtherName = name } else if lastStartTagOtherName != nil { lastStartTagOtherName = nil }
             emit(.startTag(tag))
         }
         attributes = []
@@ -117,38 +184,93 @@ struct Tokenizer {
 
     /// The next token (`.eof` forever once the input is exhausted).
     mutating func nextToken() -> Token {
-        while queueHead >= queue.count {
-            queue.removeAll(keepingCapacity: true)
-            queueHead = 0
+        while true {
+            if let token = slot.take() { return token }
+            if overflowHead < overflow.count {
+                let token = overflow[overflowHead]
+                overflowHead += 1
+                return token
+            }
+            if !overflow.isEmpty { overflow.removeAll(keepingCapacity: true); overflowHead = 0 }
             if eofEmitted { return .eof }
             step()
         }
-        let token = queue[queueHead]
-        queueHead += 1
-        return token
     }
 
     // MARK: Tag helpers
 
     private mutating func startTag(end: Bool) {
-        tagName.removeAll(keepingCapacity: true)
+        tagName.reset()
         isEndTag = end
         selfClosing = false
-        attributes = []
+        if !attributes.isEmpty { attributes = [] }
         hasAttr = false
+        attributesStart = -1
+    }
+
+    /// The hash slot of the attribute section `input[range]` (eight bytes at a time).
+    private func attributeSectionSlot(_ range: Range<Int>) -> Int {
+        input.withUnsafeBufferPointer { buffer -> Int in
+            precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count)
+            let raw = UnsafeRawBufferPointer(buffer)
+            var h: UInt64 = 0x9E37_79B9_7F4A_7C15 &* UInt64(range.count &+ 1)
+            var i = range.lowerBound
+            while i + 8 <= range.upperBound {
+                h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+                i += 8
+            }
+            while i < range.upperBound { h = (h ^ UInt64(buffer[i])) &* 0xC4CE_B9FE_1A85_EC53; i += 1 }
+            return Int(truncatingIfNeeded: (h ^ (h >> 33)) & 63)
+        }
+    }
+
+    /// Called for a start tag as it is emitted: remembers its attribute section when the section
+    /// produced attributes without a parse error and ended at the `>` just consumed.
+    private mutating func cacheAttributeSection() {
+        guard !attributes.isEmpty, errorTally == attributesErrorMark, pos >= 1, pos <= inputCount,
+              pos - 1 > attributesStart, byte(pos - 1) == 0x3E else { return }
+        let range = attributesStart..<(pos - 1)
+        attributesCache[attributeSectionSlot(range)] = CachedAttributes(range: range, attributes: attributes, selfClosing: selfClosing)
+    }
+
+    /// In the tag name state, just after the whitespace that ends a start tag's name: if the
+    /// bytes from that whitespace to the next `>` are a cached attribute section, emits the tag
+    /// with the cached attributes and returns `true`.
+    private mutating func replayAttributeSection() -> Bool {
+        let start = pos - 1
+        guard start >= 0, pos < inputCount else { return false }
+        let end = input.withUnsafeBufferPointer { buffer -> Int? in
+            guard let base = buffer.baseAddress, let found = memchr(base + pos, 0x3E, buffer.count - pos) else { return nil }
+            return UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        }
+        guard let end else { return false }
+        let range = start..<end
+        guard let cached = attributesCache[attributeSectionSlot(range)], cached.range.count == range.count,
+              input.withUnsafeBufferPointer({ buffer -> Bool in
+                  // Both ranges lie inside this input (the cache lives with the tokenizer).
+                  precondition(cached.range.upperBound <= buffer.count && range.upperBound <= buffer.count)
+                  guard let base = buffer.baseAddress else { return false }
+                  return memcmp(base + cached.range.lowerBound, base + range.lowerBound, range.count) == 0
+              }) else { return false }
+        attributes = cached.attributes
+        selfClosing = cached.selfClosing
+        pos = end + 1
+        state = .data
+        emitTag()
+        return true
     }
 
     private mutating func startAttribute() {
         finishAttribute()
-        attrName.removeAll(keepingCapacity: true)
-        attrValue.removeAll(keepingCapacity: true)
+        attrName.reset()
+        attrValue.reset()
         hasAttr = true
     }
 
     private mutating func finishAttribute() {
         guard hasAttr else { return }
         hasAttr = false
-        let name = String(decoding: attrName, as: UTF8.self)
+        let name = attrName.makeString(from: input)
         if attributes.count < 8 && attributeNames.isEmpty {
             for attribute in attributes where attribute.name == name { error("duplicate-attribute"); return }
         } else {
@@ -157,17 +279,70 @@ struct Tokenizer {
         }
         if attributes.count >= maxAttributes { truncatedAttributes = true; error("too-many-attributes"); return }
         if !attributeNames.isEmpty { attributeNames.insert(name) }
-        attributes.append(Attribute(name: name, value: String(decoding: attrValue, as: UTF8.self)))
+        if attributes.isEmpty { attributes.reserveCapacity(4) }
+        attributes.append(Attribute(name: name, value: makeAttributeValue()))
     }
 
-    private var isAppropriateEndTag: Bool {
-        guard let last = lastStartTagName else { return false }
-        return last.utf8.elementsEqual(tagName)
+    /// A value seen earlier in this input: its bytes (a range of the input) and its string.
+    private struct CachedValue {
+        let range: Range<Int>
+        let value: String
+    }
+    /// Direct-mapped cache of recent long attribute values. Newsletter markup repeats the same
+    /// inline styles on every row and cell; a repeated value reuses the earlier `String` (one
+    /// retain) instead of allocating, copying and validating it again, and the elements share
+    /// its storage (strings are values: the sharing is invisible, a later edit copies).
+    ///
+    /// Trust-model row: inbox (incoming mail) — stays linear on hostile input: a lookup costs at
+    /// most one comparison of the value's bytes, no more than building the string it replaces.
+    private var valueCache = [CachedValue?](repeating: nil, count: 64)
+
+    private mutating func makeAttributeValue() -> String {
+        // Values of up to 15 bytes are stored inline in the `String` (no allocation to save).
+        guard let range = attrValue.inputRange, range.count > 15 else { return attrValue.makeString(from: input) }
+        let slot = input.withUnsafeBufferPointer { buffer -> Int in
+            precondition(range.upperBound <= buffer.count)
+            let raw = UnsafeRawBufferPointer(buffer)
+            // `range` lies inside the input (the accumulator's run), and is longer than 8 bytes.
+            let first = raw.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self)
+            let last = raw.loadUnaligned(fromByteOffset: range.upperBound - 8, as: UInt64.self)
+            var h = (first &* 0x9E37_79B9_7F4A_7C15) ^ (last &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(range.count)
+            h ^= h >> 29
+            return Int(truncatingIfNeeded: h & 63)
+        }
+        if let cached = valueCache[slot], cached.range.count == range.count,
+           input.withUnsafeBufferPointer({ buffer -> Bool in
+               // Both ranges are runs of this same input (the cache lives with the tokenizer).
+               precondition(cached.range.upperBound <= buffer.count && range.upperBound <= buffer.count)
+               guard let base = buffer.baseAddress else { return false }
+               return memcmp(base + cached.range.lowerBound, base + range.lowerBound, range.count) == 0
+           }) {
+            return cached.value
+        }
+        let value = attrValue.makeString(from: input)
+        valueCache[slot] = CachedValue(range: range, value: value)
+        return value
     }
 
-    @inline(__always) private mutating func peek() -> Int { pos < input.count ? Int(input[pos]) : Tokenizer.eof }
+    private mutating func isAppropriateEndTag() -> Bool {
+        if lastStartTag != .unknown { return tagName.withBytes(from: input) { HTMLTag.lookup($0) } == lastStartTag }
+        guard let last = lastStartTagOtherName else { return false }
+        return tagName.withBytes(from: input) { last.utf8.elementsEqual($0) }
+    }
+
+    /// The input byte at `i`. The state machine reads a byte per step; through the array
+    /// subscript that was an outlined call, so the read goes through the buffer pointer, with
+    /// the bounds check kept (one unsigned compare).
+    @inline(__always) private func byte(_ i: Int) -> UInt8 {
+        input.withUnsafeBufferPointer { buffer in
+            precondition(UInt(bitPattern: i) < UInt(bitPattern: buffer.count), "tokenizer read out of bounds")
+            return buffer[i]
+        }
+    }
+
+    @inline(__always) private mutating func peek() -> Int { pos < inputCount ? Int(byte(pos)) : Tokenizer.eof }
     @inline(__always) private mutating func consume() -> Int {
-        if pos < input.count { let c = Int(input[pos]); pos += 1; return c }
+        if pos < inputCount { let c = Int(byte(pos)); pos += 1; return c }
         pos += 1
         return Tokenizer.eof
     }
@@ -183,8 +358,8 @@ struct Tokenizer {
     private mutating func matchesCaseInsensitive(_ word: String) -> Bool {
         var i = pos
         for b in word.utf8 {
-            guard i < input.count else { return false }
-            var c = input[i]
+            guard i < inputCount else { return false }
+            var c = byte(i)
             if c >= 0x41 && c <= 0x5A { c += 0x20 }
             if c != b { return false }
             i += 1
@@ -195,7 +370,7 @@ struct Tokenizer {
     private mutating func matchesExactly(_ word: String) -> Bool {
         var i = pos
         for b in word.utf8 {
-            guard i < input.count, input[i] == b else { return false }
+            guard i < inputCount, byte(i) == b else { return false }
             i += 1
         }
         return true
@@ -206,49 +381,52 @@ struct Tokenizer {
     /// Called with `pos` just after `&`. Appends the result to the text buffer or, when
     /// `inAttribute`, to the attribute value.
     private mutating func consumeCharacterReference(inAttribute: Bool) {
-        @inline(__always) func put(_ bytes: [UInt8]) {
-            if inAttribute { attrValue.append(contentsOf: bytes) } else { text.append(contentsOf: bytes) }
+        @inline(__always) func put(_ byte: UInt8) {
+            if inAttribute { attrValue.append(byte, from: input) } else { appendText(byte) }
+        }
+        @inline(__always) func put(_ bytes: ArraySlice<UInt8>) {
+            for byte in bytes { put(byte) }
         }
         let c = peek()
         if Tokenizer.isAlnum(c) {
             var end = pos
-            while end < input.count, end - pos < NamedCharacterReferences.longest, Tokenizer.isAlnum(Int(input[end])) { end += 1 }
-            let table = NamedCharacterReferences.table
-            if end < input.count, input[end] == 0x3B {
-                let key = String(decoding: input[pos...end], as: UTF8.self)
-                if let value = table[key] { pos = end + 1; put(value); return }
+            while end < inputCount, end - pos < NamedCharacterReferences.longest, Tokenizer.isAlnum(Int(byte(end))) { end += 1 }
+            let index = NamedCharacterReferences.index
+            if end < inputCount, byte(end) == 0x3B,
+               let value = input[pos...end].withUnsafeBufferPointer({ index.lookup($0) }) {
+                pos = end + 1
+                put(index.values[value])
+                return
             }
             var length = min(end - pos, NamedCharacterReferences.longestLegacy)
             while length >= 2 {
-                let key = String(decoding: input[pos..<(pos + length)], as: UTF8.self)
-                if let value = table[key] {
-                    let next = pos + length < input.count ? Int(input[pos + length]) : Tokenizer.eof
+                if let value = input[pos..<(pos + length)].withUnsafeBufferPointer({ index.lookup($0) }) {
+                    let next = pos + length < inputCount ? Int(byte(pos + length)) : Tokenizer.eof
                     if inAttribute && (next == 0x3D || Tokenizer.isAlnum(next)) {
-                        put([0x26])  // not a reference: the name is consumed as ordinary characters
+                        put(0x26)  // not a reference: the name is consumed as ordinary characters
                         return
                     }
                     error("missing-semicolon-after-character-reference")
                     pos += length
-                    put(value)
+                    put(index.values[value])
                     return
                 }
                 length -= 1
             }
             // No match: `&` as text; the alphanumerics are consumed normally by the caller.
-            var scan = end
-            if scan < input.count, input[scan] == 0x3B, end > pos { error("unknown-named-character-reference"); scan += 0 }
-            put([0x26])
+            if end < inputCount, byte(end) == 0x3B, end > pos { error("unknown-named-character-reference") }
+            put(0x26)
             return
         }
         if c == 0x23 {  // '#'
             let start = pos
             pos += 1
             var hex = false
-            if pos < input.count, input[pos] | 0x20 == 0x78 { hex = true; pos += 1 }
+            if pos < inputCount, byte(pos) | 0x20 == 0x78 { hex = true; pos += 1 }
             var value: UInt32 = 0
             var digits = 0
-            while pos < input.count {
-                let d = Int(input[pos])
+            while pos < inputCount {
+                let d = Int(byte(pos))
                 var digit: Int
                 if d >= 0x30 && d <= 0x39 { digit = d - 0x30 }
                 else if hex && (d | 0x20) >= 0x61 && (d | 0x20) <= 0x66 { digit = (d | 0x20) - 0x61 + 10 }
@@ -259,10 +437,10 @@ struct Tokenizer {
             }
             if digits == 0 {
                 error("absence-of-digits-in-numeric-character-reference")
-                put([0x26]); put(Array(input[start..<pos]))
+                put(0x26); put(input[start..<pos])
                 return
             }
-            if pos < input.count, input[pos] == 0x3B { pos += 1 } else { error("missing-semicolon-after-character-reference") }
+            if pos < inputCount, byte(pos) == 0x3B { pos += 1 } else { error("missing-semicolon-after-character-reference") }
             var code = value
             if code == 0 { error("null-character-reference"); code = 0xFFFD }
             else if code > 0x10FFFF { error("character-reference-outside-unicode-range"); code = 0xFFFD }
@@ -270,12 +448,11 @@ struct Tokenizer {
             else if code >= 0x80 && code <= 0x9F, let mapped = Tokenizer.c1Replacements[Int(code - 0x80)] {
                 error("control-character-reference"); code = mapped
             }
-            var bytes: [UInt8] = []
-            for b in String(Character(Unicode.Scalar(code)!)).utf8 { bytes.append(b) }
-            put(bytes)
+            // `code` is a scalar value here: surrogates and values above U+10FFFF became U+FFFD.
+            UTF8.encode(Unicode.Scalar(code) ?? "\u{FFFD}") { put($0) }
             return
         }
-        put([0x26])
+        put(0x26)
     }
 
     private static let c1Replacements: [UInt32?] = [
@@ -287,7 +464,7 @@ struct Tokenizer {
 
     /// Runs states until at least one token is queued.
     private mutating func step() {
-        while queueHead >= queue.count {
+        while !hasPendingToken {
             if eofEmitted { return }
             runState()
         }
@@ -298,12 +475,66 @@ struct Tokenizer {
     @inline(__always)
     private mutating func copyTextRun(stopAtLess: Bool, stopAtAmpersand: Bool) {
         let start = pos
-        while pos < input.count {
-            let b = input[pos]
-            if b == 0x00 || (b == 0x3C && stopAtLess) || (b == 0x26 && stopAtAmpersand) { break }
-            pos += 1
+        if stopAtAmpersand { pos = firstStop(from: pos, 0x3C, 0x26, 0x00) }
+        else if stopAtLess { pos = firstStop(from: pos, 0x3C, 0x00, 0x00) }
+        else { pos = firstStop(from: pos, 0x00, 0x00, 0x00) }
+        if pos > start { text.appendRun(start, pos, from: input) }
+    }
+
+    /// The index of the first byte at or after `start` equal to `s0`, `s1` or `s2`, or
+    /// `input.count`. Text and attribute values are most of a message's bytes, so they are
+    /// scanned eight at a time (SWAR: a word holds a stop byte exactly when `haszero(word ^ stop)`
+    /// for one of the stops); the word that holds one, and the tail, are scanned byte by byte.
+    /// Reads only inside the input: word loads are guarded by `i + 8 <= count`, bytes by `i < count`.
+    @inline(__always)
+    private func firstStop(from start: Int, _ s0: UInt8, _ s1: UInt8, _ s2: UInt8) -> Int {
+        input.withUnsafeBufferPointer { buffer -> Int in
+            let count = buffer.count
+            var i = start
+            guard i < count, let base = buffer.baseAddress else { return i }
+            let raw = UnsafeRawPointer(base)
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            let m0 = ones &* UInt64(s0), m1 = ones &* UInt64(s1), m2 = ones &* UInt64(s2)
+            while i + 8 <= count {
+                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let x0 = word ^ m0, x1 = word ^ m1, x2 = word ^ m2
+                if (((x0 &- ones) & ~x0) | ((x1 &- ones) & ~x1) | ((x2 &- ones) & ~x2)) & highs != 0 { break }
+                i += 8
+            }
+            while i < count {
+                let b = buffer[i]
+                if b == s0 || b == s1 || b == s2 { break }
+                i += 1
+            }
+            return i
         }
-        if pos > start { text.append(contentsOf: input[start..<pos]) }
+    }
+
+    /// In the before-attribute-name state at `pos`: if the input there is `name="value"` or
+    /// `name='value'` with a name of `a`-`z` and `-` and a value without `&` or NUL, does what
+    /// the attribute name, before attribute value and quoted value states would do with it (no
+    /// parse error is possible on that path) and leaves `pos` after the closing quote in the
+    /// after-attribute-value-(quoted) state. Otherwise changes nothing and returns `false`.
+    private mutating func scanSimpleAttribute() -> Bool {
+        let nameStart = pos
+        var i = pos
+        while i < inputCount {
+            let b = byte(i)
+            if (b >= 0x61 && b <= 0x7A) || b == 0x2D { i += 1 } else { break }
+        }
+        guard i > nameStart, i + 1 < inputCount, byte(i) == 0x3D else { return false }
+        let quote = byte(i + 1)
+        guard quote == 0x22 || quote == 0x27 else { return false }
+        let valueStart = i + 2
+        let valueEnd = firstStop(from: valueStart, quote, 0x26, 0x00)
+        guard valueEnd < inputCount, byte(valueEnd) == quote else { return false }
+        startAttribute()
+        attrName.appendRun(nameStart, i, from: input)
+        attrValue.appendRun(valueStart, valueEnd, from: input)
+        pos = valueEnd + 1
+        state = .afterAttributeValueQuoted
+        return true
     }
 
     /// The script data escaped and double escaped states with their dash and dash-dash states
@@ -313,24 +544,24 @@ struct Tokenizer {
         let c = consume()
         switch c {
         case 0x2D:
-            text.append(0x2D)
+            appendText(0x2D)
             switch (double, dashes) {
             case (false, 0): state = .scriptDataEscapedDash
             case (false, _): state = .scriptDataEscapedDashDash
             case (true, 0): state = .scriptDataDoubleEscapedDash
             case (true, _): state = .scriptDataDoubleEscapedDashDash
             }
-        case 0x3C where double: state = .scriptDataDoubleEscapedLessThan; text.append(0x3C)
+        case 0x3C where double: state = .scriptDataDoubleEscapedLessThan; appendText(0x3C)
         case 0x3C: state = .scriptDataEscapedLessThan
-        case 0x3E where dashes == 2: state = .scriptData; text.append(0x3E)
+        case 0x3E where dashes == 2: state = .scriptData; appendText(0x3E)
         case 0x00:
             error("unexpected-null-character")
             state = double ? .scriptDataDoubleEscaped : .scriptDataEscaped
-            text.append(contentsOf: Tokenizer.replacement)
+            appendText(Tokenizer.replacement)
         case Tokenizer.eof: error("eof-in-script-html-comment-like-text"); emitEOF()
         default:
             state = double ? .scriptDataDoubleEscaped : .scriptDataEscaped
-            text.append(UInt8(c))
+            appendText(UInt8(c))
         }
     }
 
@@ -360,58 +591,67 @@ struct Tokenizer {
             case 0x00:
                 // The data state passes U+0000 on (the tree builder decides); RCDATA replaces it.
                 error("unexpected-null-character")
-                if state == .data { text.append(0) } else { text.append(contentsOf: Tokenizer.replacement) }
+                if state == .data { appendText(0) } else { appendText(Tokenizer.replacement) }
             case Tokenizer.eof: emitEOF()
-            default: text.append(UInt8(c))
+            default: appendText(UInt8(c))
             }
         case .rawtext, .scriptData, .plaintext:
             copyTextRun(stopAtLess: state != .plaintext, stopAtAmpersand: false)
             let c = consume()
             switch c {
             case 0x3C: state = state == .rawtext ? .rawtextLessThan : .scriptDataLessThan
-            case 0x00: error("unexpected-null-character"); text.append(contentsOf: Tokenizer.replacement)
+            case 0x00: error("unexpected-null-character"); appendText(Tokenizer.replacement)
             case Tokenizer.eof: emitEOF()
-            default: text.append(UInt8(c))
+            default: appendText(UInt8(c))
             }
         case .tagOpen:
             let c = consume()
             if c == 0x21 { state = .markupDeclarationOpen }
             else if c == 0x2F { state = .endTagOpen }
-            else if Tokenizer.isAlpha(c) { startTag(end: false); reconsume(.tagName) }
+            else if Tokenizer.isAlpha(c) { flushText(); startTag(end: false); reconsume(.tagName) }
             else if c == 0x3F {
                 error("unexpected-question-mark-instead-of-tag-name")
                 commentData.removeAll(keepingCapacity: true); reconsume(.bogusComment)
             } else if c == Tokenizer.eof {
-                error("eof-before-tag-name"); text.append(0x3C); emitEOF()
+                error("eof-before-tag-name"); appendText(0x3C); emitEOF()
             } else {
-                error("invalid-first-character-of-tag-name"); text.append(0x3C); reconsume(.data)
+                error("invalid-first-character-of-tag-name"); appendText(0x3C); reconsume(.data)
             }
         case .endTagOpen:
             let c = consume()
-            if Tokenizer.isAlpha(c) { startTag(end: true); reconsume(.tagName) }
+            if Tokenizer.isAlpha(c) { flushText(); startTag(end: true); reconsume(.tagName) }
             else if c == 0x3E { error("missing-end-tag-name"); state = .data }
-            else if c == Tokenizer.eof { error("eof-before-tag-name"); text.append(contentsOf: [0x3C, 0x2F]); emitEOF() }
+            else if c == Tokenizer.eof { error("eof-before-tag-name"); appendText([0x3C, 0x2F]); emitEOF() }
             else {
                 error("invalid-first-character-of-tag-name")
                 commentData.removeAll(keepingCapacity: true); reconsume(.bogusComment)
             }
         case .tagName:
             // Fast path for the common lowercase run.
-            while pos < input.count {
-                let b = input[pos]
-                if b >= 0x61 && b <= 0x7A { tagName.append(b); pos += 1 } else { break }
+            let nameStart = pos
+            while pos < inputCount {
+                let b = byte(pos)
+                if b >= 0x61 && b <= 0x7A { pos += 1 } else { break }
             }
+            tagName.appendRun(nameStart, pos, from: input)
             let c = consume()
-            if Tokenizer.isWhitespace(c) { state = .beforeAttributeName }
+            if Tokenizer.isWhitespace(c) {
+                if !isEndTag {
+                    if replayAttributeSection() { return }
+                    attributesStart = pos - 1
+                    attributesErrorMark = errorTally
+                }
+                state = .beforeAttributeName
+            }
             else if c == 0x2F { state = .selfClosingStartTag }
             else if c == 0x3E { state = .data; emitTag() }
-            else if c == 0x00 { error("unexpected-null-character"); tagName.append(contentsOf: Tokenizer.replacement) }
+            else if c == 0x00 { error("unexpected-null-character"); tagName.append(contentsOf: Tokenizer.replacement, from: input) }
             else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
-            else { tagName.append(Tokenizer.lower(c)) }
+            else { tagName.append(Tokenizer.lower(c), from: input) }
         case .rcdataLessThan, .rawtextLessThan:
             let c = consume()
             if c == 0x2F { temp.removeAll(keepingCapacity: true); state = state == .rcdataLessThan ? .rcdataEndTagOpen : .rawtextEndTagOpen }
-            else { text.append(0x3C); reconsume(state == .rcdataLessThan ? .rcdata : .rawtext) }
+            else { appendText(0x3C); reconsume(state == .rcdataLessThan ? .rcdata : .rawtext) }
         case .rcdataEndTagOpen, .rawtextEndTagOpen, .scriptDataEndTagOpen, .scriptDataEscapedEndTagOpen:
             let c = consume()
             let (nameState, back): (State, State) = switch state {
@@ -421,7 +661,7 @@ struct Tokenizer {
             default: (.scriptDataEscapedEndTagName, .scriptDataEscaped)
             }
             if Tokenizer.isAlpha(c) { startTag(end: true); reconsume(nameState) }
-            else { text.append(contentsOf: [0x3C, 0x2F]); reconsume(back) }
+            else { appendText([0x3C, 0x2F]); reconsume(back) }
         case .rcdataEndTagName, .rawtextEndTagName, .scriptDataEndTagName, .scriptDataEscapedEndTagName:
             let back: State = switch state {
             case .rcdataEndTagName: .rcdata
@@ -430,33 +670,33 @@ struct Tokenizer {
             default: .scriptDataEscaped
             }
             let c = consume()
-            if Tokenizer.isWhitespace(c) && isAppropriateEndTag { state = .beforeAttributeName }
-            else if c == 0x2F && isAppropriateEndTag { state = .selfClosingStartTag }
-            else if c == 0x3E && isAppropriateEndTag { state = .data; emitTag() }
-            else if Tokenizer.isAlpha(c) { tagName.append(Tokenizer.lower(c)); temp.append(UInt8(c)) }
+            if Tokenizer.isWhitespace(c) && isAppropriateEndTag() { state = .beforeAttributeName }
+            else if c == 0x2F && isAppropriateEndTag() { state = .selfClosingStartTag }
+            else if c == 0x3E && isAppropriateEndTag() { state = .data; emitTag() }
+            else if Tokenizer.isAlpha(c) { tagName.append(Tokenizer.lower(c), from: input); temp.append(UInt8(c)) }
             else {
-                text.append(contentsOf: [0x3C, 0x2F]); text.append(contentsOf: temp)
+                appendText([0x3C, 0x2F]); appendText(temp)
                 reconsume(back)
             }
         case .scriptDataLessThan:
             let c = consume()
             if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataEndTagOpen }
-            else if c == 0x21 { state = .scriptDataEscapeStart; text.append(contentsOf: [0x3C, 0x21]) }
-            else { text.append(0x3C); reconsume(.scriptData) }
+            else if c == 0x21 { state = .scriptDataEscapeStart; appendText([0x3C, 0x21]) }
+            else { appendText(0x3C); reconsume(.scriptData) }
         case .scriptDataEscapeStart:
             let c = consume()
-            if c == 0x2D { state = .scriptDataEscapeStartDash; text.append(0x2D) } else { reconsume(.scriptData) }
+            if c == 0x2D { state = .scriptDataEscapeStartDash; appendText(0x2D) } else { reconsume(.scriptData) }
         case .scriptDataEscapeStartDash:
             let c = consume()
-            if c == 0x2D { state = .scriptDataEscapedDashDash; text.append(0x2D) } else { reconsume(.scriptData) }
+            if c == 0x2D { state = .scriptDataEscapedDashDash; appendText(0x2D) } else { reconsume(.scriptData) }
         case .scriptDataEscaped: scriptDataEscaped(double: false, dashes: 0)
         case .scriptDataEscapedDash: scriptDataEscaped(double: false, dashes: 1)
         case .scriptDataEscapedDashDash: scriptDataEscaped(double: false, dashes: 2)
         case .scriptDataEscapedLessThan:
             let c = consume()
             if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataEscapedEndTagOpen }
-            else if Tokenizer.isAlpha(c) { temp.removeAll(keepingCapacity: true); text.append(0x3C); reconsume(.scriptDataDoubleEscapeStart) }
-            else { text.append(0x3C); reconsume(.scriptDataEscaped) }
+            else if Tokenizer.isAlpha(c) { temp.removeAll(keepingCapacity: true); appendText(0x3C); reconsume(.scriptDataDoubleEscapeStart) }
+            else { appendText(0x3C); reconsume(.scriptDataEscaped) }
         case .scriptDataDoubleEscapeStart, .scriptDataDoubleEscapeEnd:
             let c = consume()
             let start = state == .scriptDataDoubleEscapeStart
@@ -464,9 +704,9 @@ struct Tokenizer {
                 let isScript = temp == Array("script".utf8)
                 if start { state = isScript ? .scriptDataDoubleEscaped : .scriptDataEscaped }
                 else { state = isScript ? .scriptDataEscaped : .scriptDataDoubleEscaped }
-                text.append(UInt8(c))
+                appendText(UInt8(c))
             } else if Tokenizer.isAlpha(c) {
-                temp.append(Tokenizer.lower(c)); text.append(UInt8(c))
+                temp.append(Tokenizer.lower(c)); appendText(UInt8(c))
             } else {
                 reconsume(start ? .scriptDataEscaped : .scriptDataDoubleEscaped)
             }
@@ -475,28 +715,42 @@ struct Tokenizer {
         case .scriptDataDoubleEscapedDashDash: scriptDataEscaped(double: true, dashes: 2)
         case .scriptDataDoubleEscapedLessThan:
             let c = consume()
-            if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataDoubleEscapeEnd; text.append(0x2F) }
+            if c == 0x2F { temp.removeAll(keepingCapacity: true); state = .scriptDataDoubleEscapeEnd; appendText(0x2F) }
             else { reconsume(.scriptDataDoubleEscaped) }
         case .beforeAttributeName:
+            // The common shape — whitespace, then `name="value"` with a lowercase name and a
+            // value without `&` or NUL — is taken in one step; anything else falls through to
+            // the spec's states from the same position.
+            while pos < inputCount, Tokenizer.isWhitespace(Int(byte(pos))) { pos += 1 }
+            while scanSimpleAttribute() {
+                guard pos < inputCount else { return }  // EOF: afterAttributeValueQuoted reports it
+                let next = byte(pos)
+                if next == 0x3E { pos += 1; state = .data; emitTag(); return }
+                guard Tokenizer.isWhitespace(Int(next)) else { return }  // afterAttributeValueQuoted decides
+                while pos < inputCount, Tokenizer.isWhitespace(Int(byte(pos))) { pos += 1 }
+                state = .beforeAttributeName
+            }
             let c = consume()
             if Tokenizer.isWhitespace(c) { break }
             if c == 0x2F || c == 0x3E || c == Tokenizer.eof { reconsume(.afterAttributeName) }
             else if c == 0x3D {
                 error("unexpected-equals-sign-before-attribute-name")
-                startAttribute(); attrName.append(0x3D); state = .attributeName
+                startAttribute(); attrName.append(0x3D, from: input); state = .attributeName
             } else { startAttribute(); reconsume(.attributeName) }
         case .attributeName:
-            while pos < input.count {
-                let b = input[pos]
-                if (b >= 0x61 && b <= 0x7A) || b == 0x2D { attrName.append(b); pos += 1 } else { break }
+            let nameStart = pos
+            while pos < inputCount {
+                let b = byte(pos)
+                if (b >= 0x61 && b <= 0x7A) || b == 0x2D { pos += 1 } else { break }
             }
+            attrName.appendRun(nameStart, pos, from: input)
             let c = consume()
             if Tokenizer.isWhitespace(c) || c == 0x2F || c == 0x3E || c == Tokenizer.eof { reconsume(.afterAttributeName) }
             else if c == 0x3D { state = .beforeAttributeValue }
-            else if c == 0x00 { error("unexpected-null-character"); attrName.append(contentsOf: Tokenizer.replacement) }
+            else if c == 0x00 { error("unexpected-null-character"); attrName.append(contentsOf: Tokenizer.replacement, from: input) }
             else {
                 if c == 0x22 || c == 0x27 || c == 0x3C { error("unexpected-character-in-attribute-name") }
-                attrName.append(Tokenizer.lower(c))
+                attrName.append(Tokenizer.lower(c), from: input)
             }
         case .afterAttributeName:
             let c = consume()
@@ -516,27 +770,23 @@ struct Tokenizer {
         case .attributeValueDoubleQuoted, .attributeValueSingleQuoted:
             let quote: UInt8 = state == .attributeValueDoubleQuoted ? 0x22 : 0x27
             let start = pos
-            while pos < input.count {
-                let b = input[pos]
-                if b == quote || b == 0x26 || b == 0x00 { break }
-                pos += 1
-            }
-            if pos > start { attrValue.append(contentsOf: input[start..<pos]) }
+            pos = firstStop(from: pos, quote, 0x26, 0x00)
+            if pos > start { attrValue.appendRun(start, pos, from: input) }
             let c = consume()
             if c == Int(quote) { state = .afterAttributeValueQuoted }
             else if c == 0x26 { consumeCharacterReference(inAttribute: true) }
-            else if c == 0x00 { error("unexpected-null-character"); attrValue.append(contentsOf: Tokenizer.replacement) }
+            else if c == 0x00 { error("unexpected-null-character"); attrValue.append(contentsOf: Tokenizer.replacement, from: input) }
             else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
         case .attributeValueUnquoted:
             let c = consume()
             if Tokenizer.isWhitespace(c) { state = .beforeAttributeName }
             else if c == 0x26 { consumeCharacterReference(inAttribute: true) }
             else if c == 0x3E { state = .data; emitTag() }
-            else if c == 0x00 { error("unexpected-null-character"); attrValue.append(contentsOf: Tokenizer.replacement) }
+            else if c == 0x00 { error("unexpected-null-character"); attrValue.append(contentsOf: Tokenizer.replacement, from: input) }
             else if c == Tokenizer.eof { error("eof-in-tag"); emitEOF() }
             else {
                 if c == 0x22 || c == 0x27 || c == 0x3C || c == 0x3D || c == 0x60 { error("unexpected-character-in-unquoted-attribute-value") }
-                attrValue.append(UInt8(c))
+                attrValue.append(UInt8(c), from: input)
             }
         case .afterAttributeValueQuoted:
             let c = consume()
@@ -557,6 +807,7 @@ struct Tokenizer {
             else if c == 0x00 { error("unexpected-null-character"); commentData.append(contentsOf: Tokenizer.replacement) }
             else { commentData.append(UInt8(c)) }
         case .markupDeclarationOpen:
+            flushText()  // a comment, doctype or CDATA section starts: the run before it is complete
             if matchesExactly("--") {
                 pos += 2; commentData.removeAll(keepingCapacity: true); state = .commentStart
             } else if matchesCaseInsensitive("doctype") {
@@ -585,8 +836,8 @@ struct Tokenizer {
             else { commentData.append(0x2D); reconsume(.comment) }
         case .comment:
             let start = pos
-            while pos < input.count {
-                let b = input[pos]
+            while pos < inputCount {
+                let b = byte(pos)
                 if b == 0x3C || b == 0x2D || b == 0x00 { break }
                 pos += 1
             }
@@ -710,19 +961,19 @@ struct Tokenizer {
             else if c == Tokenizer.eof { emitDoctype(); emitEOF() }
         case .cdataSection:
             let start = pos
-            while pos < input.count, input[pos] != 0x5D { pos += 1 }
-            if pos > start { text.append(contentsOf: input[start..<pos]) }
+            while pos < inputCount, byte(pos) != 0x5D { pos += 1 }
+            if pos > start { text.appendRun(start, pos, from: input) }
             let c = consume()
             if c == 0x5D { state = .cdataSectionBracket }
             else if c == Tokenizer.eof { error("eof-in-cdata"); emitEOF() }
         case .cdataSectionBracket:
             let c = consume()
-            if c == 0x5D { state = .cdataSectionEnd } else { text.append(0x5D); reconsume(.cdataSection) }
+            if c == 0x5D { state = .cdataSectionEnd } else { appendText(0x5D); reconsume(.cdataSection) }
         case .cdataSectionEnd:
             let c = consume()
-            if c == 0x5D { text.append(0x5D) }
+            if c == 0x5D { appendText(0x5D) }
             else if c == 0x3E { state = .data }
-            else { text.append(contentsOf: [0x5D, 0x5D]); reconsume(.cdataSection) }
+            else { appendText([0x5D, 0x5D]); reconsume(.cdataSection) }
         }
     }
 }

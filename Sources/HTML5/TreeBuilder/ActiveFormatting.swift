@@ -9,7 +9,7 @@ extension TreeBuilder {
         var earliest = -1
         var i = activeFormatting.count - 1
         while i >= 0, let e = activeFormatting[i] {
-            if e.localName == element.localName && e.namespace == element.namespace && sameAttributes(e, element) {
+            if e.tag == element.tag && e.localName == element.localName && e.namespace == element.namespace && sameAttributes(e, element) {
                 count += 1
                 earliest = i
             }
@@ -19,7 +19,7 @@ extension TreeBuilder {
         activeFormatting.append(element)
     }
 
-    mutating func sameAttributes(_ a: Element, _ b: Element) -> Bool {
+    func sameAttributes(_ a: Element, _ b: Element) -> Bool {
         guard a.attributes.count == b.attributes.count else { return false }
         for attribute in a.attributes where !b.attributes.contains(attribute) { return false }
         return true
@@ -34,8 +34,8 @@ extension TreeBuilder {
         }
         while index < activeFormatting.count {
             let entry = activeFormatting[index]!
-            let element = Element(localName: entry.localName, namespace: entry.namespace, attributes: entry.attributes)
-            insert(element, at: appropriatePlace())
+            let element = Element(tag: entry.tag, localName: entry.localName, namespace: entry.namespace, attributes: entry.attributes)
+            insertAtAppropriatePlace(element)
             push(element)
             activeFormatting[index] = element
             index += 1
@@ -46,14 +46,14 @@ extension TreeBuilder {
         while let entry = activeFormatting.popLast() { if entry == nil { return } }
     }
 
-    mutating func formattingIndex(_ element: Element) -> Int? {
+    func formattingIndex(_ element: Element) -> Int? {
         activeFormatting.lastIndex { $0 === element }
     }
 
     // MARK: Adoption agency (§13.2.6.4.7)
 
     /// Returns false when the caller must act as "any other end tag".
-    mutating func adoptionAgency(_ subject: String) -> Bool {
+    mutating func adoptionAgency(_ subject: HTMLTag) -> Bool {
         if let current = currentNode, current.isHTML(subject), formattingIndex(current) == nil {
             pop()
             return true
@@ -100,19 +100,22 @@ extension TreeBuilder {
                 }
                 guard let fi = formattingIndex(node) else {
                     openElements.remove(at: nodeIndex)
-                    if node.namespace == .html { openCounts[node.localName]! -= 1 }
+                    node.stackCount -= 1
+                    if node.namespace == .html { openCounts[Int(node.tag.rawValue)] -= 1 }
                     continue
                 }
-                let replacement = Element(localName: node.localName, namespace: node.namespace, attributes: node.attributes)
+                let replacement = Element(tag: node.tag, localName: node.localName, namespace: node.namespace, attributes: node.attributes)
                 activeFormatting[fi] = replacement
                 openElements[nodeIndex] = replacement
+                node.stackCount -= 1
+                replacement.stackCount += 1
                 node = replacement
                 if lastNode === furthest { bookmark = fi + 1 }
                 node.appendChild(lastNode)
                 lastNode = node
             }
             insert(lastNode, at: appropriatePlace(override: commonAncestor))
-            let newElement = Element(localName: formatting.localName, namespace: formatting.namespace, attributes: formatting.attributes)
+            let newElement = Element(tag: formatting.tag, localName: formatting.localName, namespace: formatting.namespace, attributes: formatting.attributes)
             furthest.moveChildren(to: newElement)
             furthest.appendChild(newElement)
             let oldIndex = formattingIndex(formatting)!
@@ -122,7 +125,8 @@ extension TreeBuilder {
             removeFromStack(formatting)
             let fbIndex = openElements.lastIndex { $0 === furthest }!
             openElements.insert(newElement, at: fbIndex + 1)
-            openCounts[newElement.localName, default: 0] += 1
+            newElement.stackCount += 1
+            openCounts[Int(newElement.tag.rawValue)] += 1
         }
         return true
     }

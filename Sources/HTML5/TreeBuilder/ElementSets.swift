@@ -1,38 +1,38 @@
 // Element categories and name tables of the tree-construction stage (§13.2.4, §13.2.6.5).
 
 enum ElementSets {
-    static let special: Set<String> = [
-        "address", "applet", "area", "article", "aside", "base", "basefont", "bgsound", "blockquote", "body", "br",
-        "button", "caption", "center", "col", "colgroup", "dd", "details", "dir", "div", "dl", "dt", "embed",
-        "fieldset", "figcaption", "figure", "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6",
-        "head", "header", "hgroup", "hr", "html", "iframe", "img", "input", "keygen", "li", "link", "listing", "main",
-        "marquee", "menu", "meta", "nav", "noembed", "noframes", "noscript", "object", "ol", "p", "param", "plaintext",
-        "pre", "script", "search", "section", "select", "source", "style", "summary", "table", "tbody", "td", "template",
-        "textarea", "tfoot", "th", "thead", "title", "tr", "track", "ul", "wbr", "xmp",
+    static let special: HTMLTagSet = [
+        .address, .applet, .area, .article, .aside, .base, .basefont, .bgsound, .blockquote, .body, .br,
+        .button, .caption, .center, .col, .colgroup, .dd, .details, .dir, .div, .dl, .dt, .embed,
+        .fieldset, .figcaption, .figure, .footer, .form, .frame, .frameset, .h1, .h2, .h3, .h4, .h5, .h6,
+        .head, .header, .hgroup, .hr, .html, .iframe, .img, .input, .keygen, .li, .link, .listing, .main,
+        .marquee, .menu, .meta, .nav, .noembed, .noframes, .noscript, .object, .ol, .p, .param, .plaintext,
+        .pre, .script, .search, .section, .select, .source, .style, .summary, .table, .tbody, .td, .template,
+        .textarea, .tfoot, .th, .thead, .title, .tr, .track, .ul, .wbr, .xmp,
     ]
-    static let formatting: Set<String> = ["a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"]
-    static let impliedEnd: Set<String> = ["dd", "dt", "li", "optgroup", "option", "p", "rb", "rp", "rt", "rtc"]
-    static let impliedEndThorough: Set<String> = [
-        "caption", "colgroup", "dd", "dt", "li", "optgroup", "option", "p", "rb", "rp", "rt", "rtc", "tbody", "td",
-        "tfoot", "th", "thead", "tr",
+    static let formatting: HTMLTagSet = [.a, .b, .big, .code, .em, .font, .i, .nobr, .s, .small, .strike, .strong, .tt, .u]
+    static let impliedEnd: HTMLTagSet = [.dd, .dt, .li, .optgroup, .option, .p, .rb, .rp, .rt, .rtc]
+    static let impliedEndThorough: HTMLTagSet = [
+        .caption, .colgroup, .dd, .dt, .li, .optgroup, .option, .p, .rb, .rp, .rt, .rtc, .tbody, .td,
+        .tfoot, .th, .thead, .tr,
     ]
-    static let defaultScope: Set<String> = ["applet", "caption", "html", "table", "td", "th", "marquee", "object", "template"]
-    static let headings: Set<String> = ["h1", "h2", "h3", "h4", "h5", "h6"]
+    static let defaultScope: HTMLTagSet = [.applet, .caption, .html, .table, .td, .th, .marquee, .object, .template]
+    static let headings: HTMLTagSet = [.h1, .h2, .h3, .h4, .h5, .h6]
 
     static func isSpecial(_ element: Element) -> Bool {
         switch element.namespace {
-        case .html: return special.contains(element.localName)
+        case .html: return special.contains(element.tag)
         case .mathml:
-            switch element.localName { case "mi", "mo", "mn", "ms", "mtext", "annotation-xml": return true; default: return false }
+            switch element.tag { case .mi, .mo, .mn, .ms, .mtext, .annotationXml: return true; default: return false }
         case .svg:
-            switch element.localName { case "foreignObject", "desc", "title": return true; default: return false }
+            switch element.tag { case .foreignObject, .desc, .title: return true; default: return false }
         }
     }
 
-    static let breakoutTags: Set<String> = [
-        "b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt", "em", "embed", "h1", "h2",
-        "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li", "listing", "menu", "meta", "nobr", "ol", "p", "pre",
-        "ruby", "s", "small", "span", "strong", "strike", "sub", "sup", "table", "tt", "u", "ul", "var",
+    static let breakoutTags: HTMLTagSet = [
+        .b, .big, .blockquote, .body, .br, .center, .code, .dd, .div, .dl, .dt, .em, .embed, .h1, .h2,
+        .h3, .h4, .h5, .h6, .head, .hr, .i, .img, .li, .listing, .menu, .meta, .nobr, .ol, .p, .pre,
+        .ruby, .s, .small, .span, .strong, .strike, .sub, .sup, .table, .tt, .u, .ul, .var,
     ]
 
     static let svgTagNames: [String: String] = [

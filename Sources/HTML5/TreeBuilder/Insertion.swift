@@ -12,11 +12,11 @@ extension TreeBuilder {
             depthTruncated = true
             target = openElements[maxDepth - 1]
         }
-        if fosterParenting && target.namespace == .html && TreeBuilder.set1.contains(target.localName) {
+        if fosterParenting && target.namespace == .html && TreeBuilder.set1.contains(target.tag) {
             var lastTemplate = -1, lastTable = -1
             for (i, e) in openElements.enumerated().reversed() {
-                if lastTemplate < 0 && e.isHTML("template") { lastTemplate = i }
-                if lastTable < 0 && e.isHTML("table") { lastTable = i }
+                if lastTemplate < 0 && e.isHTML(.template) { lastTemplate = i }
+                if lastTable < 0 && e.isHTML(.table) { lastTable = i }
                 if lastTemplate >= 0 && lastTable >= 0 { break }
             }
             if lastTemplate >= 0 && (lastTable < 0 || lastTemplate > lastTable) {
@@ -35,8 +35,27 @@ extension TreeBuilder {
         place.parent.insertBefore(node, place.before)
     }
 
+    /// The current node when "the appropriate place for inserting a node" is simply its end: no
+    /// foster parenting, not a template, within the depth limit — nearly every insertion. `nil`
+    /// sends the caller through the full ``appropriatePlace(override:)`` (same result, more
+    /// reference counting).
+    @inline(__always) func simpleInsertionTarget() -> Element? {
+        guard !fosterParenting, openElements.count <= maxDepth, let target = openElements.last,
+              target.storedTemplateContent == nil else { return nil }
+        return target
+    }
+
+    /// Inserts a node the parser has just created at the appropriate place.
+    @inline(__always) mutating func insertAtAppropriatePlace(_ node: Node) {
+        if let target = simpleInsertionTarget() { target.appendDetached(node) } else { insert(node, at: appropriatePlace()) }
+    }
+
     mutating func insertText(_ s: String) {
         guard !s.isEmpty else { return }
+        if let target = simpleInsertionTarget() {
+            if let text = target.storedLastChild as? Text { text.data += s } else { target.appendDetached(Text(s)) }
+            return
+        }
         let place = appropriatePlace()
         if place.parent is Document { return }
         let previous = place.before == nil ? place.parent.lastChild : place.before!.previousSibling
@@ -45,17 +64,17 @@ extension TreeBuilder {
     }
 
     mutating func insertComment(_ data: String, at place: Place? = nil) {
-        insert(Comment(data), at: place ?? appropriatePlace())
+        if let place { insert(Comment(data), at: place) } else { insertAtAppropriatePlace(Comment(data)) }
     }
 
-    mutating func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
-        Element(localName: tag.name, namespace: namespace, attributes: tag.attributes)
+    func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
+        Element(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: tag.attributes)
     }
 
     @discardableResult
     mutating func insertElement(_ tag: TagToken, _ namespace: Namespace = .html) -> Element {
         let element = createElement(tag, namespace)
-        insert(element, at: appropriatePlace())
+        insertAtAppropriatePlace(element)
         push(element)
         return element
     }
@@ -64,8 +83,8 @@ extension TreeBuilder {
         var tag = tag
         if namespace == .mathml { adjustMathMLAttributes(&tag) }
         if namespace == .svg { adjustSVGAttributes(&tag) }
-        let element = Element(localName: tag.name, namespace: namespace, attributes: adjustForeignAttributes(tag.attributes))
-        insert(element, at: appropriatePlace())
+        let element = Element(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: adjustForeignAttributes(tag.attributes))
+        insertAtAppropriatePlace(element)
         push(element)
         if tag.selfClosing { pop() }
     }

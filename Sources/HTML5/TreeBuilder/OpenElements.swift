@@ -10,17 +10,29 @@ extension TreeBuilder {
         return openElements.last
     }
 
+    /// The namespace of the adjusted current node (`nil` when the stack is empty), read once per
+    /// token by the dispatcher without handing out the node itself.
+    @inline(__always) var adjustedCurrentNamespace: Namespace? {
+        if openElements.count == 1, let context { return context.namespace }
+        return openElements.last?.namespace
+    }
+
+    /// How many HTML elements with this name are on the stack.
+    @inline(__always) func openCount(_ tag: HTMLTag) -> Int { Int(openCounts[Int(tag.rawValue)]) }
+
     mutating func push(_ element: Element) {
         openElements.append(element)
-        if element.namespace == .html { openCounts[element.localName, default: 0] += 1 }
+        element.stackCount += 1
+        if element.namespace == .html { openCounts[Int(element.tag.rawValue)] += 1 }
     }
 
     @discardableResult
     mutating func pop() -> Element {
         let element = openElements.removeLast()
+        element.stackCount -= 1
         if element.namespace == .html {
-            openCounts[element.localName]! -= 1
-            if element.localName == "option" { maybeCloneIntoSelectedContent(element) }
+            openCounts[Int(element.tag.rawValue)] -= 1
+            if element.tag == .option { maybeCloneIntoSelectedContent(element) }
         }
         return element
     }
@@ -30,10 +42,10 @@ extension TreeBuilder {
     /// `<selectedcontent>`.
     mutating func maybeCloneIntoSelectedContent(_ option: Element) {
         var node = option.parent
-        while let n = node, !((n as? Element)?.isHTML("select") ?? false) { node = n.parent }
+        while let n = node, !((n as? Element)?.isHTML(.select) ?? false) { node = n.parent }
         guard let select = node as? Element else { return }
         var selectedContent: Element?
-        for d in select.descendants { if let e = d as? Element, e.isHTML("selectedcontent") { selectedContent = e; break } }
+        for d in select.descendants { if let e = d as? Element, e.isHTML(.selectedcontent) { selectedContent = e; break } }
         guard let target = selectedContent else { return }
         let hasSelected = option.attribute("selected") != nil
         let key = ObjectIdentifier(select)
@@ -46,27 +58,29 @@ extension TreeBuilder {
     mutating func removeFromStack(_ element: Element) {
         if let index = openElements.lastIndex(where: { $0 === element }) {
             openElements.remove(at: index)
-            if element.namespace == .html { openCounts[element.localName]! -= 1 }
+            element.stackCount -= 1
+            if element.namespace == .html { openCounts[Int(element.tag.rawValue)] -= 1 }
         }
     }
 
-    mutating func stackContains(_ element: Element) -> Bool {
-        var i = openElements.count - 1
-        while i >= 0 { if openElements[i] === element { return true }; i -= 1 }
-        return false
+    func stackContains(_ element: Element) -> Bool {
+        // Debug builds cross-check the counter against the stack (small stacks only, so the
+        // deep-nesting tests stay linear).
+        assert(openElements.count > 256 || (element.stackCount > 0) == openElements.contains { $0 === element })
+        return element.stackCount > 0
     }
 
-    mutating func popUntil(_ name: String) {
+    mutating func popUntil(_ tag: HTMLTag) {
         while let e = currentNode {
             pop()
-            if e.isHTML(name) { return }
+            if e.isHTML(tag) { return }
         }
     }
 
-    mutating func popUntil(anyOf names: Set<String>) {
+    mutating func popUntil(anyOf tags: HTMLTagSet) {
         while let e = currentNode {
             pop()
-            if e.namespace == .html && names.contains(e.localName) { return }
+            if e.isHTML(in: tags) { return }
         }
     }
 
@@ -79,51 +93,54 @@ extension TreeBuilder {
 
     enum Scope { case normal, listItem, button, table, select }
 
-    mutating func isScopeBoundary(_ e: Element, _ scope: Scope) -> Bool {
+    func isScopeBoundary(_ e: Element, _ scope: Scope) -> Bool {
         switch scope {
         case .select:
-            return !(e.namespace == .html && (e.localName == "optgroup" || e.localName == "option"))
+            return !(e.namespace == .html && (e.tag == .optgroup || e.tag == .option))
         case .table:
-            return e.namespace == .html && (e.localName == "html" || e.localName == "table" || e.localName == "template")
+            return e.namespace == .html && (e.tag == .html || e.tag == .table || e.tag == .template)
         default:
             switch e.namespace {
             case .html:
-                if ElementSets.defaultScope.contains(e.localName) || e.localName == "select" { return true }
-                if scope == .listItem && (e.localName == "ol" || e.localName == "ul") { return true }
-                if scope == .button && e.localName == "button" { return true }
+                if ElementSets.defaultScope.contains(e.tag) || e.tag == .select { return true }
+                if scope == .listItem && (e.tag == .ol || e.tag == .ul) { return true }
+                if scope == .button && e.tag == .button { return true }
                 return false
             case .mathml:
-                return TreeBuilder.set0.contains(e.localName)
+                return TreeBuilder.set0.contains(e.tag)
             case .svg:
-                return e.localName == "foreignObject" || e.localName == "desc" || e.localName == "title"
+                return e.tag == .foreignObject || e.tag == .desc || e.tag == .title
             }
         }
     }
 
-    mutating func inScope(_ name: String, _ scope: Scope = .normal) -> Bool {
-        if (openCounts[name] ?? 0) == 0 { return false }
+    /// "Has an element in scope" for an HTML element named `tag` (never ``HTMLTag/unknown``: the
+    /// algorithms ask only about names the spec lists).
+    func inScope(_ tag: HTMLTag, _ scope: Scope = .normal) -> Bool {
+        assert(tag != .unknown)
+        if openCount(tag) == 0 { return false }
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]
-            if e.isHTML(name) { return true }
+            if e.isHTML(tag) { return true }
             if isScopeBoundary(e, scope) { return false }
             i -= 1
         }
         return false
     }
 
-    mutating func inScope(anyOf names: Set<String>, _ scope: Scope = .normal) -> Bool {
+    func inScope(anyOf tags: HTMLTagSet, _ scope: Scope = .normal) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]
-            if e.namespace == .html && names.contains(e.localName) { return true }
+            if e.isHTML(in: tags) { return true }
             if isScopeBoundary(e, scope) { return false }
             i -= 1
         }
         return false
     }
 
-    mutating func inScope(element target: Element) -> Bool {
+    func inScope(element target: Element) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]
@@ -134,13 +151,13 @@ extension TreeBuilder {
         return false
     }
 
-    mutating func generateImpliedEndTags(except: String? = nil) {
-        while let e = currentNode, e.namespace == .html, ElementSets.impliedEnd.contains(e.localName), e.localName != except {
+    mutating func generateImpliedEndTags(except: HTMLTag? = nil) {
+        while let e = currentNode, e.namespace == .html, ElementSets.impliedEnd.contains(e.tag), e.tag != except {
             pop()
         }
     }
 
     mutating func generateImpliedEndTagsThoroughly() {
-        while let e = currentNode, e.namespace == .html, ElementSets.impliedEndThorough.contains(e.localName) { pop() }
+        while let e = currentNode, e.namespace == .html, ElementSets.impliedEndThorough.contains(e.tag) { pop() }
     }
 }

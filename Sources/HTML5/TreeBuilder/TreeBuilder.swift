@@ -2,25 +2,33 @@
 // list of active formatting elements, the adoption agency algorithm, foster parenting, templates,
 // foreign content and fragment parsing.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct TreeBuilder {
     // Name sets used by the insertion modes (hoisted so no array is built per token).
-    static let set0: Set<String> = ["mi", "mo", "mn", "ms", "mtext", "annotation-xml"]
-    static let set1: Set<String> = ["table", "tbody", "tfoot", "thead", "tr"]
-    static let set2: Set<String> = ["mi", "mo", "mn", "ms", "mtext"]
-    static let set3: Set<String> = ["head", "body", "html", "br"]
-    static let set4: Set<String> = ["basefont", "bgsound", "link", "meta", "noframes", "style"]
-    static let set5: Set<String> = ["address", "div", "p"]
-    static let set6: Set<String> = ["tbody", "tfoot", "thead", "template", "html"]
-    static let set7: Set<String> = ["tr", "template", "html"]
-    static let set8: Set<String> = ["table", "tbody", "template", "tfoot", "thead", "tr"]
-    static let set9: Set<String> = ["caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr"]
-    static let set10: Set<String> = ["body", "col", "colgroup", "html", "tbody", "td", "tfoot", "th", "thead", "tr"]
-    static let set11: Set<String> = ["tbody", "tfoot", "thead"]
-    static let set12: Set<String> = ["caption", "col", "colgroup", "tbody", "tfoot", "thead"]
-    static let set13: Set<String> = ["body", "caption", "col", "colgroup", "html", "td", "th", "tr"]
-    static let set14: Set<String> = ["caption", "col", "colgroup", "tbody", "tfoot", "thead", "tr"]
-    static let set15: Set<String> = ["body", "caption", "col", "colgroup", "html", "td", "th"]
-    static let set16: Set<String> = ["body", "caption", "col", "colgroup", "html"]
+    static let set0: HTMLTagSet = [.mi, .mo, .mn, .ms, .mtext, .annotationXml]
+    static let set1: HTMLTagSet = [.table, .tbody, .tfoot, .thead, .tr]
+    static let set2: HTMLTagSet = [.mi, .mo, .mn, .ms, .mtext]
+    static let set3: HTMLTagSet = [.head, .body, .html, .br]
+    static let set4: HTMLTagSet = [.basefont, .bgsound, .link, .meta, .noframes, .style]
+    static let set5: HTMLTagSet = [.address, .div, .p]
+    static let set6: HTMLTagSet = [.tbody, .tfoot, .thead, .template, .html]
+    static let set7: HTMLTagSet = [.tr, .template, .html]
+    static let set8: HTMLTagSet = [.table, .tbody, .template, .tfoot, .thead, .tr]
+    static let set9: HTMLTagSet = [.caption, .col, .colgroup, .tbody, .td, .tfoot, .th, .thead, .tr]
+    static let set10: HTMLTagSet = [.body, .col, .colgroup, .html, .tbody, .td, .tfoot, .th, .thead, .tr]
+    static let set11: HTMLTagSet = [.tbody, .tfoot, .thead]
+    static let set12: HTMLTagSet = [.caption, .col, .colgroup, .tbody, .tfoot, .thead]
+    static let set13: HTMLTagSet = [.body, .caption, .col, .colgroup, .html, .td, .th, .tr]
+    static let set14: HTMLTagSet = [.caption, .col, .colgroup, .tbody, .tfoot, .thead, .tr]
+    static let set15: HTMLTagSet = [.body, .caption, .col, .colgroup, .html, .td, .th]
+    static let set16: HTMLTagSet = [.body, .caption, .col, .colgroup, .html]
 
     enum Mode {
         case initial, beforeHTML, beforeHead, inHead, inHeadNoscript, afterHead, inBody, text, inTable, inTableText
@@ -38,8 +46,9 @@ struct TreeBuilder {
     var originalMode: Mode = .initial
     var templateModes: [Mode] = []
     var openElements: [Element] = []
-    /// HTML-namespace element name -> how many are on the stack (makes "in scope" O(1) when absent).
-    var openCounts: [String: Int] = [:]
+    /// Interned HTML-namespace element name (raw value) -> how many are on the stack (makes "in
+    /// scope" O(1) when absent; a fixed array, so no hashing per push and pop).
+    var openCounts = [Int32](repeating: 0, count: 256)
     var activeFormatting: [Element?] = []  // nil = marker
     var headElement: Element?
     var formElement: Element?
@@ -68,7 +77,7 @@ struct TreeBuilder {
     mutating func run() {
         while true {
             let token = tokenizer.nextToken()
-            if case .characters(var s) = token, skipNextNewline {
+            if skipNextNewline, case .characters(var s) = token {
                 skipNextNewline = false
                 if s.utf8.first == 0x0A { s.removeFirst(); if s.isEmpty { continue } }
                 dispatch(.characters(s))
@@ -77,8 +86,8 @@ struct TreeBuilder {
                 dispatch(token)
             }
             if case .eof = token { stopParsing(); break }
-            let adjusted = adjustedCurrentNode
-            tokenizer.allowCDATA = adjusted != nil && adjusted!.namespace != .html
+            let namespace = adjustedCurrentNamespace
+            tokenizer.allowCDATA = namespace != nil && namespace != .html
         }
     }
 
@@ -86,23 +95,23 @@ struct TreeBuilder {
     mutating func prepareFragment(context: Element) {
         self.context = context
         if context.namespace == .html {
-            switch context.localName {
-            case "title", "textarea": tokenizer.state = .rcdata
-            case "style", "xmp", "iframe", "noembed", "noframes": tokenizer.state = .rawtext
-            case "script": tokenizer.state = .scriptData
-            case "noscript": if scripting { tokenizer.state = .rawtext }
-            case "plaintext": tokenizer.state = .plaintext
+            switch context.tag {
+            case .title, .textarea: tokenizer.state = .rcdata
+            case .style, .xmp, .iframe, .noembed, .noframes: tokenizer.state = .rawtext
+            case .script: tokenizer.state = .scriptData
+            case .noscript: if scripting { tokenizer.state = .rawtext }
+            case .plaintext: tokenizer.state = .plaintext
             default: break
             }
         }
-        let root = Element(localName: "html")
+        let root = Element(tag: .html, localName: "html", namespace: .html, attributes: [])
         document.appendChild(root)
         push(root)
-        if context.isHTML("template") { templateModes.append(.inTemplate) }
+        if context.isHTML(.template) { templateModes.append(.inTemplate) }
         resetInsertionMode()
         var node: Node? = context
         while let n = node {
-            if let e = n as? Element, e.isHTML("form") { formElement = e; break }
+            if let e = n as? Element, e.isHTML(.form) { formElement = e; break }
             node = n.parent
         }
         tokenizer.allowCDATA = context.namespace != .html
@@ -117,18 +126,18 @@ struct TreeBuilder {
             let last = i == 0
             if last, let context { node = context }
             if node.namespace == .html {
-                switch node.localName {
-                case "td", "th": if !last { mode = .inCell; return }
-                case "tr": mode = .inRow; return
-                case "tbody", "thead", "tfoot": mode = .inTableBody; return
-                case "caption": mode = .inCaption; return
-                case "colgroup": mode = .inColumnGroup; return
-                case "table": mode = .inTable; return
-                case "template": mode = templateModes.last ?? .inTemplate; return
-                case "head": if !last { mode = .inHead; return }
-                case "body": mode = .inBody; return
-                case "frameset": mode = .inFrameset; return
-                case "html": mode = headElement == nil ? .beforeHead : .afterHead; return
+                switch node.tag {
+                case .td, .th: if !last { mode = .inCell; return }
+                case .tr: mode = .inRow; return
+                case .tbody, .thead, .tfoot: mode = .inTableBody; return
+                case .caption: mode = .inCaption; return
+                case .colgroup: mode = .inColumnGroup; return
+                case .table: mode = .inTable; return
+                case .template: mode = templateModes.last ?? .inTemplate; return
+                case .head: if !last { mode = .inHead; return }
+                case .body: mode = .inBody; return
+                case .frameset: mode = .inFrameset; return
+                case .html: mode = headElement == nil ? .beforeHead : .afterHead; return
                 default: break
                 }
             }
@@ -141,11 +150,15 @@ struct TreeBuilder {
     // MARK: Dispatch (§13.2.6 tree construction dispatcher)
 
     mutating func dispatch(_ token: Token) {
-        guard let node = adjustedCurrentNode, node.namespace != .html else { process(token, mode); return }
+        // Most tokens arrive with an HTML adjusted current node: decide that from the namespace
+        // alone before touching the node.
+        guard let namespace = adjustedCurrentNamespace, namespace != .html, let node = adjustedCurrentNode else {
+            process(token, mode); return
+        }
         switch token {
         case .startTag(let tag):
-            if isMathMLTextIntegrationPoint(node) && tag.name != "mglyph" && tag.name != "malignmark" { process(token, mode); return }
-            if node.namespace == .mathml && node.localName == "annotation-xml" && tag.name == "svg" { process(token, mode); return }
+            if isMathMLTextIntegrationPoint(node) && tag.tag != .mglyph && tag.tag != .malignmark { process(token, mode); return }
+            if node.namespace == .mathml && node.tag == .annotationXml && tag.tag == .svg { process(token, mode); return }
             if isHTMLIntegrationPoint(node) { process(token, mode); return }
         case .characters:
             if isMathMLTextIntegrationPoint(node) || isHTMLIntegrationPoint(node) { process(token, mode); return }
@@ -193,7 +206,7 @@ struct TreeBuilder {
     }
 
     /// Splits leading ASCII whitespace off a character run.
-    mutating func splitWhitespace(_ s: String) -> (String, String) {
+    func splitWhitespace(_ s: String) -> (String, String) {
         let utf8 = s.utf8
         var index = utf8.startIndex
         while index < utf8.endIndex, isWhitespaceByte(utf8[index]) { index = utf8.index(after: index) }
@@ -201,6 +214,26 @@ struct TreeBuilder {
         if index == utf8.endIndex { return (s, "") }
         return (String(s[..<index]), String(s[index...]))
     }
+}
+
+/// `true` if the character run holds U+0000 (`memchr` over its contiguous UTF-8, bounded by the
+/// string's own count; a bridged string without contiguous storage is scanned byte by byte).
+/// Runs are scanned once per token, so this is the hottest check of the text path.
+@inline(__always) func containsNUL(_ s: String) -> Bool {
+    if let found = s.utf8.withContiguousStorageIfAvailable({ buffer -> Bool in
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return false }
+        return memchr(base, 0, buffer.count) != nil
+    }) { return found }
+    return s.utf8.contains(0)
+}
+
+/// `true` if the run holds a byte other than ASCII whitespace.
+@inline(__always) func containsNonWhitespace(_ s: String) -> Bool {
+    if let found = s.utf8.withContiguousStorageIfAvailable({ buffer -> Bool in
+        for b in buffer where !isWhitespaceByte(b) { return true }
+        return false
+    }) { return found }
+    return s.utf8.contains { !isWhitespaceByte($0) }
 }
 
 @inline(__always) func isWhitespaceByte(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x09 || b == 0x0C || b == 0x0D }

@@ -9,8 +9,8 @@ extension TreeBuilder {
         case .characters(let s): afterBodyCharacters(s)
         case .comment(let data): insertComment(data, at: Place(parent: openElements[0], before: nil))
         case .doctype: error("unexpected-doctype")
-        case .startTag(let tag) where tag.name == "html": inBody(token)
-        case .endTag(let tag) where tag.name == "html":
+        case .startTag(let tag) where tag.tag == .html: inBody(token)
+        case .endTag(let tag) where tag.tag == .html:
             if context != nil { error("unexpected-end-tag"); return }
             mode = .afterAfterBody
         case .eof: break
@@ -19,7 +19,7 @@ extension TreeBuilder {
         }
     }
 
-    mutating func whitespaceOnly(_ s: String) -> String {
+    func whitespaceOnly(_ s: String) -> String {
         String(decoding: s.utf8.filter(isWhitespaceByte), as: UTF8.self)
     }
 
@@ -46,17 +46,17 @@ extension TreeBuilder {
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag):
-            switch tag.name {
-            case "html": inBody(token)
-            case "frameset": insertElement(tag)
-            case "frame": insertElement(tag); pop()
-            case "noframes": inHead(token)
+            switch tag.tag {
+            case .html: inBody(token)
+            case .frameset: insertElement(tag)
+            case .frame: insertElement(tag); pop()
+            case .noframes: inHead(token)
             default: error("unexpected-start-tag")
             }
-        case .endTag(let tag) where tag.name == "frameset":
+        case .endTag(let tag) where tag.tag == .frameset:
             if openElements.count == 1 { error("unexpected-end-tag"); return }
             pop()
-            if context == nil && currentNode?.isHTML("frameset") != true { mode = .afterFrameset }
+            if context == nil && currentNode?.isHTML(.frameset) != true { mode = .afterFrameset }
         case .endTag: error("unexpected-end-tag")
         case .eof: break
         }
@@ -67,9 +67,9 @@ extension TreeBuilder {
         case .characters(let s): insertFramesetWhitespace(s)
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
-        case .startTag(let tag) where tag.name == "html": inBody(token)
-        case .startTag(let tag) where tag.name == "noframes": inHead(token)
-        case .endTag(let tag) where tag.name == "html": mode = .afterAfterFrameset
+        case .startTag(let tag) where tag.tag == .html: inBody(token)
+        case .startTag(let tag) where tag.tag == .noframes: inHead(token)
+        case .endTag(let tag) where tag.tag == .html: mode = .afterAfterFrameset
         case .eof: break
         default: error("unexpected-token")
         }
@@ -79,7 +79,7 @@ extension TreeBuilder {
         switch token {
         case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
         case .doctype: inBody(token)
-        case .startTag(let tag) where tag.name == "html": inBody(token)
+        case .startTag(let tag) where tag.tag == .html: inBody(token)
         case .characters(let s): afterBodyCharacters(s)
         case .eof: break
         default:
@@ -91,12 +91,12 @@ extension TreeBuilder {
         switch token {
         case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
         case .doctype: inBody(token)
-        case .startTag(let tag) where tag.name == "html": inBody(token)
+        case .startTag(let tag) where tag.tag == .html: inBody(token)
         case .characters(let s):
             let ws = whitespaceOnly(s)
             if !ws.isEmpty { inBody(.characters(ws)) }
             if ws.utf8.count != s.utf8.count { error("unexpected-character") }
-        case .startTag(let tag) where tag.name == "noframes": inHead(token)
+        case .startTag(let tag) where tag.tag == .noframes: inHead(token)
         case .eof: break
         default: error("unexpected-token")
         }

@@ -29,7 +29,7 @@ extension TreeBuilder {
         mode = .beforeHTML
     }
 
-    mutating func quirksMode(for d: DoctypeToken) -> Document.QuirksMode {
+    func quirksMode(for d: DoctypeToken) -> Document.QuirksMode {
         if d.forceQuirks || d.name != "html" { return .quirks }
         let publicId = d.publicId?.lowercased()
         let systemId = d.systemId?.lowercased()
@@ -55,12 +55,12 @@ extension TreeBuilder {
             if rest.isEmpty { return }
             beforeHTMLAnythingElse()
             process(.characters(rest), mode)
-        case .startTag(let tag) where tag.name == "html":
+        case .startTag(let tag) where tag.tag == .html:
             let element = createElement(tag, .html)
             document.appendChild(element)
             push(element)
             mode = .beforeHead
-        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.name):
+        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.tag):
             error("unexpected-end-tag")
         default:
             beforeHTMLAnythingElse()
@@ -69,7 +69,7 @@ extension TreeBuilder {
     }
 
     mutating func beforeHTMLAnythingElse() {
-        let element = Element(localName: "html")
+        let element = Element(tag: .html, localName: "html", namespace: .html, attributes: [])
         document.appendChild(element)
         push(element)
         mode = .beforeHead
@@ -80,19 +80,19 @@ extension TreeBuilder {
         case .characters(let s):
             let (_, rest) = splitWhitespace(s)
             if rest.isEmpty { return }
-            headElement = insertElement(TagToken(name: "head", attributes: [], selfClosing: false))
+            headElement = insertElement(TagToken(.head))
             mode = .inHead
             process(.characters(rest), mode)
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
-        case .startTag(let tag) where tag.name == "html": inBody(token)
-        case .startTag(let tag) where tag.name == "head":
+        case .startTag(let tag) where tag.tag == .html: inBody(token)
+        case .startTag(let tag) where tag.tag == .head:
             headElement = insertElement(tag)
             mode = .inHead
-        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.name):
+        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.tag):
             error("unexpected-end-tag")
         default:
-            headElement = insertElement(TagToken(name: "head", attributes: [], selfClosing: false))
+            headElement = insertElement(TagToken(.head))
             mode = .inHead
             process(token, mode)
         }
@@ -108,19 +108,19 @@ extension TreeBuilder {
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag):
-            switch tag.name {
-            case "html": inBody(token)
-            case "base", "basefont", "bgsound", "link":
+            switch tag.tag {
+            case .html: inBody(token)
+            case .base, .basefont, .bgsound, .link:
                 insertElement(tag); pop()
-            case "meta":
+            case .meta:
                 insertElement(tag); pop()
-            case "title":
+            case .title:
                 genericRCDATA(tag)
-            case "noscript" where scripting, "noframes", "style":
+            case .noscript where scripting, .noframes, .style:
                 genericRawText(tag)
-            case "noscript":
+            case .noscript:
                 insertElement(tag); mode = .inHeadNoscript
-            case "script":
+            case .script:
                 let place = appropriatePlace()
                 let element = createElement(tag, .html)
                 insert(element, at: place)
@@ -128,25 +128,25 @@ extension TreeBuilder {
                 tokenizer.state = .scriptData
                 originalMode = mode
                 mode = .text
-            case "template":
+            case .template:
                 insertElement(tag)
                 activeFormatting.append(nil)
                 framesetOK = false
                 mode = .inTemplate
                 templateModes.append(.inTemplate)
-            case "head": error("unexpected-start-tag")
+            case .head: error("unexpected-start-tag")
             default:
                 pop(); mode = .afterHead; process(token, mode)
             }
         case .endTag(let tag):
-            switch tag.name {
-            case "head": pop(); mode = .afterHead
-            case "body", "html", "br": pop(); mode = .afterHead; process(token, mode)
-            case "template":
-                if (openCounts["template"] ?? 0) == 0 { error("unexpected-end-tag"); return }
+            switch tag.tag {
+            case .head: pop(); mode = .afterHead
+            case .body, .html, .br: pop(); mode = .afterHead; process(token, mode)
+            case .template:
+                if (openCount(.template)) == 0 { error("unexpected-end-tag"); return }
                 generateImpliedEndTagsThoroughly()
-                if currentNode?.isHTML("template") != true { error("unexpected-end-tag") }
-                popUntil("template")
+                if currentNode?.isHTML(.template) != true { error("unexpected-end-tag") }
+                popUntil(.template)
                 clearFormattingToMarker()
                 templateModes.removeLast()
                 resetInsertionMode()
@@ -160,8 +160,8 @@ extension TreeBuilder {
     mutating func inHeadNoscript(_ token: Token) {
         switch token {
         case .doctype: error("unexpected-doctype")
-        case .startTag(let tag) where tag.name == "html": inBody(token)
-        case .endTag(let tag) where tag.name == "noscript":
+        case .startTag(let tag) where tag.tag == .html: inBody(token)
+        case .endTag(let tag) where tag.tag == .noscript:
             pop(); mode = .inHead
         case .characters(let s):
             let (ws, rest) = splitWhitespace(s)
@@ -169,11 +169,11 @@ extension TreeBuilder {
             if rest.isEmpty { return }
             error("unexpected-character"); pop(); mode = .inHead; process(.characters(rest), mode)
         case .comment: inHead(token)
-        case .startTag(let tag) where TreeBuilder.set4.contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set4.contains(tag.tag):
             inHead(token)
-        case .startTag(let tag) where tag.name == "head" || tag.name == "noscript":
+        case .startTag(let tag) where tag.tag == .head || tag.tag == .noscript:
             error("unexpected-start-tag")
-        case .endTag(let tag) where tag.name != "br":
+        case .endTag(let tag) where tag.tag != .br:
             error("unexpected-end-tag")
         default:
             error("unexpected-token"); pop(); mode = .inHead; process(token, mode)
@@ -184,39 +184,39 @@ extension TreeBuilder {
         switch token {
         case .characters(let s):
             guard let rest = insertLeadingWhitespace(s) else { return }
-            insertElement(TagToken(name: "body", attributes: [], selfClosing: false))
+            insertElement(TagToken(.body))
             mode = .inBody
             process(.characters(rest), mode)
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag):
-            switch tag.name {
-            case "html": inBody(token)
-            case "body": insertElement(tag); framesetOK = false; mode = .inBody
-            case "frameset": insertElement(tag); mode = .inFrameset
-            case "base", "basefont", "bgsound", "link", "meta", "noframes", "script", "style", "template", "title":
+            switch tag.tag {
+            case .html: inBody(token)
+            case .body: insertElement(tag); framesetOK = false; mode = .inBody
+            case .frameset: insertElement(tag); mode = .inFrameset
+            case .base, .basefont, .bgsound, .link, .meta, .noframes, .script, .style, .template, .title:
                 error("unexpected-start-tag")
                 let head = headElement!
                 push(head)
                 inHead(token)
                 removeFromStack(head)
-            case "head": error("unexpected-start-tag")
+            case .head: error("unexpected-start-tag")
             default:
-                insertElement(TagToken(name: "body", attributes: [], selfClosing: false))
+                insertElement(TagToken(.body))
                 mode = .inBody
                 process(token, mode)
             }
         case .endTag(let tag):
-            switch tag.name {
-            case "template": inHead(token)
-            case "body", "html", "br":
-                insertElement(TagToken(name: "body", attributes: [], selfClosing: false))
+            switch tag.tag {
+            case .template: inHead(token)
+            case .body, .html, .br:
+                insertElement(TagToken(.body))
                 mode = .inBody
                 process(token, mode)
             default: error("unexpected-end-tag")
             }
         case .eof:
-            insertElement(TagToken(name: "body", attributes: [], selfClosing: false))
+            insertElement(TagToken(.body))
             mode = .inBody
             process(token, mode)
         }

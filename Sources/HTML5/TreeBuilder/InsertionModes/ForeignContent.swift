@@ -27,16 +27,16 @@ extension TreeBuilder {
 
     // MARK: Integration points
 
-    mutating func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
-        e.namespace == .mathml && TreeBuilder.set2.contains(e.localName)
+    func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
+        e.namespace == .mathml && TreeBuilder.set2.contains(e.tag)
     }
 
-    mutating func isHTMLIntegrationPoint(_ e: Element) -> Bool {
-        if e.namespace == .mathml && e.localName == "annotation-xml" {
+    func isHTMLIntegrationPoint(_ e: Element) -> Bool {
+        if e.namespace == .mathml && e.tag == .annotationXml {
             guard let encoding = e.attribute("encoding")?.lowercased() else { return false }
             return encoding == "text/html" || encoding == "application/xhtml+xml"
         }
-        return e.namespace == .svg && (e.localName == "foreignObject" || e.localName == "desc" || e.localName == "title")
+        return e.namespace == .svg && (e.tag == .foreignObject || e.tag == .desc || e.tag == .title)
     }
 
     // MARK: Tokens in foreign content
@@ -45,14 +45,14 @@ extension TreeBuilder {
         switch token {
         case .characters(let s):
             var text = s
-            if text.utf8.contains(0) { error("unexpected-null-character"); text = text.replacingNUL(with: "\u{FFFD}") }
+            if containsNUL(text) { error("unexpected-null-character"); text = text.replacingNUL(with: "\u{FFFD}") }
             if s.utf8.contains(where: { !isWhitespaceByte($0) && $0 != 0 }) { framesetOK = false }
             insertText(text)
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
         case .startTag(var tag):
-            let breakout = ElementSets.breakoutTags.contains(tag.name)
-                || (tag.name == "font" && tag.attributes.contains { $0.name == "color" || $0.name == "face" || $0.name == "size" })
+            let breakout = ElementSets.breakoutTags.contains(tag.tag)
+                || (tag.tag == .font && tag.attributes.contains { $0.name == "color" || $0.name == "face" || $0.name == "size" })
             if breakout {
                 error("unexpected-html-element-in-foreign-content")
                 while let current = currentNode, current.namespace != .html, !isMathMLTextIntegrationPoint(current), !isHTMLIntegrationPoint(current) {
@@ -62,10 +62,10 @@ extension TreeBuilder {
                 return
             }
             let namespace = adjustedCurrentNode!.namespace
-            if namespace == .svg, let adjusted = ElementSets.svgTagNames[tag.name] { tag.name = adjusted }
+            if namespace == .svg, let adjusted = ElementSets.svgTagNames[tag.name] { tag.rename(adjusted) }
             insertForeign(tag, namespace)
         case .endTag(let tag):
-            if tag.name == "br" || tag.name == "p" {
+            if tag.tag == .br || tag.tag == .p {
                 error("unexpected-html-element-in-foreign-content")
                 while let current = currentNode, current.namespace != .html, !isMathMLTextIntegrationPoint(current), !isHTMLIntegrationPoint(current) {
                     pop()
@@ -73,7 +73,7 @@ extension TreeBuilder {
                 process(token, mode)
                 return
             }
-            if tag.name == "script", let current = currentNode, current.namespace == .svg, current.localName == "script" {
+            if tag.tag == .script, let current = currentNode, current.namespace == .svg, current.tag == .script {
                 pop()
                 return
             }

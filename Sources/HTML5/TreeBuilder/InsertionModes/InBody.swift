@@ -2,28 +2,29 @@
 
 extension TreeBuilder {
     mutating func closePElement() {
-        generateImpliedEndTags(except: "p")
-        if currentNode?.isHTML("p") != true { error("unexpected-end-tag") }
-        popUntil("p")
+        generateImpliedEndTags(except: .p)
+        if currentNode?.isHTML(.p) != true { error("unexpected-end-tag") }
+        popUntil(.p)
     }
 
     mutating func closePIfInButtonScope() {
-        if inScope("p", .button) { closePElement() }
+        if inScope(.p, .button) { closePElement() }
     }
 
     // MARK: In body (§13.2.6.4.7)
 
     mutating func inBody(_ token: Token) {
         switch token {
-        case .characters(var s):
-            if s.utf8.contains(0) {
+        case .characters(let s):
+            if containsNUL(s) {
                 error("unexpected-null-character")
-                s = s.removingNUL()
-                if s.isEmpty { return }
+                var copy = s
+                let cleaned = copy.removingNUL()
+                if cleaned.isEmpty { return }
+                inBodyCharacters(cleaned)
+            } else {
+                inBodyCharacters(s)
             }
-            reconstructFormatting()
-            insertText(s)
-            if framesetOK && s.utf8.contains(where: { !isWhitespaceByte($0) }) { framesetOK = false }
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag): inBodyStartTag(tag, token)
@@ -33,93 +34,100 @@ extension TreeBuilder {
         }
     }
 
+    /// A character run without U+0000 in body.
+    mutating func inBodyCharacters(_ s: String) {
+        reconstructFormatting()
+        insertText(s)
+        if framesetOK && containsNonWhitespace(s) { framesetOK = false }
+    }
+
     mutating func inBodyStartTag(_ tag: TagToken, _ token: Token) {
-        let name = tag.name
+        let name = tag.tag
         // Fast path for the most frequent tag of mail HTML that the spec handles as "any other
         // start tag" (a String switch compares case by case).
-        if name == "span" {
+        if name == .span {
             reconstructFormatting()
             insertElement(tag)
             return
         }
-        switch name {
-        case "html":
+        switch tag.tag {
+        case .html:
             error("unexpected-start-tag")
-            if (openCounts["template"] ?? 0) > 0 { return }
+            if (openCount(.template)) > 0 { return }
             let html = openElements[0]
             for attribute in tag.attributes where html.attribute(attribute.name) == nil { html.attributes.append(attribute) }
-        case "base", "basefont", "bgsound", "link", "meta", "noframes", "script", "style", "template", "title":
+        case .base, .basefont, .bgsound, .link, .meta, .noframes, .script, .style, .template, .title:
             inHead(token)
-        case "body":
+        case .body:
             error("unexpected-start-tag")
-            if openElements.count == 1 || !openElements[1].isHTML("body") || (openCounts["template"] ?? 0) > 0 { return }
+            if openElements.count == 1 || !openElements[1].isHTML(.body) || (openCount(.template)) > 0 { return }
             framesetOK = false
             let body = openElements[1]
             for attribute in tag.attributes where body.attribute(attribute.name) == nil { body.attributes.append(attribute) }
-        case "frameset":
+        case .frameset:
             error("unexpected-start-tag")
-            if openElements.count == 1 || !openElements[1].isHTML("body") || !framesetOK { return }
+            if openElements.count == 1 || !openElements[1].isHTML(.body) || !framesetOK { return }
             openElements[1].remove()
             while openElements.count > 1 { pop() }
             insertElement(tag)
             mode = .inFrameset
-        case "address", "article", "aside", "blockquote", "center", "details", "dialog", "dir", "div", "dl",
-             "fieldset", "figcaption", "figure", "footer", "header", "hgroup", "main", "menu", "nav", "ol", "p",
-             "search", "section", "summary", "ul":
+        case .address, .article, .aside, .blockquote, .center, .details, .dialog, .dir, .div, .dl,
+             .fieldset, .figcaption, .figure, .footer, .header, .hgroup, .main, .menu, .nav, .ol, .p,
+             .search, .section, .summary, .ul:
             closePIfInButtonScope()
             insertElement(tag)
-        case "h1", "h2", "h3", "h4", "h5", "h6":
+        case .h1, .h2, .h3, .h4, .h5, .h6:
             closePIfInButtonScope()
-            if let current = currentNode, current.namespace == .html, ElementSets.headings.contains(current.localName) {
+            if let current = currentNode, current.namespace == .html, ElementSets.headings.contains(current.tag) {
                 error("unexpected-start-tag"); pop()
             }
             insertElement(tag)
-        case "pre", "listing":
+        case .pre, .listing:
             closePIfInButtonScope()
             insertElement(tag)
             skipNextNewline = true
             framesetOK = false
-        case "form":
-            let hasTemplate = (openCounts["template"] ?? 0) > 0
+        case .form:
+            let hasTemplate = (openCount(.template)) > 0
             if formElement != nil && !hasTemplate { error("unexpected-start-tag"); return }
             closePIfInButtonScope()
             let element = insertElement(tag)
             if !hasTemplate { formElement = element }
-        case "li", "dd", "dt":
+        case .li, .dd, .dt:
             framesetOK = false
             var i = openElements.count - 1
             while i >= 0 {
                 let node = openElements[i]
-                if name == "li" ? node.isHTML("li") : (node.isHTML("dd") || node.isHTML("dt")) {
-                    generateImpliedEndTags(except: node.localName)
-                    if currentNode?.isHTML(node.localName) != true { error("unexpected-start-tag") }
-                    popUntil(node.localName)
+                if name == .li ? node.isHTML(.li) : (node.isHTML(.dd) || node.isHTML(.dt)) {
+                    generateImpliedEndTags(except: node.tag)
+                    if currentNode?.isHTML(node.tag) != true { error("unexpected-start-tag") }
+                    popUntil(node.tag)
                     break
                 }
-                if ElementSets.isSpecial(node) && !(node.namespace == .html && TreeBuilder.set5.contains(node.localName)) { break }
+                if ElementSets.isSpecial(node) && !(node.namespace == .html && TreeBuilder.set5.contains(node.tag)) { break }
                 i -= 1
             }
             closePIfInButtonScope()
             insertElement(tag)
-        case "plaintext":
+        case .plaintext:
             closePIfInButtonScope()
             insertElement(tag)
             tokenizer.state = .plaintext
-        case "button":
-            if inScope("button") {
+        case .button:
+            if inScope(.button) {
                 error("unexpected-start-tag")
                 generateImpliedEndTags()
-                popUntil("button")
+                popUntil(.button)
             }
             reconstructFormatting()
             insertElement(tag)
             framesetOK = false
-        case "a":
+        case .a:
             var i = activeFormatting.count - 1
             while i >= 0, let e = activeFormatting[i] {
-                if e.isHTML("a") {
+                if e.isHTML(.a) {
                     error("unexpected-start-tag")
-                    if !adoptionAgency("a") { anyOtherEndTag("a") }
+                    if !adoptionAgency(.a) { anyOtherEndTag(TagToken(.a)) }
                     if let fi = formattingIndex(e) { activeFormatting.remove(at: fi) }
                     removeFromStack(e)
                     break
@@ -128,122 +136,122 @@ extension TreeBuilder {
             }
             reconstructFormatting()
             pushFormatting(insertElement(tag))
-        case "b", "big", "code", "em", "font", "i", "s", "small", "strike", "strong", "tt", "u":
+        case .b, .big, .code, .em, .font, .i, .s, .small, .strike, .strong, .tt, .u:
             reconstructFormatting()
             pushFormatting(insertElement(tag))
-        case "nobr":
+        case .nobr:
             reconstructFormatting()
-            if inScope("nobr") {
+            if inScope(.nobr) {
                 error("unexpected-start-tag")
-                if !adoptionAgency("nobr") { anyOtherEndTag("nobr") }
+                if !adoptionAgency(.nobr) { anyOtherEndTag(TagToken(.nobr)) }
                 reconstructFormatting()
             }
             pushFormatting(insertElement(tag))
-        case "applet", "marquee", "object":
+        case .applet, .marquee, .object:
             reconstructFormatting()
             insertElement(tag)
             activeFormatting.append(nil)
             framesetOK = false
-        case "table":
+        case .table:
             if document.quirksMode != .quirks { closePIfInButtonScope() }
             insertElement(tag)
             framesetOK = false
             mode = .inTable
-        case "area", "br", "embed", "img", "keygen", "wbr":
+        case .area, .br, .embed, .img, .keygen, .wbr:
             reconstructFormatting()
             insertElement(tag); pop()
             framesetOK = false
-        case "input":
-            if let context, context.isHTML("select") { error("unexpected-start-tag"); return }
-            if inScope("select") {
+        case .input:
+            if let context, context.isHTML(.select) { error("unexpected-start-tag"); return }
+            if inScope(.select) {
                 error("unexpected-start-tag")
-                popUntil("select")
+                popUntil(.select)
             }
             reconstructFormatting()
             insertElement(tag); pop()
             if tag.attribute("type")?.lowercased() != "hidden" { framesetOK = false }
-        case "param", "source", "track":
+        case .param, .source, .track:
             insertElement(tag); pop()
-        case "hr":
+        case .hr:
             closePIfInButtonScope()
-            if inScope("select") {
+            if inScope(.select) {
                 generateImpliedEndTags()
-                if inScope("option") || inScope("optgroup") { error("unexpected-start-tag") }
+                if inScope(.option) || inScope(.optgroup) { error("unexpected-start-tag") }
             }
             insertElement(tag); pop()
             framesetOK = false
-        case "image":
+        case .image:
             error("unexpected-start-tag")
             var renamed = tag
-            renamed.name = "img"
+            renamed.rename("img")
             inBodyStartTag(renamed, .startTag(renamed))
-        case "textarea":
-            if inScope("select") { error("unexpected-start-tag"); popUntil("select") }
+        case .textarea:
+            if inScope(.select) { error("unexpected-start-tag"); popUntil(.select) }
             insertElement(tag)
             skipNextNewline = true
             tokenizer.state = .rcdata
             originalMode = mode
             framesetOK = false
             mode = .text
-        case "xmp":
+        case .xmp:
             closePIfInButtonScope()
             reconstructFormatting()
             framesetOK = false
             genericRawText(tag)
-        case "iframe":
+        case .iframe:
             framesetOK = false
             genericRawText(tag)
-        case "noembed":
+        case .noembed:
             genericRawText(tag)
-        case "noscript" where scripting:
+        case .noscript where scripting:
             genericRawText(tag)
-        case "select":
-            if let context, context.isHTML("select") { error("unexpected-start-tag"); return }
-            if inScope("select") {
+        case .select:
+            if let context, context.isHTML(.select) { error("unexpected-start-tag"); return }
+            if inScope(.select) {
                 error("unexpected-start-tag")
-                popUntil("select")
+                popUntil(.select)
                 return
             }
             reconstructFormatting()
             insertElement(tag)
             framesetOK = false
-        case "option":
-            if inScope("select") {
-                generateImpliedEndTags(except: "optgroup")
-                if inScope("option") { error("unexpected-start-tag") }
-            } else if currentNode?.isHTML("option") == true {
+        case .option:
+            if inScope(.select) {
+                generateImpliedEndTags(except: .optgroup)
+                if inScope(.option) { error("unexpected-start-tag") }
+            } else if currentNode?.isHTML(.option) == true {
                 pop()
             }
             reconstructFormatting()
             insertElement(tag)
-        case "optgroup":
-            if inScope("select") {
+        case .optgroup:
+            if inScope(.select) {
                 generateImpliedEndTags()
-                if inScope("option") || inScope("optgroup") { error("unexpected-start-tag") }
-            } else if currentNode?.isHTML("option") == true {
+                if inScope(.option) || inScope(.optgroup) { error("unexpected-start-tag") }
+            } else if currentNode?.isHTML(.option) == true {
                 pop()
             }
             reconstructFormatting()
             insertElement(tag)
-        case "rb", "rtc":
-            if inScope("ruby") {
+        case .rb, .rtc:
+            if inScope(.ruby) {
                 generateImpliedEndTags()
-                if currentNode?.isHTML("ruby") != true { error("unexpected-start-tag") }
+                if currentNode?.isHTML(.ruby) != true { error("unexpected-start-tag") }
             }
             insertElement(tag)
-        case "rp", "rt":
-            if inScope("ruby") {
-                generateImpliedEndTags(except: "rtc")
-                if currentNode?.isHTML("ruby") != true && currentNode?.isHTML("rtc") != true { error("unexpected-start-tag") }
+        case .rp, .rt:
+            if inScope(.ruby) {
+                generateImpliedEndTags(except: .rtc)
+                if currentNode?.isHTML(.ruby) != true && currentNode?.isHTML(.rtc) != true { error("unexpected-start-tag") }
             }
             insertElement(tag)
-        case "math":
+        case .math:
             reconstructFormatting()
             insertForeign(tag, .mathml)
-        case "svg":
+        case .svg:
             reconstructFormatting()
             insertForeign(tag, .svg)
-        case "caption", "col", "colgroup", "frame", "head", "tbody", "td", "tfoot", "th", "thead", "tr":
+        case .caption, .col, .colgroup, .frame, .head, .tbody, .td, .tfoot, .th, .thead, .tr:
             error("unexpected-start-tag")
         default:
             reconstructFormatting()
@@ -252,25 +260,25 @@ extension TreeBuilder {
     }
 
     mutating func inBodyEndTag(_ tag: TagToken, _ token: Token) {
-        let name = tag.name
-        switch name {
-        case "template": inHead(token)
-        case "body":
-            if !inScope("body") { error("unexpected-end-tag"); return }
+        let name = tag.tag
+        switch tag.tag {
+        case .template: inHead(token)
+        case .body:
+            if !inScope(.body) { error("unexpected-end-tag"); return }
             mode = .afterBody
-        case "html":
-            if !inScope("body") { error("unexpected-end-tag"); return }
+        case .html:
+            if !inScope(.body) { error("unexpected-end-tag"); return }
             mode = .afterBody
             process(token, mode)
-        case "address", "article", "aside", "blockquote", "button", "center", "details", "dialog", "dir", "div",
-             "dl", "fieldset", "figcaption", "figure", "footer", "header", "hgroup", "listing", "main", "menu", "nav",
-             "ol", "pre", "search", "section", "select", "summary", "ul":
+        case .address, .article, .aside, .blockquote, .button, .center, .details, .dialog, .dir, .div,
+             .dl, .fieldset, .figcaption, .figure, .footer, .header, .hgroup, .listing, .main, .menu, .nav,
+             .ol, .pre, .search, .section, .select, .summary, .ul:
             if !inScope(name) { error("unexpected-end-tag"); return }
             generateImpliedEndTags()
             if currentNode?.isHTML(name) != true { error("unexpected-end-tag") }
             popUntil(name)
-        case "form":
-            if (openCounts["template"] ?? 0) == 0 {
+        case .form:
+            if (openCount(.template)) == 0 {
                 let node = formElement
                 formElement = nil
                 guard let node, inScope(element: node) else { error("unexpected-end-tag"); return }
@@ -278,45 +286,45 @@ extension TreeBuilder {
                 if currentNode !== node { error("unexpected-end-tag") }
                 removeFromStack(node)
             } else {
-                if !inScope("form") { error("unexpected-end-tag"); return }
+                if !inScope(.form) { error("unexpected-end-tag"); return }
                 generateImpliedEndTags()
-                if currentNode?.isHTML("form") != true { error("unexpected-end-tag") }
-                popUntil("form")
+                if currentNode?.isHTML(.form) != true { error("unexpected-end-tag") }
+                popUntil(.form)
             }
-        case "p":
-            if !inScope("p", .button) {
+        case .p:
+            if !inScope(.p, .button) {
                 error("unexpected-end-tag")
-                insertElement(TagToken(name: "p", attributes: [], selfClosing: false))
+                insertElement(TagToken(.p))
             }
             closePElement()
-        case "li":
-            if !inScope("li", .listItem) { error("unexpected-end-tag"); return }
-            generateImpliedEndTags(except: "li")
-            if currentNode?.isHTML("li") != true { error("unexpected-end-tag") }
-            popUntil("li")
-        case "dd", "dt":
+        case .li:
+            if !inScope(.li, .listItem) { error("unexpected-end-tag"); return }
+            generateImpliedEndTags(except: .li)
+            if currentNode?.isHTML(.li) != true { error("unexpected-end-tag") }
+            popUntil(.li)
+        case .dd, .dt:
             if !inScope(name) { error("unexpected-end-tag"); return }
             generateImpliedEndTags(except: name)
             if currentNode?.isHTML(name) != true { error("unexpected-end-tag") }
             popUntil(name)
-        case "h1", "h2", "h3", "h4", "h5", "h6":
+        case .h1, .h2, .h3, .h4, .h5, .h6:
             if !inScope(anyOf: ElementSets.headings) { error("unexpected-end-tag"); return }
             generateImpliedEndTags()
             if currentNode?.isHTML(name) != true { error("unexpected-end-tag") }
             popUntil(anyOf: ElementSets.headings)
-        case "a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u":
-            if !adoptionAgency(name) { anyOtherEndTag(name) }
-        case "applet", "marquee", "object":
+        case .a, .b, .big, .code, .em, .font, .i, .nobr, .s, .small, .strike, .strong, .tt, .u:
+            if !adoptionAgency(name) { anyOtherEndTag(tag) }
+        case .applet, .marquee, .object:
             if !inScope(name) { error("unexpected-end-tag"); return }
             generateImpliedEndTags()
             if currentNode?.isHTML(name) != true { error("unexpected-end-tag") }
             popUntil(name)
             clearFormattingToMarker()
-        case "br":
+        case .br:
             error("unexpected-end-tag")
-            inBodyStartTag(TagToken(name: "br", attributes: [], selfClosing: false), .startTag(TagToken(name: "br", attributes: [], selfClosing: false)))
+            inBodyStartTag(TagToken(.br), .startTag(TagToken(.br)))
         default:
-            anyOtherEndTag(name)
+            anyOtherEndTag(tag)
         }
     }
 
@@ -325,12 +333,14 @@ extension TreeBuilder {
         while !openElements.isEmpty { pop() }
     }
 
-    mutating func anyOtherEndTag(_ name: String) {
+    mutating func anyOtherEndTag(_ tag: TagToken) {
         var i = openElements.count - 1
         while i >= 0 {
             let node = openElements[i]
-            if node.isHTML(name) {
-                generateImpliedEndTags(except: name)
+            // An interned name compares as one integer; a name outside the table only matches an
+            // element that is outside the table too, by its string.
+            if node.namespace == .html && node.tag == tag.tag && (tag.tag != .unknown || node.localName == tag.name) {
+                generateImpliedEndTags(except: tag.tag == .unknown ? nil : tag.tag)
                 if currentNode !== node { error("unexpected-end-tag") }
                 popUntil(node)
                 return

@@ -5,21 +5,21 @@ extension TreeBuilder {
     // MARK: Tables
 
     mutating func clearStackToTableContext() {
-        while let e = currentNode, !(e.namespace == .html && (e.localName == "table" || e.localName == "template" || e.localName == "html")) { pop() }
+        while let e = currentNode, !(e.namespace == .html && (e.tag == .table || e.tag == .template || e.tag == .html)) { pop() }
     }
 
     mutating func clearStackToTableBodyContext() {
-        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set6.contains(e.localName)) { pop() }
+        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set6.contains(e.tag)) { pop() }
     }
 
     mutating func clearStackToTableRowContext() {
-        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set7.contains(e.localName)) { pop() }
+        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set7.contains(e.tag)) { pop() }
     }
 
     mutating func inTable(_ token: Token) {
         switch token {
         case .characters:
-            if let current = currentNode, current.namespace == .html, TreeBuilder.set8.contains(current.localName) {
+            if let current = currentNode, current.namespace == .html, TreeBuilder.set8.contains(current.tag) {
                 pendingTableText = ""
                 originalMode = mode
                 mode = .inTableText
@@ -30,58 +30,58 @@ extension TreeBuilder {
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag):
-            switch tag.name {
-            case "caption":
+            switch tag.tag {
+            case .caption:
                 clearStackToTableContext()
                 activeFormatting.append(nil)
                 insertElement(tag)
                 mode = .inCaption
-            case "colgroup":
+            case .colgroup:
                 clearStackToTableContext()
                 insertElement(tag)
                 mode = .inColumnGroup
-            case "col":
+            case .col:
                 clearStackToTableContext()
-                insertElement(TagToken(name: "colgroup", attributes: [], selfClosing: false))
+                insertElement(TagToken(.colgroup))
                 mode = .inColumnGroup
                 process(token, mode)
-            case "tbody", "tfoot", "thead":
+            case .tbody, .tfoot, .thead:
                 clearStackToTableContext()
                 insertElement(tag)
                 mode = .inTableBody
-            case "td", "th", "tr":
+            case .td, .th, .tr:
                 clearStackToTableContext()
-                insertElement(TagToken(name: "tbody", attributes: [], selfClosing: false))
+                insertElement(TagToken(.tbody))
                 mode = .inTableBody
                 process(token, mode)
-            case "table":
+            case .table:
                 error("unexpected-start-tag")
-                if !inScope("table", .table) { return }
-                popUntil("table")
+                if !inScope(.table, .table) { return }
+                popUntil(.table)
                 resetInsertionMode()
                 process(token, mode)
-            case "style", "script", "template":
+            case .style, .script, .template:
                 inHead(token)
-            case "input" where tag.attribute("type")?.lowercased() == "hidden":
+            case .input where tag.attribute("type")?.lowercased() == "hidden":
                 error("unexpected-start-tag")
                 insertElement(tag); pop()
-            case "form":
+            case .form:
                 error("unexpected-start-tag")
-                if (openCounts["template"] ?? 0) > 0 || formElement != nil { return }
+                if (openCount(.template)) > 0 || formElement != nil { return }
                 formElement = insertElement(tag)
                 pop()
             default:
                 inTableAnythingElse(token)
             }
         case .endTag(let tag):
-            switch tag.name {
-            case "table":
-                if !inScope("table", .table) { error("unexpected-end-tag"); return }
-                popUntil("table")
+            switch tag.tag {
+            case .table:
+                if !inScope(.table, .table) { error("unexpected-end-tag"); return }
+                popUntil(.table)
                 resetInsertionMode()
-            case "body", "caption", "col", "colgroup", "html", "tbody", "td", "tfoot", "th", "thead", "tr":
+            case .body, .caption, .col, .colgroup, .html, .tbody, .td, .tfoot, .th, .thead, .tr:
                 error("unexpected-end-tag")
-            case "template": inHead(token)
+            case .template: inHead(token)
             default: inTableAnythingElse(token)
             }
         case .eof: inBody(token)
@@ -97,13 +97,13 @@ extension TreeBuilder {
 
     mutating func inTableText(_ token: Token) {
         if case .characters(var s) = token {
-            if s.utf8.contains(0) { error("unexpected-null-character"); s = s.removingNUL() }
+            if containsNUL(s) { error("unexpected-null-character"); s = s.removingNUL() }
             pendingTableText += s
             return
         }
         let text = pendingTableText
         pendingTableText = ""
-        if text.utf8.contains(where: { !isWhitespaceByte($0) }) {
+        if containsNonWhitespace(text) {
             error("foster-parenting-characters")
             fosterParenting = true
             inBody(.characters(text))
@@ -117,13 +117,13 @@ extension TreeBuilder {
 
     mutating func inCaption(_ token: Token) {
         switch token {
-        case .endTag(let tag) where tag.name == "caption":
+        case .endTag(let tag) where tag.tag == .caption:
             closeCaption()
-        case .startTag(let tag) where TreeBuilder.set9.contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set9.contains(tag.tag):
             if closeCaption() { process(token, mode) }
-        case .endTag(let tag) where tag.name == "table":
+        case .endTag(let tag) where tag.tag == .table:
             if closeCaption() { process(token, mode) }
-        case .endTag(let tag) where TreeBuilder.set10.contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set10.contains(tag.tag):
             error("unexpected-end-tag")
         default:
             inBody(token)
@@ -132,10 +132,10 @@ extension TreeBuilder {
 
     @discardableResult
     mutating func closeCaption() -> Bool {
-        if !inScope("caption", .table) { error("unexpected-end-tag"); return false }
+        if !inScope(.caption, .table) { error("unexpected-end-tag"); return false }
         generateImpliedEndTags()
-        if currentNode?.isHTML("caption") != true { error("unexpected-end-tag") }
-        popUntil("caption")
+        if currentNode?.isHTML(.caption) != true { error("unexpected-end-tag") }
+        popUntil(.caption)
         clearFormattingToMarker()
         mode = .inTable
         return true
@@ -145,47 +145,47 @@ extension TreeBuilder {
         switch token {
         case .characters(let s):
             guard let rest = insertLeadingWhitespace(s) else { return }
-            if currentNode?.isHTML("colgroup") != true { error("unexpected-character"); return }
+            if currentNode?.isHTML(.colgroup) != true { error("unexpected-character"); return }
             pop(); mode = .inTable; process(.characters(rest), mode)
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
-        case .startTag(let tag) where tag.name == "html": inBody(token)
-        case .startTag(let tag) where tag.name == "col": insertElement(tag); pop()
-        case .endTag(let tag) where tag.name == "colgroup":
-            if currentNode?.isHTML("colgroup") != true { error("unexpected-end-tag"); return }
+        case .startTag(let tag) where tag.tag == .html: inBody(token)
+        case .startTag(let tag) where tag.tag == .col: insertElement(tag); pop()
+        case .endTag(let tag) where tag.tag == .colgroup:
+            if currentNode?.isHTML(.colgroup) != true { error("unexpected-end-tag"); return }
             pop(); mode = .inTable
-        case .endTag(let tag) where tag.name == "col": error("unexpected-end-tag")
-        case .startTag(let tag) where tag.name == "template": inHead(token)
-        case .endTag(let tag) where tag.name == "template": inHead(token)
+        case .endTag(let tag) where tag.tag == .col: error("unexpected-end-tag")
+        case .startTag(let tag) where tag.tag == .template: inHead(token)
+        case .endTag(let tag) where tag.tag == .template: inHead(token)
         case .eof: inBody(token)
         default:
-            if currentNode?.isHTML("colgroup") != true { error("unexpected-token"); return }
+            if currentNode?.isHTML(.colgroup) != true { error("unexpected-token"); return }
             pop(); mode = .inTable; process(token, mode)
         }
     }
 
     mutating func inTableBody(_ token: Token) {
         switch token {
-        case .startTag(let tag) where tag.name == "tr":
+        case .startTag(let tag) where tag.tag == .tr:
             clearStackToTableBodyContext()
             insertElement(tag)
             mode = .inRow
-        case .startTag(let tag) where tag.name == "th" || tag.name == "td":
+        case .startTag(let tag) where tag.tag == .th || tag.tag == .td:
             error("unexpected-cell")
             clearStackToTableBodyContext()
-            insertElement(TagToken(name: "tr", attributes: [], selfClosing: false))
+            insertElement(TagToken(.tr))
             mode = .inRow
             process(token, mode)
-        case .endTag(let tag) where TreeBuilder.set11.contains(tag.name):
-            if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
+        case .endTag(let tag) where TreeBuilder.set11.contains(tag.tag):
+            if !inScope(tag.tag, .table) { error("unexpected-end-tag"); return }
             clearStackToTableBodyContext()
             pop()
             mode = .inTable
-        case .startTag(let tag) where TreeBuilder.set12.contains(tag.name):
+        case .startTag(let tag) where TreeBuilder.set12.contains(tag.tag):
             tableBodyEscape(token)
-        case .endTag(let tag) where tag.name == "table":
+        case .endTag(let tag) where tag.tag == .table:
             tableBodyEscape(token)
-        case .endTag(let tag) where TreeBuilder.set13.contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set13.contains(tag.tag):
             error("unexpected-end-tag")
         default:
             inTable(token)
@@ -193,7 +193,7 @@ extension TreeBuilder {
     }
 
     mutating func tableBodyEscape(_ token: Token) {
-        if !inScope(anyOf: ["tbody", "thead", "tfoot"], .table) { error("unexpected-token"); return }
+        if !inScope(anyOf: [.tbody, .thead, .tfoot], .table) { error("unexpected-token"); return }
         clearStackToTableBodyContext()
         pop()
         mode = .inTable
@@ -202,27 +202,27 @@ extension TreeBuilder {
 
     mutating func inRow(_ token: Token) {
         switch token {
-        case .startTag(let tag) where tag.name == "th" || tag.name == "td":
+        case .startTag(let tag) where tag.tag == .th || tag.tag == .td:
             clearStackToTableRowContext()
             insertElement(tag)
             mode = .inCell
             activeFormatting.append(nil)
-        case .endTag(let tag) where tag.name == "tr":
-            if !inScope("tr", .table) { error("unexpected-end-tag"); return }
+        case .endTag(let tag) where tag.tag == .tr:
+            if !inScope(.tr, .table) { error("unexpected-end-tag"); return }
             clearStackToTableRowContext()
             pop()
             mode = .inTableBody
-        case .startTag(let tag) where TreeBuilder.set14.contains(tag.name):
-            if !inScope("tr", .table) { error("unexpected-start-tag"); return }
+        case .startTag(let tag) where TreeBuilder.set14.contains(tag.tag):
+            if !inScope(.tr, .table) { error("unexpected-start-tag"); return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
-        case .endTag(let tag) where tag.name == "table":
-            if !inScope("tr", .table) { error("unexpected-end-tag"); return }
+        case .endTag(let tag) where tag.tag == .table:
+            if !inScope(.tr, .table) { error("unexpected-end-tag"); return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
-        case .endTag(let tag) where TreeBuilder.set11.contains(tag.name):
-            if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
-            if !inScope("tr", .table) { return }
+        case .endTag(let tag) where TreeBuilder.set11.contains(tag.tag):
+            if !inScope(tag.tag, .table) { error("unexpected-end-tag"); return }
+            if !inScope(.tr, .table) { return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
-        case .endTag(let tag) where TreeBuilder.set15.contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set15.contains(tag.tag):
             error("unexpected-end-tag")
         default:
             inTable(token)
@@ -231,29 +231,29 @@ extension TreeBuilder {
 
     mutating func closeCell() {
         generateImpliedEndTags()
-        if !(currentNode?.isHTML("td") == true || currentNode?.isHTML("th") == true) { error("unexpected-end-tag") }
-        popUntil(anyOf: ["td", "th"])
+        if !(currentNode?.isHTML(.td) == true || currentNode?.isHTML(.th) == true) { error("unexpected-end-tag") }
+        popUntil(anyOf: [.td, .th])
         clearFormattingToMarker()
         mode = .inRow
     }
 
     mutating func inCell(_ token: Token) {
         switch token {
-        case .endTag(let tag) where tag.name == "td" || tag.name == "th":
-            if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
+        case .endTag(let tag) where tag.tag == .td || tag.tag == .th:
+            if !inScope(tag.tag, .table) { error("unexpected-end-tag"); return }
             generateImpliedEndTags()
-            if currentNode?.isHTML(tag.name) != true { error("unexpected-end-tag") }
-            popUntil(tag.name)
+            if currentNode?.isHTML(tag.tag) != true { error("unexpected-end-tag") }
+            popUntil(tag.tag)
             clearFormattingToMarker()
             mode = .inRow
-        case .startTag(let tag) where TreeBuilder.set9.contains(tag.name):
-            if !inScope("td", .table) && !inScope("th", .table) { error("unexpected-start-tag"); return }
+        case .startTag(let tag) where TreeBuilder.set9.contains(tag.tag):
+            if !inScope(.td, .table) && !inScope(.th, .table) { error("unexpected-start-tag"); return }
             closeCell()
             process(token, mode)
-        case .endTag(let tag) where TreeBuilder.set16.contains(tag.name):
+        case .endTag(let tag) where TreeBuilder.set16.contains(tag.tag):
             error("unexpected-end-tag")
-        case .endTag(let tag) where TreeBuilder.set1.contains(tag.name):
-            if !inScope(tag.name, .table) { error("unexpected-end-tag"); return }
+        case .endTag(let tag) where TreeBuilder.set1.contains(tag.tag):
+            if !inScope(tag.tag, .table) { error("unexpected-end-tag"); return }
             closeCell()
             process(token, mode)
         default:

@@ -9,13 +9,13 @@ extension TreeBuilder {
             inBody(token)
         case .startTag(let tag):
             let next: Mode
-            switch tag.name {
-            case "base", "basefont", "bgsound", "link", "meta", "noframes", "script", "style", "template", "title":
+            switch tag.tag {
+            case .base, .basefont, .bgsound, .link, .meta, .noframes, .script, .style, .template, .title:
                 inHead(token); return
-            case "caption", "colgroup", "tbody", "tfoot", "thead": next = .inTable
-            case "col": next = .inColumnGroup
-            case "tr": next = .inTableBody
-            case "td", "th": next = .inRow
+            case .caption, .colgroup, .tbody, .tfoot, .thead: next = .inTable
+            case .col: next = .inColumnGroup
+            case .tr: next = .inTableBody
+            case .td, .th: next = .inRow
             default: next = .inBody
             }
             templateModes.removeLast()
@@ -23,11 +23,11 @@ extension TreeBuilder {
             mode = next
             process(token, mode)
         case .endTag(let tag):
-            if tag.name == "template" { inHead(token) } else { error("unexpected-end-tag") }
+            if tag.tag == .template { inHead(token) } else { error("unexpected-end-tag") }
         case .eof:
-            if (openCounts["template"] ?? 0) == 0 { return }
+            if (openCount(.template)) == 0 { return }
             error("eof-in-template")
-            popUntil("template")
+            popUntil(.template)
             clearFormattingToMarker()
             templateModes.removeLast()
             resetInsertionMode()

@@ -1,0 +1,169 @@
+// Interned element names: every element name the parser's algorithms test, and the names mail
+// HTML, SVG and MathML commonly use, as a one-byte identifier.
+//
+// Trust-model row: "inbox (incoming mail) — mail can carry malicious HTML". The tree builder
+// decides every insertion-mode step by the element's name; comparing one byte instead of a
+// `String` makes those steps cheap, and the identifier is computed once per tag from the
+// tokenizer's bytes, so there is one source of truth for "is this a `<table>`". A name is interned
+// only by exact match (case-sensitive, after the parser's lowercasing and SVG case adjustment), so
+// `tag` and `localName` can never disagree.
+
+/// The interned local name of an element: `.div`, `.table`, `.svg`, `.foreignObject`, or
+/// ``unknown`` for a name outside the table (custom elements, rare or misspelled tags).
+///
+/// The identifier names the *local name only*; check ``Element/namespace`` as well (or use
+/// `Element.isHTML(_:)` with a tag), since `<title>` and `<a>` exist in HTML and SVG alike.
+///
+/// ```swift
+/// if element.isHTML(.a) { ... }               // an HTML <a>
+/// if element.namespace == .svg && element.tag == .foreignObject { ... }
+/// ```
+///
+/// Trust-model row: inbox (incoming mail) — lets the sanitizer test element names with integer
+/// compares instead of `String` hashing.
+public enum HTMLTag: UInt8, Sendable, Hashable, CaseIterable {
+    case unknown = 0
+    case a, abbr, acronym, address, applet, area, article, aside, audio, b, base, basefont, bdi, bdo, bgsound
+    case big, blink, blockquote, body, br, button, canvas, caption, center, cite, code, col, colgroup, data
+    case datalist, dd, del, details, dfn, dialog, dir, div, dl, dt, em, embed, fencedframe, fieldset
+    case figcaption, figure, font, footer, form, frame, frameset, h1, h2, h3, h4, h5, h6, head, header, hgroup
+    case hr, html, i, iframe, image, img, input, ins, isindex, kbd, keygen, label, legend, li, link, listing
+    case main, map, mark, marquee, menu, menuitem, meta, meter, multicol, nav, nextid, nobr, noembed, noframes
+    case noscript, object, ol, optgroup, option, output, p, param, picture, plaintext, portal, pre, progress
+    case q, rb, rp, rt, rtc, ruby, s, samp, script, search, section, select, selectedcontent, slot, small
+    case source, spacer, span, strike, strong, style, sub, summary, sup, table, tbody, td, template, textarea
+    case tfoot, th, thead, time, title, tr, track, tt, u, ul, `var`, video, wbr, xmp, svg, g, path, rect
+    case circle, ellipse, line, polyline, polygon, text, tspan, defs, linearGradient, radialGradient, stop
+    case clipPath, mask, pattern, symbol, use, desc, marker, textPath, foreignObject, filter, math, mi, mo, mn
+    case ms, mtext, mglyph, malignmark, annotationXml, annotation, semantics, mrow, msup, msub, msubsup, mfrac
+    case msqrt, mroot, mtable, mtr, mtd, mspace, mstyle, mover, munder, munderover, mpadded, mphantom
+    case menclose, merror
+
+    /// The local name this identifier stands for (`""` for ``unknown``).
+    @inlinable public var name: String { HTMLTag.names[Int(rawValue)] }
+
+    /// The identifier of `localName` (exact, case-sensitive match), or ``unknown``.
+    public init(localName: String) {
+        var localName = localName
+        self = localName.withUTF8 { HTMLTag.lookup($0) }
+    }
+
+    /// The names, indexed by raw value.
+    @usableFromInline static let names: [String] = [
+        "", "a", "abbr", "acronym", "address", "applet", "area", "article", "aside", "audio", "b", "base",
+        "basefont", "bdi", "bdo", "bgsound", "big", "blink", "blockquote", "body", "br", "button", "canvas",
+        "caption", "center", "cite", "code", "col", "colgroup", "data", "datalist", "dd", "del", "details",
+        "dfn", "dialog", "dir", "div", "dl", "dt", "em", "embed", "fencedframe", "fieldset", "figcaption",
+        "figure", "font", "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head",
+        "header", "hgroup", "hr", "html", "i", "iframe", "image", "img", "input", "ins", "isindex", "kbd",
+        "keygen", "label", "legend", "li", "link", "listing", "main", "map", "mark", "marquee", "menu",
+        "menuitem", "meta", "meter", "multicol", "nav", "nextid", "nobr", "noembed", "noframes", "noscript",
+        "object", "ol", "optgroup", "option", "output", "p", "param", "picture", "plaintext", "portal", "pre",
+        "progress", "q", "rb", "rp", "rt", "rtc", "ruby", "s", "samp", "script", "search", "section", "select",
+        "selectedcontent", "slot", "small", "source", "spacer", "span", "strike", "strong", "style", "sub",
+        "summary", "sup", "table", "tbody", "td", "template", "textarea", "tfoot", "th", "thead", "time",
+        "title", "tr", "track", "tt", "u", "ul", "var", "video", "wbr", "xmp", "svg", "g", "path", "rect",
+        "circle", "ellipse", "line", "polyline", "polygon", "text", "tspan", "defs", "linearGradient",
+        "radialGradient", "stop", "clipPath", "mask", "pattern", "symbol", "use", "desc", "marker", "textPath",
+        "foreignObject", "filter", "math", "mi", "mo", "mn", "ms", "mtext", "mglyph", "malignmark",
+        "annotation-xml", "annotation", "semantics", "mrow", "msup", "msub", "msubsup", "mfrac", "msqrt",
+        "mroot", "mtable", "mtr", "mtd", "mspace", "mstyle", "mover", "munder", "munderover", "mpadded",
+        "mphantom", "menclose", "merror",
+    ]
+
+    // MARK: Lookup (open addressing over the name bytes)
+
+    /// The lookup tables, in one value so a lookup pays for one lazy-global check, not four.
+    private struct Table {
+        static let mask = 511
+        /// Hash slot -> raw value (0 = empty).
+        var slots = [UInt8](repeating: 0, count: mask + 1)
+        /// The UTF-8 of every name, concatenated; `starts[raw] ..< starts[raw + 1]` is one name.
+        var bytes: [UInt8] = []
+        var starts: [Int] = [0]
+        var maxLength = 0
+
+        init() {
+            for name in HTMLTag.names {
+                bytes.append(contentsOf: name.utf8)
+                starts.append(bytes.count)
+                maxLength = max(maxLength, name.utf8.count)
+            }
+            for raw in 1..<HTMLTag.names.count {
+                let name = Array(HTMLTag.names[raw].utf8)
+                var slot = name.withUnsafeBufferPointer { Table.hash($0) }
+                while slots[slot] != 0 { slot = (slot + 1) & Table.mask }
+                slots[slot] = UInt8(raw)
+            }
+        }
+
+        /// Length, first, second and last byte: distinct enough for ~200 short names, and
+        /// cheaper than hashing every byte (the tokenizer looks up every tag).
+        @inline(__always) static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {
+            let n = name.count
+            var h = UInt32(truncatingIfNeeded: n) &* 0x9E37_79B1
+            h = (h ^ UInt32(name[0])) &* 0x85EB_CA6B
+            h = (h ^ UInt32(name[n > 1 ? 1 : 0])) &* 0xC2B2_AE35
+            h = (h ^ UInt32(name[n - 1])) &* 0x27D4_EB2F
+            return Int(truncatingIfNeeded: h ^ (h >> 16)) & mask
+        }
+    }
+
+    private static let lookupTable = Table()
+
+    /// The identifier of the name in `name` (UTF-8), or ``unknown``. Reads only inside `name`
+    /// (the hash reads indexes 0, 1 and `count - 1` of a non-empty name) and inside the tables
+    /// (every index is bounds-checked by `Array`).
+    static func lookup(_ name: UnsafeBufferPointer<UInt8>) -> HTMLTag {
+        let count = name.count
+        guard count > 0, count <= HTMLTag.lookupTable.maxLength else { return .unknown }
+        var slot = Table.hash(name)
+        while true {
+            let raw = Int(HTMLTag.lookupTable.slots[slot])
+            if raw == 0 { return .unknown }
+            let start = HTMLTag.lookupTable.starts[raw]
+            if HTMLTag.lookupTable.starts[raw + 1] - start == count {
+                var i = 0
+                while i < count, HTMLTag.lookupTable.bytes[start + i] == name[i] { i += 1 }
+                if i == count { return HTMLTag(rawValue: UInt8(raw))! }
+            }
+            slot = (slot + 1) & Table.mask
+        }
+    }
+}
+
+/// A set of ``HTMLTag``s as a 256-bit mask: membership is one shift and one AND.
+///
+/// Trust-model row: inbox (incoming mail) — the element categories of the parser (special,
+/// formatting, scope boundaries) and, for the sanitizer, allowlists.
+public struct HTMLTagSet: Sendable, Hashable, ExpressibleByArrayLiteral {
+    @usableFromInline var w0: UInt64 = 0, w1: UInt64 = 0, w2: UInt64 = 0, w3: UInt64 = 0
+
+    /// A set of these tags.
+    public init(_ tags: some Sequence<HTMLTag>) { for tag in tags { insert(tag) } }
+    /// A set of the listed tags: `let headings: HTMLTagSet = [.h1, .h2, .h3]`.
+    public init(arrayLiteral tags: HTMLTag...) { self.init(tags) }
+
+    /// Adds `tag`.
+    public mutating func insert(_ tag: HTMLTag) {
+        let bit = UInt64(1) << UInt64(tag.rawValue & 63)
+        switch tag.rawValue >> 6 {
+        case 0: w0 |= bit
+        case 1: w1 |= bit
+        case 2: w2 |= bit
+        default: w3 |= bit
+        }
+    }
+
+    /// `true` if `tag` is in the set.
+    @inlinable @inline(__always) public func contains(_ tag: HTMLTag) -> Bool {
+        let word: UInt64
+        switch tag.rawValue >> 6 {
+        case 0: word = w0
+        case 1: word = w1
+        case 2: word = w2
+        default: word = w3
+        }
+        return word & (UInt64(1) << UInt64(tag.rawValue & 63)) != 0
+    }
+}
