@@ -51,7 +51,7 @@ struct ByteAccumulator {
 
     /// The pending bytes as a `String` (decoded, with U+FFFD for invalid sequences).
     mutating func makeString(from input: [UInt8]) -> String {
-        if buffer.isEmpty { return String(decoding: input[runStart..<runEnd], as: UTF8.self) }
+        if buffer.isEmpty { return input.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[runStart..<runEnd]), as: UTF8.self) } }
         materialize(input)
         return String(decoding: buffer, as: UTF8.self)
     }
@@ -61,7 +61,9 @@ struct ByteAccumulator {
 
     /// Calls `body` with the pending bytes.
     mutating func withBytes<R>(from input: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        if buffer.isEmpty { return input[runStart..<runEnd].withUnsafeBufferPointer(body) }
+        // Borrowing the array and slicing its buffer (bounds-checked) takes no reference to the
+        // array, unlike an `ArraySlice`.
+        if buffer.isEmpty { return input.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[runStart..<runEnd])) } }
         materialize(input)
         return buffer.withUnsafeBufferPointer(body)
     }
