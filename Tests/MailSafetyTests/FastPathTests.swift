@@ -124,6 +124,89 @@ import Testing
         #expect(handled > 2_500)
     }
 
+    // MARK: Style sheets
+
+    private static func sheets(_ css: String) -> (fast: String?, fastReport: SanitizationReport, full: String, fullReport: SanitizationReport) {
+        let fastGate = ResourceGate(options: SanitizerOptions())
+        let fast = CSSSheetFastPath.sanitize(css, css: CSSSanitizer(gate: fastGate, scopeID: "rampart-message"))
+        let fullGate = ResourceGate(options: SanitizerOptions())
+        let full = CSSSanitizer(gate: fullGate, scopeID: "rampart-message").sanitizeStyleSheetFully(css)
+        return (fast, fastGate.report, full, fullGate.report)
+    }
+
+    @Test(arguments: [
+        "body{margin:0;padding:0;font-family:Arial,sans-serif}.wrap{width:600px;margin:0 auto}"
+            + "td.cell{padding:8px 12px;color:#333}a{color:#06c}@media (max-width:600px){.wrap{width:100%!important}}",
+        "", "  \n ", "a{}", "a{;}", " a , b , a { color : red } ", "html>body p{x:1}", ":root{x:1}", "a:hover{color:red}",
+        "@MEDIA screen and (max-width:600px){a{color:red}b{}}", "@media(max-width:1px){}", "@media screen{a{color:red}}",
+        "p:not(.a){x:1}", "a[x=y]{x:1}", "#rampart-message{x:1}", "a;b{x:1}", "a@b{x:1}", ":host{x:1}", "+a{x:1}",
+        "@media (min-width:1px){:host{x:1}a{y:2}}", "a{x:1}b{}", "h1,h2{font-size:20px}", "a{color:red;}\n\tb{color:blue}",
+    ])
+    func sheetsMatchTheFullPath(_ css: String) {
+        let r = Self.sheets(css)
+        #expect(r.fast != nil, "\(css.debugDescription)")
+        #expect(r.fast == r.full, "\(css.debugDescription)")
+        #expect(r.fastReport == r.fullReport, "\(css.debugDescription)")
+    }
+
+    /// Everything outside the plain shape is left to the full path (and the report untouched).
+    @Test(arguments: [
+        "a{background:url(x)}", "a{x:'y'}", "a{x:1}/**/", "a{x:\\31}", "<!--a{x:1}-->", "a{x:1}-->", "@import 'x';", "@font-face{src:x}",
+        "@supports (x:y){a{x:1}}", "@media x;", "@media x{@media y{a{x:1}}}", "a{b{x:1}}", "a{x:1", "a{x:1}}", "a", "a{x:1}b",
+        "a{position:fixed}", "a{behavior:x}", "a{x:é}", "é{x:1}", "a{x:(1}", "a[{]{x:1}", "a(;){x:1}", "a{x:1}@page{x:1}", "@mediax{a{x:1}}",
+        "a{x:\u{0}}", "a{x:1}@media{a{x:1}b{@x}}",
+    ])
+    func unusualSheetsTakeTheFullPath(_ css: String) {
+        let gate = ResourceGate(options: SanitizerOptions())
+        #expect(CSSSheetFastPath.sanitize(css, css: CSSSanitizer(gate: gate, scopeID: "rampart-message")) == nil, "\(css.debugDescription)")
+        #expect(gate.report == SanitizationReport())
+    }
+
+    /// Random sheets built from rule pieces: whenever the fast path answers, the full path gives
+    /// the same text and the same report.
+    @Test func fastSheetPathAgreesWithTheFullPath() {
+        let selectors = [
+            "body", "BODY", "html", "html body", "html>body", ":root", "a", "td.cell", ".wrap", "#x", "#rampart-message", "p a", "a>b", "a+b",
+            "a~b", "+a", ">a", "a,b", "a, a", ":not(.x)", ":host", "a::part(x)", "a:hover", "[x=y]", "a;b", "@x", "*", "1a", "", " ",
+        ]
+        let blocks = [
+            "", ";", "color:red", "margin:0 auto;padding:0", "width:100%!important", "position:fixed", "z-index:5", "--x:1",
+            "behavior:x", "x", "x:rgb(0,0,0)", "font:12px/1.5 Arial", "a:b;c", ":x", "@x", "x:1 ; ",
+        ]
+        let preludes = [" screen", " (max-width:600px)", "(min-width:1px) and (max-width:2px)", "", " x y", " (a:b),(c:d)", " [x]", " fn(x)", " @x", " #x"]
+        let noise = ["", " ", "\n", ";", "}", "{", "(", ")", "[", "]", "@media", "@page", "/", "-", "-->", "'", "\\", "é", ",", ":", "url(x)"]
+        var state: UInt64 = 0x2545F4914F6CDD1D
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        func rule() -> String { selectors[next(selectors.count)] + ["", " "][next(2)] + "{" + blocks[next(blocks.count)] + "}" }
+        var handled = 0
+        for _ in 0..<20_000 {
+            var css = ""
+            for _ in 0..<(1 + next(4)) {
+                css += ["", " ", "\n"][next(3)]
+                if next(4) == 0 {
+                    css += ["@media", "@MEDIA", "@supports"][next(3)] + preludes[next(preludes.count)] + "{"
+                    for _ in 0..<next(3) { css += rule() }
+                    css += "}"
+                } else {
+                    css += rule()
+                }
+            }
+            if next(3) == 0 {
+                let index = css.index(css.startIndex, offsetBy: next(css.count + 1))
+                css.insert(contentsOf: noise[next(noise.count)], at: index)
+            }
+            let r = Self.sheets(css)
+            guard let fast = r.fast else { continue }
+            handled += 1
+            #expect(fast == r.full, "\(css.debugDescription)")
+            #expect(r.fastReport == r.fullReport, "\(css.debugDescription)")
+        }
+        #expect(handled > 3_000)
+    }
+
     // MARK: URLs
 
     /// Random URLs from pieces that matter to the parse (schemes, `\\`, userinfo, ports, IP

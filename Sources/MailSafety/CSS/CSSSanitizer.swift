@@ -62,6 +62,14 @@ struct CSSSanitizer {
 
     /// A `<style>` sheet, sanitized and scoped.
     func sanitizeStyleSheet(_ text: String) -> String {
+        // Most sheets in mail are plain rules and simple `@media` blocks; the byte-level fast
+        // path writes them exactly as the full path below would, and gives up on anything else.
+        if let sheet = CSSSheetFastPath.sanitize(text, css: self) { return sheet }
+        return sanitizeStyleSheetFully(text)
+    }
+
+    /// The full path for `<style>` sheets. (The reference the sheet fast path is checked against.)
+    func sanitizeStyleSheetFully(_ text: String) -> String {
         let rules = CSSParser.rules(CSSParser.components(text), topLevel: true)
         return rulesText(rules, depth: 0)
     }
@@ -112,7 +120,7 @@ struct CSSSanitizer {
         return out.joined()
     }
 
-    private func trim(_ components: [CSSComponent]) -> [CSSComponent] {
+    func trim(_ components: [CSSComponent]) -> [CSSComponent] {
         var items = components[...]
         while let first = items.first, first.isWhitespace { items.removeFirst() }
         while let last = items.last, last.isWhitespace { items.removeLast() }
@@ -133,7 +141,7 @@ struct CSSSanitizer {
 
     /// A media/supports prelude may hold idents, numbers, parens, colons, commas, but no
     /// functions or URLs and no `<` (range syntax is dropped so `</style` can never form).
-    private func isSafePrelude(_ components: [CSSComponent]) -> Bool {
+    func isSafePrelude(_ components: [CSSComponent]) -> Bool {
         for c in components {
             switch c {
             case .function: return false

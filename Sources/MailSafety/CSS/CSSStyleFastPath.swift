@@ -86,8 +86,9 @@ enum CSSStyleFastPath {
 
     private enum Previous { case start, space, word, other }
 
-    /// Tokenizes, checks and serializes `bytes`; `false` = give up.
-    private static func run(_ p: UnsafeBufferPointer<UInt8>, into out: inout Writer) -> Bool {
+    /// Tokenizes, checks and serializes `bytes`; `false` = give up. (Also used for the
+    /// declaration blocks of ``CSSSheetFastPath``.)
+    static func run(_ p: UnsafeBufferPointer<UInt8>, into out: inout Writer) -> Bool {
         let n = p.count
         var i = 0
         @inline(__always) func at(_ k: Int) -> UInt8 { k < n ? p[k] : 0 }

@@ -1,0 +1,188 @@
+import Foundation
+
+/// A byte-level fast path for `<style>` sheets in the shape mail actually uses: plain qualified
+/// rules (`td.cell{padding:8px 12px;color:#333}`) and top-level `@media` blocks holding plain
+/// rules.
+///
+/// A first pass accepts only text whose rule structure the byte stream shows exactly: ASCII, no
+/// strings, comments, escapes, `url(`, `<`, CDC or control characters; `(`/`[` balanced and never
+/// holding `{`, `}` or `;`; braces at most two deep (`@media{rule{}}`), `@` only at the top
+/// level. Then each rule is cut at its braces. Selectors and `@media` preludes (a few bytes each)
+/// are tokenized and checked by the full path's own ``CSSSanitizer/scopedSelector(_:)`` and
+/// `isSafePrelude`; declaration blocks go through ``CSSStyleFastPath`` (which answers only when
+/// the full path would write the same text with no report entry). Anything else — another
+/// at-rule, a block the declaration fast path gives up on, a prelude without a block — makes the
+/// whole sheet take the full path (``CSSSanitizer/sanitizeStyleSheetFully(_:)``), and the report
+/// is only touched once the fast path has answered.
+///
+/// Trust-model row: inbox (incoming mail) — sheets are still sanitized and scoped by the same
+/// rules; only the common, provably plain shape skips the token trees of its declarations.
+enum CSSSheetFastPath {
+    /// The sanitized sheet, or `nil` when the sheet is outside the fast path's subset.
+    static func sanitize(_ text: String, css: CSSSanitizer) -> String? {
+        let result = text.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            guard isPlain(bytes) else { return nil }
+            var state = State(css: css, scratch: [UInt8](repeating: 0, count: bytes.count + 16))
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + 256)
+            guard state.rules(bytes, 0..<bytes.count, nested: false, into: &out) else { return nil }
+            css.gate.report.note(.cssRule, state.droppedRules)
+            return String(decoding: out, as: UTF8.self)
+        }
+        return result ?? nil
+    }
+
+    @inline(__always) private static func isSpace(_ b: UInt8) -> Bool {
+        b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D || b == 0x0C
+    }
+
+    /// The structural pre-check described above.
+    static func isPlain(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = p.count
+        // Open `(` / `[` waiting for their closers: one bit each (1 = `[`), up to 64 deep.
+        var brackets: UInt64 = 0
+        var open = 0
+        var braces = 0
+        var i = 0
+        while i < n {
+            let b = p[i]
+            switch b {
+            case 0x20, 0x09, 0x0A, 0x0D, 0x0C: break
+            case 0..<0x20, 0x7F...0xFF: return false  // controls (NUL is replaced), non-ASCII
+            case 0x22, 0x27, 0x5C, 0x3C: return false  // strings, escapes, `<`
+            case 0x2F: if i + 1 < n && p[i + 1] == 0x2A { return false }  // comment
+            case 0x2D: if i + 2 < n && p[i + 1] == 0x2D && p[i + 2] == 0x3E { return false }  // CDC
+            case 0x28:
+                // `url(` (an unquoted URL token runs to `)` whatever it holds).
+                if i >= 3 && p[i - 3] | 0x20 == 0x75 && p[i - 2] | 0x20 == 0x72 && p[i - 1] | 0x20 == 0x6C { return false }
+                guard open < 64 else { return false }
+                brackets = brackets << 1
+                open += 1
+            case 0x5B:
+                guard open < 64 else { return false }
+                brackets = brackets << 1 | 1
+                open += 1
+            case 0x29, 0x5D:
+                guard open > 0, (brackets & 1 == 1) == (b == 0x5D) else { return false }
+                brackets >>= 1
+                open -= 1
+            case 0x7B:
+                guard open == 0, braces < 2 else { return false }
+                braces += 1
+            case 0x7D:
+                guard open == 0, braces > 0 else { return false }
+                braces -= 1
+            case 0x3B:
+                guard open == 0 else { return false }
+            case 0x40:
+                guard braces == 0 else { return false }
+            default: break
+            }
+            i += 1
+        }
+        return open == 0 && braces == 0
+    }
+
+    private struct State {
+        let css: CSSSanitizer
+        /// Output buffer for one declaration block (never longer than the sheet).
+        var scratch: [UInt8]
+        var droppedRules = 0
+
+        /// The rules in `range` (the sheet, or an `@media` block when `nested`); `false` = give up.
+        mutating func rules(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, nested: Bool, into out: inout [UInt8]) -> Bool {
+            var i = range.lowerBound
+            let end = range.upperBound
+            while true {
+                while i < end && isSpace(p[i]) { i += 1 }
+                if i >= end { return true }
+                if p[i] == 0x40 {
+                    // `@media prelude{rules}`; any other at-rule gives up.
+                    guard !nested, i + 6 <= end,
+                          p[i + 1] | 0x20 == 0x6D, p[i + 2] | 0x20 == 0x65, p[i + 3] | 0x20 == 0x64,
+                          p[i + 4] | 0x20 == 0x69, p[i + 5] | 0x20 == 0x61 else { return false }
+                    let preludeStart = i + 6
+                    if preludeStart < end {
+                        let c = p[preludeStart]
+                        let isNameCode = (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x5F
+                        guard !isNameCode else { return false }
+                    }
+                    guard let open = find(p, from: preludeStart, to: end, stopAtSemicolon: true) else { return false }
+                    guard let close = matchingClose(p, from: open + 1, to: end) else { return false }
+                    let prelude = CSSParser.components(string(p, preludeStart..<open))
+                    guard css.isSafePrelude(prelude) else { droppedRules += 1; i = close + 1; continue }
+                    var inner: [UInt8] = []
+                    guard rules(p, (open + 1)..<close, nested: true, into: &inner) else { return false }
+                    if !inner.isEmpty {
+                        out.append(contentsOf: "@media ".utf8)
+                        out.append(contentsOf: CSSSerializer.serialize(css.trim(prelude)).utf8)
+                        out.append(0x7B)
+                        out.append(contentsOf: inner)
+                        out.append(0x7D)
+                    }
+                    i = close + 1
+                    continue
+                }
+                // A qualified rule: prelude `{` declarations `}`.
+                guard let open = find(p, from: i, to: end, stopAtSemicolon: false) else { return false }
+                var close = open + 1
+                while close < end && p[close] != 0x7D {
+                    if p[close] == 0x7B { return false }  // a nested block
+                    close += 1
+                }
+                guard close < end else { return false }
+                guard let selector = css.scopedSelector(CSSParser.components(string(p, i..<open))) else {
+                    droppedRules += 1
+                    i = close + 1
+                    continue
+                }
+                let block = UnsafeBufferPointer(rebasing: p[(open + 1)..<close])
+                let count: Int? = scratch.withUnsafeMutableBufferPointer { buffer in
+                    var writer = CSSStyleFastPath.Writer(base: buffer.baseAddress!, capacity: buffer.count)
+                    guard CSSStyleFastPath.run(block, into: &writer), !writer.overflowed else { return nil }
+                    return writer.count
+                }
+                guard let count else { return false }
+                if count > 0 {
+                    out.append(contentsOf: selector.utf8)
+                    out.append(0x7B)
+                    out.append(contentsOf: scratch[0..<count])
+                    out.append(0x7D)
+                }
+                i = close + 1
+            }
+        }
+
+        /// The first `{` at or after `from` (`nil` at a `}`, the end, or — when asked — a `;`).
+        private func find(_ p: UnsafeBufferPointer<UInt8>, from: Int, to end: Int, stopAtSemicolon: Bool) -> Int? {
+            var k = from
+            while k < end {
+                switch p[k] {
+                case 0x7B: return k
+                case 0x7D: return nil
+                case 0x3B where stopAtSemicolon: return nil
+                default: k += 1
+                }
+            }
+            return nil
+        }
+
+        /// The `}` closing a block whose content starts at `from` (braces balanced by the pre-check).
+        private func matchingClose(_ p: UnsafeBufferPointer<UInt8>, from: Int, to end: Int) -> Int? {
+            var depth = 0
+            var k = from
+            while k < end {
+                if p[k] == 0x7B { depth += 1 } else if p[k] == 0x7D {
+                    if depth == 0 { return k }
+                    depth -= 1
+                }
+                k += 1
+            }
+            return nil
+        }
+
+        private func string(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+            String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
+        }
+    }
+}
