@@ -49,9 +49,17 @@ struct ByteAccumulator {
         runEnd = 0
     }
 
+    /// Traps unless the pending run lies inside `input` (release builds included).
+    @inline(__always) private func checkRun(in input: [UInt8]) {
+        precondition(0 <= runStart && runStart <= runEnd && runEnd <= input.count, "token run outside the input")
+    }
+
     /// The pending bytes as a `String` (decoded, with U+FFFD for invalid sequences).
     mutating func makeString(from input: [UInt8]) -> String {
-        if buffer.isEmpty { return input.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[runStart..<runEnd]), as: UTF8.self) } }
+        if buffer.isEmpty {
+            checkRun(in: input)
+            return input.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[runStart..<runEnd]), as: UTF8.self) }
+        }
         materialize(input)
         return String(decoding: buffer, as: UTF8.self)
     }
@@ -61,9 +69,14 @@ struct ByteAccumulator {
 
     /// Calls `body` with the pending bytes.
     mutating func withBytes<R>(from input: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        // Borrowing the array and slicing its buffer (bounds-checked) takes no reference to the
-        // array, unlike an `ArraySlice`.
-        if buffer.isEmpty { return input.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[runStart..<runEnd])) } }
+        // Borrowing the array and slicing its buffer takes no reference to the array, unlike an
+        // `ArraySlice`. Slicing an unsafe buffer is checked in debug builds only, so the run's
+        // bounds are checked here explicitly (the input is hostile mail: a wrong index must trap,
+        // never read past the array).
+        if buffer.isEmpty {
+            checkRun(in: input)
+            return input.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[runStart..<runEnd])) }
+        }
         materialize(input)
         return buffer.withUnsafeBufferPointer(body)
     }
