@@ -197,7 +197,7 @@ public struct TrackerList: Sendable {
         }
         var text: String?
         for (index, box, literal) in compiled {
-            if let literal, !Self.memmemContains(lower, literal) { continue }
+            if let literal, !ByteSearch.contains(lower, literal) { continue }
             let matchText = text ?? url.matchText
             text = matchText
             let range = NSRange(matchText.startIndex..., in: matchText)
@@ -219,7 +219,7 @@ public struct TrackerList: Sendable {
         let range = NSRange(text.startIndex..., in: text)
         for (index, box, literal) in compiled {
             // A regex can only match if its required literal occurs (see requiredLiteral).
-            if let literal, !Self.contains(lower, literal) { continue }
+            if let literal, !ByteSearch.contains(lower, literal) { continue }
             if box.regex.firstMatch(in: text, options: [], range: range) != nil { return vendors[index].name }
         }
         return nil
@@ -242,42 +242,6 @@ public struct TrackerList: Sendable {
             guard let dot = host.firstIndex(of: ".") else { return nil }
             host = String(host[host.index(after: dot)...])
         }
-    }
-
-    /// ``contains(_:_:)`` with the C library's `memchr` for the first byte and `memcmp` for
-    /// the rest (the same answer, without a byte loop in Swift).
-    private static func memmemContains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard let first = needle.first else { return true }
-        guard needle.count <= haystack.count else { return false }
-        return haystack.withUnsafeBytes { h in
-            needle.withUnsafeBytes { n in
-                guard let hBase = h.baseAddress, let nBase = n.baseAddress else { return false }
-                var offset = 0
-                let last = h.count - n.count  // the last offset a match can start at
-                while offset <= last {
-                    guard let hit = memchr(hBase + offset, Int32(first), last - offset + 1) else { return false }
-                    let at = hBase.distance(to: UnsafeRawPointer(hit))
-                    if memcmp(hBase + at, nBase, n.count) == 0 { return true }
-                    offset = at + 1
-                }
-                return false
-            }
-        }
-    }
-
-    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard needle.count <= haystack.count, let first = needle.first else { return needle.isEmpty }
-        var i = 0
-        let last = haystack.count - needle.count
-        while i <= last {
-            if haystack[i] == first {
-                var j = 1
-                while j < needle.count && haystack[i + j] == needle[j] { j += 1 }
-                if j == needle.count { return true }
-            }
-            i += 1
-        }
-        return false
     }
 
     /// A lowercase literal that every match of `pattern` must contain, or `nil` when the

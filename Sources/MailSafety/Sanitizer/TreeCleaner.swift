@@ -382,13 +382,16 @@ struct TreeCleaner {
         guard let keptStyle else { return false }
         if let hidden = hidingStyleASCII(keptStyle) { return hidden }
         let style = keptStyle.lowercased().filter { !$0.isWhitespace }
-        return pixelHints.contains(where: { style.contains($0) }) || style.hasSuffix("opacity:0")
+        return pixelHints.contains(where: { style.contains($0) }) || style.hasSuffix(hiddenSuffix)
     }
 
     private static let pixelHints = [
         "display:none", "visibility:hidden", "opacity:0;", "width:1px", "height:1px", "width:0", "height:0", "max-width:0", "max-height:0",
     ]
     private static let pixelHintBytes: [[UInt8]] = pixelHints.map { Array($0.utf8) }
+    /// A style ending in this (compacted, lowercased) hides the element.
+    private static let hiddenSuffix = "opacity:0"
+    private static let hiddenSuffixBytes = Array(hiddenSuffix.utf8)
 
     /// A `width`/`height` of 0 or 1 (leading digits after trimming spaces and tabs).
     private static func tiny(_ value: String?) -> Bool {
@@ -430,25 +433,10 @@ struct TreeCleaner {
                 if b == 0x20 || (b >= 0x09 && b <= 0x0D) { continue }
                 compact.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
             }
-            for hint in pixelHintBytes where contains(compact, hint) { return true }
-            let suffix = Array("opacity:0".utf8)
+            for hint in pixelHintBytes where ByteSearch.contains(compact, hint) { return true }
+            let suffix = hiddenSuffixBytes
             return compact.count >= suffix.count && compact[(compact.count - suffix.count)...].elementsEqual(suffix)
         }
         return result ?? nil
-    }
-
-    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard needle.count <= haystack.count, let first = needle.first else { return needle.isEmpty }
-        var i = 0
-        let last = haystack.count - needle.count
-        while i <= last {
-            if haystack[i] == first {
-                var j = 1
-                while j < needle.count && haystack[i + j] == needle[j] { j += 1 }
-                if j == needle.count { return true }
-            }
-            i += 1
-        }
-        return false
     }
 }
