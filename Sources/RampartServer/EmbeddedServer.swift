@@ -26,13 +26,18 @@ public struct EmbeddedServerConfiguration: Sendable {
     public var refreshTokenLifetime: TimeInterval
     /// Also write the log to standard error (the `rampart server start` command does).
     public var logToStandardError: Bool
+    /// Threads of the server's own for its request handling; `nil` (the default) uses the
+    /// process's shared Swift concurrency pool. Set it when the server shares a process with code
+    /// that blocks that pool (a test process waiting for child processes, for instance): the
+    /// server then keeps answering. Needs macOS 15 / iOS 18 on Apple platforms (ignored before).
+    public var threads: Int?
 
     public init(dataDirectory: URL, port: Int = 0, seedDemo: Bool = true, clock: any RampartClock = SystemClock(),
                 accessTokenLifetime: TimeInterval = 3600, refreshTokenLifetime: TimeInterval = 30 * 86_400,
-                logToStandardError: Bool = false) {
+                logToStandardError: Bool = false, threads: Int? = nil) {
         self.dataDirectory = dataDirectory; self.port = port; self.seedDemo = seedDemo; self.clock = clock
         self.accessTokenLifetime = accessTokenLifetime; self.refreshTokenLifetime = refreshTokenLifetime
-        self.logToStandardError = logToStandardError
+        self.logToStandardError = logToStandardError; self.threads = threads
     }
 }
 
@@ -108,9 +113,18 @@ public enum EmbeddedServer {
             },
             logger: logger)
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        let task = Task { () -> (any Error)? in
-            defer { bound.continuation.finish() }
-            do { try await group.run(); return nil } catch { return error }
+        let task: Task<(any Error)?, Never>
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let threads = configuration.threads {
+            let executor = ServerThreads(count: threads, name: "rampart-srv")
+            task = Task(executorPreference: executor) { () -> (any Error)? in
+                defer { bound.continuation.finish(); executor.shutdown() }
+                do { try await group.run(); return nil } catch { return error }
+            }
+        } else {
+            task = Task { () -> (any Error)? in
+                defer { bound.continuation.finish() }
+                do { try await group.run(); return nil } catch { return error }
+            }
         }
         var iterator = bound.stream.makeAsyncIterator()
         guard let port = await iterator.next(), port > 0 else {

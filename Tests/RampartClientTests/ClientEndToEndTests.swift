@@ -439,7 +439,7 @@ struct ClientEndToEndTests {
         let world = try EndToEndWorld()
         let clock = ManualClock(now: Date(), monotonicNanoseconds: 1_000_000_000)
         let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(
-            dataDirectory: world.serverData, port: 0, clock: clock, accessTokenLifetime: 60, refreshTokenLifetime: 600))
+            dataDirectory: world.serverData, port: 0, clock: clock, accessTokenLifetime: 60, refreshTokenLifetime: 600, threads: 2))
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let login = try await world.rampartAsync(["login", "--user", "demo", "--server-info", info, "--username", "demo",
                                        "--password-stdin", "--mailbox-password-stdin"],

@@ -11,7 +11,7 @@ import Testing
 struct DriveTamperTests {
     @Test func swappedOrAlteredBlocksAreRefusedAndLeaveNoFile() async throws {
         let world = try EndToEndWorld()
-        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(dataDirectory: world.serverData, port: 0))
+        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(dataDirectory: world.serverData, port: 0, threads: 2))
         defer { Task { await server.stop() } }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let login = try await world.rampartAsync(["login", "--user", "demo", "--server-info", info, "--username", "demo",

@@ -24,7 +24,7 @@ final class TestBackend: Sendable {
     }
 
     static func start(folder: URL = newFolder(), clock: ManualClock = ManualClock(now: Date())) async throws -> TestBackend {
-        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(dataDirectory: folder, clock: clock))
+        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(dataDirectory: folder, clock: clock, threads: 2))
         return TestBackend(server: server, client: try client(for: server.info), folder: folder, clock: clock)
     }
 

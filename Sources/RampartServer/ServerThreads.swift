@@ -1,0 +1,72 @@
+import Foundation
+
+/// A small pool of threads of the server's own, as a Swift task executor.
+///
+/// An embedded backend shares its process with whatever else runs there: the reference client's
+/// agent, or a test process whose other suites block the shared cooperative pool (two threads on a
+/// two-core machine) while they wait for child processes. A server whose request handlers wait for
+/// those threads stalls, and its clients time out. With
+/// ``EmbeddedServerConfiguration/threads`` set, the server's task, and every child task it makes
+/// (Hummingbird's connection and request tasks are structured children), prefer this executor
+/// instead, so the server keeps answering.
+///
+/// After ``shutdown()`` the threads end once their queue is empty; a job that still arrives (a
+/// late continuation) goes to the global concurrent executor rather than being lost.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+final class ServerThreads: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var queue: [UnownedJob] = []
+    private var head = 0
+    private var stopping = false
+
+    /// Starts `count` threads (at least one) named `name-1`, `name-2`, … (`name` is shortened so
+    /// that each name fits Linux's 15-byte thread names; a longer one would not be set at all).
+    init(count: Int, name: String) {
+        for index in 1...max(1, count) {
+            let suffix = "-\(index)"
+            let threadName = (String(name.utf8.prefix(max(0, 15 - suffix.utf8.count))) ?? "") + suffix
+            // Named from inside: on Linux a name set before `start()` does not reach the thread.
+            Thread { [self] in
+                Thread.current.name = threadName
+                self.work()
+            }.start()
+        }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        if stopping {
+            condition.unlock()
+            globalConcurrentExecutor.enqueue(job)
+            return
+        }
+        queue.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Lets the threads end once the queued jobs have run.
+    func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while head == queue.count && !stopping { condition.wait() }
+            if head == queue.count {   // stopping, and nothing left
+                condition.unlock()
+                return
+            }
+            let job = queue[head]
+            head += 1
+            if head == queue.count { queue.removeAll(keepingCapacity: true); head = 0 }
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
