@@ -12,8 +12,11 @@ import Foundation
 ///
 /// After ``shutdown()`` the threads end once their queue is empty; a job that still arrives (a
 /// late continuation) goes to the global concurrent executor rather than being lost.
+///
+/// Tests also run in-process clients on it when the other side keeps real-time deadlines (an SRP
+/// session lives 180 s): `onThreadsOfItsOwn` in `RampartServerTestSupport`.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-final class ServerThreads: TaskExecutor, @unchecked Sendable {
+public final class ServerThreads: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [UnownedJob] = []
     private var head = 0
@@ -21,7 +24,7 @@ final class ServerThreads: TaskExecutor, @unchecked Sendable {
 
     /// Starts `count` threads (at least one) named `name-1`, `name-2`, … (`name` is shortened so
     /// that each name fits Linux's 15-byte thread names; a longer one would not be set at all).
-    init(count: Int, name: String) {
+    public init(count: Int, name: String) {
         for index in 1...max(1, count) {
             let suffix = "-\(index)"
             let threadName = (String(name.utf8.prefix(max(0, 15 - suffix.utf8.count))) ?? "") + suffix
@@ -33,7 +36,7 @@ final class ServerThreads: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         if stopping {
@@ -47,7 +50,7 @@ final class ServerThreads: TaskExecutor, @unchecked Sendable {
     }
 
     /// Lets the threads end once the queued jobs have run.
-    func shutdown() {
+    public func shutdown() {
         condition.lock()
         stopping = true
         condition.broadcast()
