@@ -207,6 +207,31 @@ import Testing
         #expect(handled > 3_000)
     }
 
+    // MARK: CSS tokenizer
+
+    /// Names and unquoted URLs are copied as runs of scalars between escapes: escapes at the
+    /// start, middle and end of a run, non-ASCII before and after them, and plain ASCII (the
+    /// byte copy) give the scalars the escape rules say.
+    @Test(arguments: [
+        ("color", CSSToken.ident("color")),
+        ("a\\62 c", .ident("abc")),
+        ("\\41 bc", .ident("Abc")),
+        ("na\\mé", .ident("namé")),
+        ("日本", .ident("日本")),
+        ("--x\\30", .ident("--x0")),
+        ("#a\\2d b", .hash("a-b", isID: true)),
+        ("@me\\64 ia", .atKeyword("media")),
+        ("url(https://a.example/p.png)", .url("https://a.example/p.png")),
+        ("url(  https://x.example/a\\29 b  )", .url("https://x.example/a)b")),
+        ("url(é\\41)", .url("éA")),
+        ("url(\\41)", .url("A")),
+        ("url(abc", .url("abc")),
+        ("url(a b)", .badURL),
+    ])
+    func namesAndURLsAreReadAsRuns(_ css: String, _ expected: CSSToken) {
+        #expect(CSSTokenizer.tokenize(css) == [expected], "\(css.debugDescription)")
+    }
+
     // MARK: URLs
 
     /// Random URLs from pieces that matter to the parse (schemes, `\\`, userinfo, ports, IP

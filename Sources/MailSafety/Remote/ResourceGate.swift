@@ -139,6 +139,8 @@ final class ResourceGate {
     }
 
     private func attachment(for id: String) -> EmbeddedAttachment? {
+        // No attachments: nothing can match (and normalizing the id costs a Foundation trim).
+        if options.attachments.isEmpty { return nil }
         func normalize(_ s: String) -> String {
             var t = s.trimmingCharacters(in: .whitespaces)
             if t.hasPrefix("<") && t.hasSuffix(">") && t.count >= 2 { t = String(t.dropFirst().dropLast()) }
