@@ -370,17 +370,20 @@ public enum TrackingParameters {
     /// URL holds no CR LF pair). Names with `%` go through ``isTracking(_:)`` as before.
     private static func stripASCII(_ url: String) -> ASCIIStrip {
         let result: ASCIIStrip? = url.utf8.withContiguousStorageIfAvailable { bytes -> ASCIIStrip in
-            var hash = bytes.count
-            var question = -1
-            var items = 1
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                if byte >= 0x80 { return .notASCII }
-                if byte == 0x23 && hash == bytes.count { hash = index }
-                if byte == 0x3F && question < 0 && hash == bytes.count { question = index }
-                if byte == 0x26 { items += 1 }  // an upper bound on the query's items
+            let n = bytes.count
+            var union: UInt8 = 0
+            for index in 0..<n { union |= bytes[index] }
+            if union >= 0x80 { return .notASCII }
+            // The first `?` before the first `#`, then that `#` (or the end).
+            var question = 0
+            while question < n && bytes[question] != 0x3F && bytes[question] != 0x23 { question += 1 }
+            guard question < n && bytes[question] == 0x3F else { return .result(url: url, removed: []) }
+            var hash = question + 1
+            var items = 1  // an upper bound on the query's items
+            while hash < n && bytes[hash] != 0x23 {
+                if bytes[hash] == 0x26 { items += 1 }
+                hash += 1
             }
-            guard question >= 0 else { return .result(url: url, removed: []) }
             // The query is what lies between the first `?` and the first `#` (see strip).
             var kept: [Range<Int>] = []
             kept.reserveCapacity(items)
@@ -409,17 +412,27 @@ public enum TrackingParameters {
                 itemStart = itemEnd + 1
             }
             guard !removed.isEmpty else { return .result(url: url, removed: []) }
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count)
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<question]))
-            for (index, item) in kept.enumerated() {
-                out.append(index == 0 ? 0x3F : 0x26)
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[item]))
+            // Base, `?` and the kept items joined by `&`, the fragment: never longer than the URL.
+            let stripped = String(unsafeUninitializedCapacity: n) { out in
+                guard let source = bytes.baseAddress, let target = out.baseAddress else { return 0 }
+                var count = 0
+                func copy(_ range: Range<Int>) {
+                    (target + count).initialize(from: source + range.lowerBound, count: range.count)
+                    count += range.count
+                }
+                copy(0..<question)
+                // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
+                if !(kept.count == 1 && kept[0].isEmpty) {
+                    for (index, item) in kept.enumerated() {
+                        target[count] = index == 0 ? 0x3F : 0x26
+                        count += 1
+                        copy(item)
+                    }
+                }
+                copy(hash..<n)
+                return count
             }
-            // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
-            if kept.count == 1 && kept[0].isEmpty { out.removeLast() }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[hash...]))
-            return .result(url: String(decoding: out, as: UTF8.self), removed: removed)
+            return .result(url: stripped, removed: removed)
         }
         return result ?? .notASCII
     }
