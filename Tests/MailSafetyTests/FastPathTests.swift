@@ -207,6 +207,56 @@ import Testing
         #expect(handled > 3_000)
     }
 
+    // MARK: CSS tokenizer
+
+    /// Names and unquoted URLs are copied as runs of scalars between escapes: escapes at the
+    /// start, middle and end of a run, non-ASCII before and after them, and plain ASCII (the
+    /// byte copy) give the scalars the escape rules say.
+    @Test(arguments: [
+        ("color", CSSToken.ident("color")),
+        ("a\\62 c", .ident("abc")),
+        ("\\41 bc", .ident("Abc")),
+        ("na\\mé", .ident("namé")),
+        ("日本", .ident("日本")),
+        ("--x\\30", .ident("--x0")),
+        ("#a\\2d b", .hash("a-b", isID: true)),
+        ("@me\\64 ia", .atKeyword("media")),
+        ("url(https://a.example/p.png)", .url("https://a.example/p.png")),
+        ("url(  https://x.example/a\\29 b  )", .url("https://x.example/a)b")),
+        ("url(é\\41)", .url("éA")),
+        ("url(\\41)", .url("A")),
+        ("url(abc", .url("abc")),
+        ("url(a b)", .badURL),
+    ])
+    func namesAndURLsAreReadAsRuns(_ css: String, _ expected: CSSToken) {
+        #expect(CSSTokenizer.tokenize(css) == [expected], "\(css.debugDescription)")
+    }
+
+    /// Identifiers the plain-name shortcut returns as they are, and ones it must leave to the
+    /// scalar loop (leading digits, `-` before a digit, `-` alone, escapes, non-ASCII, NUL):
+    /// both give the scalar loop's text.
+    @Test func plainIdentifiersSerializeAsTheScalarLoopDoes() {
+        let pieces = ["a", "Z", "_", "-", "--", "0", "9", "e", "E", "px", "rampart-message", " ", "<", "\\", ".", "é", "\u{80}", "\u{0}", "#", "(", ""]
+        var state: UInt64 = 0xA4093822299F31D0
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        var plain = 0
+        for _ in 0..<20_000 {
+            var name = ""
+            for _ in 0..<next(5) { name += pieces[next(pieces.count)] }
+            if CSSSerializer.isPlainIdentifier(name) { plain += 1 }
+            #expect(CSSSerializer.identifier(name) == CSSSerializer.identifierByScalars(name), "\(name.debugDescription)")
+        }
+        #expect(plain > 2_000)
+        for name in ["-", "0a", "-1", "a0", "-a1", "--1", ""] {
+            #expect(CSSSerializer.identifier(name) == CSSSerializer.identifierByScalars(name), "\(name.debugDescription)")
+        }
+        #expect(!CSSSerializer.isPlainIdentifier("-") && !CSSSerializer.isPlainIdentifier("0a") && !CSSSerializer.isPlainIdentifier("-1"))
+        #expect(CSSSerializer.isPlainIdentifier("--1") && CSSSerializer.isPlainIdentifier("rampart-message"))
+    }
+
     // MARK: URLs
 
     /// Random URLs from pieces that matter to the parse (schemes, `\\`, userinfo, ports, IP

@@ -302,6 +302,31 @@ enum CSSSerializer {
 
     /// CSSOM "serialize an identifier".
     static func identifier(_ name: String) -> String {
+        // Most names (properties, keywords, units, the wrapper id) serialize as themselves.
+        if isPlainIdentifier(name) { return name }
+        return identifierByScalars(name)
+    }
+
+    /// Whether `name` is one the scalar loop below copies unchanged: ASCII letters, digits, `_`
+    /// and `-` only, not `-` alone, and no digit first or right after a leading `-`.
+    static func isPlainIdentifier(_ name: String) -> Bool {
+        let answer: Bool? = name.utf8.withContiguousStorageIfAvailable { bytes in
+            let n = bytes.count
+            if n == 1 && bytes[0] == 0x2D { return false }
+            for k in 0..<n {
+                let c = bytes[k]
+                let isLetter = (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A
+                let isDigit = c >= 0x30 && c <= 0x39
+                guard isLetter || isDigit || c == 0x5F || c == 0x2D else { return false }
+                if isDigit && (k == 0 || (k == 1 && bytes[0] == 0x2D)) { return false }
+            }
+            return true
+        }
+        return answer ?? false
+    }
+
+    /// ``identifier(_:)`` scalar by scalar (the reference for the plain-name shortcut).
+    static func identifierByScalars(_ name: String) -> String {
         var out = ""
         let scalars = Array(name.unicodeScalars)
         if scalars == ["-"] { return "\\-" }

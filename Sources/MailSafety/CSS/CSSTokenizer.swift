@@ -184,18 +184,46 @@ public struct CSSTokenizer: Sendable {
     }
 
     private mutating func consumeName() -> String {
+        // Runs of name code points are copied whole; only escapes are decoded one by one.
         var result = String.UnicodeScalarView()
+        var runStart = position
         while let c = peek() {
             if Self.isNameCode(c) {
-                result.append(c); position += 1
+                position += 1
             } else if Self.isValidEscape(c, peek(1)) {
+                appendRun(runStart..<position, to: &result)
                 position += 1
                 result.append(consumeEscape())
+                runStart = position
             } else {
                 break
             }
         }
-        return String(result)
+        return finish(result, run: runStart..<position)
+    }
+
+    /// Appends the input scalars in `run` to `result`.
+    private func appendRun(_ run: Range<Int>, to result: inout String.UnicodeScalarView) {
+        if !run.isEmpty { result.append(contentsOf: input[run]) }
+    }
+
+    /// `result` followed by the input scalars in `run`, as a `String`: the same scalars the
+    /// scalar-by-scalar loop appended. An all-ASCII run with nothing before it is written as
+    /// its bytes (one byte per scalar).
+    private func finish(_ result: String.UnicodeScalarView, run: Range<Int>) -> String {
+        if result.isEmpty && !run.isEmpty {
+            var ascii = true
+            for k in run where input[k].value >= 0x80 { ascii = false; break }
+            if ascii {
+                return String(unsafeUninitializedCapacity: run.count) { out in
+                    for (k, index) in run.enumerated() { out[k] = UInt8(truncatingIfNeeded: input[index].value) }
+                    return run.count
+                }
+            }
+        }
+        var all = result
+        appendRun(run, to: &all)
+        return String(all)
     }
 
     private mutating func consumeString(ending: Unicode.Scalar) -> CSSToken {
@@ -266,27 +294,32 @@ public struct CSSTokenizer: Sendable {
     }
 
     private mutating func consumeURL() -> CSSToken {
+        // As in consumeName, the URL's plain scalars are copied as runs.
         var result = String.UnicodeScalarView()
         while peek() == " " || peek() == "\n" || peek() == "\t" { position += 1 }
+        var runStart = position
         while let c = peek() {
+            let here = position
             position += 1
             switch c {
-            case ")": return .url(String(result))
+            case ")": return .url(finish(result, run: runStart..<here))
             case " ", "\n", "\t":
                 while peek() == " " || peek() == "\n" || peek() == "\t" { position += 1 }
-                if peek() == nil { return .url(String(result)) }
-                if peek() == ")" { position += 1; return .url(String(result)) }
+                if peek() == nil { return .url(finish(result, run: runStart..<here)) }
+                if peek() == ")" { position += 1; return .url(finish(result, run: runStart..<here)) }
                 consumeBadURLRemnants(); return .badURL
             case "\"", "'", "(":
                 consumeBadURLRemnants(); return .badURL
             case "\\":
-                if Self.isValidEscape(c, peek()) { result.append(consumeEscape()) } else { consumeBadURLRemnants(); return .badURL }
+                guard Self.isValidEscape(c, peek()) else { consumeBadURLRemnants(); return .badURL }
+                appendRun(runStart..<here, to: &result)
+                result.append(consumeEscape())
+                runStart = position
             default:
                 if Self.isNonPrintable(c) { consumeBadURLRemnants(); return .badURL }
-                result.append(c)
             }
         }
-        return .url(String(result))
+        return .url(finish(result, run: runStart..<position))
     }
 
     private mutating func consumeBadURLRemnants() {

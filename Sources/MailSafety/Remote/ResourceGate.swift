@@ -28,12 +28,19 @@ final class ResourceGate {
     /// Lists a blocked resource in the report (once).
     func block(_ url: String, _ kind: RemoteResourceKind) {
         let item = BlockedResource(url: url, kind: kind)
+        // Room for a typical message's findings at once (growing from 1 rehashed every entry at
+        // each doubling).
+        if blockedSeen.isEmpty { blockedSeen.reserveCapacity(Self.typicalFindings) }
         if blockedSeen.insert(item).inserted { report.blockedRemote.append(item) }
     }
+
+    /// How many blocked resources or tracker findings a message usually has (a capacity hint).
+    private static let typicalFindings = 32
 
     /// Lists a tracker finding in the report (once).
     func tracker(_ url: String, _ reason: TrackerFinding.Reason, vendor: String? = nil) {
         let item = TrackerFinding(url: url, reason: reason, vendor: vendor)
+        if trackersSeen.isEmpty { trackersSeen.reserveCapacity(Self.typicalFindings) }
         if trackersSeen.insert(item).inserted { report.trackers.append(item) }
     }
 
@@ -139,6 +146,8 @@ final class ResourceGate {
     }
 
     private func attachment(for id: String) -> EmbeddedAttachment? {
+        // No attachments: nothing can match (and normalizing the id costs a Foundation trim).
+        if options.attachments.isEmpty { return nil }
         func normalize(_ s: String) -> String {
             var t = s.trimmingCharacters(in: .whitespaces)
             if t.hasPrefix("<") && t.hasSuffix(">") && t.count >= 2 { t = String(t.dropFirst().dropLast()) }

@@ -160,28 +160,20 @@ public struct TrackerList: Sendable {
     private func vendorASCII(for url: URLComponentsLite) -> String?? {
         let hostCount = url.host.utf8.count
         let total = hostCount + url.pathAndQuery.utf8.count
-        var ascii = true
         // host + path + query, ASCII-lowercased, in one array.
-        let lower = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-            var k = 0
-            for part in [url.host, url.pathAndQuery] {
-                let done: Void? = part.utf8.withContiguousStorageIfAvailable { bytes in
-                    for byte in bytes {
-                        if byte >= 0x80 { ascii = false }
-                        buffer[k] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-                        k += 1
-                    }
-                }
-                if done == nil {
-                    for byte in part.utf8 {
-                        if byte >= 0x80 { ascii = false }
-                        buffer[k] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-                        k += 1
-                    }
-                }
+        var lower: [UInt8] = []
+        lower.reserveCapacity(total)
+        lower.append(contentsOf: url.host.utf8)
+        lower.append(contentsOf: url.pathAndQuery.utf8)
+        var union: UInt8 = 0
+        lower.withUnsafeMutableBufferPointer { bytes in
+            for k in 0..<bytes.count {
+                let byte = bytes[k]
+                union |= byte
+                if byte >= 0x41 && byte <= 0x5A { bytes[k] = byte | 0x20 }
             }
-            initialized = k
         }
+        let ascii = union < 0x80
         guard ascii else { return nil }
         // The host and each suffix after a `.`, as the loop in vendorByCharacters.
         var start = 0
@@ -378,28 +370,40 @@ public enum TrackingParameters {
     /// URL holds no CR LF pair). Names with `%` go through ``isTracking(_:)`` as before.
     private static func stripASCII(_ url: String) -> ASCIIStrip {
         let result: ASCIIStrip? = url.utf8.withContiguousStorageIfAvailable { bytes -> ASCIIStrip in
-            var hash = bytes.count
-            var question = -1
-            for (index, byte) in bytes.enumerated() {
-                if byte >= 0x80 { return .notASCII }
-                if byte == 0x23 && hash == bytes.count { hash = index }
-                if byte == 0x3F && question < 0 && hash == bytes.count { question = index }
+            let n = bytes.count
+            var union: UInt8 = 0
+            for index in 0..<n { union |= bytes[index] }
+            if union >= 0x80 { return .notASCII }
+            // The first `?` before the first `#`, then that `#` (or the end).
+            var question = 0
+            while question < n && bytes[question] != 0x3F && bytes[question] != 0x23 { question += 1 }
+            guard question < n && bytes[question] == 0x3F else { return .result(url: url, removed: []) }
+            var hash = question + 1
+            var items = 1  // an upper bound on the query's items
+            while hash < n && bytes[hash] != 0x23 {
+                if bytes[hash] == 0x26 { items += 1 }
+                hash += 1
             }
-            guard question >= 0 else { return .result(url: url, removed: []) }
             // The query is what lies between the first `?` and the first `#` (see strip).
             var kept: [Range<Int>] = []
+            kept.reserveCapacity(items)
             var removed: [String] = []
             var itemStart = question + 1
             while true {
                 var itemEnd = itemStart
+                var percent = false
                 while itemEnd < hash && bytes[itemEnd] != 0x26 { itemEnd += 1 }
                 var nameEnd = itemStart
-                while nameEnd < itemEnd && bytes[nameEnd] != 0x3D { nameEnd += 1 }
+                while nameEnd < itemEnd && bytes[nameEnd] != 0x3D {
+                    if bytes[nameEnd] == 0x25 { percent = true }
+                    nameEnd += 1
+                }
                 let name = itemStart..<nameEnd
-                let tracking = bytes[name].contains(0x25)
+                let tracking = percent
                     ? isTracking(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
                     : isTrackingASCII(bytes, name)
                 if tracking {
+                    if removed.isEmpty { removed.reserveCapacity(items) }
                     removed.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
                 } else {
                     kept.append(itemStart..<itemEnd)
@@ -408,17 +412,27 @@ public enum TrackingParameters {
                 itemStart = itemEnd + 1
             }
             guard !removed.isEmpty else { return .result(url: url, removed: []) }
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count)
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<question]))
-            for (index, item) in kept.enumerated() {
-                out.append(index == 0 ? 0x3F : 0x26)
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[item]))
+            // Base, `?` and the kept items joined by `&`, the fragment: never longer than the URL.
+            let stripped = String(unsafeUninitializedCapacity: n) { out in
+                guard let source = bytes.baseAddress, let target = out.baseAddress else { return 0 }
+                var count = 0
+                func copy(_ range: Range<Int>) {
+                    (target + count).initialize(from: source + range.lowerBound, count: range.count)
+                    count += range.count
+                }
+                copy(0..<question)
+                // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
+                if !(kept.count == 1 && kept[0].isEmpty) {
+                    for (index, item) in kept.enumerated() {
+                        target[count] = index == 0 ? 0x3F : 0x26
+                        count += 1
+                        copy(item)
+                    }
+                }
+                copy(hash..<n)
+                return count
             }
-            // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
-            if kept.count == 1 && kept[0].isEmpty { out.removeLast() }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[hash...]))
-            return .result(url: String(decoding: out, as: UTF8.self), removed: removed)
+            return .result(url: stripped, removed: removed)
         }
         return result ?? .notASCII
     }

@@ -197,54 +197,75 @@ public struct URLComponentsLite: Sendable, Equatable {
     private static func parseASCII(_ url: String) -> ASCIIParse {
         let result: ASCIIParse? = url.utf8.withContiguousStorageIfAvailable { bytes -> ASCIIParse in
             var colon = -1
-            for (index, byte) in bytes.enumerated() {
+            var backslash = false
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
                 if byte >= 0x80 { return .notASCII }
                 if byte == 0x3A && colon < 0 { colon = index }
+                if byte == 0x5C { backslash = true }
             }
             guard colon >= 0 else { return .invalid }
-            func text(_ range: Range<Int>, lowercased: Bool = false, in source: UnsafeBufferPointer<UInt8>) -> String {
-                String(unsafeUninitializedCapacity: range.count) { out in
-                    for (k, i) in range.enumerated() { let b = source[i]; out[k] = lowercased && b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
-                    return range.count
-                }
-            }
-            let scheme = text(0..<colon, lowercased: true, in: bytes)
-            // `\` reads as `/`; `http:example.com` and `http:///example.com` as `http://example.com`.
-            var rest = Array(bytes[(colon + 1)...])
+            let scheme = text(bytes, 0..<colon, lowercased: true)
+            let after = UnsafeBufferPointer(rebasing: bytes[(colon + 1)...])
+            // `\` reads as `/` (a copy is made only when there is one).
+            guard backslash else { return parseAfterScheme(scheme, after) }
+            var rest = Array(after)
             for k in rest.indices where rest[k] == 0x5C { rest[k] = 0x2F }
-            return rest.withUnsafeBufferPointer { r -> ASCIIParse in
-                var start = 0
-                while start < r.count && r[start] == 0x2F { start += 1 }
-                var hostEnd = start
-                while hostEnd < r.count && r[hostEnd] != 0x2F && r[hostEnd] != 0x3F && r[hostEnd] != 0x23 { hostEnd += 1 }
-                // The host: after the last `@`; an IP literal `[…]` whole; else before the last `:`.
-                var hostStart = start
-                for k in start..<hostEnd where r[k] == 0x40 { hostStart = k + 1 }
-                var host: String
-                if hostStart < hostEnd && r[hostStart] == 0x5B {
-                    host = text(hostStart..<hostEnd, lowercased: true, in: r)
-                } else {
-                    var end = hostEnd
-                    for k in hostStart..<hostEnd where r[k] == 0x3A { end = k }
-                    if r[hostStart..<end].contains(0x25) {
-                        host = URLPolicy.percentDecode(text(hostStart..<end, in: r)).lowercased()
-                        while host.hasSuffix(".") { host.removeLast() }
-                    } else {
-                        while end > hostStart && r[end - 1] == 0x2E { end -= 1 }
-                        host = text(hostStart..<end, lowercased: true, in: r)
-                    }
-                }
-                if host.isEmpty { return .invalid }
-                var fragment: String?
-                var pathEnd = r.count
-                if let hash = r[hostEnd...].firstIndex(of: 0x23) {
-                    fragment = text((hash + 1)..<r.count, in: r)
-                    pathEnd = hash
-                }
-                return .parsed(URLComponentsLite(scheme: scheme, host: host, pathAndQuery: text(hostEnd..<pathEnd, in: r), fragment: fragment))
-            }
+            return rest.withUnsafeBufferPointer { parseAfterScheme(scheme, $0) }
         }
         return result ?? .notASCII
+    }
+
+    /// The ASCII bytes `source[range]` as a `String`, ASCII-lowercased if asked.
+    private static func text(_ source: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, lowercased: Bool = false) -> String {
+        guard !range.isEmpty, let base = source.baseAddress else { return "" }
+        return String(unsafeUninitializedCapacity: range.count) { out in
+            guard let target = out.baseAddress else { return 0 }
+            if lowercased {
+                for k in 0..<range.count { let b = base[range.lowerBound + k]; target[k] = b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+            } else {
+                target.initialize(from: base + range.lowerBound, count: range.count)
+            }
+            return range.count
+        }
+    }
+
+    /// The rest of ``parseASCII(_:)``: `r` is what follows the scheme's `:`, with `\` read as `/`.
+    /// `http:example.com` and `http:///example.com` read as `http://example.com`.
+    private static func parseAfterScheme(_ scheme: String, _ r: UnsafeBufferPointer<UInt8>) -> ASCIIParse {
+        var start = 0
+        while start < r.count && r[start] == 0x2F { start += 1 }
+        var hostEnd = start
+        while hostEnd < r.count && r[hostEnd] != 0x2F && r[hostEnd] != 0x3F && r[hostEnd] != 0x23 { hostEnd += 1 }
+        // The host: after the last `@`; an IP literal `[…]` whole; else before the last `:`.
+        var hostStart = start
+        for k in start..<hostEnd where r[k] == 0x40 { hostStart = k + 1 }
+        var host: String
+        if hostStart < hostEnd && r[hostStart] == 0x5B {
+            host = text(r, hostStart..<hostEnd, lowercased: true)
+        } else {
+            var end = hostEnd
+            for k in hostStart..<hostEnd where r[k] == 0x3A { end = k }
+            var percent = false
+            for k in hostStart..<end where r[k] == 0x25 { percent = true; break }
+            if percent {
+                host = URLPolicy.percentDecode(text(r, hostStart..<end)).lowercased()
+                while host.hasSuffix(".") { host.removeLast() }
+            } else {
+                while end > hostStart && r[end - 1] == 0x2E { end -= 1 }
+                host = text(r, hostStart..<end, lowercased: true)
+            }
+        }
+        if host.isEmpty { return .invalid }
+        var fragment: String?
+        var pathEnd = r.count
+        var hash = hostEnd
+        while hash < r.count && r[hash] != 0x23 { hash += 1 }
+        if hash < r.count {
+            fragment = text(r, (hash + 1)..<r.count)
+            pathEnd = hash
+        }
+        return .parsed(URLComponentsLite(scheme: scheme, host: host, pathAndQuery: text(r, hostEnd..<pathEnd), fragment: fragment))
     }
 
     private mutating func splitFragment() {

@@ -157,7 +157,7 @@ struct TreeCleaner {
         var seen = Set<String>()
         for (index, original) in element.attributes.enumerated() {
             let attribute = hasPlaceholders ? Self.restoredName(original) : original
-            let lowerName = attribute.name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? attribute.name.lowercased() : attribute.name
+            let lowerName = attribute.name.containsASCIIUppercase ? attribute.name.lowercased() : attribute.name
             if hasPlaceholders { guard seen.insert(attribute.qualifiedName).inserted else { continue } }
             if lowerName.hasASCIIPrefix("on") { gate.report.note(.eventHandler); continue }
             if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.report.note(.attribute); continue }
