@@ -21,6 +21,7 @@ public final class ServerThreads: TaskExecutor, @unchecked Sendable {
     private var queue: [UnownedJob] = []
     private var head = 0
     private var stopping = false
+    private var threads: Set<pthread_t> = []
 
     /// Starts `count` threads (at least one) named `name-1`, `name-2`, … (`name` is shortened so
     /// that each name fits Linux's 15-byte thread names; a longer one would not be set at all).
@@ -31,6 +32,9 @@ public final class ServerThreads: TaskExecutor, @unchecked Sendable {
             // Named from inside: on Linux a name set before `start()` does not reach the thread.
             Thread { [self] in
                 Thread.current.name = threadName
+                condition.lock()
+                threads.insert(pthread_self())
+                condition.unlock()
                 self.work()
             }.start()
         }
@@ -49,6 +53,13 @@ public final class ServerThreads: TaskExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Whether the caller runs on one of these threads.
+    public var isCurrent: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return threads.contains(pthread_self())
+    }
+
     /// Lets the threads end once the queued jobs have run.
     public func shutdown() {
         condition.lock()
@@ -62,6 +73,7 @@ public final class ServerThreads: TaskExecutor, @unchecked Sendable {
             condition.lock()
             while head == queue.count && !stopping { condition.wait() }
             if head == queue.count {   // stopping, and nothing left
+                threads.remove(pthread_self())
                 condition.unlock()
                 return
             }
