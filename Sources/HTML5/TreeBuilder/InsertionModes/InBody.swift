@@ -3,7 +3,7 @@
 extension TreeBuilder {
     mutating func closePElement() {
         generateImpliedEndTags(except: .p)
-        if currentNode?.isHTML(.p) != true { error("unexpected-end-tag") }
+        if currentHTMLTag != .p { error("unexpected-end-tag") }
         popUntil(.p)
     }
 

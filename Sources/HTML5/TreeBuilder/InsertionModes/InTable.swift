@@ -5,15 +5,15 @@ extension TreeBuilder {
     // MARK: Tables
 
     mutating func clearStackToTableContext() {
-        while let e = currentNode, !(e.namespace == .html && (e.tag == .table || e.tag == .template || e.tag == .html)) { pop() }
+        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilder.tableContext) { pop() }
     }
 
     mutating func clearStackToTableBodyContext() {
-        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set6.contains(e.tag)) { pop() }
+        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilder.set6) { pop() }
     }
 
     mutating func clearStackToTableRowContext() {
-        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set7.contains(e.tag)) { pop() }
+        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilder.set7) { pop() }
     }
 
     mutating func inTable(_ token: Token) {
