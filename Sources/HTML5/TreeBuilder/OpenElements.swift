@@ -25,6 +25,10 @@ extension TreeBuilder {
         return last.tag
     }
 
+    /// `true` if the current node is the HTML element `tag` (as `currentNode?.isHTML(tag) == true`:
+    /// never for ``HTMLTag/unknown``).
+    @inline(__always) func currentIsHTML(_ tag: HTMLTag) -> Bool { tag != .unknown && currentHTMLTag == tag }
+
     /// `true` if the current node is an HTML element whose name is in `tags`.
     @inline(__always) func currentIsHTML(in tags: HTMLTagSet) -> Bool {
         guard let tag = currentHTMLTag else { return false }
