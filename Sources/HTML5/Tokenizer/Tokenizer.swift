@@ -150,18 +150,21 @@ struct Tokenizer {
         // Known names come from the interned table (no string is built or validated).
         let id = tagName.withBytes(from: input) { HTMLTag.lookup($0) }
         let name = id == .unknown ? tagName.makeString(from: input) : id.name
-        let tag = TagToken(tag: id, name: name, attributes: attributes, selfClosing: selfClosing)
+        if !isEndTag && attributesStart >= 0 { cacheAttributeSection() }
+        // The attributes move into the token (swapped out, leaving `attributes` empty): no
+        // retain for the token and release for the tokenizer's copy.
+        var taken: [Attribute] = []
+        swap(&taken, &attributes)
+        let tag = TagToken(tag: id, name: name, attributes: taken, selfClosing: selfClosing)
         if isEndTag {
-            if !attributes.isEmpty { error("end-tag-with-attributes") }
+            if !tag.attributes.isEmpty { error("end-tag-with-attributes") }
             if selfClosing { error("end-tag-with-trailing-solidus") }
             emit(.endTag(tag))
         } else {
-            if attributesStart >= 0 { cacheAttributeSection() }
             lastStartTag = id
             if id == .unknown { lastStartTagOtherName = name } else if lastStartTagOtherName != nil { lastStartTagOtherName = nil }
             emit(.startTag(tag))
         }
-        attributes = []
         if !attributeNames.isEmpty { attributeNames.removeAll() }
     }
 
