@@ -170,16 +170,18 @@ public class Node {
     /// Appends a node that has no parent and no siblings (one the parser has just created): the
     /// parser's common insertion, without the detaching step of ``appendChild(_:)`` and without
     /// retaining the current last child.
-    @inline(__always) final func appendDetached(_ child: Node) {
+    @inline(__always) final func appendDetached(_ child: consuming Node) {
         assert(child.storedParent == nil && child.storedNextSibling == nil && child.storedPreviousSibling == nil)
         child.storedParent = self
-        if storedFirstChild == nil {
-            storedFirstChild = child
-        } else {
-            child.storedPreviousSibling = storedLastChild
-            storedLastChild!.storedNextSibling = child
-        }
+        // The strong link is stored last, so the caller's reference can move into it.
+        let previous = storedLastChild
         storedLastChild = child
+        if let previous {
+            child.storedPreviousSibling = previous
+            previous.storedNextSibling = child
+        } else {
+            storedFirstChild = child
+        }
     }
 
     /// Inserts `child` before `reference` (a child of this node), or at the end when `reference`

@@ -2,8 +2,8 @@
 //
 // Performance: the tree is written as UTF-8 bytes into one growing buffer of raw memory
 // (``UTF8Buffer``: an append is a capacity check and a copy; escaping scans for the few special
-// bytes and copies the runs between them), and turned into a `String` once at the end. Element-name checks (void
-// elements, raw-text parents) compare packed ASCII bytes instead of hashing into a `Set<String>`.
+// bytes and copies the runs between them), and turned into a `String` once at the end. Element-name
+// checks (void elements, raw-text parents) test the interned name (`Element.tag`) in a bit set.
 
 import Foundation  // memcmp
 
@@ -38,6 +38,16 @@ extension Node {
         }
         return buffer.string()
     }
+}
+
+/// Calls `body` with the UTF-8 of `string`, read in place for native and small strings (no copy
+/// of the `String` value, so no retain and release of its storage); other strings are made
+/// contiguous first.
+@inline(__always)
+func withUTF8Bytes<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
+    var copy = string
+    return copy.withUTF8(body)
 }
 
 /// A growable buffer of UTF-8 bytes in raw memory, for the serializer: an append is a capacity
@@ -78,8 +88,7 @@ struct UTF8Buffer: ~Copyable {
     /// The UTF-8 of `string`.
     @inline(__always)
     mutating func append(_ string: String) {
-        var copy = string
-        copy.withUTF8 { append($0) }
+        withUTF8Bytes(of: string) { append($0) }
     }
 
     private mutating func grow(to needed: Int) {
@@ -153,7 +162,7 @@ public enum HTMLSerializer {
             }
             if let element = current as? Element {
                 openTag(element, into: &out)
-                if element.namespace == .html && isVoid(element.localName) {
+                if isVoid(element) {
                     next = element.nextSibling
                     continue
                 }
@@ -170,7 +179,7 @@ public enum HTMLSerializer {
     static func serialize(_ node: Node, into out: inout UTF8Buffer, scripting: Bool) {
         if let element = node as? Element {
             openTag(element, into: &out)
-            if element.namespace == .html && isVoid(element.localName) { return }
+            if isVoid(element) { return }
             serializeChildren(of: element, into: &out, scripting: scripting)
             out.append(0x3C); out.append(0x2F)
             appendUTF8(element.localName, to: &out)
@@ -186,19 +195,39 @@ public enum HTMLSerializer {
     @inline(__always)
     private static func rawTextChildren(_ element: Element, scripting: Bool) -> Bool {
         guard element.namespace == .html else { return false }
-        let name = element.localName
-        return isRawTextParent(name) || (scripting && name == "noscript")
+        return rawTextParentTags.contains(element.tag) || (scripting && element.tag == .noscript)
     }
+
+    /// ``voidElements`` and ``rawTextParents`` as interned names (all of them are in the
+    /// ``HTMLTag`` table, and `Element.tag` always agrees with `localName`): the serializer tests
+    /// one bit per element instead of the name's bytes.
+    static let voidTags: HTMLTagSet = [
+        .area, .base, .basefont, .bgsound, .br, .col, .embed, .frame, .hr, .img, .input, .keygen, .link, .meta,
+        .param, .source, .track, .wbr,
+    ]
+    static let rawTextParentTags: HTMLTagSet = [.style, .script, .xmp, .iframe, .noembed, .noframes, .plaintext]
+
+    /// `element` is an HTML void element (no end tag, no children written).
+    @inline(__always)
+    static func isVoid(_ element: Element) -> Bool { element.namespace == .html && voidTags.contains(element.tag) }
 
     static func openTag(_ element: Element, into out: inout UTF8Buffer) {
         out.append(0x3C)
         appendUTF8(element.localName, to: &out)
-        for attribute in element.attributes {
-            out.append(0x20)
-            if attribute.namespace == nil { appendUTF8(attribute.name, to: &out) } else { appendUTF8(attribute.qualifiedName, to: &out) }
-            out.append(0x3D); out.append(0x22)  // ="
-            escape(attribute.value, attributeMode: true, into: &out)
-            out.append(0x22)
+        // Through the array's buffer: the attributes are read in place, not copied out one by one
+        // (a copy retains and releases the name and the value).
+        element.attributes.withUnsafeBufferPointer { attributes in
+            for index in attributes.indices {
+                out.append(0x20)
+                if attributes[index].namespace == nil {
+                    appendUTF8(attributes[index].name, to: &out)
+                } else {
+                    appendUTF8(attributes[index].qualifiedName, to: &out)
+                }
+                out.append(0x3D); out.append(0x22)  // ="
+                escape(attributes[index].value, attributeMode: true, into: &out)
+                out.append(0x22)
+            }
         }
         out.append(0x3E)
     }
@@ -227,8 +256,7 @@ public enum HTMLSerializer {
 
     /// The same escaping, as UTF-8: scans for the special bytes and copies the runs between them.
     static func escape(_ string: String, attributeMode: Bool, into out: inout UTF8Buffer) {
-        var copy = string
-        copy.withUTF8 { escape($0, attributeMode: attributeMode, into: &out) }
+        withUTF8Bytes(of: string) { escape($0, attributeMode: attributeMode, into: &out) }
     }
 
     private static func escape(_ p: UnsafeBufferPointer<UInt8>, attributeMode: Bool, into out: inout UTF8Buffer) {
@@ -240,21 +268,19 @@ public enum HTMLSerializer {
         let quote: UInt8 = attributeMode ? 0x22 : 0x26
         let less: UInt8 = attributeMode ? 0x26 : 0x3C
         let greater: UInt8 = attributeMode ? 0x26 : 0x3E
-        // Eight bytes at a time: skip words holding none of the special bytes (SWAR "has a zero
-        // byte" test on the word XOR each special byte repeated).
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func hasByte(_ word: UInt64, _ byte: UInt8) -> Bool {
-            let x = word ^ (ones &* UInt64(byte))
-            return (x &- ones) & ~x & highs != 0
-        }
+        // Eight bytes at a time: skip words holding none of the special bytes (``SWAR``).
+        let mAmp = SWAR.broadcast(0x26), mC2 = SWAR.broadcast(0xC2)
+        let mQuote = SWAR.broadcast(quote), mLess = SWAR.broadcast(less), mGreater = SWAR.broadcast(greater)
         while i < n {
             if i + 8 <= n {
                 let word = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
-                if !(hasByte(word, 0x26) || hasByte(word, 0xC2) || hasByte(word, quote) || hasByte(word, less) || hasByte(word, greater)) {
+                let found = SWAR.matches(word, mAmp) | SWAR.matches(word, mC2) | SWAR.matches(word, mQuote)
+                    | SWAR.matches(word, mLess) | SWAR.matches(word, mGreater)
+                if found == 0 {
                     i += 8
                     continue
                 }
+                i += SWAR.firstMatch(found)  // a special byte (checked again below)
             }
             let b = p[i]
             if b != 0x26 && b != 0xC2 && b != quote && b != less && b != greater {
@@ -279,50 +305,5 @@ public enum HTMLSerializer {
             runStart = i
         }
         if runStart < n { out.append(UnsafeBufferPointer(rebasing: p[runStart..<n])) }
-    }
-
-    // MARK: Element names as packed ASCII
-
-    /// Up to 8 ASCII bytes of `name` packed little-endian into a `UInt64` (0 when longer or not
-    /// ASCII). Comparing packed names replaces hashing into a set.
-    @inline(__always)
-    private static func packed(_ name: String) -> UInt64 {
-        let count = name.utf8.count
-        guard count <= 8 else { return 0 }
-        let value: UInt64? = name.utf8.withContiguousStorageIfAvailable { bytes in
-            var value: UInt64 = 0
-            for index in 0..<bytes.count { value |= UInt64(bytes[index]) << UInt64(8 * index) }
-            return value
-        }
-        guard let value, value & 0x8080_8080_8080_8080 == 0 else { return 0 }
-        return value
-    }
-
-    /// `name` is in ``voidElements`` (the packed names as literals; ``voidElements`` is the
-    /// readable list, and SerializerConformanceTests and the sanitizer's tests cover both).
-    static func isVoid(_ name: String) -> Bool {
-        switch packed(name) {
-        case 0x6165_7261 /* area */, 0x6573_6162 /* base */, 0x746E_6F66_6573_6162 /* basefont */, 0x64_6E75_6F73_6762 /* bgsound */,
-             0x7262 /* br */, 0x6C_6F63 /* col */, 0x64_6562_6D65 /* embed */, 0x65_6D61_7266 /* frame */, 0x7268 /* hr */,
-             0x67_6D69 /* img */, 0x74_7570_6E69 /* input */, 0x6E65_6779_656B /* keygen */, 0x6B6E_696C /* link */,
-             0x6174_656D /* meta */, 0x6D_6172_6170 /* param */, 0x6563_7275_6F73 /* source */, 0x6B_6361_7274 /* track */,
-             0x72_6277 /* wbr */:
-            return true
-        default:
-            return false
-        }
-    }
-
-    /// `name` is in ``rawTextParents``.
-    static func isRawTextParent(_ name: String) -> Bool {
-        switch packed(name) {
-        case 0x65_6C79_7473 /* style */, 0x7470_6972_6373 /* script */, 0x70_6D78 /* xmp */, 0x656D_6172_6669 /* iframe */,
-             0x64_6562_6D65_6F6E /* noembed */, 0x7365_6D61_7266_6F6E /* noframes */:
-            return true
-        case 0:
-            return name == "plaintext"
-        default:
-            return false
-        }
     }
 }

@@ -81,6 +81,9 @@ public enum HTMLTag: UInt8, Sendable, Hashable, CaseIterable {
         /// The UTF-8 of every name, concatenated; `starts[raw] ..< starts[raw + 1]` is one name.
         var bytes: [UInt8] = []
         var starts: [Int] = [0]
+        /// The first (up to) eight bytes of every name packed little-endian, by raw value: one
+        /// compare settles a candidate of up to eight bytes.
+        var heads: [UInt64] = []
         var maxLength = 0
 
         init() {
@@ -88,6 +91,7 @@ public enum HTMLTag: UInt8, Sendable, Hashable, CaseIterable {
                 bytes.append(contentsOf: name.utf8)
                 starts.append(bytes.count)
                 maxLength = max(maxLength, name.utf8.count)
+                heads.append(Array(name.utf8).withUnsafeBufferPointer { Table.head($0) })
             }
             for raw in 1..<HTMLTag.names.count {
                 let name = Array(HTMLTag.names[raw].utf8)
@@ -107,6 +111,15 @@ public enum HTMLTag: UInt8, Sendable, Hashable, CaseIterable {
             h = (h ^ UInt32(name[n - 1])) &* 0x27D4_EB2F
             return Int(truncatingIfNeeded: h ^ (h >> 16)) & mask
         }
+
+        /// The first `min(count, 8)` bytes of `name` packed little-endian (reads only inside
+        /// `name`).
+        @inline(__always) static func head(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var value: UInt64 = 0
+            var i = 0
+            while i < name.count && i < 8 { value |= UInt64(name[i]) &<< UInt64(8 &* i); i += 1 }
+            return value
+        }
     }
 
     private static let lookupTable = Table()
@@ -118,14 +131,16 @@ public enum HTMLTag: UInt8, Sendable, Hashable, CaseIterable {
         let count = name.count
         guard count > 0, count <= HTMLTag.lookupTable.maxLength else { return .unknown }
         var slot = Table.hash(name)
+        let head = Table.head(name)
         while true {
             let raw = Int(HTMLTag.lookupTable.slots[slot])
             if raw == 0 { return .unknown }
             let start = HTMLTag.lookupTable.starts[raw]
-            if HTMLTag.lookupTable.starts[raw + 1] - start == count {
-                var i = 0
+            if HTMLTag.lookupTable.starts[raw + 1] - start == count && HTMLTag.lookupTable.heads[raw] == head {
+                // Same length and first eight bytes: compare the rest (names over eight bytes).
+                var i = 8
                 while i < count, HTMLTag.lookupTable.bytes[start + i] == name[i] { i += 1 }
-                if i == count { return HTMLTag(rawValue: UInt8(raw))! }
+                if i >= count { return HTMLTag(rawValue: UInt8(raw))! }
             }
             slot = (slot + 1) & Table.mask
         }

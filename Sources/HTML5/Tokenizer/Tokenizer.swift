@@ -150,18 +150,21 @@ struct Tokenizer {
         // Known names come from the interned table (no string is built or validated).
         let id = tagName.withBytes(from: input) { HTMLTag.lookup($0) }
         let name = id == .unknown ? tagName.makeString(from: input) : id.name
-        let tag = TagToken(tag: id, name: name, attributes: attributes, selfClosing: selfClosing)
+        if !isEndTag && attributesStart >= 0 { cacheAttributeSection() }
+        // The attributes move into the token (swapped out, leaving `attributes` empty): no
+        // retain for the token and release for the tokenizer's copy.
+        var taken: [Attribute] = []
+        swap(&taken, &attributes)
+        let tag = TagToken(tag: id, name: name, attributes: taken, selfClosing: selfClosing)
         if isEndTag {
-            if !attributes.isEmpty { error("end-tag-with-attributes") }
+            if !tag.attributes.isEmpty { error("end-tag-with-attributes") }
             if selfClosing { error("end-tag-with-trailing-solidus") }
             emit(.endTag(tag))
         } else {
-            if attributesStart >= 0 { cacheAttributeSection() }
             lastStartTag = id
             if id == .unknown { lastStartTagOtherName = name } else if lastStartTagOtherName != nil { lastStartTagOtherName = nil }
             emit(.startTag(tag))
         }
-        attributes = []
         if !attributeNames.isEmpty { attributeNames.removeAll() }
     }
 
@@ -483,8 +486,9 @@ struct Tokenizer {
 
     /// The index of the first byte at or after `start` equal to `s0`, `s1` or `s2`, or
     /// `input.count`. Text and attribute values are most of a message's bytes, so they are
-    /// scanned eight at a time (SWAR: a word holds a stop byte exactly when `haszero(word ^ stop)`
-    /// for one of the stops); the word that holds one, and the tail, are scanned byte by byte.
+    /// scanned eight at a time (``SWAR``: a word holds a stop byte exactly when
+    /// `SWAR.matches(word, stop)` for one of the stops, and the match bits tell which byte is the
+    /// first stop); the tail is scanned byte by byte.
     /// Reads only inside the input: word loads are guarded by `i + 8 <= count`, bytes by `i < count`.
     @inline(__always)
     private func firstStop(from start: Int, _ s0: UInt8, _ s1: UInt8, _ s2: UInt8) -> Int {
@@ -493,13 +497,11 @@ struct Tokenizer {
             var i = start
             guard i < count, let base = buffer.baseAddress else { return i }
             let raw = UnsafeRawPointer(base)
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
-            let m0 = ones &* UInt64(s0), m1 = ones &* UInt64(s1), m2 = ones &* UInt64(s2)
+            let m0 = SWAR.broadcast(s0), m1 = SWAR.broadcast(s1), m2 = SWAR.broadcast(s2)
             while i + 8 <= count {
-                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                let x0 = word ^ m0, x1 = word ^ m1, x2 = word ^ m2
-                if (((x0 &- ones) & ~x0) | ((x1 &- ones) & ~x1) | ((x2 &- ones) & ~x2)) & highs != 0 { break }
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let found = SWAR.matches(word, m0) | SWAR.matches(word, m1) | SWAR.matches(word, m2)
+                if found != 0 { return i &+ SWAR.firstMatch(found) }
                 i += 8
             }
             while i < count {

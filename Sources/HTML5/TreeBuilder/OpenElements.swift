@@ -17,6 +17,24 @@ extension TreeBuilder {
         return openElements.last?.namespace
     }
 
+    /// The interned name of the current node when it is an HTML element; `nil` for a foreign
+    /// current node or an empty stack. A name test through this takes no reference to the node
+    /// (a node bound with `while let e = currentNode` is retained across the loop's `pop()`).
+    @inline(__always) var currentHTMLTag: HTMLTag? {
+        guard let last = openElements.last, last.namespace == .html else { return nil }
+        return last.tag
+    }
+
+    /// `true` if the current node is the HTML element `tag` (as `currentNode?.isHTML(tag) == true`:
+    /// never for ``HTMLTag/unknown``).
+    @inline(__always) func currentIsHTML(_ tag: HTMLTag) -> Bool { tag != .unknown && currentHTMLTag == tag }
+
+    /// `true` if the current node is an HTML element whose name is in `tags`.
+    @inline(__always) func currentIsHTML(in tags: HTMLTagSet) -> Bool {
+        guard let tag = currentHTMLTag else { return false }
+        return tags.contains(tag)
+    }
+
     /// How many HTML elements with this name are on the stack.
     @inline(__always) func openCount(_ tag: HTMLTag) -> Int { Int(openCounts[Int(tag.rawValue)]) }
 
@@ -70,24 +88,24 @@ extension TreeBuilder {
         return element.stackCount > 0
     }
 
+    // The pops test the element `pop()` hands back rather than taking a second reference to
+    // the current node first (one retain and release less per popped element).
+
     mutating func popUntil(_ tag: HTMLTag) {
-        while let e = currentNode {
-            pop()
-            if e.isHTML(tag) { return }
+        while !openElements.isEmpty {
+            if pop().isHTML(tag) { return }
         }
     }
 
     mutating func popUntil(anyOf tags: HTMLTagSet) {
-        while let e = currentNode {
-            pop()
-            if e.isHTML(in: tags) { return }
+        while !openElements.isEmpty {
+            if pop().isHTML(in: tags) { return }
         }
     }
 
     mutating func popUntil(_ element: Element) {
-        while let e = currentNode {
-            pop()
-            if e === element { return }
+        while !openElements.isEmpty {
+            if pop() === element { return }
         }
     }
 
@@ -152,12 +170,12 @@ extension TreeBuilder {
     }
 
     mutating func generateImpliedEndTags(except: HTMLTag? = nil) {
-        while let e = currentNode, e.namespace == .html, ElementSets.impliedEnd.contains(e.tag), e.tag != except {
+        while let tag = currentHTMLTag, ElementSets.impliedEnd.contains(tag), tag != except {
             pop()
         }
     }
 
     mutating func generateImpliedEndTagsThoroughly() {
-        while let e = currentNode, e.namespace == .html, ElementSets.impliedEndThorough.contains(e.tag) { pop() }
+        while let tag = currentHTMLTag, ElementSets.impliedEndThorough.contains(tag) { pop() }
     }
 }

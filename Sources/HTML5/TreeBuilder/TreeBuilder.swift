@@ -29,6 +29,7 @@ struct TreeBuilder {
     static let set14: HTMLTagSet = [.caption, .col, .colgroup, .tbody, .tfoot, .thead, .tr]
     static let set15: HTMLTagSet = [.body, .caption, .col, .colgroup, .html, .td, .th]
     static let set16: HTMLTagSet = [.body, .caption, .col, .colgroup, .html]
+    static let tableContext: HTMLTagSet = [.table, .template, .html]
 
     enum Mode {
         case initial, beforeHTML, beforeHead, inHead, inHeadNoscript, afterHead, inBody, text, inTable, inTableText

@@ -56,7 +56,7 @@ extension TreeBuilder {
         case .endTag(let tag) where tag.tag == .frameset:
             if openElements.count == 1 { error("unexpected-end-tag"); return }
             pop()
-            if context == nil && currentNode?.isHTML(.frameset) != true { mode = .afterFrameset }
+            if context == nil && !currentIsHTML(.frameset) { mode = .afterFrameset }
         case .endTag: error("unexpected-end-tag")
         case .eof: break
         }

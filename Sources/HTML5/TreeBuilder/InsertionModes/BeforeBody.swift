@@ -145,7 +145,7 @@ extension TreeBuilder {
             case .template:
                 if (openCount(.template)) == 0 { error("unexpected-end-tag"); return }
                 generateImpliedEndTagsThoroughly()
-                if currentNode?.isHTML(.template) != true { error("unexpected-end-tag") }
+                if !currentIsHTML(.template) { error("unexpected-end-tag") }
                 popUntil(.template)
                 clearFormattingToMarker()
                 templateModes.removeLast()

@@ -3,7 +3,7 @@
 extension TreeBuilder {
     mutating func closePElement() {
         generateImpliedEndTags(except: .p)
-        if currentNode?.isHTML(.p) != true { error("unexpected-end-tag") }
+        if currentHTMLTag != .p { error("unexpected-end-tag") }
         popUntil(.p)
     }
 
@@ -78,7 +78,7 @@ extension TreeBuilder {
             insertElement(tag)
         case .h1, .h2, .h3, .h4, .h5, .h6:
             closePIfInButtonScope()
-            if let current = currentNode, current.namespace == .html, ElementSets.headings.contains(current.tag) {
+            if currentIsHTML(in: ElementSets.headings) {
                 error("unexpected-start-tag"); pop()
             }
             insertElement(tag)
@@ -100,7 +100,7 @@ extension TreeBuilder {
                 let node = openElements[i]
                 if name == .li ? node.isHTML(.li) : (node.isHTML(.dd) || node.isHTML(.dt)) {
                     generateImpliedEndTags(except: node.tag)
-                    if currentNode?.isHTML(node.tag) != true { error("unexpected-start-tag") }
+                    if !currentIsHTML(node.tag) { error("unexpected-start-tag") }
                     popUntil(node.tag)
                     break
                 }
@@ -219,7 +219,7 @@ extension TreeBuilder {
             if inScope(.select) {
                 generateImpliedEndTags(except: .optgroup)
                 if inScope(.option) { error("unexpected-start-tag") }
-            } else if currentNode?.isHTML(.option) == true {
+            } else if currentIsHTML(.option) {
                 pop()
             }
             reconstructFormatting()
@@ -228,7 +228,7 @@ extension TreeBuilder {
             if inScope(.select) {
                 generateImpliedEndTags()
                 if inScope(.option) || inScope(.optgroup) { error("unexpected-start-tag") }
-            } else if currentNode?.isHTML(.option) == true {
+            } else if currentIsHTML(.option) {
                 pop()
             }
             reconstructFormatting()
@@ -236,13 +236,13 @@ extension TreeBuilder {
         case .rb, .rtc:
             if inScope(.ruby) {
                 generateImpliedEndTags()
-                if currentNode?.isHTML(.ruby) != true { error("unexpected-start-tag") }
+                if !currentIsHTML(.ruby) { error("unexpected-start-tag") }
             }
             insertElement(tag)
         case .rp, .rt:
             if inScope(.ruby) {
                 generateImpliedEndTags(except: .rtc)
-                if currentNode?.isHTML(.ruby) != true && currentNode?.isHTML(.rtc) != true { error("unexpected-start-tag") }
+                if !currentIsHTML(.ruby) && !currentIsHTML(.rtc) { error("unexpected-start-tag") }
             }
             insertElement(tag)
         case .math:
@@ -275,7 +275,7 @@ extension TreeBuilder {
              .ol, .pre, .search, .section, .select, .summary, .ul:
             if !inScope(name) { error("unexpected-end-tag"); return }
             generateImpliedEndTags()
-            if currentNode?.isHTML(name) != true { error("unexpected-end-tag") }
+            if !currentIsHTML(name) { error("unexpected-end-tag") }
             popUntil(name)
         case .form:
             if (openCount(.template)) == 0 {
@@ -288,7 +288,7 @@ extension TreeBuilder {
             } else {
                 if !inScope(.form) { error("unexpected-end-tag"); return }
                 generateImpliedEndTags()
-                if currentNode?.isHTML(.form) != true { error("unexpected-end-tag") }
+                if !currentIsHTML(.form) { error("unexpected-end-tag") }
                 popUntil(.form)
             }
         case .p:
@@ -300,24 +300,24 @@ extension TreeBuilder {
         case .li:
             if !inScope(.li, .listItem) { error("unexpected-end-tag"); return }
             generateImpliedEndTags(except: .li)
-            if currentNode?.isHTML(.li) != true { error("unexpected-end-tag") }
+            if !currentIsHTML(.li) { error("unexpected-end-tag") }
             popUntil(.li)
         case .dd, .dt:
             if !inScope(name) { error("unexpected-end-tag"); return }
             generateImpliedEndTags(except: name)
-            if currentNode?.isHTML(name) != true { error("unexpected-end-tag") }
+            if !currentIsHTML(name) { error("unexpected-end-tag") }
             popUntil(name)
         case .h1, .h2, .h3, .h4, .h5, .h6:
             if !inScope(anyOf: ElementSets.headings) { error("unexpected-end-tag"); return }
             generateImpliedEndTags()
-            if currentNode?.isHTML(name) != true { error("unexpected-end-tag") }
+            if !currentIsHTML(name) { error("unexpected-end-tag") }
             popUntil(anyOf: ElementSets.headings)
         case .a, .b, .big, .code, .em, .font, .i, .nobr, .s, .small, .strike, .strong, .tt, .u:
             if !adoptionAgency(name) { anyOtherEndTag(tag) }
         case .applet, .marquee, .object:
             if !inScope(name) { error("unexpected-end-tag"); return }
             generateImpliedEndTags()
-            if currentNode?.isHTML(name) != true { error("unexpected-end-tag") }
+            if !currentIsHTML(name) { error("unexpected-end-tag") }
             popUntil(name)
             clearFormattingToMarker()
         case .br:

@@ -5,21 +5,21 @@ extension TreeBuilder {
     // MARK: Tables
 
     mutating func clearStackToTableContext() {
-        while let e = currentNode, !(e.namespace == .html && (e.tag == .table || e.tag == .template || e.tag == .html)) { pop() }
+        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilder.tableContext) { pop() }
     }
 
     mutating func clearStackToTableBodyContext() {
-        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set6.contains(e.tag)) { pop() }
+        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilder.set6) { pop() }
     }
 
     mutating func clearStackToTableRowContext() {
-        while let e = currentNode, !(e.namespace == .html && TreeBuilder.set7.contains(e.tag)) { pop() }
+        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilder.set7) { pop() }
     }
 
     mutating func inTable(_ token: Token) {
         switch token {
         case .characters:
-            if let current = currentNode, current.namespace == .html, TreeBuilder.set8.contains(current.tag) {
+            if currentIsHTML(in: TreeBuilder.set8) {
                 pendingTableText = ""
                 originalMode = mode
                 mode = .inTableText
@@ -134,7 +134,7 @@ extension TreeBuilder {
     mutating func closeCaption() -> Bool {
         if !inScope(.caption, .table) { error("unexpected-end-tag"); return false }
         generateImpliedEndTags()
-        if currentNode?.isHTML(.caption) != true { error("unexpected-end-tag") }
+        if !currentIsHTML(.caption) { error("unexpected-end-tag") }
         popUntil(.caption)
         clearFormattingToMarker()
         mode = .inTable
@@ -145,21 +145,21 @@ extension TreeBuilder {
         switch token {
         case .characters(let s):
             guard let rest = insertLeadingWhitespace(s) else { return }
-            if currentNode?.isHTML(.colgroup) != true { error("unexpected-character"); return }
+            if !currentIsHTML(.colgroup) { error("unexpected-character"); return }
             pop(); mode = .inTable; process(.characters(rest), mode)
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag) where tag.tag == .html: inBody(token)
         case .startTag(let tag) where tag.tag == .col: insertElement(tag); pop()
         case .endTag(let tag) where tag.tag == .colgroup:
-            if currentNode?.isHTML(.colgroup) != true { error("unexpected-end-tag"); return }
+            if !currentIsHTML(.colgroup) { error("unexpected-end-tag"); return }
             pop(); mode = .inTable
         case .endTag(let tag) where tag.tag == .col: error("unexpected-end-tag")
         case .startTag(let tag) where tag.tag == .template: inHead(token)
         case .endTag(let tag) where tag.tag == .template: inHead(token)
         case .eof: inBody(token)
         default:
-            if currentNode?.isHTML(.colgroup) != true { error("unexpected-token"); return }
+            if !currentIsHTML(.colgroup) { error("unexpected-token"); return }
             pop(); mode = .inTable; process(token, mode)
         }
     }
@@ -231,7 +231,7 @@ extension TreeBuilder {
 
     mutating func closeCell() {
         generateImpliedEndTags()
-        if !(currentNode?.isHTML(.td) == true || currentNode?.isHTML(.th) == true) { error("unexpected-end-tag") }
+        if !(currentIsHTML(.td) || currentIsHTML(.th)) { error("unexpected-end-tag") }
         popUntil(anyOf: [.td, .th])
         clearFormattingToMarker()
         mode = .inRow
@@ -242,7 +242,7 @@ extension TreeBuilder {
         case .endTag(let tag) where tag.tag == .td || tag.tag == .th:
             if !inScope(tag.tag, .table) { error("unexpected-end-tag"); return }
             generateImpliedEndTags()
-            if currentNode?.isHTML(tag.tag) != true { error("unexpected-end-tag") }
+            if !currentIsHTML(tag.tag) { error("unexpected-end-tag") }
             popUntil(tag.tag)
             clearFormattingToMarker()
             mode = .inRow
