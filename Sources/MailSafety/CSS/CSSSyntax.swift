@@ -184,6 +184,10 @@ enum CSSSerializer {
     }
 
     private static func emit(_ token: CSSToken, to out: inout String, previous: inout CSSToken?) {
+        // Whitespace, a comment, whitespace tokenizes as two whitespace tokens (the comment is
+        // dropped); written as two spaces they would read back as one token, so a second pass
+        // wrote something else. Adjacent whitespace means the same as one: one space is written.
+        if case .whitespace = token, case .whitespace? = previous { return }
         if let previous, needsComment(previous, token) { out += "/**/" }
         out += text(of: token)
         previous = token
