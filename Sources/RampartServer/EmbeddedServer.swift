@@ -113,18 +113,19 @@ public enum EmbeddedServer {
             },
             logger: logger)
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let run: @Sendable () async -> (any Error)? = {
+            defer { bound.continuation.finish() }
+            do { try await group.run(); return nil } catch { return error }
+        }
         let task: Task<(any Error)?, Never>
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let threads = configuration.threads {
             let executor = ServerThreads(count: threads, name: "rampart-srv")
-            task = Task(executorPreference: executor) { () -> (any Error)? in
-                defer { bound.continuation.finish(); executor.shutdown() }
-                do { try await group.run(); return nil } catch { return error }
+            task = Task(executorPreference: executor) {
+                defer { executor.shutdown() }
+                return await run()
             }
         } else {
-            task = Task { () -> (any Error)? in
-                defer { bound.continuation.finish() }
-                do { try await group.run(); return nil } catch { return error }
-            }
+            task = Task { await run() }
         }
         var iterator = bound.stream.makeAsyncIterator()
         guard let port = await iterator.next(), port > 0 else {
