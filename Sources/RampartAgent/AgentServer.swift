@@ -28,6 +28,12 @@ import Darwin
 /// Also trust-model row **keychain (low)**: the agent reads only the wrapped MainKey from the
 /// keychain; the PIN comes over the socket and is zeroized when the unlock returns.
 public final class AgentServer: @unchecked Sendable {
+    /// The names of the agent's threads, as `ps -L`, `top -H` and a debugger show them. Each is at
+    /// most 15 bytes: Linux refuses longer thread names, and Foundation drops them silently.
+    static let acceptThreadName = "agent-accept"
+    static let autolockThreadName = "agent-autolock"
+    static let connectionThreadName = "agent-conn"
+
     /// Tunables.
     public struct Options: Sendable {
         /// How often the autolock of every user is checked.
@@ -141,11 +147,16 @@ public final class AgentServer: @unchecked Sendable {
             stopped = false
             lastRequest = Date()
         }
-        let acceptThread = Thread { [self] in acceptLoop(fd) }
-        acceptThread.name = "rampart-agent-accept"
+        // Each thread names itself: on Linux a name set before `start()` never reaches the thread.
+        let acceptThread = Thread { [self] in
+            Thread.current.name = Self.acceptThreadName
+            acceptLoop(fd)
+        }
         acceptThread.start()
-        let autolockThread = Thread { [self] in autolockLoop() }
-        autolockThread.name = "rampart-agent-autolock"
+        let autolockThread = Thread { [self] in
+            Thread.current.name = Self.autolockThreadName
+            autolockLoop()
+        }
         autolockThread.start()
     }
 
@@ -258,6 +269,7 @@ public final class AgentServer: @unchecked Sendable {
             guard fd >= 0 else { continue }
             lock.withLock { activeConnections += 1 }
             let worker = Thread { [self] in
+                Thread.current.name = Self.connectionThreadName
                 defer {
                     lock.withLock {
                         activeConnections -= 1
@@ -266,7 +278,6 @@ public final class AgentServer: @unchecked Sendable {
                 }
                 serve(connection: fd)
             }
-            worker.name = "rampart-agent-connection"
             worker.start()
         }
     }

@@ -100,6 +100,35 @@ struct AgentTests {
         #expect(held.isWiped == false)
     }
 
+    #if os(Linux)
+    /// The agent's threads carry their names. They used to show the process's name: the names
+    /// were set before `start()` (which on Linux never reaches the thread) and were longer than
+    /// Linux's 15 bytes (which Foundation drops silently).
+    @Test func agentThreadsAreNamed() async throws {
+        let fixture = try AgentFixture()
+        let expected: Set = [AgentServer.acceptThreadName, AgentServer.autolockThreadName, AgentServer.connectionThreadName]
+        #expect(expected.allSatisfy { $0.utf8.count <= 15 })
+        // A thread sets its name once it runs: wait for both long-lived threads (up to 10 s).
+        var names: Set<String> = []
+        for _ in 0..<100 {
+            names = Self.threadNames()
+            if names.contains(AgentServer.acceptThreadName), names.contains(AgentServer.autolockThreadName) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(names.contains(AgentServer.acceptThreadName))
+        #expect(names.contains(AgentServer.autolockThreadName))
+        withExtendedLifetime(fixture) {}
+    }
+
+    /// The names of this process's threads (`/proc/self/task/*/comm`).
+    static func threadNames() -> Set<String> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return Set(tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+        })
+    }
+    #endif
+
     @Test func lockZeroizesTheKeyInTheAgent() throws {
         let fixture = try AgentFixture()
         let user: UserID = "bob"
