@@ -38,10 +38,10 @@ extension TreeBuilder {
     /// How many HTML elements with this name are on the stack.
     @inline(__always) func openCount(_ tag: HTMLTag) -> Int { Int(openCounts[Int(tag.rawValue)]) }
 
-    mutating func push(_ element: Element) {
-        openElements.append(element)
+    mutating func push(_ element: consuming Element) {
         element.stackCount += 1
         if element.namespace == .html { openCounts[Int(element.tag.rawValue)] += 1 }
+        openElements.append(element)  // last: the caller's reference moves into the stack
     }
 
     @discardableResult
