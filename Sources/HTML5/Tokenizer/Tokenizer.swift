@@ -390,20 +390,32 @@ struct Tokenizer {
         @inline(__always) func put(_ bytes: ArraySlice<UInt8>) {
             for byte in bytes { put(byte) }
         }
+        /// The replacement for the name `input[range]`, if it is one (read in place: no
+        /// `ArraySlice` of the input and no copy of the table, each of which costs retains).
+        @inline(__always) func lookup(_ range: Range<Int>) -> Range<Int>? {
+            input.withUnsafeBufferPointer { buffer in
+                precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count)
+                return NamedCharacterReferences.index.lookup(UnsafeBufferPointer(rebasing: buffer[range]))
+            }
+        }
+        @inline(__always) func putValue(_ value: Range<Int>) {
+            NamedCharacterReferences.index.values.withUnsafeBufferPointer { values in
+                precondition(value.lowerBound >= 0 && value.upperBound <= values.count)
+                for i in value { put(values[i]) }
+            }
+        }
         let c = peek()
         if Tokenizer.isAlnum(c) {
             var end = pos
             while end < inputCount, end - pos < NamedCharacterReferences.longest, Tokenizer.isAlnum(Int(byte(end))) { end += 1 }
-            let index = NamedCharacterReferences.index
-            if end < inputCount, byte(end) == 0x3B,
-               let value = input[pos...end].withUnsafeBufferPointer({ index.lookup($0) }) {
+            if end < inputCount, byte(end) == 0x3B, let value = lookup(pos..<(end + 1)) {
                 pos = end + 1
-                put(index.values[value])
+                putValue(value)
                 return
             }
             var length = min(end - pos, NamedCharacterReferences.longestLegacy)
             while length >= 2 {
-                if let value = input[pos..<(pos + length)].withUnsafeBufferPointer({ index.lookup($0) }) {
+                if let value = lookup(pos..<(pos + length)) {
                     let next = pos + length < inputCount ? Int(byte(pos + length)) : Tokenizer.eof
                     if inAttribute && (next == 0x3D || Tokenizer.isAlnum(next)) {
                         put(0x26)  // not a reference: the name is consumed as ordinary characters
@@ -411,7 +423,7 @@ struct Tokenizer {
                     }
                     error("missing-semicolon-after-character-reference")
                     pos += length
-                    put(index.values[value])
+                    putValue(value)
                     return
                 }
                 length -= 1
