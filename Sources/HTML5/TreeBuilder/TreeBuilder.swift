@@ -82,10 +82,15 @@ struct TreeBuilder {
                 // The token is consumed here (not borrowed through the dispatcher), so its
                 // string, or its name and attributes, move into the tree without a retain and
                 // release each. Same steps as `dispatch` -> in body (or in cell -> in body).
-                switch consume token {
-                case .characters(let s): inBodyCharacters(s)
-                case .startTag(let tag): inBodyStartTag(tag)
-                default: preconditionFailure("not a fast-path token")
+                // (`guard case ... = consume token` moves the payload out; a `switch consume`
+                // over both cases copied the tag's name and attributes and then destroyed the
+                // token.)
+                if case .characters = token {
+                    guard case .characters(let s) = consume token else { preconditionFailure() }
+                    inBodyCharacters(s)
+                } else {
+                    guard case .startTag(let tag) = consume token else { preconditionFailure("not a fast-path token") }
+                    inBodyStartTag(tag)
                 }
             } else if skipNextNewline, case .characters(var s) = token {
                 skipNextNewline = false
