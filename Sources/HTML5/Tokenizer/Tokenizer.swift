@@ -99,6 +99,8 @@ struct Tokenizer {
     private var attributes: [Attribute] = []
     private var attributeNames: Set<String> = []
     private var attrName = ByteAccumulator()
+    /// Short token strings seen so far (text runs, attribute names and values).
+    private var shortStrings = ShortStringCache()
     private var attrValue = ByteAccumulator()
     private var hasAttr = false
     private var commentData: [UInt8] = []
@@ -126,7 +128,7 @@ struct Tokenizer {
 
     private mutating func flushText() {
         guard !text.isEmpty else { return }
-        enqueue(.characters(text.makeString(from: input)))
+        enqueue(.characters(text.makeString(from: input, cache: &shortStrings)))
         text.reset()
     }
 
@@ -273,7 +275,7 @@ struct Tokenizer {
     private mutating func finishAttribute() {
         guard hasAttr else { return }
         hasAttr = false
-        let name = attrName.makeString(from: input)
+        let name = attrName.makeString(from: input, cache: &shortStrings)
         if attributes.count < 8 && attributeNames.isEmpty {
             for attribute in attributes where attribute.name == name { error("duplicate-attribute"); return }
         } else {
@@ -302,7 +304,7 @@ struct Tokenizer {
 
     private mutating func makeAttributeValue() -> String {
         // Values of up to 15 bytes are stored inline in the `String` (no allocation to save).
-        guard let range = attrValue.inputRange, range.count > 15 else { return attrValue.makeString(from: input) }
+        guard let range = attrValue.inputRange, range.count > 15 else { return attrValue.makeString(from: input, cache: &shortStrings) }
         let slot = input.withUnsafeBufferPointer { buffer -> Int in
             precondition(range.upperBound <= buffer.count)
             let raw = UnsafeRawBufferPointer(buffer)
