@@ -214,7 +214,9 @@ struct Tokenizer {
     }
 
     /// The hash slot of the attribute section `input[range]` (eight bytes at a time).
-    private func attributeSectionSlot(_ range: Range<Int>) -> Int {
+    // `mutating` although it only reads: a non-mutating call copied the whole tokenizer (376
+    // bytes) to the stack first; a mutating one is passed its address.
+    private mutating func attributeSectionSlot(_ range: Range<Int>) -> Int {
         input.withUnsafeBufferPointer { buffer -> Int in
             precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count)
             let raw = UnsafeRawBufferPointer(buffer)
