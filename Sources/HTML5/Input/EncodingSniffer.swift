@@ -265,9 +265,12 @@ public enum EncodingSniffer {
             return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
         }
         while i < n {
+            // Every construct below starts with `<` (anything else advances one byte): skip to
+            // the next `<` without trying each pattern at every byte.
+            if bytes[i] != 0x3C { i += 1; continue }
             if matches("<!--", at: i) {
                 i += 4
-                while i < n && !matches("-->", at: i) { i += 1 }
+                while i < n && !(bytes[i] == 0x2D && matches("-->", at: i)) { i += 1 }
                 i += 3
             } else if matches("<meta", at: i), i + 5 < n, isSpace(bytes[i + 5]) || bytes[i + 5] == 0x2F {
                 i += 5
