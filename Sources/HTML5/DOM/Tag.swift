@@ -76,8 +76,9 @@ public enum HTMLTag: UInt8, Sendable, Hashable, CaseIterable {
     /// The lookup tables, in one value so a lookup pays for one lazy-global check, not four.
     private struct Table {
         static let mask = 511
-        /// Hash slot -> raw value (0 = empty).
-        var slots = [UInt8](repeating: 0, count: mask + 1)
+        /// Hash slot -> identifier (``HTMLTag/unknown`` = empty). Stored as the enum, so a hit
+        /// returns it without converting a raw value back (an out-of-line call).
+        var slots = [HTMLTag](repeating: .unknown, count: mask + 1)
         /// The UTF-8 of every name, concatenated; `starts[raw] ..< starts[raw + 1]` is one name.
         var bytes: [UInt8] = []
         var starts: [Int] = [0]
@@ -96,8 +97,8 @@ public enum HTMLTag: UInt8, Sendable, Hashable, CaseIterable {
             for raw in 1..<HTMLTag.names.count {
                 let name = Array(HTMLTag.names[raw].utf8)
                 var slot = name.withUnsafeBufferPointer { Table.hash($0) }
-                while slots[slot] != 0 { slot = (slot + 1) & Table.mask }
-                slots[slot] = UInt8(raw)
+                while slots[slot] != .unknown { slot = (slot + 1) & Table.mask }
+                slots[slot] = HTMLTag(rawValue: UInt8(raw))!
             }
         }
 
@@ -133,14 +134,15 @@ public enum HTMLTag: UInt8, Sendable, Hashable, CaseIterable {
         var slot = Table.hash(name)
         let head = Table.head(name)
         while true {
-            let raw = Int(HTMLTag.lookupTable.slots[slot])
-            if raw == 0 { return .unknown }
+            let candidate = HTMLTag.lookupTable.slots[slot]
+            if candidate == .unknown { return .unknown }
+            let raw = Int(candidate.rawValue)
             let start = HTMLTag.lookupTable.starts[raw]
             if HTMLTag.lookupTable.starts[raw + 1] - start == count && HTMLTag.lookupTable.heads[raw] == head {
                 // Same length and first eight bytes: compare the rest (names over eight bytes).
                 var i = 8
                 while i < count, HTMLTag.lookupTable.bytes[start + i] == name[i] { i += 1 }
-                if i >= count { return HTMLTag(rawValue: UInt8(raw))! }
+                if i >= count { return candidate }
             }
             slot = (slot + 1) & Table.mask
         }

@@ -51,7 +51,15 @@ public enum EncodingSniffer {
                     if any & high != 0 { break }
                     i += 32
                 }
-                while i + 8 <= count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & high == 0 { i += 8 }
+                // Then eight at a time; a word holding a non-ASCII byte skips straight to it (its
+                // lowest byte with the high bit set: the word is loaded little-endian), so the
+                // ASCII bytes before it are not stepped through one by one. Mail text with a
+                // non-ASCII letter every few words is the common case.
+                while i + 8 <= count {
+                    let nonASCII = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) & high
+                    if nonASCII != 0 { i += nonASCII.trailingZeroBitCount &>> 3; break }
+                    i += 8
+                }
                 guard i < count else { return true }
                 let b0 = buffer[i]
                 if b0 < 0x80 { i += 1; continue }
@@ -257,9 +265,12 @@ public enum EncodingSniffer {
             return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
         }
         while i < n {
+            // Every construct below starts with `<` (anything else advances one byte): skip to
+            // the next `<` without trying each pattern at every byte.
+            if bytes[i] != 0x3C { i += 1; continue }
             if matches("<!--", at: i) {
                 i += 4
-                while i < n && !matches("-->", at: i) { i += 1 }
+                while i < n && !(bytes[i] == 0x2D && matches("-->", at: i)) { i += 1 }
                 i += 3
             } else if matches("<meta", at: i), i + 5 < n, isSpace(bytes[i + 5]) || bytes[i + 5] == 0x2F {
                 i += 5

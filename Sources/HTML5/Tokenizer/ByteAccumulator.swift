@@ -64,6 +64,37 @@ struct ByteAccumulator {
         return String(decoding: buffer, as: UTF8.self)
     }
 
+    /// The pending bytes as a `String`, through `cache` when they are at most 15 bytes (the
+    /// strings Swift stores inline): a short string seen before in this input is returned
+    /// without decoding and validating its bytes again.
+    mutating func makeString(from input: [UInt8], cache: inout ShortStringCache) -> String {
+        if buffer.isEmpty {
+            let count = runEnd - runStart
+            guard count <= ShortStringCache.maxLength else { return makeString(from: input) }
+            checkRun(in: input)
+            let start = runStart, end = runEnd
+            return input.withUnsafeBufferPointer { buffer in
+                let bytes = UnsafeBufferPointer(rebasing: buffer[start..<end])
+                guard start + 16 <= buffer.count, let base = buffer.baseAddress else { return cache.string(for: bytes) }
+                // Sixteen bytes from the run's start lie inside the input: load the key's two
+                // words whole and keep the run's bytes (`count` is at most 15).
+                let raw = UnsafeRawPointer(base + start)
+                var low = UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+                var high = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                if count < 8 {
+                    low &= (1 &<< UInt64(8 &* count)) &- 1
+                    high = 0
+                } else {
+                    high &= (1 &<< UInt64(8 &* (count &- 8))) &- 1
+                }
+                return cache.string(for: bytes, low: low, high: high | UInt64(count) &<< 56)
+            }
+        }
+        guard buffer.count + (runEnd - runStart) <= ShortStringCache.maxLength else { return makeString(from: input) }
+        materialize(input)
+        return buffer.withUnsafeBufferPointer { cache.string(for: $0) }
+    }
+
     /// The input range holding all the pending bytes, when they are one slice of the input.
     var inputRange: Range<Int>? { buffer.isEmpty ? runStart..<runEnd : nil }
 
@@ -86,5 +117,51 @@ struct ByteAccumulator {
         runStart = 0
         runEnd = 0
         if !buffer.isEmpty { buffer.removeAll(keepingCapacity: true) }
+    }
+}
+
+/// A direct-mapped cache of short token strings (at most 15 UTF-8 bytes) by their bytes. Mail
+/// repeats short strings all the time: attribute names (`style`, `class`), short values
+/// (`center`, `0`), the whitespace between tags. Making a `String` from bytes validates them
+/// (the largest cost of a short string); a hit skips that. Strings of up to 15 bytes are stored
+/// inline in the `String` value, so handing out the cached copy takes no reference count either.
+///
+/// The key is the bytes themselves (packed into two words with the length), so a hit returns
+/// exactly what decoding the same bytes returns: the cache changes no output.
+///
+/// Trust-model row: inbox (incoming mail) — a fixed-size table: a lookup costs one pass over at
+/// most 15 bytes and two compares, whatever the input.
+struct ShortStringCache {
+    static let maxLength = 15
+    private static let slots = 128
+    private var keys: [UInt64] = Array(repeating: 0, count: 2 * ShortStringCache.slots)
+    private var strings: [String] = Array(repeating: "", count: ShortStringCache.slots)
+
+    /// `bytes` decoded as UTF-8 (with U+FFFD for invalid sequences), as `String(decoding:as:)`.
+    /// `bytes.count` must be at most ``maxLength``.
+    mutating func string(for bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let count = bytes.count
+        precondition(count <= ShortStringCache.maxLength)
+        // Bytes 0-7 in `low`, bytes 8-14 and the length (top byte) in `high`: distinct byte
+        // sequences of up to 15 bytes have distinct keys. (The empty slots' key, zero, is the
+        // empty string's, and they hold "".)
+        var low: UInt64 = 0, high = UInt64(count) &<< 56
+        var i = 0
+        while i < count && i < 8 { low |= UInt64(bytes[i]) &<< UInt64(8 &* i); i += 1 }
+        while i < count { high |= UInt64(bytes[i]) &<< UInt64(8 &* (i &- 8)); i += 1 }
+        return string(for: bytes, low: low, high: high)
+    }
+
+    /// ``string(for:)`` with the key already packed (as that function packs it).
+    @inline(__always) mutating func string(for bytes: UnsafeBufferPointer<UInt8>, low: UInt64, high: UInt64) -> String {
+        var h = (low &* 0x9E37_79B9_7F4A_7C15) ^ (high &* 0xC2B2_AE3D_27D4_EB4F)
+        h ^= h &>> 32
+        let slot = Int(truncatingIfNeeded: h & UInt64(ShortStringCache.slots - 1))
+        if keys[2 &* slot] == low && keys[2 &* slot &+ 1] == high { return strings[slot] }
+        let string = String(decoding: bytes, as: UTF8.self)
+        keys[2 &* slot] = low
+        keys[2 &* slot &+ 1] = high
+        strings[slot] = string
+        return string
     }
 }

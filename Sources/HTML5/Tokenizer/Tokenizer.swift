@@ -99,6 +99,8 @@ struct Tokenizer {
     private var attributes: [Attribute] = []
     private var attributeNames: Set<String> = []
     private var attrName = ByteAccumulator()
+    /// Short token strings seen so far (text runs, attribute names and values).
+    private var shortStrings = ShortStringCache()
     private var attrValue = ByteAccumulator()
     private var hasAttr = false
     private var commentData: [UInt8] = []
@@ -126,7 +128,7 @@ struct Tokenizer {
 
     private mutating func flushText() {
         guard !text.isEmpty else { return }
-        enqueue(.characters(text.makeString(from: input)))
+        enqueue(.characters(text.makeString(from: input, cache: &shortStrings)))
         text.reset()
     }
 
@@ -212,7 +214,9 @@ struct Tokenizer {
     }
 
     /// The hash slot of the attribute section `input[range]` (eight bytes at a time).
-    private func attributeSectionSlot(_ range: Range<Int>) -> Int {
+    // `mutating` although it only reads: a non-mutating call copied the whole tokenizer (376
+    // bytes) to the stack first; a mutating one is passed its address.
+    private mutating func attributeSectionSlot(_ range: Range<Int>) -> Int {
         input.withUnsafeBufferPointer { buffer -> Int in
             precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count)
             let raw = UnsafeRawBufferPointer(buffer)
@@ -273,7 +277,7 @@ struct Tokenizer {
     private mutating func finishAttribute() {
         guard hasAttr else { return }
         hasAttr = false
-        let name = attrName.makeString(from: input)
+        let name = attrName.makeString(from: input, cache: &shortStrings)
         if attributes.count < 8 && attributeNames.isEmpty {
             for attribute in attributes where attribute.name == name { error("duplicate-attribute"); return }
         } else {
@@ -302,7 +306,7 @@ struct Tokenizer {
 
     private mutating func makeAttributeValue() -> String {
         // Values of up to 15 bytes are stored inline in the `String` (no allocation to save).
-        guard let range = attrValue.inputRange, range.count > 15 else { return attrValue.makeString(from: input) }
+        guard let range = attrValue.inputRange, range.count > 15 else { return attrValue.makeString(from: input, cache: &shortStrings) }
         let slot = input.withUnsafeBufferPointer { buffer -> Int in
             precondition(range.upperBound <= buffer.count)
             let raw = UnsafeRawBufferPointer(buffer)
@@ -390,20 +394,32 @@ struct Tokenizer {
         @inline(__always) func put(_ bytes: ArraySlice<UInt8>) {
             for byte in bytes { put(byte) }
         }
+        /// The replacement for the name `input[range]`, if it is one (read in place: no
+        /// `ArraySlice` of the input and no copy of the table, each of which costs retains).
+        @inline(__always) func lookup(_ range: Range<Int>) -> Range<Int>? {
+            input.withUnsafeBufferPointer { buffer in
+                precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count)
+                return NamedCharacterReferences.index.lookup(UnsafeBufferPointer(rebasing: buffer[range]))
+            }
+        }
+        @inline(__always) func putValue(_ value: Range<Int>) {
+            NamedCharacterReferences.index.values.withUnsafeBufferPointer { values in
+                precondition(value.lowerBound >= 0 && value.upperBound <= values.count)
+                for i in value { put(values[i]) }
+            }
+        }
         let c = peek()
         if Tokenizer.isAlnum(c) {
             var end = pos
             while end < inputCount, end - pos < NamedCharacterReferences.longest, Tokenizer.isAlnum(Int(byte(end))) { end += 1 }
-            let index = NamedCharacterReferences.index
-            if end < inputCount, byte(end) == 0x3B,
-               let value = input[pos...end].withUnsafeBufferPointer({ index.lookup($0) }) {
+            if end < inputCount, byte(end) == 0x3B, let value = lookup(pos..<(end + 1)) {
                 pos = end + 1
-                put(index.values[value])
+                putValue(value)
                 return
             }
             var length = min(end - pos, NamedCharacterReferences.longestLegacy)
             while length >= 2 {
-                if let value = input[pos..<(pos + length)].withUnsafeBufferPointer({ index.lookup($0) }) {
+                if let value = lookup(pos..<(pos + length)) {
                     let next = pos + length < inputCount ? Int(byte(pos + length)) : Tokenizer.eof
                     if inAttribute && (next == 0x3D || Tokenizer.isAlnum(next)) {
                         put(0x26)  // not a reference: the name is consumed as ordinary characters
@@ -411,7 +427,7 @@ struct Tokenizer {
                     }
                     error("missing-semicolon-after-character-reference")
                     pos += length
-                    put(index.values[value])
+                    putValue(value)
                     return
                 }
                 length -= 1

@@ -46,7 +46,7 @@ extension TreeBuilder {
         while let entry = activeFormatting.popLast() { if entry == nil { return } }
     }
 
-    func formattingIndex(_ element: Element) -> Int? {
+    mutating func formattingIndex(_ element: Element) -> Int? {  // mutating: see `inScope`
         activeFormatting.lastIndex { $0 === element }
     }
 

@@ -35,25 +35,45 @@ extension TreeBuilder {
         place.parent.insertBefore(node, place.before)
     }
 
-    /// The current node when "the appropriate place for inserting a node" is simply its end: no
-    /// foster parenting, not a template, within the depth limit — nearly every insertion. `nil`
-    /// sends the caller through the full ``appropriatePlace(override:)`` (same result, more
-    /// reference counting).
-    @inline(__always) func simpleInsertionTarget() -> Element? {
-        guard !fosterParenting, openElements.count <= maxDepth, let target = openElements.last,
-              target.storedTemplateContent == nil else { return nil }
-        return target
+    /// `true` when "the appropriate place for inserting a node" is simply the end of the current
+    /// node: no foster parenting, not a template, within the depth limit — nearly every insertion.
+    /// `false` sends the caller through the full ``appropriatePlace(override:)`` (same result,
+    /// more reference counting).
+    @inline(__always) func insertsAtCurrentNodeEnd() -> Bool {
+        let count = openElements.count
+        return !fosterParenting && count > 0 && count <= maxDepth
+            && openElements[count - 1].storedTemplateContent == nil
+    }
+
+    /// Appends a node the parser has just created to the current node (when
+    /// ``insertsAtCurrentNodeEnd()``). The current node is reached through an `inout` access to
+    /// the stack's slot: the access is exclusive, so the compiler uses the stack's own reference
+    /// instead of retaining and releasing the current node around the call (a plain read of
+    /// `openElements[i]` is a copy: the stores into the links could, as far as the compiler knows,
+    /// release the stack). The new node moves into its parent's child link.
+    @inline(__always) mutating func appendToCurrentNode(_ node: consuming Node) {
+        TreeBuilder.appendDetached(node, to: &openElements[openElements.count - 1])
+    }
+
+    @inline(__always) private static func appendDetached(_ node: consuming Node, to parent: inout Element) {
+        parent.appendDetached(node)
+    }
+
+    /// Appends a character run to the current node (when ``insertsAtCurrentNodeEnd()``): to its
+    /// last child if that is a Text, else as a new Text that takes the (moved) string.
+    @inline(__always) private static func appendText(_ s: consuming String, to parent: inout Element) {
+        if let text = parent.storedLastChild as? Text { text.data += s } else { parent.appendDetached(Text(s)) }
     }
 
     /// Inserts a node the parser has just created at the appropriate place.
-    @inline(__always) mutating func insertAtAppropriatePlace(_ node: Node) {
-        if let target = simpleInsertionTarget() { target.appendDetached(node) } else { insert(node, at: appropriatePlace()) }
+    @inline(__always) mutating func insertAtAppropriatePlace(_ node: consuming Node) {
+        if insertsAtCurrentNodeEnd() { appendToCurrentNode(node) } else { insert(node, at: appropriatePlace()) }
     }
 
-    mutating func insertText(_ s: String) {
+    mutating func insertText(_ s: consuming String) {
         guard !s.isEmpty else { return }
-        if let target = simpleInsertionTarget() {
-            if let text = target.storedLastChild as? Text { text.data += s } else { target.appendDetached(Text(s)) }
+        if insertsAtCurrentNodeEnd() {
+            TreeBuilder.appendText(s, to: &openElements[openElements.count - 1])
             return
         }
         let place = appropriatePlace()
@@ -67,16 +87,32 @@ extension TreeBuilder {
         if let place { insert(Comment(data), at: place) } else { insertAtAppropriatePlace(Comment(data)) }
     }
 
-    func createElement(_ tag: TagToken, _ namespace: Namespace) -> Element {
-        Element(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: tag.attributes)
+    /// Creates the element for a tag token, moving the token's name and attributes into it (the
+    /// callers that hand over a token they no longer need save a retain and a release of each).
+    func createElement(_ tag: consuming TagToken, _ namespace: Namespace) -> Element {
+        var tag = tag
+        var name = "", attributes: [Attribute] = []
+        swap(&name, &tag.name)
+        swap(&attributes, &tag.attributes)
+        return Element(tag: tag.tag, localName: name, namespace: namespace, attributes: attributes)
     }
 
-    @discardableResult
-    mutating func insertElement(_ tag: TagToken, _ namespace: Namespace = .html) -> Element {
+    /// Creates, inserts and pushes the element for `tag`. The new element costs one retain: the
+    /// parent's child link gets a copy and the stack of open elements takes the creating one.
+    mutating func insertElement(_ tag: consuming TagToken, _ namespace: Namespace = .html) {
         let element = createElement(tag, namespace)
-        insertAtAppropriatePlace(element)
+        if insertsAtCurrentNodeEnd() {
+            appendToCurrentNode(element)
+        } else {
+            insert(element, at: appropriatePlace())
+        }
         push(element)
-        return element
+    }
+
+    /// ``insertElement(_:_:)`` for the callers that keep the element (it is the current node).
+    mutating func insertElementReturning(_ tag: consuming TagToken, _ namespace: Namespace = .html) -> Element {
+        insertElement(tag, namespace)
+        return openElements[openElements.count - 1]
     }
 
     mutating func insertForeign(_ tag: TagToken, _ namespace: Namespace) {

@@ -38,10 +38,10 @@ extension TreeBuilder {
     /// How many HTML elements with this name are on the stack.
     @inline(__always) func openCount(_ tag: HTMLTag) -> Int { Int(openCounts[Int(tag.rawValue)]) }
 
-    mutating func push(_ element: Element) {
-        openElements.append(element)
+    mutating func push(_ element: consuming Element) {
         element.stackCount += 1
         if element.namespace == .html { openCounts[Int(element.tag.rawValue)] += 1 }
+        openElements.append(element)  // last: the caller's reference moves into the stack
     }
 
     @discardableResult
@@ -81,7 +81,7 @@ extension TreeBuilder {
         }
     }
 
-    func stackContains(_ element: Element) -> Bool {
+    mutating func stackContains(_ element: Element) -> Bool {  // mutating: see `inScope`
         // Debug builds cross-check the counter against the stack (small stacks only, so the
         // deep-nesting tests stay linear).
         assert(openElements.count > 256 || (element.stackCount > 0) == openElements.contains { $0 === element })
@@ -132,9 +132,14 @@ extension TreeBuilder {
         }
     }
 
+    // The scope tests and `stackContains` read the stack only, but are declared `mutating`: the
+    // tree builder is a large struct (512 bytes) and every call of a non-mutating method on it
+    // from the (mutating) insertion modes copied all of it to the stack first; a mutating
+    // method gets the address instead.
+
     /// "Has an element in scope" for an HTML element named `tag` (never ``HTMLTag/unknown``: the
     /// algorithms ask only about names the spec lists).
-    func inScope(_ tag: HTMLTag, _ scope: Scope = .normal) -> Bool {
+    mutating func inScope(_ tag: HTMLTag, _ scope: Scope = .normal) -> Bool {
         assert(tag != .unknown)
         if openCount(tag) == 0 { return false }
         var i = openElements.count - 1
@@ -147,7 +152,7 @@ extension TreeBuilder {
         return false
     }
 
-    func inScope(anyOf tags: HTMLTagSet, _ scope: Scope = .normal) -> Bool {
+    mutating func inScope(anyOf tags: HTMLTagSet, _ scope: Scope = .normal) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]
@@ -158,7 +163,7 @@ extension TreeBuilder {
         return false
     }
 
-    func inScope(element target: Element) -> Bool {
+    mutating func inScope(element target: Element) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
             let e = openElements[i]

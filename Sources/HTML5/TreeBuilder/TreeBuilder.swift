@@ -78,17 +78,45 @@ struct TreeBuilder {
     mutating func run() {
         while true {
             let token = tokenizer.nextToken()
-            if skipNextNewline, case .characters(var s) = token {
+            if !skipNextNewline && takesInBodyFastPath(token) {
+                // The token is consumed here (not borrowed through the dispatcher), so its
+                // string, or its name and attributes, move into the tree without a retain and
+                // release each. Same steps as `dispatch` -> in body (or in cell -> in body).
+                // (`guard case ... = consume token` moves the payload out; a `switch consume`
+                // over both cases copied the tag's name and attributes and then destroyed the
+                // token.)
+                if case .characters = token {
+                    guard case .characters(let s) = consume token else { preconditionFailure() }
+                    inBodyCharacters(s)
+                } else {
+                    guard case .startTag(let tag) = consume token else { preconditionFailure("not a fast-path token") }
+                    inBodyStartTag(tag)
+                }
+            } else if skipNextNewline, case .characters(var s) = token {
                 skipNextNewline = false
                 if s.utf8.first == 0x0A { s.removeFirst(); if s.isEmpty { continue } }
                 dispatch(.characters(s))
             } else {
                 skipNextNewline = false
                 dispatch(token)
+                if case .eof = token { stopParsing(); break }
             }
-            if case .eof = token { stopParsing(); break }
             let namespace = adjustedCurrentNamespace
             tokenizer.allowCDATA = namespace != nil && namespace != .html
+        }
+    }
+
+    /// `true` for the most common tokens of mail, which the dispatcher would hand to the "in body"
+    /// rules unchanged: a character run without U+0000 or a start tag, in body (or in cell, for a
+    /// start tag that does not close the cell), with an HTML adjusted current node (or none), so
+    /// `dispatch` would call `process(token, mode)`.
+    @inline(__always) func takesInBodyFastPath(_ token: Token) -> Bool {
+        guard mode == .inBody || mode == .inCell else { return false }
+        if let namespace = adjustedCurrentNamespace, namespace != .html { return false }
+        switch token {
+        case .characters(let s): return !containsNUL(s)
+        case .startTag(let tag): return mode == .inBody || !TreeBuilder.set9.contains(tag.tag)
+        default: return false
         }
     }
 

@@ -80,19 +80,19 @@ extension TreeBuilder {
         case .characters(let s):
             let (_, rest) = splitWhitespace(s)
             if rest.isEmpty { return }
-            headElement = insertElement(TagToken(.head))
+            headElement = insertElementReturning(TagToken(.head))
             mode = .inHead
             process(.characters(rest), mode)
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag) where tag.tag == .html: inBody(token)
         case .startTag(let tag) where tag.tag == .head:
-            headElement = insertElement(tag)
+            headElement = insertElementReturning(tag)
             mode = .inHead
         case .endTag(let tag) where !TreeBuilder.set3.contains(tag.tag):
             error("unexpected-end-tag")
         default:
-            headElement = insertElement(TagToken(.head))
+            headElement = insertElementReturning(TagToken(.head))
             mode = .inHead
             process(token, mode)
         }

@@ -27,7 +27,7 @@ extension TreeBuilder {
             }
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")
-        case .startTag(let tag): inBodyStartTag(tag, token)
+        case .startTag(let tag): inBodyStartTag(tag)
         case .endTag(let tag): inBodyEndTag(tag, token)
         case .eof:
             if !templateModes.isEmpty { inTemplate(token); return }
@@ -35,13 +35,15 @@ extension TreeBuilder {
     }
 
     /// A character run without U+0000 in body.
-    mutating func inBodyCharacters(_ s: String) {
+    mutating func inBodyCharacters(_ s: consuming String) {
         reconstructFormatting()
-        insertText(s)
         if framesetOK && containsNonWhitespace(s) { framesetOK = false }
+        insertText(s)
     }
 
-    mutating func inBodyStartTag(_ tag: TagToken, _ token: Token) {
+    /// A start tag in body. The token is consumed: ``TreeBuilder/run()`` hands over the tokens it
+    /// no longer needs, so their name and attributes move into the element.
+    mutating func inBodyStartTag(_ tag: consuming TagToken) {
         let name = tag.tag
         // Fast path for the most frequent tag of mail HTML that the spec handles as "any other
         // start tag" (a String switch compares case by case).
@@ -57,7 +59,7 @@ extension TreeBuilder {
             let html = openElements[0]
             for attribute in tag.attributes where html.attribute(attribute.name) == nil { html.attributes.append(attribute) }
         case .base, .basefont, .bgsound, .link, .meta, .noframes, .script, .style, .template, .title:
-            inHead(token)
+            inHead(.startTag(tag))
         case .body:
             error("unexpected-start-tag")
             if openElements.count == 1 || !openElements[1].isHTML(.body) || (openCount(.template)) > 0 { return }
@@ -91,7 +93,7 @@ extension TreeBuilder {
             let hasTemplate = (openCount(.template)) > 0
             if formElement != nil && !hasTemplate { error("unexpected-start-tag"); return }
             closePIfInButtonScope()
-            let element = insertElement(tag)
+            let element = insertElementReturning(tag)
             if !hasTemplate { formElement = element }
         case .li, .dd, .dt:
             framesetOK = false
@@ -135,10 +137,10 @@ extension TreeBuilder {
                 i -= 1
             }
             reconstructFormatting()
-            pushFormatting(insertElement(tag))
+            pushFormatting(insertElementReturning(tag))
         case .b, .big, .code, .em, .font, .i, .s, .small, .strike, .strong, .tt, .u:
             reconstructFormatting()
-            pushFormatting(insertElement(tag))
+            pushFormatting(insertElementReturning(tag))
         case .nobr:
             reconstructFormatting()
             if inScope(.nobr) {
@@ -146,7 +148,7 @@ extension TreeBuilder {
                 if !adoptionAgency(.nobr) { anyOtherEndTag(TagToken(.nobr)) }
                 reconstructFormatting()
             }
-            pushFormatting(insertElement(tag))
+            pushFormatting(insertElementReturning(tag))
         case .applet, .marquee, .object:
             reconstructFormatting()
             insertElement(tag)
@@ -168,8 +170,9 @@ extension TreeBuilder {
                 popUntil(.select)
             }
             reconstructFormatting()
+            let hidden = tag.attribute("type")?.lowercased() == "hidden"  // read before the token moves
             insertElement(tag); pop()
-            if tag.attribute("type")?.lowercased() != "hidden" { framesetOK = false }
+            if !hidden { framesetOK = false }
         case .param, .source, .track:
             insertElement(tag); pop()
         case .hr:
@@ -184,7 +187,7 @@ extension TreeBuilder {
             error("unexpected-start-tag")
             var renamed = tag
             renamed.rename("img")
-            inBodyStartTag(renamed, .startTag(renamed))
+            inBodyStartTag(renamed)
         case .textarea:
             if inScope(.select) { error("unexpected-start-tag"); popUntil(.select) }
             insertElement(tag)
@@ -322,7 +325,7 @@ extension TreeBuilder {
             clearFormattingToMarker()
         case .br:
             error("unexpected-end-tag")
-            inBodyStartTag(TagToken(.br), .startTag(TagToken(.br)))
+            inBodyStartTag(TagToken(.br))
         default:
             anyOtherEndTag(tag)
         }

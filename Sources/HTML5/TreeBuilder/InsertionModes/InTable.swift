@@ -68,7 +68,7 @@ extension TreeBuilder {
             case .form:
                 error("unexpected-start-tag")
                 if (openCount(.template)) > 0 || formElement != nil { return }
-                formElement = insertElement(tag)
+                formElement = insertElementReturning(tag)
                 pop()
             default:
                 inTableAnythingElse(token)
