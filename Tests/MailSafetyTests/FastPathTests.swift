@@ -301,6 +301,111 @@ import Testing
         #expect(vendorHits > 1_000)
     }
 
+    /// The link and resource fast paths (URLs read from their bytes) against the full paths
+    /// through `URLPolicy` and `URLComponentsLite`, on random URLs (with the tricky pieces:
+    /// control characters, spaces, `\\`, `%`, userinfo, ports, IP literals, non-ASCII, mixed
+    /// case, tracking names, `?` in the fragment) and random options: whenever a fast path
+    /// answers, the answer and the report are those of the full path.
+    @Test func linkAndResourceFastPathsAgreeWithTheFullPaths() {
+        let pieces = [
+            "http:", "HTTPS:", "https://", "hTtP://", "//", "\\\\", "/\\", "\\", "/", "///", "user@", "a:b@", "@", "[::1]", "[FE80::1]", ":8080",
+            ":", "%41", "%", "%2e", "%C3%A9", ".", "..", "Example.COM", "t.example", "x", "é", "例え.jp", "\u{301}", "?", "#", "&", "=", "&&",
+            "utm_source=x", "UTM_Medium=y", "mc_eid=1", "fbclid", "%75tm_source=1", "MKT_TOK=", "pk_x", "hsa_", "utm", "ref=1",
+            "?utm_x=1#?utm_y=2", " ", "\t", "\n", "\r", "\u{0}", "\u{1F}", "\u{7F}", "\u{85}", "\u{A0}", "a b", "cid:", "data:", "mailto:",
+            "MailTo:", "tel:", "TEL:", "javascript:", "httpx:", "http", "https", "s:", "\u{212A}", "list-manage.com", "/track/open.php",
+            "T.Example", "/a/b", "/o/abc", "/wf/open?upn=", "facebook.com/tr?", "google-analytics.com", "track.hubspot.com", ".x", "x.",
+            "EXAMPLE.com.", "sub.t.example", "cdn.example.com", "/img/1.png",
+        ]
+        // Half of the URLs from pieces the fast paths handle, so that they answer often.
+        let plainPieces = [
+            "t.example", "x", "Example.COM", "/a/b", "/img/1.png", "?", "&", "=", "utm_source=x", "UTM_Medium=y", "mc_eid=1", "fbclid",
+            "%75tm_source=1", "ref=1", "#", ":8080", "user@", ".", "sub.t.example", "/o/abc", "/wf/open?upn=", "list-manage.com",
+            "/track/open.php", "&&", "pk_x", "hsa_", "\u{7F}",
+        ]
+        var state: UInt64 = 0x13198A2E03707344
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        let trackers = [TrackerList.builtIn, TrackerList.builtIn.merging(TrackerList(vendors: [
+            TrackerList.Vendor(name: "Example", hosts: ["t.example", "Example.COM", "x"], patterns: ["/a/b", "utm_[a-z]+=1"]),
+        ])), TrackerList.empty]
+        let kinds: [RemoteResourceKind] = [.image, .srcset, .cssBackground, .font, .stylesheet, .poster, .media, .inputImage, .svgImage,
+                                           .svgUse, .background]
+        let styles: [EmbeddedImageStyle] = [.dataURI, .appScheme("rampart-cid"), .appScheme("HTTPS"), .appScheme("tel")]
+        var linksHandled = 0
+        var resourcesHandled = 0
+        var stripped = 0
+        var vendorHits = 0
+        for round in 0..<40_000 {
+            var url = ["https://", "http://", "HTTP://", "", "#", "mailto:", "https://shop.example.com/item/1?"][next(7)]
+            let source = round % 2 == 0 ? pieces : plainPieces
+            for _ in 0..<(1 + next(10)) { url += source[next(source.count)] }
+            var options = SanitizerOptions()
+            options.trackers = trackers[next(trackers.count)]
+            options.remote = RemoteContentPolicy.allCases[next(RemoteContentPolicy.allCases.count)]
+            options.stripTrackingParameters = next(4) != 0
+            options.embeddedImages = styles[next(styles.count)]
+            // Some findings before the URL, so de-duplication against earlier entries is covered.
+            let earlier = round % 3 == 0 ? url : nil
+            func gate() -> ResourceGate {
+                let gate = ResourceGate(options: options)
+                if let earlier { gate.tracker(earlier, .linkParameters); gate.block(earlier, .image) }
+                return gate
+            }
+            let fast = gate()
+            let full = gate()
+            if let answer = fast.linkFastPath(url) {
+                linksHandled += 1
+                #expect(answer == full.linkByParts(url), "\(url.debugDescription)")
+                #expect(fast.report == full.report, "\(url.debugDescription)")
+                if fast.report.count(.trackingParameter) > 0 { stripped += 1 }
+                if fast.report.trackers.contains(where: { $0.reason == .knownTracker }) { vendorHits += 1 }
+            }
+            let kind = kinds[next(kinds.count)]
+            let isPixel = next(3) == 0
+            let fastResource = gate()
+            let fullResource = gate()
+            if let decision = fastResource.resourceFastPath(url, kind: kind, isPixel: isPixel) {
+                resourcesHandled += 1
+                #expect(decision == fullResource.resourceByParts(url, kind: kind, isPixel: isPixel), "\(url.debugDescription) \(kind)")
+                #expect(fastResource.report == fullResource.report, "\(url.debugDescription) \(kind)")
+            }
+            // The public entry points answer as the full paths whether or not a fast path did.
+            let viaLink = gate()
+            let viaFull = gate()
+            #expect(viaLink.link(url) == viaFull.linkByParts(url) && viaLink.report == viaFull.report, "\(url.debugDescription)")
+            #expect(viaLink.resource(url, kind: kind, isPixel: isPixel) == viaFull.resourceByParts(url, kind: kind, isPixel: isPixel)
+                && viaLink.report == viaFull.report, "\(url.debugDescription)")
+        }
+        #expect(linksHandled > 8_000)
+        #expect(resourcesHandled > 8_000)
+        #expect(stripped > 1_000)
+        #expect(vendorHits > 500)
+    }
+
+    /// The byte fast path's hand-picked edges.
+    @Test(arguments: [
+        "https://x.example", "HTTPS://User:pw@WWW.Example.COM.:8443/a/B?x=1&utm_source=n#frag?utm_medium=m", "http:x.example",
+        "http:///x.example/?utm_source=1", "https://x.example/a?&utm_source=1", "https://x.example/a?utm_source=1&", "https://x.example/a?",
+        "https://x.example?utm_source=1#", "https://x.example/a?UTM_Source=1&k=2&&%6Dc_eid=3#f", "#", "#x", "mailto:a@b", "tel:1",
+        "https://.", "https://@", "https://a@", "https://:80", "https://x.example\u{7F}", "https://t.example.", "https://sub.T.Example/x",
+        "https://list-manage.com/track/open.php?u=1", "https://x.example/wf/open?upn=1", "https://x.example/o/abc",
+    ])
+    func linkFastPathEdges(_ url: String) {
+        let trackers = TrackerList.builtIn.merging(TrackerList(vendors: [TrackerList.Vendor(name: "Example", hosts: ["t.example"], patterns: [])]))
+        var options = SanitizerOptions()
+        options.trackers = trackers
+        let fast = ResourceGate(options: options)
+        let full = ResourceGate(options: options)
+        #expect(fast.link(url) == full.linkByParts(url))
+        #expect(fast.report == full.report)
+        let fastResource = ResourceGate(options: options)
+        let fullResource = ResourceGate(options: options)
+        #expect(fastResource.resource(url, kind: .image) == fullResource.resourceByParts(url, kind: .image))
+        #expect(fastResource.report == fullResource.report)
+    }
+
     @Test func urlEdgeCases() {
         let parts = URLComponentsLite(url: "HTTPS://User:pw@WWW.Example.COM.:8443/a/B?x=1&utm_source=n#frag?utm_medium=m")
         #expect(parts?.scheme == "https")

@@ -158,44 +158,61 @@ public struct TrackerList: Sendable {
     /// regular expressions still decide. `nil` when the text is not ASCII (the caller then uses
     /// the `Character` code); `.some(nil)` when no vendor matches.
     private func vendorASCII(for url: URLComponentsLite) -> String?? {
-        let hostCount = url.host.utf8.count
-        let total = hostCount + url.pathAndQuery.utf8.count
-        // host + path + query, ASCII-lowercased, in one array.
-        var lower: [UInt8] = []
-        lower.reserveCapacity(total)
-        lower.append(contentsOf: url.host.utf8)
-        lower.append(contentsOf: url.pathAndQuery.utf8)
-        var union: UInt8 = 0
-        lower.withUnsafeMutableBufferPointer { bytes in
-            for k in 0..<bytes.count {
-                let byte = bytes[k]
+        let answer: String???? = url.host.utf8.withContiguousStorageIfAvailable { host -> String??? in
+            url.pathAndQuery.utf8.withContiguousStorageIfAvailable { path -> String?? in vendor(host: host, pathAndQuery: path) }
+        }
+        // (Native strings are contiguous; were one not, the `Character` code answers.)
+        guard let inner = answer, let result = inner else { return nil }
+        return result
+    }
+
+    /// ``vendorASCII(for:)`` on bytes: the host (ASCII-lowercased here, as
+    /// ``URLComponentsLite`` lowercases it) and the path and query of an `http(s)` URL, as the
+    /// link and resource fast paths find them in the URL's own bytes without building a
+    /// ``URLComponentsLite``. `nil` when a byte is not ASCII; `.some(nil)` when no vendor matches.
+    func vendor(host: UnsafeBufferPointer<UInt8>, pathAndQuery: UnsafeBufferPointer<UInt8>) -> String?? {
+        let hostCount = host.count
+        let total = hostCount + pathAndQuery.count
+        // host + path + query, ASCII-lowercased, in one buffer (on the stack when small).
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(total, 1)) { buffer -> String?? in
+            var union: UInt8 = 0
+            for k in 0..<hostCount {
+                let byte = host[k]
                 union |= byte
-                if byte >= 0x41 && byte <= 0x5A { bytes[k] = byte | 0x20 }
+                buffer.initializeElement(at: k, to: byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
             }
-        }
-        let ascii = union < 0x80
-        guard ascii else { return nil }
-        // The host and each suffix after a `.`, as the loop in vendorByCharacters.
-        var start = 0
-        while true {
-            if hostLengths?.contains(hostCount - start) ?? true {
-                let suffix = String(decoding: url.host.utf8.dropFirst(start), as: UTF8.self)
-                if let index = hostIndex[suffix] { return .some(vendors[index].name) }
+            for k in 0..<pathAndQuery.count {
+                let byte = pathAndQuery[k]
+                union |= byte
+                buffer.initializeElement(at: hostCount + k, to: byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
             }
-            var dot = start
-            while dot < hostCount && lower[dot] != 0x2E { dot += 1 }
-            guard dot < hostCount else { break }
-            start = dot + 1
+            defer { buffer.baseAddress?.deinitialize(count: total) }
+            guard union < 0x80 else { return nil }
+            let lower = UnsafeBufferPointer(rebasing: buffer[0..<total])
+            // The host and each suffix after a `.`, as the loop in vendorByCharacters.
+            var start = 0
+            while true {
+                if hostLengths?.contains(hostCount - start) ?? true {
+                    let suffix = String(decoding: UnsafeBufferPointer(rebasing: lower[start..<hostCount]), as: UTF8.self)
+                    if let index = hostIndex[suffix] { return .some(vendors[index].name) }
+                }
+                var dot = start
+                while dot < hostCount && lower[dot] != 0x2E { dot += 1 }
+                guard dot < hostCount else { break }
+                start = dot + 1
+            }
+            var text: String?
+            for (index, box, literal) in compiled {
+                if let literal, !ByteSearch.contains(lower, literal) { continue }
+                // `matchText`: the lowercased host, then path and query as they are.
+                let matchText = text ?? String(decoding: UnsafeBufferPointer(rebasing: lower[0..<hostCount]), as: UTF8.self)
+                    + String(decoding: pathAndQuery, as: UTF8.self)
+                text = matchText
+                let range = NSRange(matchText.startIndex..., in: matchText)
+                if box.regex.firstMatch(in: matchText, options: [], range: range) != nil { return .some(vendors[index].name) }
+            }
+            return .some(nil)
         }
-        var text: String?
-        for (index, box, literal) in compiled {
-            if let literal, !ByteSearch.contains(lower, literal) { continue }
-            let matchText = text ?? url.matchText
-            text = matchText
-            let range = NSRange(matchText.startIndex..., in: matchText)
-            if box.regex.firstMatch(in: matchText, options: [], range: range) != nil { return .some(vendors[index].name) }
-        }
-        return .some(nil)
     }
 
     /// ``vendor(for:)`` by `Character`s (hosts or paths with non-ASCII text).
@@ -370,71 +387,84 @@ public enum TrackingParameters {
     /// URL holds no CR LF pair). Names with `%` go through ``isTracking(_:)`` as before.
     private static func stripASCII(_ url: String) -> ASCIIStrip {
         let result: ASCIIStrip? = url.utf8.withContiguousStorageIfAvailable { bytes -> ASCIIStrip in
-            let n = bytes.count
             var union: UInt8 = 0
-            for index in 0..<n { union |= bytes[index] }
+            for index in 0..<bytes.count { union |= bytes[index] }
             if union >= 0x80 { return .notASCII }
-            // The first `?` before the first `#`, then that `#` (or the end).
-            var question = 0
-            while question < n && bytes[question] != 0x3F && bytes[question] != 0x23 { question += 1 }
-            guard question < n && bytes[question] == 0x3F else { return .result(url: url, removed: []) }
-            var hash = question + 1
-            var items = 1  // an upper bound on the query's items
-            while hash < n && bytes[hash] != 0x23 {
-                if bytes[hash] == 0x26 { items += 1 }
-                hash += 1
-            }
-            // The query is what lies between the first `?` and the first `#` (see strip).
-            var kept: [Range<Int>] = []
-            kept.reserveCapacity(items)
-            var removed: [String] = []
-            var itemStart = question + 1
-            while true {
-                var itemEnd = itemStart
-                var percent = false
-                while itemEnd < hash && bytes[itemEnd] != 0x26 { itemEnd += 1 }
-                var nameEnd = itemStart
-                while nameEnd < itemEnd && bytes[nameEnd] != 0x3D {
-                    if bytes[nameEnd] == 0x25 { percent = true }
-                    nameEnd += 1
-                }
-                let name = itemStart..<nameEnd
-                let tracking = percent
-                    ? isTracking(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
-                    : isTrackingASCII(bytes, name)
-                if tracking {
-                    if removed.isEmpty { removed.reserveCapacity(items) }
-                    removed.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
-                } else {
-                    kept.append(itemStart..<itemEnd)
-                }
-                if itemEnd >= hash { break }
-                itemStart = itemEnd + 1
-            }
-            guard !removed.isEmpty else { return .result(url: url, removed: []) }
-            // Base, `?` and the kept items joined by `&`, the fragment: never longer than the URL.
-            let stripped = String(unsafeUninitializedCapacity: n) { out in
-                guard let source = bytes.baseAddress, let target = out.baseAddress else { return 0 }
-                var count = 0
-                func copy(_ range: Range<Int>) {
-                    (target + count).initialize(from: source + range.lowerBound, count: range.count)
-                    count += range.count
-                }
-                copy(0..<question)
-                // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
-                if !(kept.count == 1 && kept[0].isEmpty) {
-                    for (index, item) in kept.enumerated() {
-                        target[count] = index == 0 ? 0x3F : 0x26
-                        count += 1
-                        copy(item)
-                    }
-                }
-                copy(hash..<n)
-                return count
-            }
-            return .result(url: stripped, removed: removed)
+            let stripped = stripASCII(bytes, names: true)
+            return .result(url: stripped.url ?? url, removed: stripped.names)
         }
         return result ?? .notASCII
+    }
+
+    /// The stripping of ``stripASCII(_:)`` on the bytes of an all-ASCII URL: the stripped URL
+    /// (`nil` when no parameter is removed, i.e. the URL stays as it is), how many parameters
+    /// were removed, and their names when `names` is set (the link fast path needs only the
+    /// count, and skips making a `String` per name).
+    static func stripASCII(_ bytes: UnsafeBufferPointer<UInt8>, names: Bool) -> (url: String?, removedCount: Int, names: [String]) {
+        let n = bytes.count
+        // The first `?` before the first `#`, then that `#` (or the end).
+        var question = 0
+        while question < n && bytes[question] != 0x3F && bytes[question] != 0x23 { question += 1 }
+        guard question < n && bytes[question] == 0x3F else { return (nil, 0, []) }
+        var hash = question + 1
+        var items = 1  // an upper bound on the query's items
+        while hash < n && bytes[hash] != 0x23 {
+            if bytes[hash] == 0x26 { items += 1 }
+            hash += 1
+        }
+        // The query is what lies between the first `?` and the first `#` (see strip).
+        var kept: [Range<Int>] = []
+        kept.reserveCapacity(items)
+        var removed: [String] = []
+        var removedCount = 0
+        var itemStart = question + 1
+        while true {
+            var itemEnd = itemStart
+            var percent = false
+            while itemEnd < hash && bytes[itemEnd] != 0x26 { itemEnd += 1 }
+            var nameEnd = itemStart
+            while nameEnd < itemEnd && bytes[nameEnd] != 0x3D {
+                if bytes[nameEnd] == 0x25 { percent = true }
+                nameEnd += 1
+            }
+            let name = itemStart..<nameEnd
+            let tracking = percent
+                ? isTracking(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                : isTrackingASCII(bytes, name)
+            if tracking {
+                removedCount += 1
+                if names {
+                    if removed.isEmpty { removed.reserveCapacity(items) }
+                    removed.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                }
+            } else {
+                kept.append(itemStart..<itemEnd)
+            }
+            if itemEnd >= hash { break }
+            itemStart = itemEnd + 1
+        }
+        guard removedCount > 0 else { return (nil, 0, []) }
+        // Base, `?` and the kept items joined by `&`, the fragment: never longer than the URL.
+        let stripped = String(unsafeUninitializedCapacity: n) { out in
+            guard let source = bytes.baseAddress, let target = out.baseAddress else { return 0 }
+            var count = 0
+            func copy(_ range: Range<Int>) {
+                (target + count).initialize(from: source + range.lowerBound, count: range.count)
+                count += range.count
+            }
+            copy(0..<question)
+            // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
+            if !(kept.count == 1 && kept[0].isEmpty) {
+                for (index, item) in kept.enumerated() {
+                    target[count] = index == 0 ? 0x3F : 0x26
+                    count += 1
+                    copy(item)
+                }
+            }
+            copy(hash..<n)
+            return count
+        }
+        return (stripped, removedCount, removed)
     }
 
     /// The URL with tracking parameters removed, and the names removed (empty if none).
