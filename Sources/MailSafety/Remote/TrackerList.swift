@@ -36,6 +36,13 @@ public struct TrackerList: Sendable {
     /// cannot be a key, so most URLs need no dictionary lookup at all); `nil` when a key is not
     /// ASCII (it could be canonically equal to an ASCII text of another length).
     private var hostLengths: Set<Int>? = []
+    /// `hostLengths` for lengths below 64, as bits (bit `n` set: a key of `n` bytes), so the
+    /// common test needs no hashing; all ones when `hostLengths` is `nil`.
+    private var shortHostLengths: UInt64 = 0
+    /// The required literals of `compiled`, in its order, in one array: the pre-filter reads
+    /// them without touching the entries (and their reference counts). `nil`: no literal.
+    private var literalRanges: [Range<Int>?] = []
+    private var literalBytes: [UInt8] = []
 
     /// A list with no entries.
     public static let empty = TrackerList(vendors: [])
@@ -78,11 +85,23 @@ public struct TrackerList: Sendable {
             let key = host.lowercased()
             hostIndex[key] = index
             if key.utf8.allSatisfy({ $0 < 0x80 }) { hostLengths?.insert(key.utf8.count) } else { hostLengths = nil }
+            if hostLengths == nil {
+                shortHostLengths = ~0
+            } else if key.utf8.count < 64 {
+                shortHostLengths |= 1 << UInt64(key.utf8.count)
+            }
         }
         for pattern in vendor.patterns {
             do {
                 let regex = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
-                compiled.append((index, NSRegularExpressionBox(regex), Self.requiredLiteral(pattern).map { Array($0.utf8) }))
+                let literal = Self.requiredLiteral(pattern).map { Array($0.utf8) }
+                compiled.append((index, NSRegularExpressionBox(regex), literal))
+                if let literal {
+                    literalRanges.append(literalBytes.count..<(literalBytes.count + literal.count))
+                    literalBytes.append(contentsOf: literal)
+                } else {
+                    literalRanges.append(nil)
+                }
             } catch {
                 throw TrackerListError.badPattern(vendor: vendor.name, pattern: pattern)
             }
@@ -175,24 +194,35 @@ public struct TrackerList: Sendable {
         let total = hostCount + pathAndQuery.count
         // host + path + query, ASCII-lowercased, in one buffer (on the stack when small).
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(total, 1)) { buffer -> String?? in
-            var union: UInt8 = 0
-            for k in 0..<hostCount {
-                let byte = host[k]
-                union |= byte
-                buffer.initializeElement(at: k, to: byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+            var union: UInt64 = 0
+            // Eight bytes at a time, then the rest (a word with a non-ASCII byte is lowered
+            // wrongly, but then the answer is `nil` and the buffer is not read).
+            func lowerCopy(_ source: UnsafeBufferPointer<UInt8>, to offset: Int) {
+                var k = 0
+                while k + 8 <= source.count {
+                    let w = ASCIIWords.word(source, at: k)
+                    union |= w
+                    UnsafeMutableRawPointer(buffer.baseAddress! + offset + k).storeBytes(of: ASCIIWords.lowercased(w), as: UInt64.self)
+                    k += 8
+                }
+                while k < source.count {
+                    let byte = source[k]
+                    union |= UInt64(byte)
+                    buffer.initializeElement(at: offset + k, to: byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+                    k += 1
+                }
             }
-            for k in 0..<pathAndQuery.count {
-                let byte = pathAndQuery[k]
-                union |= byte
-                buffer.initializeElement(at: hostCount + k, to: byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
-            }
-            defer { buffer.baseAddress?.deinitialize(count: total) }
-            guard union < 0x80 else { return nil }
+            lowerCopy(host, to: 0)
+            lowerCopy(pathAndQuery, to: hostCount)
+            guard union & ASCIIWords.highBits == 0 else { return nil }
             let lower = UnsafeBufferPointer(rebasing: buffer[0..<total])
             // The host and each suffix after a `.`, as the loop in vendorByCharacters.
             var start = 0
             while true {
-                if hostLengths?.contains(hostCount - start) ?? true {
+                let length = hostCount - start
+                // (`hostLengths?.contains(length) ?? true`, from the bits when the length is short.)
+                let listed = length < 64 ? shortHostLengths & (1 << UInt64(length)) != 0 : hostLengths?.contains(length) ?? true
+                if listed {
                     let suffix = String(decoding: UnsafeBufferPointer(rebasing: lower[start..<hostCount]), as: UTF8.self)
                     if let index = hostIndex[suffix] { return .some(vendors[index].name) }
                 }
@@ -202,8 +232,12 @@ public struct TrackerList: Sendable {
                 start = dot + 1
             }
             var text: String?
-            for (index, box, literal) in compiled {
-                if let literal, !ByteSearch.contains(lower, literal) { continue }
+            for k in 0..<literalRanges.count {
+                if let literal = literalRanges[k] {
+                    let found = literalBytes.withUnsafeBufferPointer { ByteSearch.contains(lower, UnsafeBufferPointer(rebasing: $0[literal])) }
+                    if !found { continue }
+                }
+                let (index, box, _) = compiled[k]
                 // `matchText`: the lowercased host, then path and query as they are.
                 let matchText = text ?? String(decoding: UnsafeBufferPointer(rebasing: lower[0..<hostCount]), as: UTF8.self)
                     + String(decoding: pathAndQuery, as: UTF8.self)
@@ -370,15 +404,18 @@ public enum TrackingParameters {
     /// the identity and lowercasing is ASCII lowercasing).
     private static func isTrackingASCII(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
         if nameTable.value(bytes, range, lowercasing: true) != nil { return true }
-        func hasPrefix(_ prefix: StaticString) -> Bool {
-            guard range.count >= prefix.utf8CodeUnitCount else { return false }
-            for k in 0..<prefix.utf8CodeUnitCount {
-                let b = bytes[range.lowerBound + k]
-                if (b >= 0x41 && b <= 0x5A ? b | 0x20 : b) != prefix.utf8Start[k] { return false }
-            }
-            return true
+        // The prefixes `utm_`, `pk_`, `mtm_`, `hsa_`, compared with the ASCII-lowercased bytes.
+        guard range.count >= 3 else { return false }
+        @inline(__always) func lower(_ k: Int) -> UInt8 {
+            let b = bytes[range.lowerBound + k]
+            return b >= 0x41 && b <= 0x5A ? b | 0x20 : b
         }
-        return hasPrefix("utm_") || hasPrefix("pk_") || hasPrefix("mtm_") || hasPrefix("hsa_")
+        let (a, b, c) = (lower(0), lower(1), lower(2))
+        if a == 0x70 && b == 0x6B && c == 0x5F { return true }  // pk_
+        guard range.count >= 4, bytes[range.lowerBound + 3] == 0x5F else { return false }
+        return (a == 0x75 && b == 0x74 && c == 0x6D)  // utm_
+            || (a == 0x6D && b == 0x74 && c == 0x6D)  // mtm_
+            || (a == 0x68 && b == 0x73 && c == 0x61)  // hsa_
     }
 
     private enum ASCIIStrip { case result(url: String, removed: [String]), notASCII }
@@ -412,59 +449,62 @@ public enum TrackingParameters {
             if bytes[hash] == 0x26 { items += 1 }
             hash += 1
         }
-        // The query is what lies between the first `?` and the first `#` (see strip).
-        var kept: [Range<Int>] = []
-        kept.reserveCapacity(items)
-        var removed: [String] = []
-        var removedCount = 0
-        var itemStart = question + 1
-        while true {
-            var itemEnd = itemStart
-            var percent = false
-            while itemEnd < hash && bytes[itemEnd] != 0x26 { itemEnd += 1 }
-            var nameEnd = itemStart
-            while nameEnd < itemEnd && bytes[nameEnd] != 0x3D {
-                if bytes[nameEnd] == 0x25 { percent = true }
-                nameEnd += 1
-            }
-            let name = itemStart..<nameEnd
-            let tracking = percent
-                ? isTracking(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
-                : isTrackingASCII(bytes, name)
-            if tracking {
-                removedCount += 1
-                if names {
-                    if removed.isEmpty { removed.reserveCapacity(items) }
-                    removed.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+        // The query is what lies between the first `?` and the first `#` (see strip). The kept
+        // items' ranges go to a buffer on the stack (`items` bounds their number).
+        return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: items) { kept -> (url: String?, removedCount: Int, names: [String]) in
+            var keptCount = 0
+            var removed: [String] = []
+            var removedCount = 0
+            var itemStart = question + 1
+            while true {
+                var itemEnd = itemStart
+                var percent = false
+                while itemEnd < hash && bytes[itemEnd] != 0x26 { itemEnd += 1 }
+                var nameEnd = itemStart
+                while nameEnd < itemEnd && bytes[nameEnd] != 0x3D {
+                    if bytes[nameEnd] == 0x25 { percent = true }
+                    nameEnd += 1
                 }
-            } else {
-                kept.append(itemStart..<itemEnd)
-            }
-            if itemEnd >= hash { break }
-            itemStart = itemEnd + 1
-        }
-        guard removedCount > 0 else { return (nil, 0, []) }
-        // Base, `?` and the kept items joined by `&`, the fragment: never longer than the URL.
-        let stripped = String(unsafeUninitializedCapacity: n) { out in
-            guard let source = bytes.baseAddress, let target = out.baseAddress else { return 0 }
-            var count = 0
-            func copy(_ range: Range<Int>) {
-                (target + count).initialize(from: source + range.lowerBound, count: range.count)
-                count += range.count
-            }
-            copy(0..<question)
-            // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
-            if !(kept.count == 1 && kept[0].isEmpty) {
-                for (index, item) in kept.enumerated() {
-                    target[count] = index == 0 ? 0x3F : 0x26
-                    count += 1
-                    copy(item)
+                let name = itemStart..<nameEnd
+                let tracking = percent
+                    ? isTracking(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                    : isTrackingASCII(bytes, name)
+                if tracking {
+                    removedCount += 1
+                    if names {
+                        if removed.isEmpty { removed.reserveCapacity(items) }
+                        removed.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                    }
+                } else {
+                    kept.initializeElement(at: keptCount, to: itemStart..<itemEnd)
+                    keptCount += 1
                 }
+                if itemEnd >= hash { break }
+                itemStart = itemEnd + 1
             }
-            copy(hash..<n)
-            return count
+            guard removedCount > 0 else { return (nil, 0, []) }
+            // Base, `?` and the kept items joined by `&`, the fragment: never longer than the URL.
+            let stripped = String(unsafeUninitializedCapacity: n) { out in
+                guard let source = bytes.baseAddress, let target = out.baseAddress else { return 0 }
+                var count = 0
+                func copy(_ range: Range<Int>) {
+                    (target + count).initialize(from: source + range.lowerBound, count: range.count)
+                    count += range.count
+                }
+                copy(0..<question)
+                // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
+                if !(keptCount == 1 && kept[0].isEmpty) {
+                    for index in 0..<keptCount {
+                        target[count] = index == 0 ? 0x3F : 0x26
+                        count += 1
+                        copy(kept[index])
+                    }
+                }
+                copy(hash..<n)
+                return count
+            }
+            return (stripped, removedCount, removed)
         }
-        return (stripped, removedCount, removed)
     }
 
     /// The URL with tracking parameters removed, and the names removed (empty if none).

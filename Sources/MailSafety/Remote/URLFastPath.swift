@@ -26,9 +26,17 @@ enum URLFastPath {
     static func shape(_ bytes: UnsafeBufferPointer<UInt8>) -> Shape? {
         let n = bytes.count
         guard n > 0 else { return nil }
-        for k in 0..<n {
+        // Printable ASCII without `\`: eight bytes at a time, then the rest.
+        var k = 0
+        while k + 8 <= n {
+            let w = ASCIIWords.word(bytes, at: k)
+            if w & ASCIIWords.highBits != 0 || ASCIIWords.hasByte(w, below: 0x21) || ASCIIWords.hasByte(w, equalTo: 0x5C) { return nil }
+            k += 8
+        }
+        while k < n {
             let byte = bytes[k]
             if byte <= 0x20 || byte >= 0x80 || byte == 0x5C { return nil }
+            k += 1
         }
         // `classify` tests the scheme-relative prefixes (`//`, `/\`) first: none starts with `#`.
         if bytes[0] == 0x23 { return .fragment }
@@ -70,8 +78,7 @@ enum URLFastPath {
         for k in hostStart..<end where bytes[k] == 0x25 { return nil }
         while end > hostStart && bytes[end - 1] == 0x2E { end -= 1 }
         guard end > hostStart else { return nil }
-        var hash = hostEnd
-        while hash < n && bytes[hash] != 0x23 { hash += 1 }
+        let hash = ByteSearch.firstIndex(of: 0x23, in: bytes, from: hostEnd)
         return .remote(host: hostStart..<end, pathAndQuery: hostEnd..<hash)
     }
 }
