@@ -208,6 +208,44 @@ import Testing
         #expect(droppedSome > 1_000)
     }
 
+    /// The byte-level scoping of plain selector lists against `CSSSanitizer.scopedSelector` on
+    /// the tokens, on random preludes (type and class names in any case, `html`/`body`/`:root`,
+    /// the scope's id, `host`/`part`/`slotted`, combinators, commas, whitespace of every kind,
+    /// digits, `-`, `_`, escapes, non-ASCII): whenever the byte path answers, the token path
+    /// gives the same selector (and it answers for the usual shapes).
+    @Test func plainSelectorsScopeAsTheTokenPath() {
+        let pieces = [
+            "td", "TD", ".cell", ".Cell", "a", "h2", "html", "HTML", "body", "Body", "bodyx", ".body", "host", ".host", "PART", ".slotted",
+            " ", "  ", "\t", "\n", "\r\n", "\u{0C}", ",", " , ", ".", "..", ">", " > ", "+", "~", "*", ":root", ":hover", "#rampart-message",
+            "#x", "[x]", "_x", "-x", "x-", "x1", "1x", ".5", "\\41", "é", "(", ")", "a.b.c", "table.wrap td.cell",
+        ]
+        var state: UInt64 = 0x082EFA98EC4E6C89
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        let css = CSSSanitizer(gate: ResourceGate(options: SanitizerOptions()), scopeID: "rampart-message")
+        var handled = 0
+        var mapped = 0
+        for round in 0..<40_000 {
+            var prelude = ""
+            let plain = round % 2 == 0
+            for _ in 0..<(1 + next(6)) {
+                prelude += plain ? ["td", ".cell", "TD.Cell", "body", "html", " ", ",", "a", ".x.y", "\t", "host"][next(11)] : pieces[next(pieces.count)]
+            }
+            let bytes = Array(prelude.utf8)
+            // The byte path runs on preludes the sheet pre-check passed (ASCII, no escapes).
+            guard bytes.allSatisfy({ $0 < 0x80 && $0 != 0x5C }) else { continue }
+            let fast = bytes.withUnsafeBufferPointer { CSSSheetFastPath.scopedSelector($0, 0..<$0.count, scope: css.scope) }
+            guard let fast else { continue }
+            handled += 1
+            if fast.hasPrefix("#rampart-message") && !fast.contains(" ") { mapped += 1 }
+            #expect(fast == css.scopedSelector(CSSParser.components(prelude)), "\(prelude.debugDescription)")
+        }
+        #expect(handled > 8_000)
+        #expect(mapped > 500)
+    }
+
     // MARK: Style sheets
 
     private static func sheets(_ css: String) -> (fast: String?, fastReport: SanitizationReport, full: String, fullReport: SanitizationReport) {
