@@ -403,19 +403,22 @@ public enum TrackingParameters {
     /// ``isTracking(_:)`` of the ASCII name `bytes[range]` without `%` (so percent-decoding is
     /// the identity and lowercasing is ASCII lowercasing).
     private static func isTrackingASCII(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
-        if nameTable.value(bytes, range, lowercasing: true) != nil { return true }
-        // The prefixes `utm_`, `pk_`, `mtm_`, `hsa_`, compared with the ASCII-lowercased bytes.
-        guard range.count >= 3 else { return false }
+        // The prefixes `utm_`, `pk_`, `mtm_`, `hsa_`, compared with the ASCII-lowercased bytes
+        // (first: they are the usual case, and cheaper than the table), then the names.
+        guard range.count >= 3 else { return nameTable.value(bytes, range, lowercasing: true) != nil }
         @inline(__always) func lower(_ k: Int) -> UInt8 {
             let b = bytes[range.lowerBound + k]
             return b >= 0x41 && b <= 0x5A ? b | 0x20 : b
         }
         let (a, b, c) = (lower(0), lower(1), lower(2))
         if a == 0x70 && b == 0x6B && c == 0x5F { return true }  // pk_
-        guard range.count >= 4, bytes[range.lowerBound + 3] == 0x5F else { return false }
-        return (a == 0x75 && b == 0x74 && c == 0x6D)  // utm_
-            || (a == 0x6D && b == 0x74 && c == 0x6D)  // mtm_
-            || (a == 0x68 && b == 0x73 && c == 0x61)  // hsa_
+        if range.count >= 4 && bytes[range.lowerBound + 3] == 0x5F
+            && ((a == 0x75 && b == 0x74 && c == 0x6D)  // utm_
+                || (a == 0x6D && b == 0x74 && c == 0x6D)  // mtm_
+                || (a == 0x68 && b == 0x73 && c == 0x61)) {  // hsa_
+            return true
+        }
+        return nameTable.value(bytes, range, lowercasing: true) != nil
     }
 
     private enum ASCIIStrip { case result(url: String, removed: [String]), notASCII }

@@ -206,7 +206,7 @@ struct TreeCleaner {
                 if role == .targetOrRel { continue }
                 if info?.html == true || lowerName.hasASCIIPrefix("aria-")
                     || (lowerName.hasASCIIPrefix("data-") && lowerName.count > 5) {
-                    kept.append(attribute)
+                    kept.append(attribute, at: hasPlaceholders ? nil : index)
                 } else {
                     gate.report.note(.attribute)
                 }
@@ -215,9 +215,9 @@ struct TreeCleaner {
                 if attribute.value.lowercased().contains("url(") || Allowlist.svgPaintAttributes.contains(attribute.name) {
                     guard Self.isLocalPaint(attribute.value) else { gate.report.note(.unsafeURL); continue }
                 }
-                kept.append(attribute)
+                kept.append(attribute, at: hasPlaceholders ? nil : index)
             case .mathml:
-                if info?.mathML == true { kept.append(attribute) } else { gate.report.note(.attribute) }
+                if info?.mathML == true { kept.append(attribute, at: hasPlaceholders ? nil : index) } else { gate.report.note(.attribute) }
             }
         }
         if element.namespace == .html && (element.localName == "a" || element.localName == "area"),
@@ -245,11 +245,25 @@ struct TreeCleaner {
                     matched += 1
                     return
                 }
-                var made = Array(originals[0..<matched])
+                // (Room first, then the prefix: one allocation.)
+                var made: [Attribute] = []
                 made.reserveCapacity(originals.count + 2)
+                made.append(contentsOf: originals[0..<matched])
                 copy = made
             }
             copy!.append(attribute)
+        }
+
+        /// ``append(_:)``, told when `attribute` is the element's own at `index` (unchanged; `nil`
+        /// when it may not be): while the kept sequence is `originals[0..<index]`, it then grows
+        /// by one without comparing (an attribute has the same bytes as itself).
+        @inline(__always)
+        mutating func append(_ attribute: Attribute, at index: Int?) {
+            if let index, copy == nil, matched == index {
+                matched += 1
+                return
+            }
+            append(attribute)
         }
 
         /// Byte-for-byte the same attribute (`==` on `String` is canonical equivalence, which
