@@ -246,6 +246,62 @@ import Testing
         #expect(mapped > 500)
     }
 
+    // MARK: The re-parse check's tree comparison
+
+    /// `SameTree.sameChildren` against the string check it short-cuts: on random markup (with
+    /// entities, `&`, `<`, NBSP, non-ASCII, mixed case, whitespace, control characters, raw
+    /// text, comments, templates, SVG and MathML, void elements, misnested tags), whenever it
+    /// says two trees are the same, their serializations are byte for byte the same; and for the
+    /// sanitizer's own use — the cleaned tree against the re-parse of its output — whenever it
+    /// says yes, `innerHTMLEquals` says yes. It must also say yes for most plain messages.
+    @Test func sameTreeAnswersYesOnlyWhenTheSerializationsAgree() {
+        let pieces = [
+            "<p>", "</p>", "<div class=a>", "</div>", "<b>", "</b>", "<i>", "<table>", "<tr>", "<td style='color:red'>", "</table>",
+            "<a href='https://x.example/?a=1&amp;utm_source=2'>", "</a>", "<img src=https://x.example/p.png width=1>", "<br>", "<hr/>",
+            "text", " ", "\n", "\t", "&amp;", "&lt;", "&gt;", "&nbsp;", "\u{A0}", "é", "e\u{301}", "\u{1}", "&#0;", "<", ">", "&", "\"",
+            "'", "<!-- c -->", "<!--x", "<style>p{color:red}</style>", "<style>", "</style>", "<template><p>t</template>", "<svg><circle r=1>",
+            "</svg>", "<math><mi>x</mi></math>", "<noscript><p>n</noscript>", "<textarea>x</textarea>", "<P ID=X>", "<select><option>o",
+            "<xmp><b></xmp>", "<script>s</script>", "<form><form>", "<ul><li>a<li>b</ul>", "<title>t</title>", "<a><a>", "<p><div></p>",
+        ]
+        var state: UInt64 = 0x452821E638D01377
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        var sameSaidYes = 0
+        var cleanedSaidYes = 0
+        var cleanedTotal = 0
+        for _ in 0..<6_000 {
+            var html = ""
+            for _ in 0..<(1 + next(14)) { html += pieces[next(pieces.count)] }
+            // The same markup twice, or with one piece changed.
+            var other = html
+            if next(2) == 0 { other = html + pieces[next(pieces.count)] }
+            if next(4) == 0, let at = html.indices.dropFirst(next(max(html.count, 1))).first {
+                other = String(html[..<at]) + pieces[next(pieces.count)] + String(html[at...])
+            }
+            let a = MessageParsing.parseFragment(html)
+            let b = MessageParsing.parseFragment(other)
+            if SameTree.sameChildren(a, b) {
+                sameSaidYes += 1
+                #expect(Array(a.innerHTML.utf8) == Array(b.innerHTML.utf8), "\(html.debugDescription) / \(other.debugDescription)")
+            }
+            // As the sanitizer uses it.
+            let gate = ResourceGate(options: SanitizerOptions())
+            var cleaner = TreeCleaner(gate: gate, css: CSSSanitizer(gate: gate, scopeID: "rampart-message"), options: SanitizerOptions())
+            cleaner.clean(a)
+            let output = a.innerHTML
+            let reparsed = MessageParsing.parseFragment(output)
+            cleanedTotal += 1
+            if SameTree.sameChildren(a, reparsed) {
+                cleanedSaidYes += 1
+                #expect(reparsed.innerHTMLEquals(output), "\(html.debugDescription)")
+            }
+        }
+        #expect(sameSaidYes > 2_000)
+        #expect(cleanedSaidYes > cleanedTotal / 2)
+    }
+
     // MARK: Style sheets
 
     private static func sheets(_ css: String) -> (fast: String?, fastReport: SanitizationReport, full: String, fullReport: SanitizationReport) {
