@@ -443,15 +443,11 @@ public enum TrackingParameters {
     static func stripASCII(_ bytes: UnsafeBufferPointer<UInt8>, names: Bool) -> (url: String?, removedCount: Int, names: [String]) {
         let n = bytes.count
         // The first `?` before the first `#`, then that `#` (or the end).
-        var question = 0
-        while question < n && bytes[question] != 0x3F && bytes[question] != 0x23 { question += 1 }
-        guard question < n && bytes[question] == 0x3F else { return (nil, 0, []) }
-        var hash = question + 1
-        var items = 1  // an upper bound on the query's items
-        while hash < n && bytes[hash] != 0x23 {
-            if bytes[hash] == 0x26 { items += 1 }
-            hash += 1
-        }
+        let question = ByteSearch.firstIndex(of: 0x3F, in: bytes, from: 0)
+        let hash = ByteSearch.firstIndex(of: 0x23, in: bytes, from: 0)
+        guard question < hash else { return (nil, 0, []) }
+        // An upper bound on the query's items: one more than its `&`s, each of them a byte of it.
+        let items = hash - question
         // The query is what lies between the first `?` and the first `#` (see strip). The kept
         // items' ranges go to a buffer on the stack (`items` bounds their number).
         return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: items) { kept -> (url: String?, removedCount: Int, names: [String]) in
@@ -460,9 +456,8 @@ public enum TrackingParameters {
             var removedCount = 0
             var itemStart = question + 1
             while true {
-                var itemEnd = itemStart
+                let itemEnd = ByteSearch.firstIndex(of: 0x26, in: bytes, from: itemStart, to: hash)
                 var percent = false
-                while itemEnd < hash && bytes[itemEnd] != 0x26 { itemEnd += 1 }
                 var nameEnd = itemStart
                 while nameEnd < itemEnd && bytes[nameEnd] != 0x3D {
                     if bytes[nameEnd] == 0x25 { percent = true }
@@ -475,7 +470,7 @@ public enum TrackingParameters {
                 if tracking {
                     removedCount += 1
                     if names {
-                        if removed.isEmpty { removed.reserveCapacity(items) }
+                        if removed.isEmpty { removed.reserveCapacity(min(items, 8)) }
                         removed.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
                     }
                 } else {

@@ -18,10 +18,12 @@ enum ByteSearch {
         haystack.withUnsafeBufferPointer { contains($0, needle) }
     }
 
-    /// The index of the first `byte` in `bytes[start...]` (`memchr`), or `bytes.count`.
-    static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
-        guard start < bytes.count, let base = bytes.baseAddress else { return bytes.count }
-        guard let hit = memchr(base + start, Int32(byte), bytes.count - start) else { return bytes.count }
+    /// The index of the first `byte` in `bytes[start..<end]` (`memchr`; `end` defaults to the
+    /// end), or `end` when there is none.
+    static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int? = nil) -> Int {
+        let end = min(end ?? bytes.count, bytes.count)
+        guard start < end, let base = bytes.baseAddress else { return end }
+        guard let hit = memchr(base + start, Int32(byte), end - start) else { return end }
         return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(hit))
     }
 

@@ -120,6 +120,22 @@ struct TreeCleaner {
 
     private static let placeholderPrefix = "data-rampart-"
 
+    /// `name.lowercased() == "style"`, on the bytes when `name` is ASCII (then `lowercased()` is
+    /// ASCII lowercasing), else as that `String` comparison.
+    private static func isStyleName(_ name: String) -> Bool {
+        let answer: Bool?? = name.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var union: UInt8 = 0
+            for byte in bytes { union |= byte }
+            guard union < 0x80 else { return nil }
+            guard bytes.count == 5 else { return false }
+            // `b | 0x20` is a given lowercase letter exactly when `b` is that letter in either case.
+            return bytes[0] | 0x20 == 0x73 && bytes[1] | 0x20 == 0x74 && bytes[2] | 0x20 == 0x79
+                && bytes[3] | 0x20 == 0x6C && bytes[4] | 0x20 == 0x65
+        }
+        if let answer, let known = answer { return known }
+        return name.lowercased() == "style"
+    }
+
     /// Placeholder attributes (`data-rampart-src`) are read back as the attribute they stand
     /// for, so sanitizing sanitized output gives the same output.
     private static func restoredName(_ attribute: Attribute) -> Attribute {
@@ -148,7 +164,7 @@ struct TreeCleaner {
         // the image on the first pass and the second pass loaded it (found by the sanitizer fuzz
         // target's idempotence oracle).
         let isImage = element.isHTML("img")
-        let styleIndex = isImage ? element.attributes.firstIndex(where: { $0.namespace == nil && $0.name.lowercased() == "style" }) : nil
+        let styleIndex = isImage ? element.attributes.firstIndex(where: { $0.namespace == nil && Self.isStyleName($0.name) }) : nil
         let keptStyle = styleIndex.flatMap { css.sanitizeStyleAttribute(element.attributes[$0].value) }
         let isPixel = isImage && Self.looksLikePixel(element, style: keptStyle)
         // Placeholders are read back as the attribute they stand for; then a name may repeat.
@@ -440,16 +456,20 @@ struct TreeCleaner {
     /// for ASCII, `isWhitespace` is U+0009–U+000D and space); `nil` for non-ASCII.
     private static func hidingStyleASCII(_ style: String) -> Bool? {
         let result: Bool?? = style.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
-            var compact: [UInt8] = []
-            compact.reserveCapacity(bytes.count)
-            for b in bytes {
-                if b >= 0x80 { return nil }
-                if b == 0x20 || (b >= 0x09 && b <= 0x0D) { continue }
-                compact.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+            // The compacted text in a buffer on the stack (never longer than the style).
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes.count, 1)) { buffer -> Bool? in
+                var count = 0
+                for b in bytes {
+                    if b >= 0x80 { return nil }
+                    if b == 0x20 || (b >= 0x09 && b <= 0x0D) { continue }
+                    buffer.initializeElement(at: count, to: b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+                    count += 1
+                }
+                let compact = UnsafeBufferPointer(rebasing: buffer[0..<count])
+                for hint in pixelHintBytes where ByteSearch.contains(compact, hint) { return true }
+                let suffix = hiddenSuffixBytes
+                return count >= suffix.count && compact[(count - suffix.count)...].elementsEqual(suffix)
             }
-            for hint in pixelHintBytes where ByteSearch.contains(compact, hint) { return true }
-            let suffix = hiddenSuffixBytes
-            return compact.count >= suffix.count && compact[(compact.count - suffix.count)...].elementsEqual(suffix)
         }
         return result ?? nil
     }
