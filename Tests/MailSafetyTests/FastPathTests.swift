@@ -510,13 +510,13 @@ import Testing
         ])), TrackerList.empty]
         let kinds: [RemoteResourceKind] = [.image, .srcset, .cssBackground, .font, .stylesheet, .poster, .media, .inputImage, .svgImage,
                                            .svgUse, .background]
-        let styles: [EmbeddedImageStyle] = [.dataURI, .appScheme("rampart-cid"), .appScheme("HTTPS"), .appScheme("tel")]
+        let styles: [EmbeddedImageStyle] = [.dataURI, .appScheme("rampart-cid"), .appScheme("HTTPS"), .appScheme("tel"), .appScheme("CID")]
         var linksHandled = 0
         var resourcesHandled = 0
         var stripped = 0
         var vendorHits = 0
         for round in 0..<40_000 {
-            var url = ["https://", "http://", "HTTP://", "", "#", "mailto:", "https://shop.example.com/item/1?"][round % 2 == 0 ? next(7) : 6]
+            var url = ["https://", "http://", "HTTP://", "", "#", "mailto:", "cid:", "CID:part1@mail", "https://shop.example.com/item/1?"][round % 2 == 0 ? next(8) : 8]
             let source = round % 2 == 0 ? pieces : plainPieces
             for _ in 0..<(1 + next(10)) { url += source[next(source.count)] }
             var options = SanitizerOptions()
@@ -524,6 +524,7 @@ import Testing
             options.remote = RemoteContentPolicy.allCases[next(RemoteContentPolicy.allCases.count)]
             options.stripTrackingParameters = next(4) != 0
             options.embeddedImages = styles[next(styles.count)]
+            if next(3) == 0 { options.attachments = ["part1@mail": EmbeddedAttachment(mimeType: "image/png", bytes: Data([1, 2, 3]))] }
             // Some findings before the URL, so de-duplication against earlier entries is covered.
             let earlier = round % 3 == 0 ? url : nil
             func gate() -> ResourceGate {

@@ -11,6 +11,8 @@ enum URLFastPath {
         case fragment
         /// `mailto:` or `tel:`.
         case contact
+        /// `cid:` (a part of the message).
+        case contentID
         /// `http:` or `https:` with a plain host: `host` is the range of the host's bytes (any
         /// case, no trailing dots), `pathAndQuery` that of what follows it up to the first `#`.
         case remote(host: Range<Int>, pathAndQuery: Range<Int>)
@@ -60,6 +62,8 @@ enum URLFastPath {
             }
         } else if (letters("mailto", at: 0) && n > 6 && bytes[6] == 0x3A) || (letters("tel", at: 0) && n > 3 && bytes[3] == 0x3A) {
             return .contact
+        } else if letters("cid", at: 0) && n > 3 && bytes[3] == 0x3A {
+            return .contentID
         } else {
             return nil
         }
@@ -91,7 +95,13 @@ extension ResourceGate {
     func linkFastPath(_ raw: String) -> String? {
         let answer: String?? = raw.utf8.withContiguousStorageIfAvailable { bytes -> String? in
             guard let shape = URLFastPath.shape(bytes) else { return nil }
-            guard case .remote(let host, let pathAndQuery) = shape else { return raw }
+            let host: Range<Int>
+            let pathAndQuery: Range<Int>
+            switch shape {
+            case .fragment, .contact: return raw
+            case .contentID: return nil  // (not a link: the full path reports it)
+            case .remote(let h, let p): (host, pathAndQuery) = (h, p)
+            }
             // (The bytes are ASCII, so `vendor` always answers; were it not to, the full path.)
             guard let vendor = options.trackers.vendor(host: UnsafeBufferPointer(rebasing: bytes[host]),
                                                        pathAndQuery: UnsafeBufferPointer(rebasing: bytes[pathAndQuery]))
@@ -122,16 +132,30 @@ extension ResourceGate {
             // The full path loads a URL of the app's scheme as it is; the shapes handled here
             // have the schemes below, so any other app scheme cannot match.
             switch scheme.lowercased() {
-            case "http", "https", "mailto", "tel": return nil
+            case "http", "https", "mailto", "tel", "cid": return nil
             default: break
             }
         }
         let answer: Decision?? = raw.utf8.withContiguousStorageIfAvailable { bytes -> Decision? in
             guard let shape = URLFastPath.shape(bytes) else { return nil }
-            guard case .remote(let host, let pathAndQuery) = shape else {
+            let host: Range<Int>
+            let pathAndQuery: Range<Int>
+            switch shape {
+            case .fragment, .contact:
                 // A fragment (not for `<use>`) or a contact link is no resource.
                 report.note(.unsafeURL)
                 return .drop
+            case .contentID:
+                // As the full path: never a style sheet or media; with no attachments at all,
+                // nothing to resolve (the lookup and the embedding are left to the full path).
+                guard kind != .stylesheet, kind != .media else {
+                    report.note(.unsafeURL)
+                    return .drop
+                }
+                guard options.attachments.isEmpty else { return nil }
+                report.note(.missingAttachment)
+                return .drop
+            case .remote(let h, let p): (host, pathAndQuery) = (h, p)
             }
             guard let vendor = options.trackers.vendor(host: UnsafeBufferPointer(rebasing: bytes[host]),
                                                        pathAndQuery: UnsafeBufferPointer(rebasing: bytes[pathAndQuery]))
