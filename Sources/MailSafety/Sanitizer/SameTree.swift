@@ -11,8 +11,8 @@ import HTML5
 /// always agrees with `localName`). So two such trees serialize to the same text, and when the
 /// re-parsed output is the same tree as the one the cleaner produced (whose serialization the
 /// output is), the check `reparsed.innerHTMLEquals(output)` holds without serializing again.
-/// Whenever the trees differ in any way — merged text nodes, a `<template>` (its contents are
-/// not compared here), a node kind the serializer does not write — the answer is `false`, and
+/// Whenever the trees differ in any way — merged text nodes, a `<template>` element (its
+/// contents are not compared here), a node kind the serializer does not write — the answer is `false`, and
 /// the caller runs that string check as before. The shortcut can only say yes when the string
 /// check says yes: the decision is the same.
 ///
@@ -63,9 +63,11 @@ enum SameTree {
         if kind == ObjectIdentifier(Element.self) {
             let ex = unsafeDowncast(x, to: Element.self)  // (the exact class was checked above)
             let ey = unsafeDowncast(y, to: Element.self)
-            guard ex.tag == ey.tag, ex.namespace == ey.namespace,
-                  ex.templateContent == nil, ey.templateContent == nil,
-                  sameBytes(ex.localName, ey.localName)
+            // A known tag stands for exactly its name (`Element.tag` always agrees with
+            // `localName`); unknown ones are compared by name. Only `<template>` has contents
+            // of its own (`templateContent`), which are not compared here.
+            guard ex.tag == ey.tag, ex.namespace == ey.namespace, ex.tag != .template,
+                  ex.tag != .unknown || sameBytes(ex.localName, ey.localName)
             else { return false }
             return ex.attributes.withUnsafeBufferPointer { ax in
                 ey.attributes.withUnsafeBufferPointer { ay in

@@ -69,7 +69,7 @@ struct TreeCleaner {
         case .html:
             guard parentNamespace == .html else { gate.report.note(.foreignElement); return .remove }
             let name = element.localName
-            switch Allowlist.htmlElementRules.value(name) {
+            switch Allowlist.htmlElementRule(tag: element.tag, localName: name) {
             case .keep?:
                 cleanAttributes(element)
                 return .keep
