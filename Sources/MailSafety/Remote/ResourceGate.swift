@@ -30,7 +30,10 @@ final class ResourceGate {
         let item = BlockedResource(url: url, kind: kind)
         // Room for a typical message's findings at once (growing from 1 rehashed every entry at
         // each doubling).
-        if blockedSeen.isEmpty { blockedSeen.reserveCapacity(Self.typicalFindings) }
+        if blockedSeen.isEmpty {
+            blockedSeen.reserveCapacity(Self.typicalFindings)
+            report.blockedRemote.reserveCapacity(Self.typicalFindings)
+        }
         if blockedSeen.insert(item).inserted { report.blockedRemote.append(item) }
     }
 
@@ -40,7 +43,10 @@ final class ResourceGate {
     /// Lists a tracker finding in the report (once).
     func tracker(_ url: String, _ reason: TrackerFinding.Reason, vendor: String? = nil) {
         let item = TrackerFinding(url: url, reason: reason, vendor: vendor)
-        if trackersSeen.isEmpty { trackersSeen.reserveCapacity(Self.typicalFindings) }
+        if trackersSeen.isEmpty {
+            trackersSeen.reserveCapacity(Self.typicalFindings)
+            report.trackers.reserveCapacity(Self.typicalFindings)
+        }
         if trackersSeen.insert(item).inserted { report.trackers.append(item) }
     }
 

@@ -77,7 +77,8 @@ enum Allowlist {
         guard element.namespace == .html, let urlName = htmlURLAttributes.value(name) else { return nil }
         switch urlName {
         case .href:
-            return element.localName == "a" || element.localName == "area" ? .link : .drop
+            // (By interned tag: `tag` always agrees with `localName`.)
+            return element.tag == .a || element.tag == .area ? .link : .drop
         case .src:
             switch element.localName {
             case "img": return .resource(.image)

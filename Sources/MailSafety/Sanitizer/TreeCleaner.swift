@@ -210,7 +210,16 @@ struct TreeCleaner {
             let role = info?.role ?? .none
             if role == .style {
                 let style = index == styleIndex ? keptStyle : css.sanitizeStyleAttribute(attribute.value)
-                if let style { kept.append(Attribute(name: "style", value: style)) }
+                if let style {
+                    // Unchanged (the usual case: the fast path returns the very text), the
+                    // element's own attribute is kept as it is — when its name is `style` exactly,
+                    // else the new attribute is named `style` as before.
+                    if !hasPlaceholders && SameTree.sameBytes(attribute.name, "style") && SameTree.sameBytes(style, attribute.value) {
+                        kept.append(attribute, at: index)
+                    } else {
+                        kept.append(Attribute(name: "style", value: style))
+                    }
+                }
                 continue
             }
             if role == .idOrName && isClobbering(attribute.value) {
@@ -236,7 +245,7 @@ struct TreeCleaner {
                 if info?.mathML == true { kept.append(attribute, at: hasPlaceholders ? nil : index) } else { gate.report.note(.attribute) }
             }
         }
-        if element.namespace == .html && (element.localName == "a" || element.localName == "area"),
+        if element.namespace == .html && (element.tag == .a || element.tag == .area),
            kept.contains(where: { $0.name == "href" && $0.namespace == nil }) {
             kept.append(Attribute(name: "target", value: "_blank"))
             kept.append(Attribute(name: "rel", value: "noopener noreferrer"))
