@@ -124,6 +124,184 @@ import Testing
         #expect(handled > 2_500)
     }
 
+    /// `style` attributes with `url(…)`: the fast path with the gate as resolver (as
+    /// `CSSSanitizer.sanitizeStyleAttribute` calls it) against the full path, on random
+    /// declarations with URLs of every kind (remote, trackers, `data:`, `cid:`, `javascript:`,
+    /// empty, quoted, escaped, with spaces, controls, `<`, non-ASCII) and random options: same
+    /// text, same report (the gate's entries in the same order).
+    @Test func fastStylePathWithURLsAgreesWithTheFullPath() {
+        let urls = [
+            "https://cdn.example.com/bg1.png", "HTTP://T.Example/a?utm_source=1", "//x.example/a.png", "data:image/png;base64,AAAA",
+            "data:text/html,<b>", "cid:part1@mail", "CID:x", "javascript:alert(1)", "#frag", "", "x", "https://list-manage.com/track/open.php",
+            "https://x.example/a<b", "https://x.example/é", "https://x.example/a\\29", "https://x.example/a b", " https://x.example/s ",
+            "\thttps://x.example/t\n", "'https://x.example/q'", "\"https://x.example/d\"", "https://x.example/(p)", "https://x.example/\u{7F}",
+            "https://x.example/\u{1}", "https://x.example/\r", "https://x.example/\u{0C}", "mailto:a@b", "https://a.example/1.png",
+            "https://a.example/1.png",
+        ]
+        let names = ["background", "background-image", "BACKGROUND", "list-style", "color", "border-image", "--x", "position", "behavior"]
+        let values = ["red", "no-repeat", "0", "10px", "center", "rgb(0,0,0)", "calc(100% - 2px)", "'Arial'", "!", "url(", ")", ",", "/"]
+        var state: UInt64 = 0xA4093822299F31D0
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        var withURLs = 0
+        var loaded = 0
+        var droppedSome = 0
+        for round in 0..<30_000 {
+            // Every other attribute from the pieces the fast path handles, so that it answers often.
+            let plain = round % 2 == 1
+            var css = ""
+            for d in 0..<(1 + next(4)) {
+                if d > 0 { css += [";", " ; ", ";;"][next(3)] }
+                css += names[next(plain ? 5 : names.count)] + ["", " "][next(2)] + ":" + ["", " "][next(2)]
+                for v in 0..<(1 + next(4)) {
+                    if v > 0 { css += [" ", ",", " , ", "\t", "\n"][next(5)] }
+                    if next(2) == 0 {
+                        let url = urls[next(urls.count)]
+                        switch next(8) {
+                        case 0: css += "url('" + url + "')"
+                        case 1: css += "URL( " + url + " )"
+                        case 2: css += "url(\t" + url + "\n)"
+                        case 3: css += "rgb(url(" + url + "))"
+                        case 4: css += "u\\72l(" + url + ")"
+                        default: css += "url(" + url + ")"
+                        }
+                    } else {
+                        css += values[next(plain ? 8 : values.count)]
+                    }
+                }
+                if next(6) == 0 { css += "!important" }
+            }
+            var options = SanitizerOptions()
+            options.remote = RemoteContentPolicy.allCases[next(RemoteContentPolicy.allCases.count)]
+            options.attachments = next(2) == 0 ? [:] : ["part1@mail": EmbeddedAttachment(mimeType: "image/png", bytes: Data([1, 2, 3]))]
+            options.embeddedImages = next(3) == 0 ? .appScheme("rampart-cid") : .dataURI
+            let fastGate = ResourceGate(options: options)
+            let fast = CSSStyleFastPath.sanitize(css, resolve: { raw in
+                if case .load(let url) = fastGate.resource(raw, kind: .cssBackground) { return url }
+                return nil
+            })
+            let fullGate = ResourceGate(options: options)
+            let full = CSSSanitizer(gate: fullGate, scopeID: "rampart-message").sanitizeStyleAttributeFully(css)
+            switch fast {
+            case .unhandled:
+                // Nothing was asked of the gate before giving up.
+                #expect(fastGate.report == SanitizationReport(), "\(css.debugDescription)")
+                continue
+            case .kept(let text): #expect(full == text, "\(css.debugDescription)")
+            case .empty: #expect(full == nil, "\(css.debugDescription)")
+            }
+            #expect(fastGate.report == fullGate.report, "\(css.debugDescription)")
+            // And through the sanitizer's entry point.
+            let viaEntry = ResourceGate(options: options)
+            #expect(CSSSanitizer(gate: viaEntry, scopeID: "rampart-message").sanitizeStyleAttribute(css) == full)
+            #expect(viaEntry.report == fullGate.report, "\(css.debugDescription)")
+            if css.lowercased().contains("url(") {
+                withURLs += 1
+                if case .kept(let text) = fast, text.contains("url(") { loaded += 1 }
+                if fullGate.report != SanitizationReport() { droppedSome += 1 }
+            }
+        }
+        #expect(withURLs > 2_000)
+        #expect(loaded > 300)
+        #expect(droppedSome > 1_000)
+    }
+
+    /// The byte-level scoping of plain selector lists against `CSSSanitizer.scopedSelector` on
+    /// the tokens, on random preludes (type and class names in any case, `html`/`body`/`:root`,
+    /// the scope's id, `host`/`part`/`slotted`, combinators, commas, whitespace of every kind,
+    /// digits, `-`, `_`, escapes, non-ASCII): whenever the byte path answers, the token path
+    /// gives the same selector (and it answers for the usual shapes).
+    @Test func plainSelectorsScopeAsTheTokenPath() {
+        let pieces = [
+            "td", "TD", ".cell", ".Cell", "a", "h2", "html", "HTML", "body", "Body", "bodyx", ".body", "host", ".host", "PART", ".slotted",
+            " ", "  ", "\t", "\n", "\r\n", "\u{0C}", ",", " , ", ".", "..", ">", " > ", "+", "~", "*", ":root", ":hover", "#rampart-message",
+            "#x", "[x]", "_x", "-x", "x-", "x1", "1x", ".5", "\\41", "é", "(", ")", "a.b.c", "table.wrap td.cell",
+        ]
+        var state: UInt64 = 0x082EFA98EC4E6C89
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        let css = CSSSanitizer(gate: ResourceGate(options: SanitizerOptions()), scopeID: "rampart-message")
+        var handled = 0
+        var mapped = 0
+        for round in 0..<40_000 {
+            var prelude = ""
+            let plain = round % 2 == 0
+            for _ in 0..<(1 + next(6)) {
+                prelude += plain ? ["td", ".cell", "TD.Cell", "body", "html", " ", ",", "a", ".x.y", "\t", "host"][next(11)] : pieces[next(pieces.count)]
+            }
+            let bytes = Array(prelude.utf8)
+            // The byte path runs on preludes the sheet pre-check passed (ASCII, no escapes).
+            guard bytes.allSatisfy({ $0 < 0x80 && $0 != 0x5C }) else { continue }
+            let fast = bytes.withUnsafeBufferPointer { CSSSheetFastPath.scopedSelector($0, 0..<$0.count, scope: css.scope) }
+            guard let fast else { continue }
+            handled += 1
+            if fast.hasPrefix("#rampart-message") && !fast.contains(" ") { mapped += 1 }
+            #expect(fast == css.scopedSelector(CSSParser.components(prelude)), "\(prelude.debugDescription)")
+        }
+        #expect(handled > 8_000)
+        #expect(mapped > 500)
+    }
+
+    // MARK: The re-parse check's tree comparison
+
+    /// `SameTree.sameChildren` against the string check it short-cuts: on random markup (with
+    /// entities, `&`, `<`, NBSP, non-ASCII, mixed case, whitespace, control characters, raw
+    /// text, comments, templates, SVG and MathML, void elements, misnested tags), whenever it
+    /// says two trees are the same, their serializations are byte for byte the same; and for the
+    /// sanitizer's own use — the cleaned tree against the re-parse of its output — whenever it
+    /// says yes, `innerHTMLEquals` says yes. It must also say yes for most plain messages.
+    @Test func sameTreeAnswersYesOnlyWhenTheSerializationsAgree() {
+        let pieces = [
+            "<p>", "</p>", "<div class=a>", "</div>", "<b>", "</b>", "<i>", "<table>", "<tr>", "<td style='color:red'>", "</table>",
+            "<a href='https://x.example/?a=1&amp;utm_source=2'>", "</a>", "<img src=https://x.example/p.png width=1>", "<br>", "<hr/>",
+            "text", " ", "\n", "\t", "&amp;", "&lt;", "&gt;", "&nbsp;", "\u{A0}", "é", "e\u{301}", "\u{1}", "&#0;", "<", ">", "&", "\"",
+            "'", "<!-- c -->", "<!--x", "<style>p{color:red}</style>", "<style>", "</style>", "<template><p>t</template>", "<svg><circle r=1>",
+            "</svg>", "<math><mi>x</mi></math>", "<noscript><p>n</noscript>", "<textarea>x</textarea>", "<P ID=X>", "<select><option>o",
+            "<xmp><b></xmp>", "<script>s</script>", "<form><form>", "<ul><li>a<li>b</ul>", "<title>t</title>", "<a><a>", "<p><div></p>",
+        ]
+        var state: UInt64 = 0x452821E638D01377
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        var sameSaidYes = 0
+        var cleanedSaidYes = 0
+        var cleanedTotal = 0
+        for _ in 0..<6_000 {
+            var html = ""
+            for _ in 0..<(1 + next(14)) { html += pieces[next(pieces.count)] }
+            // The same markup twice, or with one piece changed.
+            var other = html
+            if next(2) == 0 { other = html + pieces[next(pieces.count)] }
+            if next(4) == 0, let at = html.indices.dropFirst(next(max(html.count, 1))).first {
+                other = String(html[..<at]) + pieces[next(pieces.count)] + String(html[at...])
+            }
+            let a = MessageParsing.parseFragment(html)
+            let b = MessageParsing.parseFragment(other)
+            if SameTree.sameChildren(a, b) {
+                sameSaidYes += 1
+                #expect(Array(a.innerHTML.utf8) == Array(b.innerHTML.utf8), "\(html.debugDescription) / \(other.debugDescription)")
+            }
+            // As the sanitizer uses it.
+            let gate = ResourceGate(options: SanitizerOptions())
+            var cleaner = TreeCleaner(gate: gate, css: CSSSanitizer(gate: gate, scopeID: "rampart-message"), options: SanitizerOptions())
+            cleaner.clean(a)
+            let output = a.innerHTML
+            let reparsed = MessageParsing.parseFragment(output)
+            cleanedTotal += 1
+            if SameTree.sameChildren(a, reparsed) {
+                cleanedSaidYes += 1
+                #expect(reparsed.innerHTMLEquals(output), "\(html.debugDescription)")
+            }
+        }
+        #expect(sameSaidYes > 2_000)
+        #expect(cleanedSaidYes > cleanedTotal / 2)
+    }
+
     // MARK: Style sheets
 
     private static func sheets(_ css: String) -> (fast: String?, fastReport: SanitizationReport, full: String, fullReport: SanitizationReport) {
@@ -299,6 +477,112 @@ import Testing
         }
         #expect(asciiParsed > 10_000)
         #expect(vendorHits > 1_000)
+    }
+
+    /// The link and resource fast paths (URLs read from their bytes) against the full paths
+    /// through `URLPolicy` and `URLComponentsLite`, on random URLs (with the tricky pieces:
+    /// control characters, spaces, `\\`, `%`, userinfo, ports, IP literals, non-ASCII, mixed
+    /// case, tracking names, `?` in the fragment) and random options: whenever a fast path
+    /// answers, the answer and the report are those of the full path.
+    @Test func linkAndResourceFastPathsAgreeWithTheFullPaths() {
+        let pieces = [
+            "http:", "HTTPS:", "https://", "hTtP://", "//", "\\\\", "/\\", "\\", "/", "///", "user@", "a:b@", "@", "[::1]", "[FE80::1]", ":8080",
+            ":", "%41", "%", "%2e", "%C3%A9", ".", "..", "Example.COM", "t.example", "x", "é", "例え.jp", "\u{301}", "?", "#", "&", "=", "&&",
+            "utm_source=x", "UTM_Medium=y", "mc_eid=1", "fbclid", "%75tm_source=1", "MKT_TOK=", "pk_x", "hsa_", "utm", "ref=1",
+            "?utm_x=1#?utm_y=2", " ", "\t", "\n", "\r", "\u{0}", "\u{1F}", "\u{7F}", "\u{85}", "\u{A0}", "a b", "cid:", "data:", "mailto:",
+            "MailTo:", "tel:", "TEL:", "javascript:", "httpx:", "http", "https", "s:", "\u{212A}", "list-manage.com", "/track/open.php",
+            "T.Example", "/a/b", "/o/abc", "/wf/open?upn=", "facebook.com/tr?", "google-analytics.com", "track.hubspot.com", ".x", "x.",
+            "EXAMPLE.com.", "sub.t.example", "cdn.example.com", "/img/1.png",
+        ]
+        // Half of the URLs from pieces the fast paths handle, so that they answer often.
+        let plainPieces = [
+            "t.example", "x", "Example.COM", "/a/b", "/img/1.png", "?", "&", "=", "utm_source=x", "UTM_Medium=y", "mc_eid=1", "fbclid",
+            "%75tm_source=1", "ref=1", "#", ":8080", "user@", ".", "sub.t.example", "/o/abc", "/wf/open?upn=", "list-manage.com",
+            "/track/open.php", "&&", "pk_x", "hsa_", "\u{7F}",
+        ]
+        var state: UInt64 = 0x13198A2E03707344
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33) % bound
+        }
+        let trackers = [TrackerList.builtIn, TrackerList.builtIn.merging(TrackerList(vendors: [
+            TrackerList.Vendor(name: "Example", hosts: ["t.example", "Example.COM", "x"], patterns: ["/a/b", "utm_[a-z]+=1"]),
+        ])), TrackerList.empty]
+        let kinds: [RemoteResourceKind] = [.image, .srcset, .cssBackground, .font, .stylesheet, .poster, .media, .inputImage, .svgImage,
+                                           .svgUse, .background]
+        let styles: [EmbeddedImageStyle] = [.dataURI, .appScheme("rampart-cid"), .appScheme("HTTPS"), .appScheme("tel"), .appScheme("CID")]
+        var linksHandled = 0
+        var resourcesHandled = 0
+        var stripped = 0
+        var vendorHits = 0
+        for round in 0..<40_000 {
+            var url = ["https://", "http://", "HTTP://", "", "#", "mailto:", "cid:", "CID:part1@mail", "https://shop.example.com/item/1?"][round % 2 == 0 ? next(8) : 8]
+            let source = round % 2 == 0 ? pieces : plainPieces
+            for _ in 0..<(1 + next(10)) { url += source[next(source.count)] }
+            var options = SanitizerOptions()
+            options.trackers = trackers[next(trackers.count)]
+            options.remote = RemoteContentPolicy.allCases[next(RemoteContentPolicy.allCases.count)]
+            options.stripTrackingParameters = next(4) != 0
+            options.embeddedImages = styles[next(styles.count)]
+            if next(3) == 0 { options.attachments = ["part1@mail": EmbeddedAttachment(mimeType: "image/png", bytes: Data([1, 2, 3]))] }
+            // Some findings before the URL, so de-duplication against earlier entries is covered.
+            let earlier = round % 3 == 0 ? url : nil
+            func gate() -> ResourceGate {
+                let gate = ResourceGate(options: options)
+                if let earlier { gate.tracker(earlier, .linkParameters); gate.block(earlier, .image) }
+                return gate
+            }
+            let fast = gate()
+            let full = gate()
+            if let answer = fast.linkFastPath(url) {
+                linksHandled += 1
+                #expect(answer == full.linkByParts(url), "\(url.debugDescription)")
+                #expect(fast.report == full.report, "\(url.debugDescription)")
+                if fast.report.count(.trackingParameter) > 0 { stripped += 1 }
+                if fast.report.trackers.contains(where: { $0.reason == .knownTracker }) { vendorHits += 1 }
+            }
+            let kind = kinds[next(kinds.count)]
+            let isPixel = next(3) == 0
+            let fastResource = gate()
+            let fullResource = gate()
+            if let decision = fastResource.resourceFastPath(url, kind: kind, isPixel: isPixel) {
+                resourcesHandled += 1
+                #expect(decision == fullResource.resourceByParts(url, kind: kind, isPixel: isPixel), "\(url.debugDescription) \(kind)")
+                #expect(fastResource.report == fullResource.report, "\(url.debugDescription) \(kind)")
+            }
+            // The public entry points answer as the full paths whether or not a fast path did.
+            let viaLink = gate()
+            let viaFull = gate()
+            #expect(viaLink.link(url) == viaFull.linkByParts(url) && viaLink.report == viaFull.report, "\(url.debugDescription)")
+            #expect(viaLink.resource(url, kind: kind, isPixel: isPixel) == viaFull.resourceByParts(url, kind: kind, isPixel: isPixel)
+                && viaLink.report == viaFull.report, "\(url.debugDescription)")
+        }
+        #expect(linksHandled > 8_000)
+        #expect(resourcesHandled > 8_000)
+        #expect(stripped > 1_000)
+        #expect(vendorHits > 500)
+    }
+
+    /// The byte fast path's hand-picked edges.
+    @Test(arguments: [
+        "https://x.example", "HTTPS://User:pw@WWW.Example.COM.:8443/a/B?x=1&utm_source=n#frag?utm_medium=m", "http:x.example",
+        "http:///x.example/?utm_source=1", "https://x.example/a?&utm_source=1", "https://x.example/a?utm_source=1&", "https://x.example/a?",
+        "https://x.example?utm_source=1#", "https://x.example/a?UTM_Source=1&k=2&&%6Dc_eid=3#f", "#", "#x", "mailto:a@b", "tel:1",
+        "https://.", "https://@", "https://a@", "https://:80", "https://x.example\u{7F}", "https://t.example.", "https://sub.T.Example/x",
+        "https://list-manage.com/track/open.php?u=1", "https://x.example/wf/open?upn=1", "https://x.example/o/abc",
+    ])
+    func linkFastPathEdges(_ url: String) {
+        let trackers = TrackerList.builtIn.merging(TrackerList(vendors: [TrackerList.Vendor(name: "Example", hosts: ["t.example"], patterns: [])]))
+        var options = SanitizerOptions()
+        options.trackers = trackers
+        let fast = ResourceGate(options: options)
+        let full = ResourceGate(options: options)
+        #expect(fast.link(url) == full.linkByParts(url))
+        #expect(fast.report == full.report)
+        let fastResource = ResourceGate(options: options)
+        let fullResource = ResourceGate(options: options)
+        #expect(fastResource.resource(url, kind: .image) == fullResource.resourceByParts(url, kind: .image))
+        #expect(fastResource.report == fullResource.report)
     }
 
     @Test func urlEdgeCases() {

@@ -42,7 +42,12 @@ struct CSSSanitizer {
     func sanitizeStyleAttribute(_ text: String) -> String? {
         // Most inline styles in mail are plain declarations the fast path writes exactly as the
         // full path would (and usually unchanged); anything else takes the full path below.
-        switch CSSStyleFastPath.sanitize(text) {
+        // Plain `url(…)` tokens too: their URLs go through the gate as on the full path (kind
+        // `cssBackground`, a declaration whose URL is not loaded is dropped).
+        switch CSSStyleFastPath.sanitize(text, resolve: { raw in
+            if case .load(let url) = gate.resource(raw, kind: .cssBackground) { return url }
+            return nil
+        }) {
         case .kept(let style): return style
         case .empty: return nil
         case .unhandled: return sanitizeStyleAttributeFully(text)

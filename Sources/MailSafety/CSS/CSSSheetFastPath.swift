@@ -85,6 +85,8 @@ enum CSSSheetFastPath {
 
     private struct State {
         let css: CSSSanitizer
+        /// `css.scope`, made once per sheet.
+        lazy var scope: String = css.scope
         /// Output buffer for one declaration block (never longer than the sheet).
         var scratch: [UInt8]
         var droppedRules = 0
@@ -131,7 +133,8 @@ enum CSSSheetFastPath {
                     close += 1
                 }
                 guard close < end else { return false }
-                guard let selector = css.scopedSelector(CSSParser.components(string(p, i..<open))) else {
+                guard let selector = CSSSheetFastPath.scopedSelector(p, i..<open, scope: scope)
+                    ?? css.scopedSelector(CSSParser.components(string(p, i..<open))) else {
                     droppedRules += 1
                     i = close + 1
                     continue
@@ -184,5 +187,106 @@ enum CSSSheetFastPath {
         private func string(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
             String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
         }
+    }
+
+    // MARK: Plain selectors
+
+    @inline(__always) private static func isNameStart(_ b: UInt8) -> Bool { ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A) || b == 0x5F }
+    @inline(__always) private static func isNameCode(_ b: UInt8) -> Bool { isNameStart(b) || (b >= 0x30 && b <= 0x39) || b == 0x2D }
+
+    /// ``CSSSanitizer/scopedSelector(_:)`` for the plainest selector lists, read from the bytes
+    /// of a prelude the pre-check passed (ASCII, no escapes, strings or comments): selectors
+    /// separated by `,`, each made of compounds separated by whitespace, each compound a type
+    /// name and/or `.class` names, every name `[A-Za-z_][A-Za-z0-9_-]*` (so the tokenizer reads
+    /// it as one ident token, and the serializer writes it unchanged). `nil` when the list is
+    /// anything else — then the token path decides, including every selector it drops.
+    ///
+    /// What the token path does with such a list: leading `html`/`body` compounds (any case)
+    /// are dropped with the whitespace after them (the selector is then the scope alone if
+    /// nothing follows), the rest is written after the scope and a space, whitespace runs as
+    /// one space (one whitespace token each); equal scoped selectors are written once; names
+    /// `host`, `part` and `slotted` are refused (here: left to the token path).
+    static func scopedSelector(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, scope: String) -> String? {
+        var scoped: [String] = []
+        var start = range.lowerBound
+        while true {
+            var comma = start
+            while comma < range.upperBound && p[comma] != 0x2C { comma += 1 }
+            guard let one = scopeOne(p, start..<comma, scope: scope) else { return nil }
+            if !scoped.contains(one) { scoped.append(one) }
+            if comma >= range.upperBound { break }
+            start = comma + 1
+        }
+        return scoped.count == 1 ? scoped[0] : scoped.joined(separator: ",")
+    }
+
+    /// One selector of ``scopedSelector(_:_:scope:)``.
+    private static func scopeOne(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, scope: String) -> String? {
+        var lo = range.lowerBound
+        var hi = range.upperBound
+        while lo < hi && isSpace(p[lo]) { lo += 1 }
+        while hi > lo && isSpace(p[hi - 1]) { hi -= 1 }
+        guard lo < hi else { return nil }
+        // Check every name: the shape above, and none the token path refuses.
+        var k = lo
+        var compoundEmpty = true
+        while k < hi {
+            let b = p[k]
+            if isSpace(b) {
+                guard !compoundEmpty else { return nil }
+                while k < hi && isSpace(p[k]) { k += 1 }
+                compoundEmpty = true
+                continue
+            }
+            var nameStart = k
+            if b == 0x2E {
+                nameStart = k + 1
+            } else if !compoundEmpty {
+                return nil  // a type name after something in the same compound
+            }
+            guard nameStart < hi, isNameStart(p[nameStart]) else { return nil }
+            var nameEnd = nameStart + 1
+            while nameEnd < hi && isNameCode(p[nameEnd]) { nameEnd += 1 }
+            if nameEnd < hi && !isSpace(p[nameEnd]) && p[nameEnd] != 0x2E { return nil }
+            if isWord(p, nameStart..<nameEnd, "host") || isWord(p, nameStart..<nameEnd, "part") || isWord(p, nameStart..<nameEnd, "slotted") {
+                return nil
+            }
+            compoundEmpty = false
+            k = nameEnd
+        }
+        // Leading `html`/`body` compounds (a lone type name followed by whitespace or the end).
+        var mapped = false
+        while true {
+            var end = lo
+            while end < hi && isNameCode(p[end]) { end += 1 }
+            guard isWord(p, lo..<end, "html") || isWord(p, lo..<end, "body") else { break }
+            // `body.x`: the token path drops the selector (the compound must end after the name).
+            guard end == hi || isSpace(p[end]) else { return nil }
+            lo = end
+            while lo < hi && isSpace(p[lo]) { lo += 1 }
+            mapped = true
+        }
+        if lo == hi { return mapped ? scope : nil }
+        var out = [UInt8](scope.utf8)
+        out.reserveCapacity(out.count + 1 + hi - lo)
+        out.append(0x20)
+        var i = lo
+        while i < hi {
+            if isSpace(p[i]) {
+                out.append(0x20)
+                while i < hi && isSpace(p[i]) { i += 1 }
+            } else {
+                out.append(p[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Whether `p[range]` is `word` (lowercase ASCII) in any case.
+    private static func isWord(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ word: StaticString) -> Bool {
+        guard range.count == word.utf8CodeUnitCount else { return false }
+        for k in 0..<range.count where p[range.lowerBound + k] | 0x20 != word.utf8Start[k] { return false }
+        return true
     }
 }

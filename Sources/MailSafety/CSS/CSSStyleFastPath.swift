@@ -28,19 +28,97 @@ enum CSSStyleFastPath {
     }
 
     static func sanitize(_ text: String) -> Result {
+        sanitize(text, urls: false, resolve: { _ in nil })
+    }
+
+    /// ``sanitize(_:)`` with plain `url(…)` tokens resolved by `resolve` (see below).
+    static func sanitize(_ text: String, resolve: (String) -> String?) -> Result {
+        sanitize(text, urls: true, resolve: resolve)
+    }
+
+    /// ``sanitize(_:)``, and with `urls` also declarations with plain `url(…)` tokens (the
+    /// unquoted form, printable ASCII, no escape): `resolve` is called once per URL, in the
+    /// order and for exactly the URLs the full path sends to the resource gate (so the report
+    /// gets the same entries in the same order), and returns the URL to load or `nil`, which
+    /// drops the declaration as the full path does. It is called only once the whole attribute
+    /// is known to be in the fast path's subset, so a fast path that gives up has reported
+    /// nothing and the full path reports everything.
+    /// (`resolve` is a non-escaping closure: no allocation per attribute.)
+    private static func sanitize(_ text: String, urls handled: Bool, resolve: (String) -> String?) -> Result {
         let result = text.utf8.withContiguousStorageIfAvailable { bytes -> Result in
             // The output is never longer than the input (every byte written stands for at least
-            // one byte read); the writer checks its bounds anyway and gives up when full.
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + 16) { buffer -> Result in
+            // one byte read) unless loaded URLs are written; the writer checks its bounds anyway
+            // and gives up when full.
+            var found: [(declaration: Int, range: Range<Int>)] = []
+            let first = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + 16) { buffer -> Result? in
                 guard let base = buffer.baseAddress else { return .unhandled }
                 var out = Writer(base: base, capacity: buffer.count)
-                guard run(bytes, into: &out), !out.overflowed else { return .unhandled }
-                if out.count == 0 { return .empty }
-                if out.count == bytes.count, let input = bytes.baseAddress, memcmp(base, input, out.count) == 0 { return .kept(text) }
-                return .kept(String(decoding: UnsafeBufferPointer(start: base, count: out.count), as: UTF8.self))
+                var urls = URLs(mode: handled ? .collect : .refuse)
+                guard run(bytes, into: &out, urls: &urls), !out.overflowed else { return .unhandled }
+                // URLs seen: resolved below, then written by a second run.
+                found = urls.found
+                if !found.isEmpty { return nil }
+                return finish(bytes, out, text)
             }
+            if let first { return first }
+            return resolveAndWrite(bytes, text, found, resolve)
         }
         return result ?? .unhandled
+    }
+
+    private static func finish(_ bytes: UnsafeBufferPointer<UInt8>, _ out: Writer, _ text: String) -> Result {
+        if out.count == 0 { return .empty }
+        if out.count == bytes.count, let input = bytes.baseAddress, memcmp(out.base, input, out.count) == 0 { return .kept(text) }
+        return .kept(String(decoding: UnsafeBufferPointer(start: out.base, count: out.count), as: UTF8.self))
+    }
+
+    /// The second run for an attribute with URLs: each URL is resolved in source order, except
+    /// those after a dropped URL in the same declaration (the full path stops at the first); then
+    /// the declarations are written with the loaded URLs, or left out.
+    private static func resolveAndWrite(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String,
+                                        _ found: [(declaration: Int, range: Range<Int>)], _ resolve: (String) -> String?) -> Result {
+        var resolved: [[UInt8]?] = []
+        resolved.reserveCapacity(found.count)
+        var droppedDeclaration = -1
+        var extra = 0
+        for (declaration, range) in found {
+            if declaration == droppedDeclaration { resolved.append(nil); continue }
+            if let url = resolve(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)) {
+                // `url(` + the URL as the serializer writes a string + `)`.
+                let written = Array(("url(" + CSSSerializer.string(url) + ")").utf8)
+                extra += written.count
+                resolved.append(written)
+            } else {
+                droppedDeclaration = declaration
+                resolved.append(nil)
+            }
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + extra + 16) { buffer -> Result in
+            guard let base = buffer.baseAddress else { return .unhandled }
+            var out = Writer(base: base, capacity: buffer.count)
+            var urls = URLs(mode: .write(resolved))
+            // The same input as the first run, which succeeded, and only the URL tokens are written
+            // differently: this run succeeds too, and its output (the input's bytes, or fewer,
+            // with each URL token replaced by its written form) fits the buffer. The gate has
+            // been asked already, so giving up here would report twice: it cannot happen.
+            guard run(bytes, into: &out, urls: &urls), !out.overflowed else { preconditionFailure("CSS style fast path: second run failed") }
+            return finish(bytes, out, text)
+        }
+    }
+
+    /// What the run does with `url(…)` tokens.
+    struct URLs {
+        enum Mode {
+            /// Give up (the `<style>` sheet path, and attributes without a resolver).
+            case refuse
+            /// Record each URL: the ordinal of its declaration and its bytes.
+            case collect
+            /// Write the k-th URL as `written[k]`, or drop its declaration when `nil`.
+            case write([[UInt8]?])
+        }
+        var mode: Mode
+        var found: [(declaration: Int, range: Range<Int>)] = []
+        var next = 0
     }
 
     /// Appends bytes to a fixed buffer; past its end it only records the overflow.
@@ -89,6 +167,12 @@ enum CSSStyleFastPath {
     /// Tokenizes, checks and serializes `bytes`; `false` = give up. (Also used for the
     /// declaration blocks of ``CSSSheetFastPath``.)
     static func run(_ p: UnsafeBufferPointer<UInt8>, into out: inout Writer) -> Bool {
+        var urls = URLs(mode: .refuse)
+        return run(p, into: &out, urls: &urls)
+    }
+
+    /// ``run(_:into:)`` with `url(…)` tokens handled as `urls` says.
+    static func run(_ p: UnsafeBufferPointer<UInt8>, into out: inout Writer, urls: inout URLs) -> Bool {
         let n = p.count
         var i = 0
         @inline(__always) func at(_ k: Int) -> UInt8 { k < n ? p[k] : 0 }
@@ -139,6 +223,8 @@ enum CSSStyleFastPath {
             guard at(i) == 0x3A else { return false }
             i += 1
             guard isPlainProperty(p, nameStart, nameEnd) else { return false }
+            let declarationStart = out.count
+            var dropped = false  // a URL of this declaration was not loaded: it is left out
             if declarations > 0 { out.append(0x3B) }
             declarations += 1
             for k in nameStart..<nameEnd { let b = p[k]; out.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b) }
@@ -234,7 +320,25 @@ enum CSSStyleFastPath {
                     guard startsIdentifier(i) == true, previous != .word else { return false }
                     let start = i
                     guard consumeName() else { return false }
-                    if at(i) == 0x28 {
+                    if at(i) == 0x28, i - start == 3, p[start] | 0x20 == 0x75, p[start + 1] | 0x20 == 0x72, p[start + 2] | 0x20 == 0x6C {
+                        // `url(`: with a resolver, the unquoted URL token (else the full path).
+                        guard let range = urlToken(p, &i) else { return false }
+                        switch urls.mode {
+                        case .refuse:
+                            return false
+                        case .collect:
+                            urls.found.append((declarations - 1, range))
+                        case .write(let written):
+                            if let bytes = written[urls.next] {
+                                bytes.withUnsafeBufferPointer { out.append(contentsOf: $0) }
+                            } else {
+                                dropped = true
+                            }
+                            urls.next += 1
+                        }
+                        // No comment is needed after a URL token (and a word before it gave up above).
+                        previous = .other
+                    } else if at(i) == 0x28 {
                         // A function: allowlisted, and never `url(` or `image-set(` (URLs go
                         // through the resource gate on the full path).
                         guard depth < 6, isPlainFunction(p, start, i) else { return false }
@@ -251,8 +355,35 @@ enum CSSStyleFastPath {
             }
             guard depth == 0 else { return false }
             if important { out.append("!important") }
+            if dropped {
+                out.count = declarationStart
+                declarations -= 1
+            }
         }
         return true
+    }
+
+    /// The unquoted URL token after `url` at `i` (the `(`), as the tokenizer reads it: the range
+    /// of the URL between optional whitespace, with `i` moved past the `)`. `nil` (give up) for
+    /// the string form `url("…")` (a function), a bad URL (`"`, `'`, `(`, whitespace inside,
+    /// non-printable bytes), an escape, non-ASCII, CR or FF (preprocessed), or a missing `)`.
+    private static func urlToken(_ p: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Range<Int>? {
+        let n = p.count
+        @inline(__always) func isURLSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x09 }
+        var k = i + 1
+        while k < n && isURLSpace(p[k]) { k += 1 }
+        let start = k
+        while k < n {
+            let c = p[k]
+            if c == 0x29 || isURLSpace(c) { break }
+            if c == 0x22 || c == 0x27 || c == 0x28 || c == 0x5C || c < 0x20 || c >= 0x7F { return nil }
+            k += 1
+        }
+        let end = k
+        while k < n && isURLSpace(p[k]) { k += 1 }
+        guard k < n && p[k] == 0x29 else { return nil }
+        i = k + 1
+        return start..<end
     }
 
     /// A number, percentage or dimension at `i` (which starts a number), written as its source
@@ -305,17 +436,17 @@ enum CSSStyleFastPath {
         return true
     }
 
-    private static let forbiddenProperties = ASCIINameTable(CSSSanitizer.forbiddenProperties)
+    /// The properties the fast path leaves to the full path, in one table (one lookup per
+    /// declaration): the forbidden ones, and `position`/`z-index` (whose values it rewrites).
+    private static let unplainProperties = ASCIINameTable(CSSSanitizer.forbiddenProperties.union(["position", "z-index"]))
     private static let allowedFunctions = ASCIINameTable(CSSSanitizer.allowedFunctions)
-    private static let positionOrZIndex = ASCIINameTable(["position", "z-index"])
     private static let urlFunctions = ASCIINameTable(["url", "image-set", "-webkit-image-set"])
 
     /// A property the full path keeps as it is: not custom (`--x`), not forbidden, and not one
     /// whose value it rewrites (`position`, `z-index`).
     private static func isPlainProperty(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
         if end - start >= 2 && p[start] == 0x2D && p[start + 1] == 0x2D { return false }
-        if positionOrZIndex.value(p, start..<end, lowercasing: true) != nil { return false }
-        return forbiddenProperties.value(p, start..<end, lowercasing: true) == nil
+        return unplainProperties.value(p, start..<end, lowercasing: true) == nil
     }
 
     /// An allowlisted function whose arguments hold no URL.

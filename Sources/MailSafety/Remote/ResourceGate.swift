@@ -30,7 +30,10 @@ final class ResourceGate {
         let item = BlockedResource(url: url, kind: kind)
         // Room for a typical message's findings at once (growing from 1 rehashed every entry at
         // each doubling).
-        if blockedSeen.isEmpty { blockedSeen.reserveCapacity(Self.typicalFindings) }
+        if blockedSeen.isEmpty {
+            blockedSeen.reserveCapacity(Self.typicalFindings)
+            report.blockedRemote.reserveCapacity(Self.typicalFindings)
+        }
         if blockedSeen.insert(item).inserted { report.blockedRemote.append(item) }
     }
 
@@ -40,12 +43,22 @@ final class ResourceGate {
     /// Lists a tracker finding in the report (once).
     func tracker(_ url: String, _ reason: TrackerFinding.Reason, vendor: String? = nil) {
         let item = TrackerFinding(url: url, reason: reason, vendor: vendor)
-        if trackersSeen.isEmpty { trackersSeen.reserveCapacity(Self.typicalFindings) }
+        if trackersSeen.isEmpty {
+            trackersSeen.reserveCapacity(Self.typicalFindings)
+            report.trackers.reserveCapacity(Self.typicalFindings)
+        }
         if trackersSeen.insert(item).inserted { report.trackers.append(item) }
     }
 
     /// Decides on a resource URL (something the viewer would load without a click).
     func resource(_ raw: String, kind: RemoteResourceKind, isPixel: Bool = false) -> Decision {
+        if let decision = resourceFastPath(raw, kind: kind, isPixel: isPixel) { return decision }
+        return resourceByParts(raw, kind: kind, isPixel: isPixel)
+    }
+
+    /// ``resource(_:kind:isPixel:)`` through ``URLPolicy`` and ``URLComponentsLite``: every URL
+    /// the fast path leaves, and the reference it is tested against.
+    func resourceByParts(_ raw: String, kind: RemoteResourceKind, isPixel: Bool = false) -> Decision {
         let url = URLPolicy.clean(raw)
         if case .appScheme(let scheme) = options.embeddedImages, URLPolicy.scheme(of: url) == scheme.lowercased(),
            kind != .stylesheet, kind != .media {
@@ -123,6 +136,13 @@ final class ResourceGate {
     /// Decides on a link (`href` of `<a>`/`<area>`, `cite`): only `http(s)`, `mailto:`, `tel:`
     /// and `#fragment` survive; tracking parameters are stripped and reported.
     func link(_ raw: String) -> String? {
+        if let url = linkFastPath(raw) { return url }
+        return linkByParts(raw)
+    }
+
+    /// ``link(_:)`` through ``URLPolicy`` and ``URLComponentsLite``: every link the fast path
+    /// leaves, and the reference it is tested against.
+    func linkByParts(_ raw: String) -> String? {
         let url = URLPolicy.clean(raw)
         switch URLPolicy.classify(cleaned: url) {
         case .remote(let parts):

@@ -36,6 +36,13 @@ public struct TrackerList: Sendable {
     /// cannot be a key, so most URLs need no dictionary lookup at all); `nil` when a key is not
     /// ASCII (it could be canonically equal to an ASCII text of another length).
     private var hostLengths: Set<Int>? = []
+    /// `hostLengths` for lengths below 64, as bits (bit `n` set: a key of `n` bytes), so the
+    /// common test needs no hashing; all ones when `hostLengths` is `nil`.
+    private var shortHostLengths: UInt64 = 0
+    /// The required literals of `compiled`, in its order, in one array: the pre-filter reads
+    /// them without touching the entries (and their reference counts). `nil`: no literal.
+    private var literalRanges: [Range<Int>?] = []
+    private var literalBytes: [UInt8] = []
 
     /// A list with no entries.
     public static let empty = TrackerList(vendors: [])
@@ -78,11 +85,23 @@ public struct TrackerList: Sendable {
             let key = host.lowercased()
             hostIndex[key] = index
             if key.utf8.allSatisfy({ $0 < 0x80 }) { hostLengths?.insert(key.utf8.count) } else { hostLengths = nil }
+            if hostLengths == nil {
+                shortHostLengths = ~0
+            } else if key.utf8.count < 64 {
+                shortHostLengths |= 1 << UInt64(key.utf8.count)
+            }
         }
         for pattern in vendor.patterns {
             do {
                 let regex = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
-                compiled.append((index, NSRegularExpressionBox(regex), Self.requiredLiteral(pattern).map { Array($0.utf8) }))
+                let literal = Self.requiredLiteral(pattern).map { Array($0.utf8) }
+                compiled.append((index, NSRegularExpressionBox(regex), literal))
+                if let literal {
+                    literalRanges.append(literalBytes.count..<(literalBytes.count + literal.count))
+                    literalBytes.append(contentsOf: literal)
+                } else {
+                    literalRanges.append(nil)
+                }
             } catch {
                 throw TrackerListError.badPattern(vendor: vendor.name, pattern: pattern)
             }
@@ -158,44 +177,76 @@ public struct TrackerList: Sendable {
     /// regular expressions still decide. `nil` when the text is not ASCII (the caller then uses
     /// the `Character` code); `.some(nil)` when no vendor matches.
     private func vendorASCII(for url: URLComponentsLite) -> String?? {
-        let hostCount = url.host.utf8.count
-        let total = hostCount + url.pathAndQuery.utf8.count
-        // host + path + query, ASCII-lowercased, in one array.
-        var lower: [UInt8] = []
-        lower.reserveCapacity(total)
-        lower.append(contentsOf: url.host.utf8)
-        lower.append(contentsOf: url.pathAndQuery.utf8)
-        var union: UInt8 = 0
-        lower.withUnsafeMutableBufferPointer { bytes in
-            for k in 0..<bytes.count {
-                let byte = bytes[k]
-                union |= byte
-                if byte >= 0x41 && byte <= 0x5A { bytes[k] = byte | 0x20 }
+        let answer: String???? = url.host.utf8.withContiguousStorageIfAvailable { host -> String??? in
+            url.pathAndQuery.utf8.withContiguousStorageIfAvailable { path -> String?? in vendor(host: host, pathAndQuery: path) }
+        }
+        // (Native strings are contiguous; were one not, the `Character` code answers.)
+        guard let inner = answer, let result = inner else { return nil }
+        return result
+    }
+
+    /// ``vendorASCII(for:)`` on bytes: the host (ASCII-lowercased here, as
+    /// ``URLComponentsLite`` lowercases it) and the path and query of an `http(s)` URL, as the
+    /// link and resource fast paths find them in the URL's own bytes without building a
+    /// ``URLComponentsLite``. `nil` when a byte is not ASCII; `.some(nil)` when no vendor matches.
+    func vendor(host: UnsafeBufferPointer<UInt8>, pathAndQuery: UnsafeBufferPointer<UInt8>) -> String?? {
+        let hostCount = host.count
+        let total = hostCount + pathAndQuery.count
+        // host + path + query, ASCII-lowercased, in one buffer (on the stack when small).
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(total, 1)) { buffer -> String?? in
+            var union: UInt64 = 0
+            // Eight bytes at a time, then the rest (a word with a non-ASCII byte is lowered
+            // wrongly, but then the answer is `nil` and the buffer is not read).
+            func lowerCopy(_ source: UnsafeBufferPointer<UInt8>, to offset: Int) {
+                var k = 0
+                while k + 8 <= source.count {
+                    let w = ASCIIWords.word(source, at: k)
+                    union |= w
+                    UnsafeMutableRawPointer(buffer.baseAddress! + offset + k).storeBytes(of: ASCIIWords.lowercased(w), as: UInt64.self)
+                    k += 8
+                }
+                while k < source.count {
+                    let byte = source[k]
+                    union |= UInt64(byte)
+                    buffer.initializeElement(at: offset + k, to: byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+                    k += 1
+                }
             }
-        }
-        let ascii = union < 0x80
-        guard ascii else { return nil }
-        // The host and each suffix after a `.`, as the loop in vendorByCharacters.
-        var start = 0
-        while true {
-            if hostLengths?.contains(hostCount - start) ?? true {
-                let suffix = String(decoding: url.host.utf8.dropFirst(start), as: UTF8.self)
-                if let index = hostIndex[suffix] { return .some(vendors[index].name) }
+            lowerCopy(host, to: 0)
+            lowerCopy(pathAndQuery, to: hostCount)
+            guard union & ASCIIWords.highBits == 0 else { return nil }
+            let lower = UnsafeBufferPointer(rebasing: buffer[0..<total])
+            // The host and each suffix after a `.`, as the loop in vendorByCharacters.
+            var start = 0
+            while true {
+                let length = hostCount - start
+                // (`hostLengths?.contains(length) ?? true`, from the bits when the length is short.)
+                let listed = length < 64 ? shortHostLengths & (1 << UInt64(length)) != 0 : hostLengths?.contains(length) ?? true
+                if listed {
+                    let suffix = String(decoding: UnsafeBufferPointer(rebasing: lower[start..<hostCount]), as: UTF8.self)
+                    if let index = hostIndex[suffix] { return .some(vendors[index].name) }
+                }
+                var dot = start
+                while dot < hostCount && lower[dot] != 0x2E { dot += 1 }
+                guard dot < hostCount else { break }
+                start = dot + 1
             }
-            var dot = start
-            while dot < hostCount && lower[dot] != 0x2E { dot += 1 }
-            guard dot < hostCount else { break }
-            start = dot + 1
+            var text: String?
+            for k in 0..<literalRanges.count {
+                if let literal = literalRanges[k] {
+                    let found = literalBytes.withUnsafeBufferPointer { ByteSearch.contains(lower, UnsafeBufferPointer(rebasing: $0[literal])) }
+                    if !found { continue }
+                }
+                let (index, box, _) = compiled[k]
+                // `matchText`: the lowercased host, then path and query as they are.
+                let matchText = text ?? String(decoding: UnsafeBufferPointer(rebasing: lower[0..<hostCount]), as: UTF8.self)
+                    + String(decoding: pathAndQuery, as: UTF8.self)
+                text = matchText
+                let range = NSRange(matchText.startIndex..., in: matchText)
+                if box.regex.firstMatch(in: matchText, options: [], range: range) != nil { return .some(vendors[index].name) }
+            }
+            return .some(nil)
         }
-        var text: String?
-        for (index, box, literal) in compiled {
-            if let literal, !ByteSearch.contains(lower, literal) { continue }
-            let matchText = text ?? url.matchText
-            text = matchText
-            let range = NSRange(matchText.startIndex..., in: matchText)
-            if box.regex.firstMatch(in: matchText, options: [], range: range) != nil { return .some(vendors[index].name) }
-        }
-        return .some(nil)
     }
 
     /// ``vendor(for:)`` by `Character`s (hosts or paths with non-ASCII text).
@@ -352,16 +403,22 @@ public enum TrackingParameters {
     /// ``isTracking(_:)`` of the ASCII name `bytes[range]` without `%` (so percent-decoding is
     /// the identity and lowercasing is ASCII lowercasing).
     private static func isTrackingASCII(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
-        if nameTable.value(bytes, range, lowercasing: true) != nil { return true }
-        func hasPrefix(_ prefix: StaticString) -> Bool {
-            guard range.count >= prefix.utf8CodeUnitCount else { return false }
-            for k in 0..<prefix.utf8CodeUnitCount {
-                let b = bytes[range.lowerBound + k]
-                if (b >= 0x41 && b <= 0x5A ? b | 0x20 : b) != prefix.utf8Start[k] { return false }
-            }
+        // The prefixes `utm_`, `pk_`, `mtm_`, `hsa_`, compared with the ASCII-lowercased bytes
+        // (first: they are the usual case, and cheaper than the table), then the names.
+        guard range.count >= 3 else { return nameTable.value(bytes, range, lowercasing: true) != nil }
+        @inline(__always) func lower(_ k: Int) -> UInt8 {
+            let b = bytes[range.lowerBound + k]
+            return b >= 0x41 && b <= 0x5A ? b | 0x20 : b
+        }
+        let (a, b, c) = (lower(0), lower(1), lower(2))
+        if a == 0x70 && b == 0x6B && c == 0x5F { return true }  // pk_
+        if range.count >= 4 && bytes[range.lowerBound + 3] == 0x5F
+            && ((a == 0x75 && b == 0x74 && c == 0x6D)  // utm_
+                || (a == 0x6D && b == 0x74 && c == 0x6D)  // mtm_
+                || (a == 0x68 && b == 0x73 && c == 0x61)) {  // hsa_
             return true
         }
-        return hasPrefix("utm_") || hasPrefix("pk_") || hasPrefix("mtm_") || hasPrefix("hsa_")
+        return nameTable.value(bytes, range, lowercasing: true) != nil
     }
 
     private enum ASCIIStrip { case result(url: String, removed: [String]), notASCII }
@@ -370,29 +427,37 @@ public enum TrackingParameters {
     /// URL holds no CR LF pair). Names with `%` go through ``isTracking(_:)`` as before.
     private static func stripASCII(_ url: String) -> ASCIIStrip {
         let result: ASCIIStrip? = url.utf8.withContiguousStorageIfAvailable { bytes -> ASCIIStrip in
-            let n = bytes.count
             var union: UInt8 = 0
-            for index in 0..<n { union |= bytes[index] }
+            for index in 0..<bytes.count { union |= bytes[index] }
             if union >= 0x80 { return .notASCII }
-            // The first `?` before the first `#`, then that `#` (or the end).
-            var question = 0
-            while question < n && bytes[question] != 0x3F && bytes[question] != 0x23 { question += 1 }
-            guard question < n && bytes[question] == 0x3F else { return .result(url: url, removed: []) }
-            var hash = question + 1
-            var items = 1  // an upper bound on the query's items
-            while hash < n && bytes[hash] != 0x23 {
-                if bytes[hash] == 0x26 { items += 1 }
-                hash += 1
-            }
-            // The query is what lies between the first `?` and the first `#` (see strip).
-            var kept: [Range<Int>] = []
-            kept.reserveCapacity(items)
+            let stripped = stripASCII(bytes, names: true)
+            return .result(url: stripped.url ?? url, removed: stripped.names)
+        }
+        return result ?? .notASCII
+    }
+
+    /// The stripping of ``stripASCII(_:)`` on the bytes of an all-ASCII URL: the stripped URL
+    /// (`nil` when no parameter is removed, i.e. the URL stays as it is), how many parameters
+    /// were removed, and their names when `names` is set (the link fast path needs only the
+    /// count, and skips making a `String` per name).
+    static func stripASCII(_ bytes: UnsafeBufferPointer<UInt8>, names: Bool) -> (url: String?, removedCount: Int, names: [String]) {
+        let n = bytes.count
+        // The first `?` before the first `#`, then that `#` (or the end).
+        let question = ByteSearch.firstIndex(of: 0x3F, in: bytes, from: 0)
+        let hash = ByteSearch.firstIndex(of: 0x23, in: bytes, from: 0)
+        guard question < hash else { return (nil, 0, []) }
+        // An upper bound on the query's items: one more than its `&`s, each of them a byte of it.
+        let items = hash - question
+        // The query is what lies between the first `?` and the first `#` (see strip). The kept
+        // items' ranges go to a buffer on the stack (`items` bounds their number).
+        return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: items) { kept -> (url: String?, removedCount: Int, names: [String]) in
+            var keptCount = 0
             var removed: [String] = []
+            var removedCount = 0
             var itemStart = question + 1
             while true {
-                var itemEnd = itemStart
+                let itemEnd = ByteSearch.firstIndex(of: 0x26, in: bytes, from: itemStart, to: hash)
                 var percent = false
-                while itemEnd < hash && bytes[itemEnd] != 0x26 { itemEnd += 1 }
                 var nameEnd = itemStart
                 while nameEnd < itemEnd && bytes[nameEnd] != 0x3D {
                     if bytes[nameEnd] == 0x25 { percent = true }
@@ -403,15 +468,19 @@ public enum TrackingParameters {
                     ? isTracking(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
                     : isTrackingASCII(bytes, name)
                 if tracking {
-                    if removed.isEmpty { removed.reserveCapacity(items) }
-                    removed.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                    removedCount += 1
+                    if names {
+                        if removed.isEmpty { removed.reserveCapacity(min(items, 8)) }
+                        removed.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                    }
                 } else {
-                    kept.append(itemStart..<itemEnd)
+                    kept.initializeElement(at: keptCount, to: itemStart..<itemEnd)
+                    keptCount += 1
                 }
                 if itemEnd >= hash { break }
                 itemStart = itemEnd + 1
             }
-            guard !removed.isEmpty else { return .result(url: url, removed: []) }
+            guard removedCount > 0 else { return (nil, 0, []) }
             // Base, `?` and the kept items joined by `&`, the fragment: never longer than the URL.
             let stripped = String(unsafeUninitializedCapacity: n) { out in
                 guard let source = bytes.baseAddress, let target = out.baseAddress else { return 0 }
@@ -422,19 +491,18 @@ public enum TrackingParameters {
                 }
                 copy(0..<question)
                 // `a?&` keeps one empty item: the query is "" and no `?` is written, as before.
-                if !(kept.count == 1 && kept[0].isEmpty) {
-                    for (index, item) in kept.enumerated() {
+                if !(keptCount == 1 && kept[0].isEmpty) {
+                    for index in 0..<keptCount {
                         target[count] = index == 0 ? 0x3F : 0x26
                         count += 1
-                        copy(item)
+                        copy(kept[index])
                     }
                 }
                 copy(hash..<n)
                 return count
             }
-            return .result(url: stripped, removed: removed)
+            return (stripped, removedCount, removed)
         }
-        return result ?? .notASCII
     }
 
     /// The URL with tracking parameters removed, and the names removed (empty if none).

@@ -23,6 +23,11 @@ final class ASCIINameTable<Value>: @unchecked Sendable {
     private let shift: UInt64
     /// Every entry by name: long names, and the exact answer for non-ASCII queries.
     private let byName: [String: Value]
+    /// A pre-filter for ``find(_:_:_:)``: for each first byte, bit `n` is set when an entry of
+    /// `entries` has `n` bytes and starts with that byte. No bit, no entry can match (an entry
+    /// matches only with the same length and the same packed bytes), so most misses are
+    /// answered without hashing and probing.
+    private let shapes: [UInt32]
 
     init(_ pairs: [(String, Value)]) {
         var bits: UInt64 = 4
@@ -30,6 +35,7 @@ final class ASCIINameTable<Value>: @unchecked Sendable {
         shift = 64 - bits
         mask = (1 << Int(bits)) - 1
         var table = Array(repeating: Entry(low: 0, high: 0, length: -1, value: nil), count: 1 << Int(bits))
+        var shapes = [UInt32](repeating: 0, count: 256)
         var all: [String: Value] = [:]
         for (name, value) in pairs {
             precondition(all[name] == nil, "duplicate name \(name)")
@@ -39,8 +45,10 @@ final class ASCIINameTable<Value>: @unchecked Sendable {
             var slot = Self.slot(low, high, name.utf8.count, shift)
             while table[slot].length >= 0 { slot = (slot + 1) & mask }
             table[slot] = Entry(low: low, high: high, length: name.utf8.count, value: value)
+            shapes[Int(truncatingIfNeeded: low & 0xFF)] |= 1 << UInt32(name.utf8.count)
         }
         entries = table
+        self.shapes = shapes
         byName = all
     }
 
@@ -83,6 +91,8 @@ final class ASCIINameTable<Value>: @unchecked Sendable {
 
     @inline(__always)
     private func find(_ low: UInt64, _ high: UInt64, _ length: Int) -> Value? {
+        // (`length` is at most 16; the first byte is the lowest of `low`.)
+        guard shapes[Int(truncatingIfNeeded: low & 0xFF)] & (1 << UInt32(length)) != 0 else { return nil }
         var slot = Self.slot(low, high, length, shift)
         while true {
             let entry = entries[slot]

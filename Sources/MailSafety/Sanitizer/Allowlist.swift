@@ -77,7 +77,8 @@ enum Allowlist {
         guard element.namespace == .html, let urlName = htmlURLAttributes.value(name) else { return nil }
         switch urlName {
         case .href:
-            return element.localName == "a" || element.localName == "area" ? .link : .drop
+            // (By interned tag: `tag` always agrees with `localName`.)
+            return element.tag == .a || element.tag == .area ? .link : .drop
         case .src:
             switch element.localName {
             case "img": return .resource(.image)
@@ -162,6 +163,21 @@ enum Allowlist {
         for (name, kind) in htmlDropWithContent { rules[name] = .drop(kind) }
         return ASCIINameTable(rules.map { ($0.key, $0.value) })
     }()
+    /// ``htmlElementRules`` by interned tag (`Element.tag`, which always agrees with
+    /// `localName`: a known tag stands for exactly its name), so most elements need no lookup
+    /// by name; `.unknown` has no entry here and is looked up by name.
+    static let htmlElementRulesByTag: [HTMLElementRule?] = {
+        var byTag = [HTMLElementRule?](repeating: nil, count: Int(HTMLTag.allCases.map(\.rawValue).max() ?? 0) + 1)
+        for tag in HTMLTag.allCases where tag != .unknown { byTag[Int(tag.rawValue)] = htmlElementRules.value(tag.name) }
+        return byTag
+    }()
+
+    /// The rule for the HTML element named `localName` with the interned `tag`.
+    @inline(__always)
+    static func htmlElementRule(tag: HTMLTag, localName: String) -> HTMLElementRule? {
+        tag == .unknown ? htmlElementRules.value(localName) : htmlElementRulesByTag[Int(tag.rawValue)]
+    }
+
     static let svgElementTable = ASCIINameTable(svgElements)
     static let mathMLElementTable = ASCIINameTable(mathMLElements)
 

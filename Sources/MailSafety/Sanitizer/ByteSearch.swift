@@ -15,21 +15,75 @@ enum ByteSearch {
     /// `true` if `needle` occurs in `haystack` (an empty needle always does). The C library's
     /// `memchr` finds candidates for the first byte and `memcmp` checks the rest.
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        haystack.withUnsafeBufferPointer { contains($0, needle) }
+    }
+
+    /// The index of the first `byte` in `bytes[start..<end]` (`memchr`; `end` defaults to the
+    /// end), or `end` when there is none.
+    static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int? = nil) -> Int {
+        let end = min(end ?? bytes.count, bytes.count)
+        guard start < end, let base = bytes.baseAddress else { return end }
+        guard let hit = memchr(base + start, Int32(byte), end - start) else { return end }
+        return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(hit))
+    }
+
+    /// ``contains(_:_:)`` on bytes the caller already holds.
+    static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
+        needle.withUnsafeBufferPointer { contains(haystack, $0) }
+    }
+
+    /// ``contains(_:_:)`` on bytes the caller already holds.
+    static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let first = needle.first else { return true }
         guard needle.count <= haystack.count else { return false }
-        return haystack.withUnsafeBytes { h in
-            needle.withUnsafeBytes { n in
-                guard let hBase = h.baseAddress, let nBase = n.baseAddress else { return false }
-                var offset = 0
-                let last = h.count - n.count  // the last offset a match can start at
-                while offset <= last {
-                    guard let hit = memchr(hBase + offset, Int32(first), last - offset + 1) else { return false }
-                    let at = hBase.distance(to: UnsafeRawPointer(hit))
-                    if memcmp(hBase + at, nBase, n.count) == 0 { return true }
-                    offset = at + 1
-                }
-                return false
+        do {
+            let n = UnsafeRawBufferPointer(needle)
+            guard let hBase = UnsafeRawPointer(haystack.baseAddress), let nBase = n.baseAddress else { return false }
+            var offset = 0
+            let last = haystack.count - n.count  // the last offset a match can start at
+            while offset <= last {
+                guard let hit = memchr(hBase + offset, Int32(first), last - offset + 1) else { return false }
+                let at = hBase.distance(to: UnsafeRawPointer(hit))
+                if memcmp(hBase + at, nBase, n.count) == 0 { return true }
+                offset = at + 1
             }
+            return false
         }
+    }
+}
+
+/// Eight ASCII bytes at a time (SWAR), for the URL fast paths' scans. Words are read with
+/// `loadUnaligned` only where all eight bytes lie inside the buffer; the rest byte by byte.
+enum ASCIIWords {
+    static let ones: UInt64 = 0x0101_0101_0101_0101
+    static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// The word of `bytes[offset..<offset + 8]` (the caller checks the bounds).
+    @inline(__always)
+    static func word(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> UInt64 {
+        UnsafeRawPointer(bytes.baseAddress! + offset).loadUnaligned(as: UInt64.self)
+    }
+
+    /// Whether a byte of `w` is below `n` (`n` ≤ 0x80), for a word whose bytes are all below
+    /// 0x80 (the classic "has less" test: exact as a yes/no answer).
+    @inline(__always)
+    static func hasByte(_ w: UInt64, below n: UInt8) -> Bool {
+        (w &- ones &* UInt64(n)) & ~w & highBits != 0
+    }
+
+    /// Whether a byte of `w` (bytes below 0x80) equals `b`.
+    @inline(__always)
+    static func hasByte(_ w: UInt64, equalTo b: UInt8) -> Bool {
+        hasByte(w ^ (ones &* UInt64(b)), below: 1)
+    }
+
+    /// `w` with its ASCII uppercase letters lowered, for a word whose bytes are all below 0x80
+    /// (no carry crosses a byte then).
+    @inline(__always)
+    static func lowercased(_ w: UInt64) -> UInt64 {
+        let atLeastA = w &+ ones &* (0x80 - 0x41)
+        let aboveZ = w &+ ones &* (0x80 - 0x5B)
+        let upper = atLeastA & ~aboveZ & highBits
+        return w | (upper >> 2)
     }
 }

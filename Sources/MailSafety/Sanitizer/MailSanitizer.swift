@@ -162,17 +162,22 @@ public struct MailSanitizer: Sendable {
             throw .tooLarge(bytes: html.utf8.count, limit: options.limits.maxInputBytes)
         }
         let gate = ResourceGate(options: options)
-        var current = cleanOnce(html, gate: gate)
+        let first = cleanOnce(html, gate: gate, keepingTreeUpTo: Self.sameTreeLimit)
+        var current = first.html
         // The re-parse check: the output must parse (in the rendering context) to a tree that
         // serializes to the same text, i.e. to the very tree the cleaner produced. Usually it
         // does, and then cleaning again is a no-op (the cleaner is idempotent on its own output:
         // PropertyTests and CorpusTests run the full sanitize twice). When it does not — a
         // mutation — the cleaner runs again on the re-parsed tree until a fixed point.
-        if MessageParsing.parseFragment(current).innerHTMLEquals(current) {
+        // When the re-parsed tree is node for node the cleaned one, it serializes to the output
+        // (`SameTree`), so the string comparison is needed only when the trees differ; the
+        // decision is the same either way.
+        let reparsed = MessageParsing.parseFragment(current)
+        if (first.tree.map { SameTree.sameChildren($0, reparsed) } ?? false) || reparsed.innerHTMLEquals(current) {
             return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
         }
         for _ in 1..<max(options.limits.maxPasses, 2) {
-            let again = cleanOnce(current, gate: gate)
+            let again = cleanOnce(current, gate: gate).html
             if again == current {
                 return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
             }
@@ -198,10 +203,18 @@ public struct MailSanitizer: Sendable {
         }
     }
 
-    private func cleanOnce(_ html: String, gate: ResourceGate) -> String {
+    /// Output size (UTF-8 bytes) up to which the cleaned tree is kept for the re-parse check's
+    /// tree comparison: beyond it the tree is freed before the output is parsed again, so a
+    /// large message never holds two trees at once.
+    static let sameTreeLimit = 1 << 20
+
+    /// One cleaning pass: the output, and the cleaned tree when the output is at most
+    /// `limit` bytes.
+    private func cleanOnce(_ html: String, gate: ResourceGate, keepingTreeUpTo limit: Int = -1) -> (html: String, tree: DocumentFragment?) {
         let fragment = MessageParsing.parseFragment(html)
         var walker = TreeCleaner(gate: gate, css: CSSSanitizer(gate: gate, scopeID: options.wrapperID), options: options)
         walker.clean(fragment)
-        return fragment.innerHTML
+        let output = fragment.innerHTML
+        return (output, output.utf8.count <= limit ? fragment : nil)
     }
 }

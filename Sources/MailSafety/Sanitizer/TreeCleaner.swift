@@ -69,7 +69,7 @@ struct TreeCleaner {
         case .html:
             guard parentNamespace == .html else { gate.report.note(.foreignElement); return .remove }
             let name = element.localName
-            switch Allowlist.htmlElementRules.value(name) {
+            switch Allowlist.htmlElementRule(tag: element.tag, localName: name) {
             case .keep?:
                 cleanAttributes(element)
                 return .keep
@@ -120,6 +120,22 @@ struct TreeCleaner {
 
     private static let placeholderPrefix = "data-rampart-"
 
+    /// `name.lowercased() == "style"`, on the bytes when `name` is ASCII (then `lowercased()` is
+    /// ASCII lowercasing), else as that `String` comparison.
+    private static func isStyleName(_ name: String) -> Bool {
+        let answer: Bool?? = name.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var union: UInt8 = 0
+            for byte in bytes { union |= byte }
+            guard union < 0x80 else { return nil }
+            guard bytes.count == 5 else { return false }
+            // `b | 0x20` is a given lowercase letter exactly when `b` is that letter in either case.
+            return bytes[0] | 0x20 == 0x73 && bytes[1] | 0x20 == 0x74 && bytes[2] | 0x20 == 0x79
+                && bytes[3] | 0x20 == 0x6C && bytes[4] | 0x20 == 0x65
+        }
+        if let answer, let known = answer { return known }
+        return name.lowercased() == "style"
+    }
+
     /// Placeholder attributes (`data-rampart-src`) are read back as the attribute they stand
     /// for, so sanitizing sanitized output gives the same output.
     private static func restoredName(_ attribute: Attribute) -> Attribute {
@@ -148,7 +164,7 @@ struct TreeCleaner {
         // the image on the first pass and the second pass loaded it (found by the sanitizer fuzz
         // target's idempotence oracle).
         let isImage = element.isHTML("img")
-        let styleIndex = isImage ? element.attributes.firstIndex(where: { $0.namespace == nil && $0.name.lowercased() == "style" }) : nil
+        let styleIndex = isImage ? element.attributes.firstIndex(where: { $0.namespace == nil && Self.isStyleName($0.name) }) : nil
         let keptStyle = styleIndex.flatMap { css.sanitizeStyleAttribute(element.attributes[$0].value) }
         let isPixel = isImage && Self.looksLikePixel(element, style: keptStyle)
         // Placeholders are read back as the attribute they stand for; then a name may repeat.
@@ -194,7 +210,16 @@ struct TreeCleaner {
             let role = info?.role ?? .none
             if role == .style {
                 let style = index == styleIndex ? keptStyle : css.sanitizeStyleAttribute(attribute.value)
-                if let style { kept.append(Attribute(name: "style", value: style)) }
+                if let style {
+                    // Unchanged (the usual case: the fast path returns the very text), the
+                    // element's own attribute is kept as it is — when its name is `style` exactly,
+                    // else the new attribute is named `style` as before.
+                    if !hasPlaceholders && SameTree.sameBytes(attribute.name, "style") && SameTree.sameBytes(style, attribute.value) {
+                        kept.append(attribute, at: index)
+                    } else {
+                        kept.append(Attribute(name: "style", value: style))
+                    }
+                }
                 continue
             }
             if role == .idOrName && isClobbering(attribute.value) {
@@ -206,7 +231,7 @@ struct TreeCleaner {
                 if role == .targetOrRel { continue }
                 if info?.html == true || lowerName.hasASCIIPrefix("aria-")
                     || (lowerName.hasASCIIPrefix("data-") && lowerName.count > 5) {
-                    kept.append(attribute)
+                    kept.append(attribute, at: hasPlaceholders ? nil : index)
                 } else {
                     gate.report.note(.attribute)
                 }
@@ -215,12 +240,12 @@ struct TreeCleaner {
                 if attribute.value.lowercased().contains("url(") || Allowlist.svgPaintAttributes.contains(attribute.name) {
                     guard Self.isLocalPaint(attribute.value) else { gate.report.note(.unsafeURL); continue }
                 }
-                kept.append(attribute)
+                kept.append(attribute, at: hasPlaceholders ? nil : index)
             case .mathml:
-                if info?.mathML == true { kept.append(attribute) } else { gate.report.note(.attribute) }
+                if info?.mathML == true { kept.append(attribute, at: hasPlaceholders ? nil : index) } else { gate.report.note(.attribute) }
             }
         }
-        if element.namespace == .html && (element.localName == "a" || element.localName == "area"),
+        if element.namespace == .html && (element.tag == .a || element.tag == .area),
            kept.contains(where: { $0.name == "href" && $0.namespace == nil }) {
             kept.append(Attribute(name: "target", value: "_blank"))
             kept.append(Attribute(name: "rel", value: "noopener noreferrer"))
@@ -245,11 +270,25 @@ struct TreeCleaner {
                     matched += 1
                     return
                 }
-                var made = Array(originals[0..<matched])
+                // (Room first, then the prefix: one allocation.)
+                var made: [Attribute] = []
                 made.reserveCapacity(originals.count + 2)
+                made.append(contentsOf: originals[0..<matched])
                 copy = made
             }
             copy!.append(attribute)
+        }
+
+        /// ``append(_:)``, told when `attribute` is the element's own at `index` (unchanged; `nil`
+        /// when it may not be): while the kept sequence is `originals[0..<index]`, it then grows
+        /// by one without comparing (an attribute has the same bytes as itself).
+        @inline(__always)
+        mutating func append(_ attribute: Attribute, at index: Int?) {
+            if let index, copy == nil, matched == index {
+                matched += 1
+                return
+            }
+            append(attribute)
         }
 
         /// Byte-for-byte the same attribute (`==` on `String` is canonical equivalence, which
@@ -426,16 +465,20 @@ struct TreeCleaner {
     /// for ASCII, `isWhitespace` is U+0009–U+000D and space); `nil` for non-ASCII.
     private static func hidingStyleASCII(_ style: String) -> Bool? {
         let result: Bool?? = style.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
-            var compact: [UInt8] = []
-            compact.reserveCapacity(bytes.count)
-            for b in bytes {
-                if b >= 0x80 { return nil }
-                if b == 0x20 || (b >= 0x09 && b <= 0x0D) { continue }
-                compact.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+            // The compacted text in a buffer on the stack (never longer than the style).
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes.count, 1)) { buffer -> Bool? in
+                var count = 0
+                for b in bytes {
+                    if b >= 0x80 { return nil }
+                    if b == 0x20 || (b >= 0x09 && b <= 0x0D) { continue }
+                    buffer.initializeElement(at: count, to: b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+                    count += 1
+                }
+                let compact = UnsafeBufferPointer(rebasing: buffer[0..<count])
+                for hint in pixelHintBytes where ByteSearch.contains(compact, hint) { return true }
+                let suffix = hiddenSuffixBytes
+                return count >= suffix.count && compact[(count - suffix.count)...].elementsEqual(suffix)
             }
-            for hint in pixelHintBytes where ByteSearch.contains(compact, hint) { return true }
-            let suffix = hiddenSuffixBytes
-            return compact.count >= suffix.count && compact[(compact.count - suffix.count)...].elementsEqual(suffix)
         }
         return result ?? nil
     }
