@@ -157,21 +157,24 @@ struct TreeCleaner {
 
     private func cleanAttributes(_ element: Element) {
         // Nothing to clean, and nothing to add (target/rel go only with a kept href).
-        if element.attributes.isEmpty { return }
-        var kept = KeptAttributes(element.attributes)
+        // The attributes are read once (each read of the element's property is an access check
+        // and a retain); the element's own array is written only at the end.
+        let originals = element.attributes
+        if originals.isEmpty { return }
+        var kept = KeptAttributes(originals)
         // An image's style is sanitized first and the pixel check reads what is kept: a hiding
         // style the CSS sanitizer drops is not in the output, so a check of the raw style blocked
         // the image on the first pass and the second pass loaded it (found by the sanitizer fuzz
         // target's idempotence oracle).
         let isImage = element.isHTML("img")
-        let styleIndex = isImage ? element.attributes.firstIndex(where: { $0.namespace == nil && Self.isStyleName($0.name) }) : nil
-        let keptStyle = styleIndex.flatMap { css.sanitizeStyleAttribute(element.attributes[$0].value) }
+        let styleIndex = isImage ? originals.firstIndex(where: { $0.namespace == nil && Self.isStyleName($0.name) }) : nil
+        let keptStyle = styleIndex.flatMap { css.sanitizeStyleAttribute(originals[$0].value) }
         let isPixel = isImage && Self.looksLikePixel(element, style: keptStyle)
         // Placeholders are read back as the attribute they stand for; then a name may repeat.
         // (A name whose first byte is not `d` cannot start with "data-rampart-": `d` is ASCII.)
-        let hasPlaceholders = element.attributes.contains { $0.name.utf8.first == 0x64 && $0.name.hasASCIIPrefix("data-rampart-") }
+        let hasPlaceholders = originals.contains { $0.name.utf8.first == 0x64 && $0.name.hasASCIIPrefix("data-rampart-") }
         var seen = Set<String>()
-        for (index, original) in element.attributes.enumerated() {
+        for (index, original) in originals.enumerated() {
             let attribute = hasPlaceholders ? Self.restoredName(original) : original
             let lowerName = attribute.name.containsASCIIUppercase ? attribute.name.lowercased() : attribute.name
             if hasPlaceholders { guard seen.insert(attribute.qualifiedName).inserted else { continue } }
