@@ -65,7 +65,9 @@ import Testing
         let task = Task {
             try await vault.attachments.withCleartext("a") { url in
                 openedContinuation.yield(url.path)
-                try await Task.sleep(for: .seconds(30))
+                // Long enough never to end on its own: in the shared test process this test can
+                // wait for the pool for minutes (a 30 s sleep once ended before the cancel came).
+                try await Task.sleep(for: .seconds(3600))
             }
         }
         var iterator = opened.makeAsyncIterator()
@@ -74,6 +76,30 @@ import Testing
         task.cancel()
         // The cancellation handler ends the lease at once, before the body has unwound.
         #expect(!FileManager.default.fileExists(atPath: path))
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(leaseFiles(vault).isEmpty)
+    }
+
+    /// A body that returns normally after its task was cancelled (it ignores cancellation) still
+    /// ends in `CancellationError`: the file it worked on was deleted under it.
+    @Test func aBodyThatIgnoresCancellationStillEndsInCancellationError() async throws {
+        let folder = TemporaryFolder(); defer { folder.remove() }
+        let vault = try vaultWithAttachment(folder)
+        let (opened, openedContinuation) = AsyncStream<String>.makeStream()
+        let (cancelled, cancelledContinuation) = AsyncStream<Void>.makeStream()
+        let task = Task {
+            try await vault.attachments.withCleartext("a") { url -> Int in
+                openedContinuation.yield(url.path)
+                var iterator = cancelled.makeAsyncIterator()
+                _ = await iterator.next()  // (does not throw on cancellation)
+                return 42
+            }
+        }
+        var iterator = opened.makeAsyncIterator()
+        let path = try #require(await iterator.next())
+        task.cancel()
+        #expect(!FileManager.default.fileExists(atPath: path))
+        cancelledContinuation.yield()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(leaseFiles(vault).isEmpty)
     }

@@ -21,7 +21,8 @@ extension CleartextLeasing {
     }
 
     /// Runs `body` with the URL of the item's cleartext; the cleartext is deleted when `body`
-    /// returns, throws, or the task is cancelled (at once, even while `body` still runs).
+    /// returns, throws, or the task is cancelled (at once, even while `body` still runs). A task
+    /// cancelled while `body` runs gets `CancellationError`, even if `body` returns normally.
     public func withCleartext<R>(_ id: ItemID, isolation: isolated (any Actor)? = #isolation,
                                  _ body: (URL) async throws -> R) async throws -> R {
         try Task.checkCancellation()

@@ -265,12 +265,16 @@ public final class CleartextLease: @unchecked Sendable {
     }
 
     /// Runs `body` with the cleartext's URL; the lease ends when `body` returns, throws, or the
-    /// task is cancelled (at once, even while `body` still runs).
+    /// task is cancelled (at once, even while `body` still runs). A task cancelled while `body`
+    /// runs gets `CancellationError` even if `body` then returns normally: its result may have been
+    /// computed from a file deleted under it.
     public func use<R>(isolation: isolated (any Actor)? = #isolation, _ body: (URL) async throws -> R) async throws -> R {
         defer { end() }
         return try await withTaskCancellationHandler {
             try Task.checkCancellation()
-            return try await body(try url())
+            let result = try await body(try url())
+            try Task.checkCancellation()
+            return result
         } onCancel: {
             end()
         }
