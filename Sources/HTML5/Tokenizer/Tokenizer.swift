@@ -133,13 +133,18 @@ struct Tokenizer {
 
     // MARK: Emitting
 
-    private mutating func flushText() {
-        guard !text.isEmpty else { return }
+    /// Inlined test, out-of-line work: most calls (every tag's `emit`) find no pending text, and
+    /// as a call each of them cost a prologue and an epilogue.
+    @inline(__always) private mutating func flushText() {
+        if !text.isEmpty { flushPendingText() }
+    }
+
+    private mutating func flushPendingText() {
         enqueue(.characters(text.makeString(from: input, cache: &shortStrings)))
         text.reset()
     }
 
-    private mutating func emit(_ token: consuming Token) {
+    @inline(__always) private mutating func emit(_ token: consuming Token) {
         flushText()
         enqueue(token)
     }
