@@ -216,7 +216,7 @@ struct Tokenizer {
 
     // MARK: Tag helpers
 
-    private mutating func startTag(end: Bool) {
+    @inline(__always) private mutating func startTag(end: Bool) {
         tagName.reset()
         isEndTag = end
         selfClosing = false
@@ -286,8 +286,12 @@ struct Tokenizer {
         hasAttr = true
     }
 
-    private mutating func finishAttribute() {
-        guard hasAttr else { return }
+    /// Inlined test, out-of-line work (as `flushText`): a tag without attributes has none to finish.
+    @inline(__always) private mutating func finishAttribute() {
+        if hasAttr { finishPendingAttribute() }
+    }
+
+    private mutating func finishPendingAttribute() {
         hasAttr = false
         let name = attrName.makeString(from: input, cache: &shortStrings)
         if attributes.count < 8 && attributeNames.isEmpty {
