@@ -97,6 +97,10 @@ struct Tokenizer {
     /// The tag's attributes so far; handed to the token when the tag is emitted (the first
     /// attribute reserves room for four, so a typical tag makes one allocation and no copy).
     private var attributes: [Attribute] = []
+    /// `true` once `attributes` may be non-empty (set where attributes are stored, cleared where
+    /// the array is handed over or emptied): `startTag` tests this flag rather than
+    /// `attributes.isEmpty`, which stayed an out-of-line call in the large state function.
+    private var attributesStored = false
     private var attributeNames: Set<String> = []
     private var attrName = ByteAccumulator()
     /// Short token strings seen so far (text runs, attribute names and values).
@@ -169,6 +173,7 @@ struct Tokenizer {
         // retain for the token and release for the tokenizer's copy.
         var taken: [Attribute] = []
         swap(&taken, &attributes)
+        attributesStored = false
         let tag = TagToken(tag: id, name: name, attributes: taken, selfClosing: selfClosing)
         if isEndTag {
             if !tag.attributes.isEmpty { error("end-tag-with-attributes") }
@@ -220,7 +225,8 @@ struct Tokenizer {
         tagName.reset()
         isEndTag = end
         selfClosing = false
-        if !attributes.isEmpty { attributes = [] }
+        assert(attributesStored || attributes.isEmpty)
+        if attributesStored { attributes = []; attributesStored = false }
         hasAttr = false
         attributesStart = -1
     }
@@ -272,6 +278,7 @@ struct Tokenizer {
                   return memcmp(base + cached.range.lowerBound, base + range.lowerBound, range.count) == 0
               }) else { return false }
         attributes = cached.attributes
+        attributesStored = true
         selfClosing = cached.selfClosing
         pos = end + 1
         state = .data
@@ -304,6 +311,7 @@ struct Tokenizer {
         if !attributeNames.isEmpty { attributeNames.insert(name) }
         if attributes.isEmpty { attributes.reserveCapacity(4) }
         attributes.append(Attribute(name: name, value: makeAttributeValue()))
+        attributesStored = true
     }
 
     /// A value seen earlier in this input: its bytes (a range of the input) and its string.
