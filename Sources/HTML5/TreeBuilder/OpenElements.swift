@@ -177,7 +177,15 @@ extension TreeBuilder {
         return false
     }
 
-    mutating func generateImpliedEndTags(except: HTMLTag? = nil) {
+    /// The first test is inlined (the current node is rarely one to close: most calls pop
+    /// nothing); the pops are out of line.
+    @inline(__always) mutating func generateImpliedEndTags(except: HTMLTag? = nil) {
+        if let tag = currentHTMLTag, ElementSets.impliedEnd.contains(tag), tag != except {
+            popImpliedEndTags(except: except)
+        }
+    }
+
+    private mutating func popImpliedEndTags(except: HTMLTag?) {
         while let tag = currentHTMLTag, ElementSets.impliedEnd.contains(tag), tag != except {
             pop()
         }
