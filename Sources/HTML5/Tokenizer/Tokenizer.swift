@@ -206,6 +206,9 @@ struct Tokenizer {
 
     /// The next token (`.eof` forever once the input is exhausted).
     mutating func nextToken() -> Token {
+        // The previous call took the pending token, so there is usually none now: run the states
+        // first instead of emptying an empty slot (the loop below checks everything again).
+        step()
         while true {
             if let token = slot.take() { return token }
             if overflowHead < overflow.count {
