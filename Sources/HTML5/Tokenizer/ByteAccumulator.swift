@@ -12,10 +12,13 @@
 /// use goes through a bounds-checked `ArraySlice` of the input.
 struct ByteAccumulator {
     private var buffer: [UInt8] = []
+    /// `!buffer.isEmpty`, kept as a flag: the tokenizer asks "anything pending?" several times
+    /// per tag, and in its (large) state function `Array.isEmpty` stayed an out-of-line call.
+    private var hasBuffered = false
     private var runStart = 0
     private var runEnd = 0
 
-    var isEmpty: Bool { runStart == runEnd && buffer.isEmpty }
+    var isEmpty: Bool { runStart == runEnd && !hasBuffered }
 
     /// Appends `input[start..<end]`.
     @inline(__always) mutating func appendRun(_ start: Int, _ end: Int, from input: [UInt8]) {
@@ -35,16 +38,19 @@ struct ByteAccumulator {
     @inline(__always) mutating func append(_ byte: UInt8, from input: [UInt8]) {
         if runStart != runEnd { materialize(input) }
         buffer.append(byte)
+        hasBuffered = true
     }
 
     @inline(__always) mutating func append(contentsOf bytes: [UInt8], from input: [UInt8]) {
         if runStart != runEnd { materialize(input) }
         buffer.append(contentsOf: bytes)
+        hasBuffered = !buffer.isEmpty
     }
 
     private mutating func materialize(_ input: [UInt8]) {
         guard runStart != runEnd else { return }
         buffer.append(contentsOf: input[runStart..<runEnd])
+        hasBuffered = true
         runStart = 0
         runEnd = 0
     }
@@ -56,7 +62,7 @@ struct ByteAccumulator {
 
     /// The pending bytes as a `String` (decoded, with U+FFFD for invalid sequences).
     mutating func makeString(from input: [UInt8]) -> String {
-        if buffer.isEmpty {
+        if !hasBuffered {
             checkRun(in: input)
             return input.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[runStart..<runEnd]), as: UTF8.self) }
         }
@@ -68,7 +74,7 @@ struct ByteAccumulator {
     /// strings Swift stores inline): a short string seen before in this input is returned
     /// without decoding and validating its bytes again.
     mutating func makeString(from input: [UInt8], cache: inout ShortStringCache) -> String {
-        if buffer.isEmpty {
+        if !hasBuffered {
             let count = runEnd - runStart
             guard count <= ShortStringCache.maxLength else { return makeString(from: input) }
             checkRun(in: input)
@@ -96,7 +102,7 @@ struct ByteAccumulator {
     }
 
     /// The input range holding all the pending bytes, when they are one slice of the input.
-    var inputRange: Range<Int>? { buffer.isEmpty ? runStart..<runEnd : nil }
+    var inputRange: Range<Int>? { hasBuffered ? nil : runStart..<runEnd }
 
     /// Calls `body` with the pending bytes.
     mutating func withBytes<R>(from input: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
@@ -104,7 +110,7 @@ struct ByteAccumulator {
         // `ArraySlice`. Slicing an unsafe buffer is checked in debug builds only, so the run's
         // bounds are checked here explicitly (the input is hostile mail: a wrong index must trap,
         // never read past the array).
-        if buffer.isEmpty {
+        if !hasBuffered {
             checkRun(in: input)
             return input.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[runStart..<runEnd])) }
         }
@@ -116,7 +122,8 @@ struct ByteAccumulator {
     @inline(__always) mutating func reset() {
         runStart = 0
         runEnd = 0
-        if !buffer.isEmpty { buffer.removeAll(keepingCapacity: true) }
+        assert(hasBuffered == !buffer.isEmpty)
+        if hasBuffered { buffer.removeAll(keepingCapacity: true); hasBuffered = false }
     }
 }
 

@@ -97,6 +97,10 @@ struct Tokenizer {
     /// The tag's attributes so far; handed to the token when the tag is emitted (the first
     /// attribute reserves room for four, so a typical tag makes one allocation and no copy).
     private var attributes: [Attribute] = []
+    /// `true` once `attributes` may be non-empty (set where attributes are stored, cleared where
+    /// the array is handed over or emptied): `startTag` tests this flag rather than
+    /// `attributes.isEmpty`, which stayed an out-of-line call in the large state function.
+    private var attributesStored = false
     private var attributeNames: Set<String> = []
     private var attrName = ByteAccumulator()
     /// Short token strings seen so far (text runs, attribute names and values).
@@ -119,20 +123,32 @@ struct Tokenizer {
         self.maxAttributes = maxAttributes
     }
 
-    @inline(__always) private mutating func error(_ code: String) {
+    /// The code is a `StaticString` and its `String` is made out of line, only when errors are
+    /// recorded: with `String` literals inlined at each of the ~70 sites, the optimizer hoisted
+    /// their constants out of the state loop and every pass through it paid for them.
+    @inline(__always) private mutating func error(_ code: StaticString) {
         errorTally &+= 1
-        if recordErrors { errors.append(ParseError(code: code, offset: pos)) }
+        if recordErrors { record(code) }
+    }
+
+    @inline(never) private mutating func record(_ code: StaticString) {
+        errors.append(ParseError(code: code.description, offset: pos))
     }
 
     // MARK: Emitting
 
-    private mutating func flushText() {
-        guard !text.isEmpty else { return }
+    /// Inlined test, out-of-line work: most calls (every tag's `emit`) find no pending text, and
+    /// as a call each of them cost a prologue and an epilogue.
+    @inline(__always) private mutating func flushText() {
+        if !text.isEmpty { flushPendingText() }
+    }
+
+    private mutating func flushPendingText() {
         enqueue(.characters(text.makeString(from: input, cache: &shortStrings)))
         text.reset()
     }
 
-    private mutating func emit(_ token: consuming Token) {
+    @inline(__always) private mutating func emit(_ token: consuming Token) {
         flushText()
         enqueue(token)
     }
@@ -157,6 +173,7 @@ struct Tokenizer {
         // retain for the token and release for the tokenizer's copy.
         var taken: [Attribute] = []
         swap(&taken, &attributes)
+        attributesStored = false
         let tag = TagToken(tag: id, name: name, attributes: taken, selfClosing: selfClosing)
         if isEndTag {
             if !tag.attributes.isEmpty { error("end-tag-with-attributes") }
@@ -189,6 +206,9 @@ struct Tokenizer {
 
     /// The next token (`.eof` forever once the input is exhausted).
     mutating func nextToken() -> Token {
+        // The previous call took the pending token, so there is usually none now: run the states
+        // first instead of emptying an empty slot (the loop below checks everything again).
+        step()
         while true {
             if let token = slot.take() { return token }
             if overflowHead < overflow.count {
@@ -204,11 +224,12 @@ struct Tokenizer {
 
     // MARK: Tag helpers
 
-    private mutating func startTag(end: Bool) {
+    @inline(__always) private mutating func startTag(end: Bool) {
         tagName.reset()
         isEndTag = end
         selfClosing = false
-        if !attributes.isEmpty { attributes = [] }
+        assert(attributesStored || attributes.isEmpty)
+        if attributesStored { attributes = []; attributesStored = false }
         hasAttr = false
         attributesStart = -1
     }
@@ -260,6 +281,7 @@ struct Tokenizer {
                   return memcmp(base + cached.range.lowerBound, base + range.lowerBound, range.count) == 0
               }) else { return false }
         attributes = cached.attributes
+        attributesStored = true
         selfClosing = cached.selfClosing
         pos = end + 1
         state = .data
@@ -274,8 +296,12 @@ struct Tokenizer {
         hasAttr = true
     }
 
-    private mutating func finishAttribute() {
-        guard hasAttr else { return }
+    /// Inlined test, out-of-line work (as `flushText`): a tag without attributes has none to finish.
+    @inline(__always) private mutating func finishAttribute() {
+        if hasAttr { finishPendingAttribute() }
+    }
+
+    private mutating func finishPendingAttribute() {
         hasAttr = false
         let name = attrName.makeString(from: input, cache: &shortStrings)
         if attributes.count < 8 && attributeNames.isEmpty {
@@ -288,6 +314,7 @@ struct Tokenizer {
         if !attributeNames.isEmpty { attributeNames.insert(name) }
         if attributes.isEmpty { attributes.reserveCapacity(4) }
         attributes.append(Attribute(name: name, value: makeAttributeValue()))
+        attributesStored = true
     }
 
     /// A value seen earlier in this input: its bytes (a range of the input) and its string.
@@ -483,10 +510,15 @@ struct Tokenizer {
 
     /// Runs states until at least one token is queued.
     private mutating func step() {
-        while !hasPendingToken {
-            if eofEmitted { return }
-            runState()
-        }
+        if !hasPendingToken && !eofEmitted { runStates() }
+    }
+
+    /// The state loop: one state after another until a token is queued or the end of input was
+    /// emitted. The loop is here, around an inlined `runState()`, so that a change of state (about
+    /// 2.5 per token) is a branch rather than a call with its prologue; a `return` in a state just
+    /// ends that state, as before.
+    private mutating func runStates() {
+        repeat { runState() } while !hasPendingToken && !eofEmitted
     }
 
     /// Copies the run of ordinary bytes up to the next byte the current state must look at (NUL,
@@ -597,7 +629,7 @@ struct Tokenizer {
         else { error("missing-quote-before-doctype-identifier"); forceQuirks = true; reconsume(.bogusDoctype) }
     }
 
-    private mutating func runState() {
+    @inline(__always) private mutating func runState() {
         switch state {
         case .data, .rcdata:
             // Fast path: copy the run up to the next special byte.

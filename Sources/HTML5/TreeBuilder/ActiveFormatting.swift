@@ -25,7 +25,16 @@ extension TreeBuilder {
         return true
     }
 
-    mutating func reconstructFormatting() {
+    /// "Reconstruct the active formatting elements": nothing to do when the list is empty, ends
+    /// with a marker or with an element still open — nearly every call (one per character run
+    /// and per most start tags). That test is inlined and reads the last entry's open count in
+    /// place (no reference to the entry is taken); the work is out of line.
+    @inline(__always) mutating func reconstructFormatting() {
+        let count = activeFormatting.count
+        if count > 0, let last = activeFormatting[count - 1], last.stackCount == 0 { reconstructFormattingSteps() }
+    }
+
+    private mutating func reconstructFormattingSteps() {
         guard let lastEntry = activeFormatting.last, let last = lastEntry, !stackContains(last) else { return }
         var index = activeFormatting.count - 1
         while index > 0 {

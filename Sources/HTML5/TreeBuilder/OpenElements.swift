@@ -111,23 +111,27 @@ extension TreeBuilder {
 
     enum Scope { case normal, listItem, button, table, select }
 
-    func isScopeBoundary(_ e: Element, _ scope: Scope) -> Bool {
+    /// Whether an element with this namespace and name ends the search of `scope`. Takes the
+    /// element's namespace and name, not the element: the scope loops read both from the stack's
+    /// slot and pass no reference to this (out-of-line) call, so no node is retained and released
+    /// per element looked at.
+    static func isScopeBoundary(_ namespace: Namespace, _ tag: HTMLTag, _ scope: Scope) -> Bool {
         switch scope {
         case .select:
-            return !(e.namespace == .html && (e.tag == .optgroup || e.tag == .option))
+            return !(namespace == .html && (tag == .optgroup || tag == .option))
         case .table:
-            return e.namespace == .html && (e.tag == .html || e.tag == .table || e.tag == .template)
+            return namespace == .html && (tag == .html || tag == .table || tag == .template)
         default:
-            switch e.namespace {
+            switch namespace {
             case .html:
-                if ElementSets.defaultScope.contains(e.tag) || e.tag == .select { return true }
-                if scope == .listItem && (e.tag == .ol || e.tag == .ul) { return true }
-                if scope == .button && e.tag == .button { return true }
+                if ElementSets.defaultScope.contains(tag) || tag == .select { return true }
+                if scope == .listItem && (tag == .ol || tag == .ul) { return true }
+                if scope == .button && tag == .button { return true }
                 return false
             case .mathml:
-                return TreeBuilder.set0.contains(e.tag)
+                return TreeBuilder.set0.contains(tag)
             case .svg:
-                return e.tag == .foreignObject || e.tag == .desc || e.tag == .title
+                return tag == .foreignObject || tag == .desc || tag == .title
             }
         }
     }
@@ -144,9 +148,9 @@ extension TreeBuilder {
         if openCount(tag) == 0 { return false }
         var i = openElements.count - 1
         while i >= 0 {
-            let e = openElements[i]
-            if e.isHTML(tag) { return true }
-            if isScopeBoundary(e, scope) { return false }
+            let namespace = openElements[i].namespace, name = openElements[i].tag
+            if namespace == .html && name == tag && tag != .unknown { return true }  // `isHTML(tag)`
+            if TreeBuilder.isScopeBoundary(namespace, name, scope) { return false }
             i -= 1
         }
         return false
@@ -155,9 +159,9 @@ extension TreeBuilder {
     mutating func inScope(anyOf tags: HTMLTagSet, _ scope: Scope = .normal) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
-            let e = openElements[i]
-            if e.isHTML(in: tags) { return true }
-            if isScopeBoundary(e, scope) { return false }
+            let namespace = openElements[i].namespace, name = openElements[i].tag
+            if namespace == .html && tags.contains(name) { return true }
+            if TreeBuilder.isScopeBoundary(namespace, name, scope) { return false }
             i -= 1
         }
         return false
@@ -166,15 +170,22 @@ extension TreeBuilder {
     mutating func inScope(element target: Element) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {
-            let e = openElements[i]
-            if e === target { return true }
-            if isScopeBoundary(e, .normal) { return false }
+            if openElements[i] === target { return true }
+            if TreeBuilder.isScopeBoundary(openElements[i].namespace, openElements[i].tag, .normal) { return false }
             i -= 1
         }
         return false
     }
 
-    mutating func generateImpliedEndTags(except: HTMLTag? = nil) {
+    /// The first test is inlined (the current node is rarely one to close: most calls pop
+    /// nothing); the pops are out of line.
+    @inline(__always) mutating func generateImpliedEndTags(except: HTMLTag? = nil) {
+        if let tag = currentHTMLTag, ElementSets.impliedEnd.contains(tag), tag != except {
+            popImpliedEndTags(except: except)
+        }
+    }
+
+    private mutating func popImpliedEndTags(except: HTMLTag?) {
         while let tag = currentHTMLTag, ElementSets.impliedEnd.contains(tag), tag != except {
             pop()
         }

@@ -182,7 +182,7 @@ struct TreeBuilder {
         // Most tokens arrive with an HTML adjusted current node: decide that from the namespace
         // alone before touching the node.
         guard let namespace = adjustedCurrentNamespace, namespace != .html, let node = adjustedCurrentNode else {
-            process(token, mode); return
+            processInMode(token, mode); return
         }
         switch token {
         case .startTag(let tag):
@@ -200,7 +200,12 @@ struct TreeBuilder {
 
     // MARK: Modes
 
-    mutating func process(_ token: Token, _ mode: Mode) {
+    mutating func process(_ token: Token, _ mode: Mode) { processInMode(token, mode) }
+
+    /// `process` inlined into `dispatch`'s common case (one call level less for nearly every
+    /// dispatched token); the other callers, which reprocess a token in another mode, and the
+    /// foreign-content cases keep the out-of-line `process`.
+    @inline(__always) private mutating func processInMode(_ token: Token, _ mode: Mode) {
         switch mode {
         case .initial: initial(token)
         case .beforeHTML: beforeHTML(token)
