@@ -9,7 +9,7 @@
 ///
 /// Trust-model row: inbox (incoming mail) — every token string of a hostile message passes
 /// through here. The run bounds are only ever a range the tokenizer has already read, and every
-/// use goes through a bounds-checked `ArraySlice` of the input.
+/// use checks them against the input first (`checkRun`, a `precondition`: release builds too).
 struct ByteAccumulator {
     private var buffer: [UInt8] = []
     /// `!buffer.isEmpty`, kept as a flag: the tokenizer asks "anything pending?" several times
@@ -49,7 +49,10 @@ struct ByteAccumulator {
 
     private mutating func materialize(_ input: [UInt8]) {
         guard runStart != runEnd else { return }
-        buffer.append(contentsOf: input[runStart..<runEnd])
+        // Copied from the input's buffer (bounds checked by `checkRun`): an `ArraySlice` of the
+        // input retained the array and took the generic append path.
+        checkRun(in: input)
+        input.withUnsafeBufferPointer { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: $0[runStart..<runEnd])) }
         hasBuffered = true
         runStart = 0
         runEnd = 0

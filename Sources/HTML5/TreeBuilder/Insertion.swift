@@ -35,31 +35,36 @@ extension TreeBuilder {
         place.parent.insertBefore(node, place.before)
     }
 
-    /// `true` when "the appropriate place for inserting a node" is simply the end of the current
-    /// node: no foster parenting, not a template, within the depth limit — nearly every insertion.
-    /// `false` sends the caller through the full ``appropriatePlace(override:)`` (same result,
-    /// more reference counting).
-    @inline(__always) func insertsAtCurrentNodeEnd() -> Bool {
+    /// The index in the stack of open elements of the element at whose end "the appropriate
+    /// place for inserting a node" is, when it is simply the end of an open element: the current
+    /// node, or, beyond the depth limit, the element at the limit (which ``appropriatePlace(override:)``
+    /// picks too, marking the document truncated as it does) — no foster parenting, not a
+    /// template. Nearly every insertion; `nil` sends the caller through the full
+    /// ``appropriatePlace(override:)`` (same result, more reference counting).
+    @inline(__always) mutating func appendTargetIndex() -> Int? {
         let count = openElements.count
-        return !fosterParenting && count > 0 && count <= maxDepth
-            && openElements[count - 1].storedTemplateContent == nil
+        guard !fosterParenting && count > 0 else { return nil }
+        let index = count <= maxDepth ? count - 1 : maxDepth - 1
+        guard openElements[index].storedTemplateContent == nil else { return nil }
+        if count > maxDepth { depthTruncated = true }
+        return index
     }
 
-    /// Appends a node the parser has just created to the current node (when
-    /// ``insertsAtCurrentNodeEnd()``). The current node is reached through an `inout` access to
-    /// the stack's slot: the access is exclusive, so the compiler uses the stack's own reference
+    /// Appends a node the parser has just created to the open element at `index` (from
+    /// ``appendTargetIndex()``). The element is reached through an `inout` access to the stack's
+    /// slot: the access is exclusive, so the compiler uses the stack's own reference
     /// instead of retaining and releasing the current node around the call (a plain read of
     /// `openElements[i]` is a copy: the stores into the links could, as far as the compiler knows,
     /// release the stack). The new node moves into its parent's child link.
-    @inline(__always) mutating func appendToCurrentNode(_ node: consuming Node) {
-        TreeBuilder.appendDetached(node, to: &openElements[openElements.count - 1])
+    @inline(__always) mutating func appendToOpenElement(_ node: consuming Node, at index: Int) {
+        TreeBuilder.appendDetached(node, to: &openElements[index])
     }
 
     @inline(__always) private static func appendDetached(_ node: consuming Node, to parent: inout Element) {
         parent.appendDetached(node)
     }
 
-    /// Appends a character run to the current node (when ``insertsAtCurrentNodeEnd()``): to its
+    /// Appends a character run to an open element (from ``appendTargetIndex()``): to its
     /// last child if that is a Text, else as a new Text that takes the (moved) string.
     @inline(__always) private static func appendText(_ s: consuming String, to parent: inout Element) {
         if let text = parent.storedLastChild as? Text { text.data += s } else { parent.appendDetached(Text(s)) }
@@ -67,13 +72,13 @@ extension TreeBuilder {
 
     /// Inserts a node the parser has just created at the appropriate place.
     @inline(__always) mutating func insertAtAppropriatePlace(_ node: consuming Node) {
-        if insertsAtCurrentNodeEnd() { appendToCurrentNode(node) } else { insert(node, at: appropriatePlace()) }
+        if let index = appendTargetIndex() { appendToOpenElement(node, at: index) } else { insert(node, at: appropriatePlace()) }
     }
 
     mutating func insertText(_ s: consuming String) {
         guard !s.isEmpty else { return }
-        if insertsAtCurrentNodeEnd() {
-            TreeBuilder.appendText(s, to: &openElements[openElements.count - 1])
+        if let index = appendTargetIndex() {
+            TreeBuilder.appendText(s, to: &openElements[index])
             return
         }
         let place = appropriatePlace()
@@ -101,8 +106,8 @@ extension TreeBuilder {
     /// parent's child link gets a copy and the stack of open elements takes the creating one.
     mutating func insertElement(_ tag: consuming TagToken, _ namespace: Namespace = .html) {
         let element = createElement(tag, namespace)
-        if insertsAtCurrentNodeEnd() {
-            appendToCurrentNode(element)
+        if let index = appendTargetIndex() {
+            appendToOpenElement(element, at: index)
         } else {
             insert(element, at: appropriatePlace())
         }
