@@ -300,17 +300,8 @@ struct TreeCleaner {
             a.namespace == b.namespace && sameBytes(a.name, b.name) && sameBytes(a.value, b.value)
         }
 
-        private static func sameBytes(_ a: String, _ b: String) -> Bool {
-            guard a.utf8.count == b.utf8.count else { return false }
-            let fast: Bool?? = a.utf8.withContiguousStorageIfAvailable { pa in
-                b.utf8.withContiguousStorageIfAvailable { pb in
-                    guard let x = pa.baseAddress, let y = pb.baseAddress else { return true }  // both empty
-                    return memcmp(x, y, pa.count) == 0
-                }
-            }
-            if let fast, let answer = fast { return answer }
-            return a.utf8.elementsEqual(b.utf8)
-        }
+        @inline(__always)
+        private static func sameBytes(_ a: String, _ b: String) -> Bool { SameTree.sameBytes(a, b) }
 
         func contains(where predicate: (Attribute) -> Bool) -> Bool {
             if let copy { return copy.contains(where: predicate) }
