@@ -3,6 +3,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <pthread.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
 #include <sys/xattr.h>
@@ -39,6 +40,24 @@ long long rampart_peer_uid(int fd) {
     uid_t uid; gid_t gid;
     if (getpeereid(fd, &uid, &gid) != 0) return -1;
     return (long long)uid;
+#else
+    return -1;
+#endif
+}
+
+int rampart_set_current_thread_name(const char *name) {
+#if defined(__linux__)
+    return pthread_setname_np(pthread_self(), name);
+#elif defined(__APPLE__)
+    return pthread_setname_np(name);
+#else
+    return -1;
+#endif
+}
+
+int rampart_current_thread_name(char *buffer, size_t size) {
+#if defined(__linux__) || defined(__APPLE__)
+    return pthread_getname_np(pthread_self(), buffer, size);
 #else
     return -1;
 #endif

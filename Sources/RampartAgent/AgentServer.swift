@@ -29,7 +29,8 @@ import Darwin
 /// keychain; the PIN comes over the socket and is zeroized when the unlock returns.
 public final class AgentServer: @unchecked Sendable {
     /// The names of the agent's threads, as `ps -L`, `top -H` and a debugger show them. Each is at
-    /// most 15 bytes: Linux refuses longer thread names, and Foundation drops them silently.
+    /// most 15 bytes: Linux refuses longer thread names. Each thread names itself once it runs,
+    /// with `ThreadName.setCurrent(_:)` (RampartCore), not Foundation's racy `Thread.name`.
     static let acceptThreadName = "agent-accept"
     static let autolockThreadName = "agent-autolock"
     static let connectionThreadName = "agent-conn"
@@ -147,14 +148,15 @@ public final class AgentServer: @unchecked Sendable {
             stopped = false
             lastRequest = Date()
         }
-        // Each thread names itself: on Linux a name set before `start()` never reaches the thread.
+        // Each thread names itself once it runs: on Linux a name set before `start()` never
+        // reaches the thread.
         let acceptThread = Thread { [self] in
-            Thread.current.name = Self.acceptThreadName
+            ThreadName.setCurrent(Self.acceptThreadName)
             acceptLoop(fd)
         }
         acceptThread.start()
         let autolockThread = Thread { [self] in
-            Thread.current.name = Self.autolockThreadName
+            ThreadName.setCurrent(Self.autolockThreadName)
             autolockLoop()
         }
         autolockThread.start()
@@ -269,7 +271,7 @@ public final class AgentServer: @unchecked Sendable {
             guard fd >= 0 else { continue }
             lock.withLock { activeConnections += 1 }
             let worker = Thread { [self] in
-                Thread.current.name = Self.connectionThreadName
+                ThreadName.setCurrent(Self.connectionThreadName)
                 defer {
                     lock.withLock {
                         activeConnections -= 1

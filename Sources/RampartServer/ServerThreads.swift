@@ -1,4 +1,5 @@
 import Foundation
+import RampartCore
 
 /// A small pool of threads of the server's own, as a Swift task executor.
 ///
@@ -29,9 +30,10 @@ public final class ServerThreads: TaskExecutor, @unchecked Sendable {
         for index in 1...max(1, count) {
             let suffix = "-\(index)"
             let threadName = (String(name.utf8.prefix(max(0, 15 - suffix.utf8.count))) ?? "") + suffix
-            // Named from inside: on Linux a name set before `start()` does not reach the thread.
+            // Named from inside: on Linux a name set before `start()` does not reach the thread,
+            // and Foundation's `Thread.current.name` can miss too (see `ThreadName`).
             Thread { [self] in
-                Thread.current.name = threadName
+                ThreadName.setCurrent(threadName)
                 condition.lock()
                 threads.insert(pthread_self())
                 condition.unlock()
