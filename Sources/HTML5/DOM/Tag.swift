@@ -160,6 +160,17 @@ public struct HTMLTagSet: Sendable, Hashable, ExpressibleByArrayLiteral {
     public init(_ tags: some Sequence<HTMLTag>) { for tag in tags { insert(tag) } }
     /// A set of the listed tags: `let headings: HTMLTagSet = [.h1, .h2, .h3]`.
     public init(arrayLiteral tags: HTMLTag...) { self.init(tags) }
+    /// The set with these four words of the mask (bit `raw & 63` of word `raw >> 6` is the tag with
+    /// that raw value). The parser's name sets are written this way: a `static let` of integer
+    /// literals is initialized statically, so reading it costs no lazy-global check
+    /// (`swift_once`) per token, unlike one built from an array literal at first use.
+    /// `HTMLTagTests` checks every such constant against its list of tags.
+    @inline(__always) init(words w0: UInt64, _ w1: UInt64, _ w2: UInt64, _ w3: UInt64) {
+        self.w0 = w0
+        self.w1 = w1
+        self.w2 = w2
+        self.w3 = w3
+    }
 
     /// Adds `tag`.
     public mutating func insert(_ tag: HTMLTag) {

@@ -37,6 +37,10 @@ struct Tokenizer {
     /// `input.count`, read at every byte (Array's `count` getter was not inlined into the state
     /// machine).
     let inputCount: Int
+    /// `true` if the input holds a U+0000 byte. When it does not, no token string can hold one
+    /// either (token strings are input bytes, U+FFFD, or character reference values, none of
+    /// which is U+0000: `&#0;` becomes U+FFFD), so the tree builder skips its per-token search.
+    let inputHasNUL: Bool
     var pos = 0
     var state: State = .data
     /// Set by the tree builder: the adjusted current node is not in the HTML namespace.
@@ -120,6 +124,10 @@ struct Tokenizer {
     init(input: [UInt8], maxAttributes: Int = .max) {
         self.input = input
         self.inputCount = input.count
+        self.inputHasNUL = input.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, buffer.count > 0 else { return false }
+            return memchr(base, 0, buffer.count) != nil
+        }
         self.maxAttributes = maxAttributes
     }
 
