@@ -18,6 +18,10 @@ import Testing
         #expect(HTMLTag.unknown.name == "")
     }
 
+    @Test func internedNameSwitchAgreesWithTheNameTable() {
+        for tag in HTMLTag.allCases { #expect(tag.internedName == tag.name, "\(tag)") }
+    }
+
     @Test func namesOutsideTheTableAreUnknown() {
         // Exact, case-sensitive: the parser lowercases HTML names and case-adjusts SVG names
         // before interning, so `DIV` or `foreignobject` never reach an element as those strings
