@@ -18,6 +18,10 @@ import Testing
         #expect(HTMLTag.unknown.name == "")
     }
 
+    @Test func internedNameSwitchAgreesWithTheNameTable() {
+        for tag in HTMLTag.allCases { #expect(tag.internedName == tag.name, "\(tag)") }
+    }
+
     @Test func namesOutsideTheTableAreUnknown() {
         // Exact, case-sensitive: the parser lowercases HTML names and case-adjusts SVG names
         // before interning, so `DIV` or `foreignobject` never reach an element as those strings
@@ -70,5 +74,67 @@ import Testing
         let all = HTMLTagSet(HTMLTag.allCases.filter { $0 != .unknown })
         #expect(!all.contains(.unknown))
         #expect(HTMLTag.allCases.filter { all.contains($0) }.count == HTMLTag.allCases.count - 1)
+    }
+
+    /// The parser's name sets are written as four mask words (statically initialized, no
+    /// lazy-global check per token): each must hold exactly the tags of its list in the spec.
+    @Test func parserNameSetConstantsMatchTheirTagLists() {
+        let expected: [(String, HTMLTagSet, [HTMLTag])] = [
+            ("TreeBuilder.set0", TreeBuilder.set0, [.mi, .mo, .mn, .ms, .mtext, .annotationXml]),
+            ("TreeBuilder.set1", TreeBuilder.set1, [.table, .tbody, .tfoot, .thead, .tr]),
+            ("TreeBuilder.set2", TreeBuilder.set2, [.mi, .mo, .mn, .ms, .mtext]),
+            ("TreeBuilder.set3", TreeBuilder.set3, [.head, .body, .html, .br]),
+            ("TreeBuilder.set4", TreeBuilder.set4, [.basefont, .bgsound, .link, .meta, .noframes,
+                .style]),
+            ("TreeBuilder.set5", TreeBuilder.set5, [.address, .div, .p]),
+            ("TreeBuilder.set6", TreeBuilder.set6, [.tbody, .tfoot, .thead, .template, .html]),
+            ("TreeBuilder.set7", TreeBuilder.set7, [.tr, .template, .html]),
+            ("TreeBuilder.set8", TreeBuilder.set8, [.table, .tbody, .template, .tfoot, .thead,
+                .tr]),
+            ("TreeBuilder.set9", TreeBuilder.set9, [.caption, .col, .colgroup, .tbody, .td, .tfoot,
+                .th, .thead, .tr]),
+            ("TreeBuilder.set10", TreeBuilder.set10, [.body, .col, .colgroup, .html, .tbody, .td,
+                .tfoot, .th, .thead, .tr]),
+            ("TreeBuilder.set11", TreeBuilder.set11, [.tbody, .tfoot, .thead]),
+            ("TreeBuilder.set12", TreeBuilder.set12, [.caption, .col, .colgroup, .tbody, .tfoot,
+                .thead]),
+            ("TreeBuilder.set13", TreeBuilder.set13, [.body, .caption, .col, .colgroup, .html, .td,
+                .th, .tr]),
+            ("TreeBuilder.set14", TreeBuilder.set14, [.caption, .col, .colgroup, .tbody, .tfoot,
+                .thead, .tr]),
+            ("TreeBuilder.set15", TreeBuilder.set15, [.body, .caption, .col, .colgroup, .html, .td,
+                .th]),
+            ("TreeBuilder.set16", TreeBuilder.set16, [.body, .caption, .col, .colgroup, .html]),
+            ("TreeBuilder.tableContext", TreeBuilder.tableContext, [.table, .template, .html]),
+            ("ElementSets.special", ElementSets.special, [.address, .applet, .area, .article,
+                .aside, .base, .basefont, .bgsound, .blockquote, .body, .br, .button,
+                .caption, .center, .col, .colgroup, .dd, .details, .dir, .div, .dl, .dt,
+                .embed, .fieldset, .figcaption, .figure, .footer, .form, .frame,
+                .frameset, .h1, .h2, .h3, .h4, .h5, .h6, .head, .header, .hgroup, .hr,
+                .html, .iframe, .img, .input, .keygen, .li, .link, .listing, .main,
+                .marquee, .menu, .meta, .nav, .noembed, .noframes, .noscript, .object,
+                .ol, .p, .param, .plaintext, .pre, .script, .search, .section, .select,
+                .source, .style, .summary, .table, .tbody, .td, .template, .textarea,
+                .tfoot, .th, .thead, .title, .tr, .track, .ul, .wbr, .xmp]),
+            ("ElementSets.formatting", ElementSets.formatting, [.a, .b, .big, .code, .em, .font, .i,
+                .nobr, .s, .small, .strike, .strong, .tt, .u]),
+            ("ElementSets.impliedEnd", ElementSets.impliedEnd, [.dd, .dt, .li, .optgroup, .option,
+                .p, .rb, .rp, .rt, .rtc]),
+            ("ElementSets.impliedEndThorough", ElementSets.impliedEndThorough, [.caption, .colgroup,
+                .dd, .dt, .li, .optgroup, .option, .p, .rb, .rp, .rt, .rtc, .tbody, .td,
+                .tfoot, .th, .thead, .tr]),
+            ("ElementSets.defaultScope", ElementSets.defaultScope, [.applet, .caption, .html,
+                .table, .td, .th, .marquee, .object, .template]),
+            ("ElementSets.headings", ElementSets.headings, [.h1, .h2, .h3, .h4, .h5, .h6]),
+            ("ElementSets.breakoutTags", ElementSets.breakoutTags, [.b, .big, .blockquote, .body,
+                .br, .center, .code, .dd, .div, .dl, .dt, .em, .embed, .h1, .h2, .h3,
+                .h4, .h5, .h6, .head, .hr, .i, .img, .li, .listing, .menu, .meta, .nobr,
+                .ol, .p, .pre, .ruby, .s, .small, .span, .strong, .strike, .sub, .sup,
+                .table, .tt, .u, .ul, .`var`]),
+        ]
+        for (name, set, tags) in expected {
+            #expect(set == HTMLTagSet(tags), "\(name)")
+            for tag in HTMLTag.allCases { #expect(set.contains(tag) == tags.contains(tag), "\(name) \(tag)") }
+        }
     }
 }

@@ -27,7 +27,7 @@ struct TagToken {
 
     /// A token the tree builder synthesizes (`<tbody>`, `<head>`, ...).
     init(_ tag: HTMLTag) {
-        self.init(tag: tag, name: tag.name, attributes: [], selfClosing: false)
+        self.init(tag: tag, name: tag.internedName, attributes: [], selfClosing: false)
     }
 
     /// Renames the token (the tree builder's `image` -> `img`, SVG case adjustment).

@@ -37,6 +37,10 @@ struct Tokenizer {
     /// `input.count`, read at every byte (Array's `count` getter was not inlined into the state
     /// machine).
     let inputCount: Int
+    /// `true` if the input holds a U+0000 byte. When it does not, no token string can hold one
+    /// either (token strings are input bytes, U+FFFD, or character reference values, none of
+    /// which is U+0000: `&#0;` becomes U+FFFD), so the tree builder skips its per-token search.
+    let inputHasNUL: Bool
     var pos = 0
     var state: State = .data
     /// Set by the tree builder: the adjusted current node is not in the HTML namespace.
@@ -120,6 +124,10 @@ struct Tokenizer {
     init(input: [UInt8], maxAttributes: Int = .max) {
         self.input = input
         self.inputCount = input.count
+        self.inputHasNUL = input.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, buffer.count > 0 else { return false }
+            return memchr(base, 0, buffer.count) != nil
+        }
         self.maxAttributes = maxAttributes
     }
 
@@ -167,7 +175,7 @@ struct Tokenizer {
         finishAttribute()
         // Known names come from the interned table (no string is built or validated).
         let id = tagName.withBytes(from: input) { HTMLTag.lookup($0) }
-        let name = id == .unknown ? tagName.makeString(from: input) : id.name
+        let name = id == .unknown ? tagName.makeString(from: input) : id.internedName
         if !isEndTag && attributesStart >= 0 { cacheAttributeSection() }
         // The attributes move into the token (swapped out, leaving `attributes` empty): no
         // retain for the token and release for the tokenizer's copy.
@@ -534,31 +542,45 @@ struct Tokenizer {
 
     /// The index of the first byte at or after `start` equal to `s0`, `s1` or `s2`, or
     /// `input.count`. Text and attribute values are most of a message's bytes, so they are
-    /// scanned eight at a time (``SWAR``: a word holds a stop byte exactly when
-    /// `SWAR.matches(word, stop)` for one of the stops, and the match bits tell which byte is the
-    /// first stop); the tail is scanned byte by byte.
-    /// Reads only inside the input: word loads are guarded by `i + 8 <= count`, bytes by `i < count`.
+    /// scanned sixteen at a time with vector compares (`SIMD16<UInt8>`: SSE2 or NEON, three
+    /// compares and one mask test per block; the matching lanes, read as two little-endian
+    /// words, tell which byte is the first stop). Only the last 15 bytes of the input, where no
+    /// whole block is left, are scanned byte by byte.
+    /// Reads only inside the input: block loads are guarded by `count - i >= 16`, bytes by
+    /// `i < count` (and `start <= i`, with `start >= 0`).
+    // `mutating` although it only reads: where it was not inlined, a non-mutating call copied
+    // the whole tokenizer to the stack first; a mutating one is passed its address.
     @inline(__always)
-    private func firstStop(from start: Int, _ s0: UInt8, _ s1: UInt8, _ s2: UInt8) -> Int {
-        input.withUnsafeBufferPointer { buffer -> Int in
-            let count = buffer.count
-            var i = start
-            guard i < count, let base = buffer.baseAddress else { return i }
-            let raw = UnsafeRawPointer(base)
-            let m0 = SWAR.broadcast(s0), m1 = SWAR.broadcast(s1), m2 = SWAR.broadcast(s2)
-            while i + 8 <= count {
-                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                let found = SWAR.matches(word, m0) | SWAR.matches(word, m1) | SWAR.matches(word, m2)
-                if found != 0 { return i &+ SWAR.firstMatch(found) }
-                i += 8
+    private mutating func firstStop(from start: Int, _ s0: UInt8, _ s1: UInt8, _ s2: UInt8) -> Int {
+        input.withUnsafeBufferPointer { Tokenizer.firstStop(in: $0, from: start, s0, s1, s2) }
+    }
+
+    /// ``firstStop(from:_:_:_:)`` over `buffer`. Static, so that no call site copies the
+    /// tokenizer to pass it `self` (a non-mutating method on the 400-byte tokenizer did).
+    @inline(__always)
+    private static func firstStop(in buffer: UnsafeBufferPointer<UInt8>, from start: Int, _ s0: UInt8, _ s1: UInt8, _ s2: UInt8) -> Int {
+        let count = buffer.count
+        var i = start
+        guard i >= 0, i < count, let base = buffer.baseAddress else { return i }
+        let raw = UnsafeRawPointer(base)
+        let v0 = SIMD16<UInt8>(repeating: s0), v1 = SIMD16<UInt8>(repeating: s1), v2 = SIMD16<UInt8>(repeating: s2)
+        while count &- i >= 16 {
+            let block = raw.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
+            let hit = (block .== v0) .| (block .== v1) .| (block .== v2)
+            if any(hit) {
+                let lanes = unsafeBitCast(SIMD16<UInt8>(repeating: 0).replacing(with: 0xFF, where: hit), to: SIMD2<UInt64>.self)
+                let low = UInt64(littleEndian: lanes[0])
+                if low != 0 { return i &+ (low.trailingZeroBitCount &>> 3) }
+                return i &+ 8 &+ (UInt64(littleEndian: lanes[1]).trailingZeroBitCount &>> 3)
             }
-            while i < count {
-                let b = buffer[i]
-                if b == s0 || b == s1 || b == s2 { break }
-                i += 1
-            }
-            return i
+            i &+= 16
         }
+        while i < count {
+            let b = buffer[i]
+            if b == s0 || b == s1 || b == s2 { break }
+            i += 1
+        }
+        return i
     }
 
     /// In the before-attribute-name state at `pos`: if the input there is `name="value"` or

@@ -1,23 +1,26 @@
 // Element categories and name tables of the tree-construction stage (§13.2.4, §13.2.6.5).
 
 enum ElementSets {
-    static let special: HTMLTagSet = [
-        .address, .applet, .area, .article, .aside, .base, .basefont, .bgsound, .blockquote, .body, .br,
-        .button, .caption, .center, .col, .colgroup, .dd, .details, .dir, .div, .dl, .dt, .embed,
-        .fieldset, .figcaption, .figure, .footer, .form, .frame, .frameset, .h1, .h2, .h3, .h4, .h5, .h6,
-        .head, .header, .hgroup, .hr, .html, .iframe, .img, .input, .keygen, .li, .link, .listing, .main,
-        .marquee, .menu, .meta, .nav, .noembed, .noframes, .noscript, .object, .ol, .p, .param, .plaintext,
-        .pre, .script, .search, .section, .select, .source, .style, .summary, .table, .tbody, .td, .template,
-        .textarea, .tfoot, .th, .thead, .title, .tr, .track, .ul, .wbr, .xmp,
-    ]
-    static let formatting: HTMLTagSet = [.a, .b, .big, .code, .em, .font, .i, .nobr, .s, .small, .strike, .strong, .tt, .u]
-    static let impliedEnd: HTMLTagSet = [.dd, .dt, .li, .optgroup, .option, .p, .rb, .rp, .rt, .rtc]
-    static let impliedEndThorough: HTMLTagSet = [
-        .caption, .colgroup, .dd, .dt, .li, .optgroup, .option, .p, .rb, .rp, .rt, .rtc, .tbody, .td,
-        .tfoot, .th, .thead, .tr,
-    ]
-    static let defaultScope: HTMLTagSet = [.applet, .caption, .html, .table, .td, .th, .marquee, .object, .template]
-    static let headings: HTMLTagSet = [.h1, .h2, .h3, .h4, .h5, .h6]
+    // .address, .applet, .area, .article, .aside, .base, .basefont, .bgsound, .blockquote, .body,
+    // .br, .button, .caption, .center, .col, .colgroup, .dd, .details, .dir, .div, .dl, .dt,
+    // .embed, .fieldset, .figcaption, .figure, .footer, .form, .frame, .frameset, .h1, .h2, .h3,
+    // .h4, .h5, .h6, .head, .header, .hgroup, .hr, .html, .iframe, .img, .input, .keygen, .li,
+    // .link, .listing, .main, .marquee, .menu, .meta, .nav, .noembed, .noframes, .noscript,
+    // .object, .ol, .p, .param, .plaintext, .pre, .script, .search, .section, .select, .source,
+    // .style, .summary, .table, .tbody, .td, .template, .textarea, .tfoot, .th, .thead, .title,
+    // .tr, .track, .ul, .wbr, .xmp
+    static let special = HTMLTagSet(words: 0xBFFFBAF299BC99F0, 0xA847802B1F259E46, 0x000000000003277F, 0x0000000000000000)
+    // .a, .b, .big, .code, .em, .font, .i, .nobr, .s, .small, .strike, .strong, .tt, .u
+    static let formatting = HTMLTagSet(words: 0x4000410004010402, 0x0620200000800000, 0x0000000000001800, 0x0000000000000000)
+    // .dd, .dt, .li, .optgroup, .option, .p, .rb, .rp, .rt, .rtc
+    static let impliedEnd = HTMLTagSet(words: 0x0000008080000000, 0x00000F0160000200, 0x0000000000000000, 0x0000000000000000)
+    // .caption, .colgroup, .dd, .dt, .li, .optgroup, .option, .p, .rb, .rp, .rt, .rtc, .tbody, .td,
+    // .tfoot, .th, .thead, .tr
+    static let impliedEndThorough = HTMLTagSet(words: 0x0000008090800000, 0x00000F0160000200, 0x0000000000000273, 0x0000000000000000)
+    // .applet, .caption, .html, .table, .td, .th, .marquee, .object, .template
+    static let defaultScope = HTMLTagSet(words: 0x2000000000800020, 0x8000000008008000, 0x0000000000000026, 0x0000000000000000)
+    // .h1, .h2, .h3, .h4, .h5, .h6
+    static let headings = HTMLTagSet(words: 0x01F8000000000000, 0x0000000000000000, 0x0000000000000000, 0x0000000000000000)
 
     static func isSpecial(_ element: Element) -> Bool {
         switch element.namespace {
@@ -29,11 +32,10 @@ enum ElementSets {
         }
     }
 
-    static let breakoutTags: HTMLTagSet = [
-        .b, .big, .blockquote, .body, .br, .center, .code, .dd, .div, .dl, .dt, .em, .embed, .h1, .h2,
-        .h3, .h4, .h5, .h6, .head, .hr, .i, .img, .li, .listing, .menu, .meta, .nobr, .ol, .p, .pre,
-        .ruby, .s, .small, .span, .strong, .strike, .sub, .sup, .table, .tt, .u, .ul, .var,
-    ]
+    // .b, .big, .blockquote, .body, .br, .center, .code, .dd, .div, .dl, .dt, .em, .embed, .h1,
+    // .h2, .h3, .h4, .h5, .h6, .head, .hr, .i, .img, .li, .listing, .menu, .meta, .nobr, .ol, .p,
+    // .pre, .ruby, .s, .small, .span, .strong, .strike, .sub, .sup, .table, .tt, .u, .ul, .var
+    static let breakoutTags = HTMLTagSet(words: 0x53F803E0851D0400, 0xD720302110850A02, 0x0000000000007800, 0x0000000000000000)
 
     static let svgTagNames: [String: String] = [
         "altglyph": "altGlyph", "altglyphdef": "altGlyphDef", "altglyphitem": "altGlyphItem", "animatecolor": "animateColor",

@@ -12,24 +12,42 @@ import Darwin
 
 struct TreeBuilder {
     // Name sets used by the insertion modes (hoisted so no array is built per token).
-    static let set0: HTMLTagSet = [.mi, .mo, .mn, .ms, .mtext, .annotationXml]
-    static let set1: HTMLTagSet = [.table, .tbody, .tfoot, .thead, .tr]
-    static let set2: HTMLTagSet = [.mi, .mo, .mn, .ms, .mtext]
-    static let set3: HTMLTagSet = [.head, .body, .html, .br]
-    static let set4: HTMLTagSet = [.basefont, .bgsound, .link, .meta, .noframes, .style]
-    static let set5: HTMLTagSet = [.address, .div, .p]
-    static let set6: HTMLTagSet = [.tbody, .tfoot, .thead, .template, .html]
-    static let set7: HTMLTagSet = [.tr, .template, .html]
-    static let set8: HTMLTagSet = [.table, .tbody, .template, .tfoot, .thead, .tr]
-    static let set9: HTMLTagSet = [.caption, .col, .colgroup, .tbody, .td, .tfoot, .th, .thead, .tr]
-    static let set10: HTMLTagSet = [.body, .col, .colgroup, .html, .tbody, .td, .tfoot, .th, .thead, .tr]
-    static let set11: HTMLTagSet = [.tbody, .tfoot, .thead]
-    static let set12: HTMLTagSet = [.caption, .col, .colgroup, .tbody, .tfoot, .thead]
-    static let set13: HTMLTagSet = [.body, .caption, .col, .colgroup, .html, .td, .th, .tr]
-    static let set14: HTMLTagSet = [.caption, .col, .colgroup, .tbody, .tfoot, .thead, .tr]
-    static let set15: HTMLTagSet = [.body, .caption, .col, .colgroup, .html, .td, .th]
-    static let set16: HTMLTagSet = [.body, .caption, .col, .colgroup, .html]
-    static let tableContext: HTMLTagSet = [.table, .template, .html]
+    // .mi, .mo, .mn, .ms, .mtext, .annotationXml
+    static let set0 = HTMLTagSet(words: 0x0000000000000000, 0x0000000000000000, 0x0009F00000000000, 0x0000000000000000)
+    // .table, .tbody, .tfoot, .thead, .tr
+    static let set1 = HTMLTagSet(words: 0x0000000000000000, 0x8000000000000000, 0x0000000000000251, 0x0000000000000000)
+    // .mi, .mo, .mn, .ms, .mtext
+    static let set2 = HTMLTagSet(words: 0x0000000000000000, 0x0000000000000000, 0x0001F00000000000, 0x0000000000000000)
+    // .head, .body, .html, .br
+    static let set3 = HTMLTagSet(words: 0x2200000000180000, 0x0000000000000000, 0x0000000000000000, 0x0000000000000000)
+    // .basefont, .bgsound, .link, .meta, .noframes, .style
+    static let set4 = HTMLTagSet(words: 0x0000000000009000, 0x0800000002040400, 0x0000000000000000, 0x0000000000000000)
+    // .address, .div, .p
+    static let set5 = HTMLTagSet(words: 0x0000002000000010, 0x0000000100000000, 0x0000000000000000, 0x0000000000000000)
+    // .tbody, .tfoot, .thead, .template, .html
+    static let set6 = HTMLTagSet(words: 0x2000000000000000, 0x0000000000000000, 0x0000000000000055, 0x0000000000000000)
+    // .tr, .template, .html
+    static let set7 = HTMLTagSet(words: 0x2000000000000000, 0x0000000000000000, 0x0000000000000204, 0x0000000000000000)
+    // .table, .tbody, .template, .tfoot, .thead, .tr
+    static let set8 = HTMLTagSet(words: 0x0000000000000000, 0x8000000000000000, 0x0000000000000255, 0x0000000000000000)
+    // .caption, .col, .colgroup, .tbody, .td, .tfoot, .th, .thead, .tr
+    static let set9 = HTMLTagSet(words: 0x0000000018800000, 0x0000000000000000, 0x0000000000000273, 0x0000000000000000)
+    // .body, .col, .colgroup, .html, .tbody, .td, .tfoot, .th, .thead, .tr
+    static let set10 = HTMLTagSet(words: 0x2000000018080000, 0x0000000000000000, 0x0000000000000273, 0x0000000000000000)
+    // .tbody, .tfoot, .thead
+    static let set11 = HTMLTagSet(words: 0x0000000000000000, 0x0000000000000000, 0x0000000000000051, 0x0000000000000000)
+    // .caption, .col, .colgroup, .tbody, .tfoot, .thead
+    static let set12 = HTMLTagSet(words: 0x0000000018800000, 0x0000000000000000, 0x0000000000000051, 0x0000000000000000)
+    // .body, .caption, .col, .colgroup, .html, .td, .th, .tr
+    static let set13 = HTMLTagSet(words: 0x2000000018880000, 0x0000000000000000, 0x0000000000000222, 0x0000000000000000)
+    // .caption, .col, .colgroup, .tbody, .tfoot, .thead, .tr
+    static let set14 = HTMLTagSet(words: 0x0000000018800000, 0x0000000000000000, 0x0000000000000251, 0x0000000000000000)
+    // .body, .caption, .col, .colgroup, .html, .td, .th
+    static let set15 = HTMLTagSet(words: 0x2000000018880000, 0x0000000000000000, 0x0000000000000022, 0x0000000000000000)
+    // .body, .caption, .col, .colgroup, .html
+    static let set16 = HTMLTagSet(words: 0x2000000018880000, 0x0000000000000000, 0x0000000000000000, 0x0000000000000000)
+    // .table, .template, .html
+    static let tableContext = HTMLTagSet(words: 0x2000000000000000, 0x8000000000000000, 0x0000000000000004, 0x0000000000000000)
 
     enum Mode {
         case initial, beforeHTML, beforeHead, inHead, inHeadNoscript, afterHead, inBody, text, inTable, inTableText
@@ -114,7 +132,7 @@ struct TreeBuilder {
         guard mode == .inBody || mode == .inCell else { return false }
         if let namespace = adjustedCurrentNamespace, namespace != .html { return false }
         switch token {
-        case .characters(let s): return !containsNUL(s)
+        case .characters(let s): return !runContainsNUL(s)
         case .startTag(let tag): return mode == .inBody || !TreeBuilder.set9.contains(tag.tag)
         default: return false
         }
@@ -247,6 +265,14 @@ struct TreeBuilder {
         if index == utf8.startIndex { return ("", s) }
         if index == utf8.endIndex { return (s, "") }
         return (String(s[..<index]), String(s[index...]))
+    }
+}
+
+extension TreeBuilder {
+    /// `true` if a character run of this document holds U+0000: ``containsNUL(_:)``, asked only
+    /// when the input has a NUL byte at all (``Tokenizer/inputHasNUL``; mail almost never does).
+    @inline(__always) func runContainsNUL(_ s: String) -> Bool {
+        tokenizer.inputHasNUL && containsNUL(s)
     }
 }
 

@@ -45,7 +45,7 @@ extension TreeBuilder {
         switch token {
         case .characters(let s):
             var text = s
-            if containsNUL(text) { error("unexpected-null-character"); text = text.replacingNUL(with: "\u{FFFD}") }
+            if runContainsNUL(text) { error("unexpected-null-character"); text = text.replacingNUL(with: "\u{FFFD}") }
             if s.utf8.contains(where: { !isWhitespaceByte($0) && $0 != 0 }) { framesetOK = false }
             insertText(text)
         case .comment(let data): insertComment(data)

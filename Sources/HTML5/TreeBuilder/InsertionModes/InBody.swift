@@ -16,7 +16,7 @@ extension TreeBuilder {
     mutating func inBody(_ token: Token) {
         switch token {
         case .characters(let s):
-            if containsNUL(s) {
+            if runContainsNUL(s) {
                 error("unexpected-null-character")
                 var copy = s
                 let cleaned = copy.removingNUL()

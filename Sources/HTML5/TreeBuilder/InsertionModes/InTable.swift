@@ -97,7 +97,7 @@ extension TreeBuilder {
 
     mutating func inTableText(_ token: Token) {
         if case .characters(var s) = token {
-            if containsNUL(s) { error("unexpected-null-character"); s = s.removingNUL() }
+            if runContainsNUL(s) { error("unexpected-null-character"); s = s.removingNUL() }
             pendingTableText += s
             return
         }
