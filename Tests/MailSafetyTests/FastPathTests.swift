@@ -639,6 +639,57 @@ import Testing
         }
     }
 
+    /// The cleaner takes an HTML attribute's URL rule from its ``Allowlist/AttributeInfo`` entry
+    /// when the name has one: that entry must answer as the URL table for every such name.
+    @Test func attributeInfoHoldsTheURLTablesAnswer() {
+        var probes = ["", "a", "href", "HREF", "Href", "src", "srcset", "poster", "background", "cite", "action", "ping", "data",
+                      "srcdoc", "style", "id", "name", "target", "rel", "class", "title", "width", "hre\u{301}f", "\u{212A}", "caf\u{E9}",
+                      "x-very-long-attribute-name-over-16", "attributionsrc", "attributionsrcx"]
+        probes += Array(Allowlist.htmlAttributes)
+        probes += Array(Allowlist.mathMLAttributes)
+        probes += Array(Allowlist.svgAttributes)
+        probes += Allowlist.htmlURLAttributeNames.map(\.0)
+        var rng = SystemRandomNumberGenerator()
+        let letters = Array("hrefsciantop-HRS\u{301}")
+        for _ in 0..<2000 { probes.append(String((0..<Int.random(in: 0...8, using: &rng)).map { _ in letters.randomElement(using: &rng)! })) }
+        for probe in probes {
+            let url = Allowlist.htmlURLAttributes.value(probe)
+            if let info = Allowlist.attributeInfo.value(probe) {
+                #expect(info.urlName == url, "\(probe.debugDescription)")
+            } else {
+                #expect(url == nil, "\(probe.debugDescription)")
+            }
+        }
+        for (name, _) in Allowlist.htmlURLAttributeNames { #expect(Allowlist.attributeInfo.value(name) != nil, "\(name)") }
+    }
+
+    /// The report collected by ``ResourceGate/Findings`` is the one ``SanitizationReport/note(_:_:)``
+    /// makes from the same notes, dictionary order included.
+    @Test func findingsMakeTheReportTheNotesMake() {
+        #expect(RemovalKind.allCases.count == RemovalKind.indexCount)
+        for (offset, kind) in RemovalKind.allCases.enumerated() { #expect(kind.index == offset) }
+        let deterministic = ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] != nil
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            var findings = ResourceGate.Findings()
+            var reference = SanitizationReport()
+            for _ in 0..<Int.random(in: 0...40, using: &rng) {
+                let kind = RemovalKind.allCases.randomElement(using: &rng)!
+                let count = Int.random(in: 0...3, using: &rng)
+                findings.note(kind, count)
+                reference.note(kind, count)
+            }
+            let made = findings.report
+            #expect(made == reference)
+            // The order of a dictionary's keys is fixed only with deterministic hashing (else
+            // each dictionary storage gets its own seed, in the old code as in the new).
+            if deterministic {
+                #expect(Array(made.removed.keys) == Array(reference.removed.keys))
+                #expect(String(reflecting: made) == String(reflecting: reference))
+            }
+        }
+    }
+
     @Test(arguments: ["on", "onclick", "o", "", "onn", "on\u{301}", "o\u{301}n", "\u{212A}on", "data-rampart-src", "data-rampart-\u{301}",
                       "data-rampart", "data-", "data-x", "aria-\u{301}", "/\u{301}", "//\u{301}", "#", "#\u{301}", "\\\\"])
     func asciiPrefixesAnswerAsHasPrefix(_ s: String) {
