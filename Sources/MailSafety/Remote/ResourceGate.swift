@@ -22,36 +22,16 @@ final class ResourceGate {
     /// The report: what ``findings`` collected so far.
     var report: SanitizationReport { findings.report }
 
-    /// What ``report`` already lists, for constant-time de-duplication (the report's arrays keep
-    /// the order; `contains` on them made a message with n blocked images cost n²).
-    private var blockedSeen = Set<BlockedResource>()
-    private var trackersSeen = Set<TrackerFinding>()
-
     init(options: SanitizerOptions) { self.options = options }
 
     /// Lists a blocked resource in the report (once).
     func block(_ url: String, _ kind: RemoteResourceKind) {
-        let item = BlockedResource(url: url, kind: kind)
-        // Room for a typical message's findings at once (growing from 1 rehashed every entry at
-        // each doubling).
-        if blockedSeen.isEmpty {
-            blockedSeen.reserveCapacity(Self.typicalFindings)
-            findings.blockedRemote.reserveCapacity(Self.typicalFindings)
-        }
-        if blockedSeen.insert(item).inserted { findings.blockedRemote.append(item) }
+        findings.block(BlockedResource(url: url, kind: kind))
     }
-
-    /// How many blocked resources or tracker findings a message usually has (a capacity hint).
-    private static let typicalFindings = 32
 
     /// Lists a tracker finding in the report (once).
     func tracker(_ url: String, _ reason: TrackerFinding.Reason, vendor: String? = nil) {
-        let item = TrackerFinding(url: url, reason: reason, vendor: vendor)
-        if trackersSeen.isEmpty {
-            trackersSeen.reserveCapacity(Self.typicalFindings)
-            findings.trackers.reserveCapacity(Self.typicalFindings)
-        }
-        if trackersSeen.insert(item).inserted { findings.trackers.append(item) }
+        findings.tracker(TrackerFinding(url: url, reason: reason, vendor: vendor))
     }
 
     /// Decides on a resource URL (something the viewer would load without a click).
@@ -199,9 +179,38 @@ extension ResourceGate {
         /// The kinds noted so far, by index, four bits each, in the order of their first note.
         private var order: UInt64 = 0
         private var distinct = 0
-        var blockedRemote: [BlockedResource] = []
-        var trackers: [TrackerFinding] = []
+        private(set) var blockedRemote: [BlockedResource] = []
+        private(set) var trackers: [TrackerFinding] = []
         var truncated = false
+
+        /// What ``blockedRemote`` and ``trackers`` already list, for constant-time
+        /// de-duplication (the arrays keep the order; `contains` on them made a message with n
+        /// blocked images cost n²). Kept here, with the arrays, so an addition is one access to
+        /// the gate's property.
+        private var blockedSeen = Set<URLKeyed<BlockedResource>>()
+        private var trackersSeen = Set<URLKeyed<TrackerFinding>>()
+
+        /// How many blocked resources or tracker findings a message usually has (a capacity
+        /// hint: growing from 1 rehashed every entry at each doubling).
+        private static let typicalFindings = 32
+
+        /// Lists a blocked resource (once).
+        mutating func block(_ item: BlockedResource) {
+            if blockedSeen.isEmpty {
+                blockedSeen.reserveCapacity(Self.typicalFindings)
+                blockedRemote.reserveCapacity(Self.typicalFindings)
+            }
+            if blockedSeen.insert(URLKeyed(item)).inserted { blockedRemote.append(item) }
+        }
+
+        /// Lists a tracker finding (once).
+        mutating func tracker(_ item: TrackerFinding) {
+            if trackersSeen.isEmpty {
+                trackersSeen.reserveCapacity(Self.typicalFindings)
+                trackers.reserveCapacity(Self.typicalFindings)
+            }
+            if trackersSeen.insert(URLKeyed(item)).inserted { trackers.append(item) }
+        }
 
         /// ``SanitizationReport/note(_:_:)``.
         mutating func note(_ kind: RemovalKind, _ count: Int = 1) {
@@ -259,3 +268,22 @@ extension RemovalKind {
         }
     }
 }
+
+/// A finding with a URL, as the key of a de-duplication set: equal exactly when the findings are
+/// (`==` of the finding), hashed by the URL alone (equal findings have equal URLs, so equal keys
+/// hash alike; the kind, reason and vendor, which rarely tell two findings of one URL apart and
+/// are few, are left to `==`). Hashing the URL alone saves hashing the kind's or reason's raw
+/// `String` and the vendor for every finding.
+///
+/// Trust-model row: inbox — each blocked resource and tracker is reported once, as before.
+struct URLKeyed<Item: Equatable & HasFindingURL>: Hashable {
+    let item: Item
+    init(_ item: Item) { self.item = item }
+    static func == (a: Self, b: Self) -> Bool { a.item == b.item }
+    func hash(into hasher: inout Hasher) { hasher.combine(item.url) }
+}
+
+/// A report entry with a URL (see ``URLKeyed``).
+protocol HasFindingURL { var url: String { get } }
+extension BlockedResource: HasFindingURL {}
+extension TrackerFinding: HasFindingURL {}
