@@ -483,6 +483,31 @@ import Testing
         #expect(vendorHits > 1_000)
     }
 
+    /// The host lookup by bytes (short all-ASCII host lists) answers as the dictionary: a host
+    /// listed by two vendors goes to the later one, long lists and lists with a non-ASCII host
+    /// keep the dictionary, and every suffix of a host is tried.
+    @Test func hostLookupByBytesAnswersAsTheDictionary() {
+        let lists = [
+            TrackerList(vendors: [TrackerList.Vendor(name: "A", hosts: ["a.example", "B.example"], patterns: []),
+                                  TrackerList.Vendor(name: "B", hosts: ["b.example", "x"], patterns: [])]),
+            TrackerList(vendors: (0..<12).map { TrackerList.Vendor(name: "V\($0)", hosts: ["h\($0).example"], patterns: []) }),
+            TrackerList(vendors: [TrackerList.Vendor(name: "C", hosts: ["caf\u{E9}.example", "c.example"], patterns: [])]),
+            TrackerList.builtIn,
+        ]
+        let hosts = ["a.example", "A.EXAMPLE", "sub.a.example", "b.example", "x.b.example", "x", "y.x", "h3.example", "h11.example",
+                     "h12.example", "c.example", "caf\u{E9}.example", "t.hubspotemail.net", "x.track.hubspot.com", "list-manage.com",
+                     "ist-manage.com", "example", "a.example.", "xx"]
+        for list in lists {
+            for host in hosts {
+                guard let url = URLComponentsLite(url: "https://" + host + "/p?q=1") else { continue }
+                #expect(list.vendor(for: url) == list.vendorByCharacters(for: url), "\(host)")
+            }
+        }
+        let first = lists[0]
+        #expect(first.vendor(for: URLComponentsLite(url: "https://b.example/")!) == "B")
+        #expect(first.vendor(for: URLComponentsLite(url: "https://q.a.example/")!) == "A")
+    }
+
     /// The link and resource fast paths (URLs read from their bytes) against the full paths
     /// through `URLPolicy` and `URLComponentsLite`, on random URLs (with the tricky pieces:
     /// control characters, spaces, `\\`, `%`, userinfo, ports, IP literals, non-ASCII, mixed
