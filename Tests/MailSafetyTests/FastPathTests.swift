@@ -483,6 +483,31 @@ import Testing
         #expect(vendorHits > 1_000)
     }
 
+    /// The host lookup by bytes (short all-ASCII host lists) answers as the dictionary: a host
+    /// listed by two vendors goes to the later one, long lists and lists with a non-ASCII host
+    /// keep the dictionary, and every suffix of a host is tried.
+    @Test func hostLookupByBytesAnswersAsTheDictionary() {
+        let lists = [
+            TrackerList(vendors: [TrackerList.Vendor(name: "A", hosts: ["a.example", "B.example"], patterns: []),
+                                  TrackerList.Vendor(name: "B", hosts: ["b.example", "x"], patterns: [])]),
+            TrackerList(vendors: (0..<12).map { TrackerList.Vendor(name: "V\($0)", hosts: ["h\($0).example"], patterns: []) }),
+            TrackerList(vendors: [TrackerList.Vendor(name: "C", hosts: ["caf\u{E9}.example", "c.example"], patterns: [])]),
+            TrackerList.builtIn,
+        ]
+        let hosts = ["a.example", "A.EXAMPLE", "sub.a.example", "b.example", "x.b.example", "x", "y.x", "h3.example", "h11.example",
+                     "h12.example", "c.example", "caf\u{E9}.example", "t.hubspotemail.net", "x.track.hubspot.com", "list-manage.com",
+                     "ist-manage.com", "example", "a.example.", "xx"]
+        for list in lists {
+            for host in hosts {
+                guard let url = URLComponentsLite(url: "https://" + host + "/p?q=1") else { continue }
+                #expect(list.vendor(for: url) == list.vendorByCharacters(for: url), "\(host)")
+            }
+        }
+        let first = lists[0]
+        #expect(first.vendor(for: URLComponentsLite(url: "https://b.example/")!) == "B")
+        #expect(first.vendor(for: URLComponentsLite(url: "https://q.a.example/")!) == "A")
+    }
+
     /// The link and resource fast paths (URLs read from their bytes) against the full paths
     /// through `URLPolicy` and `URLComponentsLite`, on random URLs (with the tricky pieces:
     /// control characters, spaces, `\\`, `%`, userinfo, ports, IP literals, non-ASCII, mixed
@@ -635,6 +660,57 @@ import Testing
                 bytes.withUnsafeBufferPointer { p in
                     #expect((table.value(p, 0..<p.count, lowercasing: true) != nil) == set.contains(probe.lowercased()), "\(probe.debugDescription)")
                 }
+            }
+        }
+    }
+
+    /// The cleaner takes an HTML attribute's URL rule from its ``Allowlist/AttributeInfo`` entry
+    /// when the name has one: that entry must answer as the URL table for every such name.
+    @Test func attributeInfoHoldsTheURLTablesAnswer() {
+        var probes = ["", "a", "href", "HREF", "Href", "src", "srcset", "poster", "background", "cite", "action", "ping", "data",
+                      "srcdoc", "style", "id", "name", "target", "rel", "class", "title", "width", "hre\u{301}f", "\u{212A}", "caf\u{E9}",
+                      "x-very-long-attribute-name-over-16", "attributionsrc", "attributionsrcx"]
+        probes += Array(Allowlist.htmlAttributes)
+        probes += Array(Allowlist.mathMLAttributes)
+        probes += Array(Allowlist.svgAttributes)
+        probes += Allowlist.htmlURLAttributeNames.map(\.0)
+        var rng = SystemRandomNumberGenerator()
+        let letters = Array("hrefsciantop-HRS\u{301}")
+        for _ in 0..<2000 { probes.append(String((0..<Int.random(in: 0...8, using: &rng)).map { _ in letters.randomElement(using: &rng)! })) }
+        for probe in probes {
+            let url = Allowlist.htmlURLAttributes.value(probe)
+            if let info = Allowlist.attributeInfo.value(probe) {
+                #expect(info.urlName == url, "\(probe.debugDescription)")
+            } else {
+                #expect(url == nil, "\(probe.debugDescription)")
+            }
+        }
+        for (name, _) in Allowlist.htmlURLAttributeNames { #expect(Allowlist.attributeInfo.value(name) != nil, "\(name)") }
+    }
+
+    /// The report collected by ``ResourceGate/Findings`` is the one ``SanitizationReport/note(_:_:)``
+    /// makes from the same notes, dictionary order included.
+    @Test func findingsMakeTheReportTheNotesMake() {
+        #expect(RemovalKind.allCases.count == RemovalKind.indexCount)
+        for (offset, kind) in RemovalKind.allCases.enumerated() { #expect(kind.index == offset) }
+        let deterministic = ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] != nil
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            var findings = ResourceGate.Findings()
+            var reference = SanitizationReport()
+            for _ in 0..<Int.random(in: 0...40, using: &rng) {
+                let kind = RemovalKind.allCases.randomElement(using: &rng)!
+                let count = Int.random(in: 0...3, using: &rng)
+                findings.note(kind, count)
+                reference.note(kind, count)
+            }
+            let made = findings.report
+            #expect(made == reference)
+            // The order of a dictionary's keys is fixed only with deterministic hashing (else
+            // each dictionary storage gets its own seed, in the old code as in the new).
+            if deterministic {
+                #expect(Array(made.removed.keys) == Array(reference.removed.keys))
+                #expect(String(reflecting: made) == String(reflecting: reference))
             }
         }
     }

@@ -59,7 +59,7 @@ struct CSSSanitizer {
     func sanitizeStyleAttributeFully(_ text: String) -> String? {
         var dropped = 0
         let declarations = CSSParser.declarations(CSSParser.components(text), dropped: &dropped)
-        gate.report.note(.cssDeclaration, dropped)
+        gate.findings.note(.cssDeclaration, dropped)
         let kept = declarations.compactMap { sanitize($0, fontFace: false) }
         guard !kept.isEmpty else { return nil }
         return serialize(kept)
@@ -90,32 +90,32 @@ struct CSSSanitizer {
         for rule in rules {
             switch rule {
             case .qualified(let prelude, let block):
-                guard let selector = scopedSelector(prelude) else { gate.report.note(.cssRule); continue }
+                guard let selector = scopedSelector(prelude) else { gate.findings.note(.cssRule); continue }
                 var dropped = 0
                 let declarations = CSSParser.declarations(block, dropped: &dropped)
-                gate.report.note(.cssDeclaration, dropped)
+                gate.findings.note(.cssDeclaration, dropped)
                 let kept = declarations.compactMap { sanitize($0, fontFace: false) }
                 guard !kept.isEmpty else { continue }
                 out.append(selector + "{" + serialize(kept) + "}")
             case .at(let name, let prelude, let block):
                 switch name {
                 case "media", "supports":
-                    guard depth < 4, let block, isSafePrelude(prelude) else { gate.report.note(.cssRule); continue }
+                    guard depth < 4, let block, isSafePrelude(prelude) else { gate.findings.note(.cssRule); continue }
                     let inner = rulesText(CSSParser.rules(block, topLevel: false), depth: depth + 1)
                     guard !inner.isEmpty else { continue }
                     out.append("@" + name + " " + CSSSerializer.serialize(trim(prelude)) + "{" + inner + "}")
                 case "font-face":
-                    guard let block, trim(prelude).isEmpty else { gate.report.note(.cssRule); continue }
+                    guard let block, trim(prelude).isEmpty else { gate.findings.note(.cssRule); continue }
                     var dropped = 0
                     let declarations = CSSParser.declarations(block, dropped: &dropped)
-                    gate.report.note(.cssDeclaration, dropped)
+                    gate.findings.note(.cssDeclaration, dropped)
                     let kept = declarations.compactMap { sanitize($0, fontFace: true) }
-                    guard kept.contains(where: { $0.name.lowercased() == "src" }) else { gate.report.note(.cssRule); continue }
+                    guard kept.contains(where: { $0.name.lowercased() == "src" }) else { gate.findings.note(.cssRule); continue }
                     out.append("@font-face{" + serialize(kept) + "}")
                 default:
                     // @import, @charset, @namespace, @keyframes, @page, @layer, @property,
                     // @container, @scope and unknown at-rules: dropped.
-                    gate.report.note(.cssRule)
+                    gate.findings.note(.cssRule)
                     if name == "import", let url = firstURL(prelude) {
                         _ = gate.resource(url, kind: .stylesheet)
                     }
@@ -168,7 +168,7 @@ struct CSSSanitizer {
         let name = declaration.name.lowercased()
         declaration.name = name
         if name.hasPrefix("--") || Self.forbiddenProperties.contains(name) {
-            gate.report.note(.cssDeclaration); return nil
+            gate.findings.note(.cssDeclaration); return nil
         }
         let kind: RemoteResourceKind = fontFace ? .font : .cssBackground
         guard let value = sanitizeValue(declaration.value, kind: kind, depth: 0) else { return nil }
@@ -177,19 +177,19 @@ struct CSSSanitizer {
         case "position":
             let words = value.compactMap { c -> String? in if case .token(.ident(let w)) = c { return w.lowercased() }; return nil }
             if words.contains(where: { $0 == "fixed" || $0 == "absolute" || $0 == "sticky" }) || value.count != 1 {
-                gate.report.note(.cssPositioning)
+                gate.findings.note(.cssPositioning)
                 declaration.value = [.token(.ident("static"))]
             }
         case "z-index":
             if case .token(.number(let n, _, _)) = value.first, value.count == 1 {
                 if abs(n) > Double(Self.maxZIndex) {
-                    gate.report.note(.cssPositioning)
+                    gate.findings.note(.cssPositioning)
                     let clamped = n > 0 ? Self.maxZIndex : -Self.maxZIndex
                     declaration.value = [.token(.number(Double(clamped), repr: String(clamped), isInteger: true))]
                 }
             } else if case .token(.ident(let w)) = value.first, value.count == 1, w.lowercased() == "auto" {
             } else {
-                gate.report.note(.cssPositioning)
+                gate.findings.note(.cssPositioning)
                 return nil
             }
         default:
@@ -210,26 +210,26 @@ struct CSSSanitizer {
                     guard let replaced = resource(raw, kind: kind) else { return nil }
                     out.append(replaced)
                 case .badURL, .badString, .cdo, .cdc, .atKeyword, .openCurly, .closeCurly, .semicolon:
-                    gate.report.note(.cssDeclaration); return nil
+                    gate.findings.note(.cssDeclaration); return nil
                 case .string(let raw) where stringsAreURLs:
                     guard let replaced = resource(raw, kind: kind) else { return nil }
                     out.append(replaced)
                 case .ident(let word), .string(let word):
-                    if Self.looksScriptable(word) { gate.report.note(.cssDeclaration); return nil }
+                    if Self.looksScriptable(word) { gate.findings.note(.cssDeclaration); return nil }
                     out.append(component)
                 case .delim("<"), .delim("\\"):
-                    gate.report.note(.cssDeclaration); return nil
+                    gate.findings.note(.cssDeclaration); return nil
                 default:
                     out.append(component)
                 }
             case .function(let rawName, let arguments):
                 let name = rawName.lowercased()
-                guard Self.allowedFunctions.contains(name) else { gate.report.note(.cssDeclaration); return nil }
+                guard Self.allowedFunctions.contains(name) else { gate.findings.note(.cssDeclaration); return nil }
                 if name == "url" {
                     // `url("...")` (string form).
                     let strings = arguments.compactMap { c -> String? in if case .token(.string(let s)) = c { return s }; return nil }
                     guard strings.count == 1, let replaced = resource(strings[0], kind: kind) else {
-                        gate.report.note(.cssDeclaration); return nil
+                        gate.findings.note(.cssDeclaration); return nil
                     }
                     out.append(replaced)
                     continue
@@ -246,7 +246,7 @@ struct CSSSanitizer {
                 out.append(.function(name: name, arguments: inner))
             case .block(let open, let content):
                 guard open != .openCurly, depth < 8, let inner = sanitizeValue(content, kind: kind, depth: depth + 1, stringsAreURLs: stringsAreURLs) else {
-                    gate.report.note(.cssDeclaration); return nil
+                    gate.findings.note(.cssDeclaration); return nil
                 }
                 out.append(.block(open: open, content: inner))
             }

@@ -26,7 +26,7 @@ enum CSSSheetFastPath {
             var out: [UInt8] = []
             out.reserveCapacity(bytes.count + 256)
             guard state.rules(bytes, 0..<bytes.count, nested: false, into: &out) else { return nil }
-            css.gate.report.note(.cssRule, state.droppedRules)
+            css.gate.findings.note(.cssRule, state.droppedRules)
             return String(decoding: out, as: UTF8.self)
         }
         return result ?? nil

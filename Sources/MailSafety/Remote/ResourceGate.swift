@@ -16,38 +16,22 @@ final class ResourceGate {
     }
 
     let options: SanitizerOptions
-    var report = SanitizationReport()
+    /// What the report will say, as it is collected (see ``Findings``).
+    var findings = Findings()
 
-    /// What ``report`` already lists, for constant-time de-duplication (the report's arrays keep
-    /// the order; `contains` on them made a message with n blocked images cost n²).
-    private var blockedSeen = Set<BlockedResource>()
-    private var trackersSeen = Set<TrackerFinding>()
+    /// The report: what ``findings`` collected so far.
+    var report: SanitizationReport { findings.report }
 
     init(options: SanitizerOptions) { self.options = options }
 
     /// Lists a blocked resource in the report (once).
     func block(_ url: String, _ kind: RemoteResourceKind) {
-        let item = BlockedResource(url: url, kind: kind)
-        // Room for a typical message's findings at once (growing from 1 rehashed every entry at
-        // each doubling).
-        if blockedSeen.isEmpty {
-            blockedSeen.reserveCapacity(Self.typicalFindings)
-            report.blockedRemote.reserveCapacity(Self.typicalFindings)
-        }
-        if blockedSeen.insert(item).inserted { report.blockedRemote.append(item) }
+        findings.block(BlockedResource(url: url, kind: kind))
     }
-
-    /// How many blocked resources or tracker findings a message usually has (a capacity hint).
-    private static let typicalFindings = 32
 
     /// Lists a tracker finding in the report (once).
     func tracker(_ url: String, _ reason: TrackerFinding.Reason, vendor: String? = nil) {
-        let item = TrackerFinding(url: url, reason: reason, vendor: vendor)
-        if trackersSeen.isEmpty {
-            trackersSeen.reserveCapacity(Self.typicalFindings)
-            report.trackers.reserveCapacity(Self.typicalFindings)
-        }
-        if trackersSeen.insert(item).inserted { report.trackers.append(item) }
+        findings.tracker(TrackerFinding(url: url, reason: reason, vendor: vendor))
     }
 
     /// Decides on a resource URL (something the viewer would load without a click).
@@ -75,7 +59,7 @@ final class ResourceGate {
                 block(url, kind)
                 return .block(url)
             default:
-                report.note(.unsafeURL)
+                findings.note(.unsafeURL)
                 return .drop
             }
         }
@@ -87,18 +71,18 @@ final class ResourceGate {
             // (found by the sanitizer fuzz target's idempotence oracle: `<source src=cid:…>`
             // outside `<picture>`).
             guard kind != .stylesheet, kind != .media else {
-                report.note(.unsafeURL)
+                findings.note(.unsafeURL)
                 return .drop
             }
             guard let attachment = attachment(for: id) else {
-                report.note(.missingAttachment)
+                findings.note(.missingAttachment)
                 return .drop
             }
             switch options.embeddedImages {
             case .dataURI:
                 let mime = attachment.mimeType.lowercased()
                 guard URLPolicy.imageMIMETypes.contains(mime) || (kind == .font && URLPolicy.fontMIMETypes.contains(mime)) else {
-                    report.note(.unsafeURL)
+                    findings.note(.unsafeURL)
                     return .drop
                 }
                 return .load("data:" + mime + ";base64," + attachment.bytes.base64EncodedString())
@@ -109,7 +93,7 @@ final class ResourceGate {
         case .data(let mime):
             let allowed = kind == .font ? URLPolicy.fontMIMETypes.contains(mime) : URLPolicy.imageMIMETypes.contains(mime)
             if allowed && kind != .stylesheet && kind != .media { return .load(url) }
-            report.note(.unsafeURL)
+            findings.note(.unsafeURL)
             return .drop
         case .remote(let parts):
             if let vendor = options.trackers.vendor(for: parts) {
@@ -128,7 +112,7 @@ final class ResourceGate {
         case .fragment where kind == .svgUse:
             return .load(url)
         default:
-            report.note(.unsafeURL)
+            findings.note(.unsafeURL)
             return .drop
         }
     }
@@ -150,7 +134,7 @@ final class ResourceGate {
             guard options.stripTrackingParameters else { return url }
             let (stripped, removed) = TrackingParameters.strip(url)
             if !removed.isEmpty {
-                report.note(.trackingParameter, removed.count)
+                findings.note(.trackingParameter, removed.count)
                 tracker(url, .linkParameters)
             }
             // Removing the query can leave trailing spaces ("https://x.example/a ?utm_source=n"),
@@ -160,7 +144,7 @@ final class ResourceGate {
         case .contact, .fragment:
             return url
         default:
-            report.note(.unsafeURL)
+            findings.note(.unsafeURL)
             return nil
         }
     }
@@ -179,3 +163,127 @@ final class ResourceGate {
         return nil
     }
 }
+
+extension ResourceGate {
+    /// A ``SanitizationReport`` being collected: the removal counts are kept per kind in a small
+    /// array (a `note` is an increment, not a `String`-keyed dictionary update that hashes the
+    /// kind's name), and the first appearance order of the kinds is kept so ``report`` inserts
+    /// them into the report's dictionary in the order the report's own `note` would have: the
+    /// same keys inserted in the same order into an empty dictionary give the same dictionary,
+    /// storage layout and iteration order included.
+    ///
+    /// Trust-model row: inbox — the report says exactly what it said before.
+    struct Findings {
+        /// Counts by ``RemovalKind/index``; empty until the first note.
+        private var counts: [Int] = []
+        /// The kinds noted so far, by index, four bits each, in the order of their first note.
+        private var order: UInt64 = 0
+        private var distinct = 0
+        private(set) var blockedRemote: [BlockedResource] = []
+        private(set) var trackers: [TrackerFinding] = []
+        var truncated = false
+
+        /// What ``blockedRemote`` and ``trackers`` already list, for constant-time
+        /// de-duplication (the arrays keep the order; `contains` on them made a message with n
+        /// blocked images cost n²). Kept here, with the arrays, so an addition is one access to
+        /// the gate's property.
+        private var blockedSeen = Set<URLKeyed<BlockedResource>>()
+        private var trackersSeen = Set<URLKeyed<TrackerFinding>>()
+
+        /// How many blocked resources or tracker findings a message usually has (a capacity
+        /// hint: growing from 1 rehashed every entry at each doubling).
+        private static let typicalFindings = 32
+
+        /// Lists a blocked resource (once).
+        mutating func block(_ item: BlockedResource) {
+            if blockedSeen.isEmpty {
+                blockedSeen.reserveCapacity(Self.typicalFindings)
+                blockedRemote.reserveCapacity(Self.typicalFindings)
+            }
+            if blockedSeen.insert(URLKeyed(item)).inserted { blockedRemote.append(item) }
+        }
+
+        /// Lists a tracker finding (once).
+        mutating func tracker(_ item: TrackerFinding) {
+            if trackersSeen.isEmpty {
+                trackersSeen.reserveCapacity(Self.typicalFindings)
+                trackers.reserveCapacity(Self.typicalFindings)
+            }
+            if trackersSeen.insert(URLKeyed(item)).inserted { trackers.append(item) }
+        }
+
+        /// ``SanitizationReport/note(_:_:)``.
+        mutating func note(_ kind: RemovalKind, _ count: Int = 1) {
+            guard count > 0 else { return }
+            if counts.isEmpty { counts = Array(repeating: 0, count: RemovalKind.indexCount) }
+            let index = kind.index
+            if counts[index] == 0 {
+                order |= UInt64(index) << UInt64(4 * distinct)
+                distinct += 1
+            }
+            counts[index] += count
+        }
+
+        /// The report these findings make.
+        var report: SanitizationReport {
+            var report = SanitizationReport()
+            for k in 0..<distinct {
+                let index = Int((order >> UInt64(4 * k)) & 0xF)
+                report.note(RemovalKind.byIndex[index], counts[index])
+            }
+            report.blockedRemote = blockedRemote
+            report.trackers = trackers
+            report.truncated = truncated
+            return report
+        }
+    }
+}
+
+extension RemovalKind {
+    /// The number of kinds (at most 16: ``ResourceGate/Findings`` keeps an index in four bits).
+    static let indexCount = 16
+
+    /// `allCases`, made once (the kind at each ``index``).
+    static let byIndex = allCases
+
+    /// The position of the kind in `allCases`.
+    var index: Int {
+        switch self {
+        case .scriptElement: 0
+        case .activeElement: 1
+        case .formControl: 2
+        case .unknownElement: 3
+        case .foreignElement: 4
+        case .eventHandler: 5
+        case .attribute: 6
+        case .unsafeURL: 7
+        case .clobberingName: 8
+        case .comment: 9
+        case .cssDeclaration: 10
+        case .cssRule: 11
+        case .cssPositioning: 12
+        case .missingAttachment: 13
+        case .trackingParameter: 14
+        case .truncated: 15
+        }
+    }
+}
+
+/// A finding with a URL, as the key of a de-duplication set: equal exactly when the findings are
+/// (`==` of the finding), hashed by the URL alone (equal findings have equal URLs, so equal keys
+/// hash alike; the kind, reason and vendor, which rarely tell two findings of one URL apart and
+/// are few, are left to `==`). Hashing the URL alone saves hashing the kind's or reason's raw
+/// `String` and the vendor for every finding.
+///
+/// Trust-model row: inbox — each blocked resource and tracker is reported once, as before.
+struct URLKeyed<Item: Equatable & HasFindingURL>: Hashable {
+    let item: Item
+    init(_ item: Item) { self.item = item }
+    static func == (a: Self, b: Self) -> Bool { a.item == b.item }
+    func hash(into hasher: inout Hasher) { hasher.combine(item.url) }
+}
+
+/// A report entry with a URL (see ``URLKeyed``).
+protocol HasFindingURL { var url: String { get } }
+extension BlockedResource: HasFindingURL {}
+extension TrackerFinding: HasFindingURL {}

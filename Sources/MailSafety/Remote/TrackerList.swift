@@ -43,6 +43,13 @@ public struct TrackerList: Sendable {
     /// them without touching the entries (and their reference counts). `nil`: no literal.
     private var literalRanges: [Range<Int>?] = []
     private var literalBytes: [UInt8] = []
+    /// The keys of `hostIndex` as bytes with their vendor index, while every key is ASCII (then
+    /// `hostLengths` is not `nil`): an ASCII host suffix equals a key exactly when the bytes are
+    /// the same, so a short list is searched by comparing bytes, without making a `String` of
+    /// the suffix and hashing it.
+    private var asciiHostKeys: [(key: [UInt8], index: Int)] = []
+    /// Up to this many keys, ``asciiHostKeys`` is searched instead of the dictionary.
+    private static let byteSearchedHosts = 8
 
     /// A list with no entries.
     public static let empty = TrackerList(vendors: [])
@@ -84,6 +91,12 @@ public struct TrackerList: Sendable {
         for host in vendor.hosts {
             let key = host.lowercased()
             hostIndex[key] = index
+            let keyBytes = Array(key.utf8)
+            if let known = asciiHostKeys.firstIndex(where: { $0.key == keyBytes }) {
+                asciiHostKeys[known].index = index
+            } else {
+                asciiHostKeys.append((keyBytes, index))
+            }
             if key.utf8.allSatisfy({ $0 < 0x80 }) { hostLengths?.insert(key.utf8.count) } else { hostLengths = nil }
             if hostLengths == nil {
                 shortHostLengths = ~0
@@ -223,8 +236,19 @@ public struct TrackerList: Sendable {
                 // (`hostLengths?.contains(length) ?? true`, from the bits when the length is short.)
                 let listed = length < 64 ? shortHostLengths & (1 << UInt64(length)) != 0 : hostLengths?.contains(length) ?? true
                 if listed {
-                    let suffix = String(decoding: UnsafeBufferPointer(rebasing: lower[start..<hostCount]), as: UTF8.self)
-                    if let index = hostIndex[suffix] { return .some(vendors[index].name) }
+                    if hostLengths != nil && asciiHostKeys.count <= Self.byteSearchedHosts {
+                        // Every key is ASCII, and so is the suffix: `==` is byte equality.
+                        let suffix = UnsafeBufferPointer(rebasing: lower[start..<hostCount])
+                        for entry in asciiHostKeys where entry.key.count == length {
+                            let same = length == 0 || entry.key.withUnsafeBufferPointer { key in
+                                memcmp(key.baseAddress!, suffix.baseAddress!, length) == 0
+                            }
+                            if same { return .some(vendors[entry.index].name) }
+                        }
+                    } else {
+                        let suffix = String(decoding: UnsafeBufferPointer(rebasing: lower[start..<hostCount]), as: UTF8.self)
+                        if let index = hostIndex[suffix] { return .some(vendors[index].name) }
+                    }
                 }
                 var dot = start
                 while dot < hostCount && lower[dot] != 0x2E { dot += 1 }

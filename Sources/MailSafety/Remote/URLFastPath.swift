@@ -110,7 +110,7 @@ extension ResourceGate {
             guard options.stripTrackingParameters else { return raw }
             let stripped = TrackingParameters.stripASCII(bytes, names: false)
             if stripped.removedCount > 0 {
-                report.note(.trackingParameter, stripped.removedCount)
+                findings.note(.trackingParameter, stripped.removedCount)
                 tracker(raw, .linkParameters)
             }
             // The stripped URL is made of the URL's own bytes, all above 0x20: `clean` would
@@ -143,17 +143,17 @@ extension ResourceGate {
             switch shape {
             case .fragment, .contact:
                 // A fragment (not for `<use>`) or a contact link is no resource.
-                report.note(.unsafeURL)
+                findings.note(.unsafeURL)
                 return .drop
             case .contentID:
                 // As the full path: never a style sheet or media; with no attachments at all,
                 // nothing to resolve (the lookup and the embedding are left to the full path).
                 guard kind != .stylesheet, kind != .media else {
-                    report.note(.unsafeURL)
+                    findings.note(.unsafeURL)
                     return .drop
                 }
                 guard options.attachments.isEmpty else { return nil }
-                report.note(.missingAttachment)
+                findings.note(.missingAttachment)
                 return .drop
             case .remote(let h, let p): (host, pathAndQuery) = (h, p)
             }

@@ -75,19 +75,26 @@ enum Allowlist {
             return name == "href" ? svgHref(element) : nil
         }
         guard element.namespace == .html, let urlName = htmlURLAttributes.value(name) else { return nil }
+        return htmlURLAttribute(urlName, element: element)
+    }
+
+    /// ``urlAttribute(element:attribute:)`` for an attribute without namespace on an HTML
+    /// element, whose name was found in ``htmlURLAttributes`` as `urlName`.
+    static func htmlURLAttribute(_ urlName: HTMLURLAttributeName, element: Element) -> URLAttribute {
         switch urlName {
         case .href:
             // (By interned tag: `tag` always agrees with `localName`.)
             return element.tag == .a || element.tag == .area ? .link : .drop
         case .src:
-            switch element.localName {
-            case "img": return .resource(.image)
-            case "source": return .resource(element.parent.flatMap { ($0 as? Element)?.localName } == "picture" ? .image : .media)
-            case "video", "audio": return .resource(.media)
+            // (By interned tag, as above.)
+            switch element.tag {
+            case .img: return .resource(.image)
+            case .source: return .resource(element.parent.flatMap { ($0 as? Element)?.localName } == "picture" ? .image : .media)
+            case .video, .audio: return .resource(.media)
             default: return .drop
             }
-        case .srcset: return element.localName == "img" || element.localName == "source" ? .srcset : .drop
-        case .poster: return element.localName == "video" ? .resource(.poster) : .drop
+        case .srcset: return element.tag == .img || element.tag == .source ? .srcset : .drop
+        case .poster: return element.tag == .video ? .resource(.poster) : .drop
         case .background: return .resource(.background)
         case .cite: return .link
         case .drop: return .drop
@@ -98,11 +105,12 @@ enum Allowlist {
     /// a chain of string comparisons).
     enum HTMLURLAttributeName { case href, src, srcset, poster, background, cite, drop }
 
-    static let htmlURLAttributes = ASCIINameTable<HTMLURLAttributeName>(
+    static let htmlURLAttributeNames: [(String, HTMLURLAttributeName)] =
         [("href", .href), ("src", .src), ("srcset", .srcset), ("poster", .poster), ("background", .background), ("cite", .cite)]
             + ["action", "formaction", "longdesc", "ping", "data", "codebase", "classid", "archive", "manifest", "lowsrc", "dynsrc",
                "profile", "usemap", "icon", "itemtype", "srcdoc", "attributionsrc"].map { ($0, .drop) }
-    )
+
+    static let htmlURLAttributes = ASCIINameTable<HTMLURLAttributeName>(htmlURLAttributeNames)
 
     private static func svgHref(_ element: Element) -> URLAttribute {
         switch element.localName {
@@ -188,6 +196,9 @@ enum Allowlist {
         var role: Role = .none
         var html = false
         var mathML = false
+        /// What ``htmlURLAttributes`` holds for the name (every name of that table is in this
+        /// one, so a name found here needs no second lookup there).
+        var urlName: HTMLURLAttributeName?
     }
 
     static let attributeInfo: ASCIINameTable<AttributeInfo> = {
@@ -199,6 +210,9 @@ enum Allowlist {
         info["name", default: AttributeInfo()].role = .idOrName
         info["target", default: AttributeInfo()].role = .targetOrRel
         info["rel", default: AttributeInfo()].role = .targetOrRel
+        // (A name that is only a URL attribute gets an entry with no role and in no allowlist,
+        // which the cleaner treats as it treats a name without entry.)
+        for (name, urlName) in htmlURLAttributeNames { info[name, default: AttributeInfo()].urlName = urlName }
         return ASCIINameTable(info.map { ($0.key, $0.value) })
     }()
     static let svgAttributeTable = ASCIINameTable(svgAttributes)

@@ -57,38 +57,38 @@ struct TreeCleaner {
 
     private func decide(_ node: Node, depth: Int) -> Action {
         if node is Text { return .keep }
-        if node is Comment { gate.report.note(.comment); return .remove }
+        if node is Comment { gate.findings.note(.comment); return .remove }
         guard let element = node as? Element else { return .remove }
         if depth > options.limits.maxDepth {
-            gate.report.truncated = true
-            gate.report.note(.truncated)
+            gate.findings.truncated = true
+            gate.findings.note(.truncated)
             return .remove
         }
         let parentNamespace = (element.parent as? Element)?.namespace ?? .html
         switch element.namespace {
         case .html:
-            guard parentNamespace == .html else { gate.report.note(.foreignElement); return .remove }
+            guard parentNamespace == .html else { gate.findings.note(.foreignElement); return .remove }
             let name = element.localName
             switch Allowlist.htmlElementRule(tag: element.tag, localName: name) {
             case .keep?:
                 cleanAttributes(element)
                 return .keep
             case .drop(let kind)?:
-                gate.report.note(kind)
+                gate.findings.note(kind)
                 if name == "link", let href = element[attribute: "href"] { _ = gate.resource(href, kind: .stylesheet) }
                 if name == "input", element[attribute: "type"]?.lowercased() == "image", let src = element[attribute: "src"] {
                     _ = gate.resource(src, kind: .inputImage)
                 }
                 return .remove
             case .unwrap(let kind)?:
-                gate.report.note(kind)
+                gate.findings.note(kind)
                 return .unwrap
             case nil:
-                gate.report.note(.unknownElement)
+                gate.findings.note(.unknownElement)
                 return .unwrap
             case .style?:
                 let sheet = css.sanitizeStyleSheet(element.textContent)
-                guard !sheet.isEmpty else { gate.report.note(.cssRule, 0); return .remove }
+                guard !sheet.isEmpty else { gate.findings.note(.cssRule, 0); return .remove }
                 element.removeAllChildren()
                 element.appendChild(Text(sheet))
                 element.attributes = []
@@ -96,9 +96,9 @@ struct TreeCleaner {
             }
         case .svg:
             let allowedHere = parentNamespace == .svg || (element.localName == "svg" && parentNamespace == .html)
-            guard allowedHere else { gate.report.note(.foreignElement); return .remove }
+            guard allowedHere else { gate.findings.note(.foreignElement); return .remove }
             guard Allowlist.svgElementTable.contains(element.localName) else {
-                gate.report.note(element.localName == "script" ? .scriptElement : .activeElement)
+                gate.findings.note(element.localName == "script" ? .scriptElement : .activeElement)
                 return .remove
             }
             cleanAttributes(element)
@@ -109,8 +109,8 @@ struct TreeCleaner {
             return .keep
         case .mathml:
             let allowedHere = parentNamespace == .mathml || (element.localName == "math" && parentNamespace == .html)
-            guard allowedHere else { gate.report.note(.foreignElement); return .remove }
-            guard Allowlist.mathMLElementTable.contains(element.localName) else { gate.report.note(.activeElement); return .remove }
+            guard allowedHere else { gate.findings.note(.foreignElement); return .remove }
+            guard Allowlist.mathMLElementTable.contains(element.localName) else { gate.findings.note(.activeElement); return .remove }
             cleanAttributes(element)
             return .keep
         }
@@ -166,7 +166,8 @@ struct TreeCleaner {
         // style the CSS sanitizer drops is not in the output, so a check of the raw style blocked
         // the image on the first pass and the second pass loaded it (found by the sanitizer fuzz
         // target's idempotence oracle).
-        let isImage = element.isHTML("img")
+        let isHTML = element.namespace == .html
+        let isImage = isHTML && element.tag == .img  // (by interned tag: `element.isHTML("img")`)
         let styleIndex = isImage ? originals.firstIndex(where: { $0.namespace == nil && Self.isStyleName($0.name) }) : nil
         let keptStyle = styleIndex.flatMap { css.sanitizeStyleAttribute(originals[$0].value) }
         let isPixel = isImage && Self.looksLikePixel(element, style: keptStyle)
@@ -176,14 +177,23 @@ struct TreeCleaner {
         var seen = Set<String>()
         for (index, original) in originals.enumerated() {
             let attribute = hasPlaceholders ? Self.restoredName(original) : original
-            let lowerName = attribute.name.containsASCIIUppercase ? attribute.name.lowercased() : attribute.name
+            let nameHasUppercase = attribute.name.containsASCIIUppercase
+            let lowerName = nameHasUppercase ? attribute.name.lowercased() : attribute.name
             if hasPlaceholders { guard seen.insert(attribute.qualifiedName).inserted else { continue } }
-            if lowerName.hasASCIIPrefix("on") { gate.report.note(.eventHandler); continue }
-            if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.report.note(.attribute); continue }
+            if lowerName.hasASCIIPrefix("on") { gate.findings.note(.eventHandler); continue }
+            if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.findings.note(.attribute); continue }
             // Placeholder names are in no table: only names the table does not know need the test.
             let info = Allowlist.attributeInfo.value(lowerName)
-            if attribute.namespace == nil && info == nil && lowerName.hasASCIIPrefix("data-rampart-") { gate.report.note(.attribute); continue }
-            if let use = Allowlist.urlAttribute(element: element, attribute: attribute) {
+            if attribute.namespace == nil && info == nil && lowerName.hasASCIIPrefix("data-rampart-") { gate.findings.note(.attribute); continue }
+            // An attribute without namespace on an HTML element whose name (already lowercase)
+            // has an entry in the info table: the entry holds the URL table's answer for it.
+            let urlUse: Allowlist.URLAttribute?
+            if !nameHasUppercase, let info, attribute.namespace == nil, isHTML {
+                urlUse = info.urlName.map { Allowlist.htmlURLAttribute($0, element: element) }
+            } else {
+                urlUse = Allowlist.urlAttribute(element: element, attribute: attribute)
+            }
+            if let use = urlUse {
                 switch use {
                 case .link:
                     if let url = gate.link(attribute.value) {
@@ -204,12 +214,12 @@ struct TreeCleaner {
                             gate.block(URLPolicy.clean(String(url)), .ping)
                         }
                     } else {
-                        gate.report.note(.unsafeURL)
+                        gate.findings.note(.unsafeURL)
                     }
                 }
                 continue
             }
-            guard attribute.namespace == nil else { gate.report.note(.attribute); continue }
+            guard attribute.namespace == nil else { gate.findings.note(.attribute); continue }
             let role = info?.role ?? .none
             if role == .style {
                 let style = index == styleIndex ? keptStyle : css.sanitizeStyleAttribute(attribute.value)
@@ -226,7 +236,7 @@ struct TreeCleaner {
                 continue
             }
             if role == .idOrName && isClobbering(attribute.value) {
-                gate.report.note(.clobberingName)
+                gate.findings.note(.clobberingName)
                 continue
             }
             switch element.namespace {
@@ -236,16 +246,16 @@ struct TreeCleaner {
                     || (lowerName.hasASCIIPrefix("data-") && lowerName.count > 5) {
                     kept.append(attribute, at: hasPlaceholders ? nil : index)
                 } else {
-                    gate.report.note(.attribute)
+                    gate.findings.note(.attribute)
                 }
             case .svg:
-                guard Allowlist.svgAttributeTable.contains(attribute.name) else { gate.report.note(.attribute); continue }
+                guard Allowlist.svgAttributeTable.contains(attribute.name) else { gate.findings.note(.attribute); continue }
                 if attribute.value.lowercased().contains("url(") || Allowlist.svgPaintAttributes.contains(attribute.name) {
-                    guard Self.isLocalPaint(attribute.value) else { gate.report.note(.unsafeURL); continue }
+                    guard Self.isLocalPaint(attribute.value) else { gate.findings.note(.unsafeURL); continue }
                 }
                 kept.append(attribute, at: hasPlaceholders ? nil : index)
             case .mathml:
-                if info?.mathML == true { kept.append(attribute, at: hasPlaceholders ? nil : index) } else { gate.report.note(.attribute) }
+                if info?.mathML == true { kept.append(attribute, at: hasPlaceholders ? nil : index) } else { gate.findings.note(.attribute) }
             }
         }
         if element.namespace == .html && (element.tag == .a || element.tag == .area),
@@ -354,7 +364,7 @@ struct TreeCleaner {
             // browser, which strip a srcset URL's trailing commas: dropped (found by the
             // sanitizer fuzz target's idempotence oracle).
             let cleaned = URLPolicy.clean(first)
-            if cleaned.hasPrefix(",") || cleaned.hasSuffix(",") { gate.report.note(.unsafeURL); continue }
+            if cleaned.hasPrefix(",") || cleaned.hasSuffix(",") { gate.findings.note(.unsafeURL); continue }
             switch gate.resource(first, kind: .srcset, isPixel: isPixel) {
             case .load(let url):
                 let item = descriptor.isEmpty ? url : url + " " + descriptor
