@@ -44,7 +44,8 @@ public struct MailSync: Sendable {
     /// - Throws: `LockedError`, ``ClientError``, `MailboxCryptoError.tampered` for a modified part.
     public func run(api: APIClient, progress: ProgressHandler? = nil) async throws -> SyncSummary {
         let store = try account.store()
-        let session = try account.session()
+        // Signed in and unlocked (the session is read only to fail early and clearly otherwise).
+        _ = try account.session()
         let keys = try account.mailboxKey()
         var summary = SyncSummary()
         // Mail rows deleted, inserted, replayed or edited on disk (found by the store's row
