@@ -29,7 +29,7 @@ public final class ServerThreads: TaskExecutor, @unchecked Sendable {
     public init(count: Int, name: String) {
         for index in 1...max(1, count) {
             let suffix = "-\(index)"
-            let threadName = (String(name.utf8.prefix(max(0, 15 - suffix.utf8.count))) ?? "") + suffix
+            let threadName = ThreadName.fitted(name, toBytes: ThreadName.maximumLength - suffix.utf8.count) + suffix
             // Named from inside: on Linux a name set before `start()` does not reach the thread,
             // and Foundation's `Thread.current.name` can miss too (see `ThreadName`).
             Thread { [self] in

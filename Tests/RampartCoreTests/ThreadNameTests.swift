@@ -15,6 +15,9 @@ struct ThreadNameTests {
         let cut = ThreadName.fitted(String(repeating: "a", count: 14) + "éé")
         #expect(cut == String(repeating: "a", count: 14))
         #expect(cut.utf8.count <= ThreadName.maximumLength)
+        // Room kept for a suffix ("-12"): a cut inside "é" drops the whole character, not the name.
+        #expect(ThreadName.fitted("srv-caf\u{E9}-threads", toBytes: 8) == "srv-caf")
+        #expect(ThreadName.fitted("\u{E9}\u{E9}", toBytes: 3) == "\u{E9}")
     }
 
     /// Many threads started at once, each naming itself first thing: every one carries its name.

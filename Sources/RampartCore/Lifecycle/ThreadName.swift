@@ -28,12 +28,13 @@ public enum ThreadName {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// `name` shortened to at most ``maximumLength`` UTF-8 bytes without splitting a character.
-    public static func fitted(_ name: String) -> String {
-        guard name.utf8.count > maximumLength else { return name }
+    /// `name` shortened to at most `length` UTF-8 bytes (by default ``maximumLength``) without
+    /// splitting a character.
+    public static func fitted(_ name: String, toBytes length: Int = maximumLength) -> String {
+        guard name.utf8.count > length else { return name }
         var result = ""
         for character in name {
-            if result.utf8.count + character.utf8.count > maximumLength { break }
+            if result.utf8.count + character.utf8.count > length { break }
             result.append(character)
         }
         return result
