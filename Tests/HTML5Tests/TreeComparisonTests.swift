@@ -173,4 +173,21 @@ import Testing
         fragment.appendChild(Text("<"))
         #expect(!div.hasSameChildren(as: fragment))
     }
+
+    /// `UTF8Bytes.equal` is byte equality, not `String ==`: canonically equivalent texts differ,
+    /// and every pair of the sample texts (small and large, ASCII and not, a substring and a
+    /// bridged-free native copy) answers as comparing their `[UInt8]` would.
+    @Test func utf8BytesEqualIsByteEquality() {
+        #expect("é" == "e\u{301}")
+        #expect(!UTF8Bytes.equal("é", "e\u{301}"))
+        #expect(!UTF8Bytes.equal("\u{212B}", "\u{C5}"))  // Angstrom sign and Å: equal as String
+        let long = String(repeating: "Grüße, 日本 ", count: 40)
+        var samples = Self.texts + [long, long + "x", String(long.dropLast()) + "y", String(long.prefix(15)), String(long.prefix(16))]
+        samples.append(String(Substring(long)))  // another storage with the same bytes
+        for a in samples {
+            for b in samples {
+                #expect(UTF8Bytes.equal(a, b) == (Array(a.utf8) == Array(b.utf8)), "\(a.debugDescription) vs \(b.debugDescription)")
+            }
+        }
+    }
 }

@@ -160,10 +160,25 @@ enum TreeComparison {
         }
     }
 
-    /// The same UTF-8 bytes (`==` on `String` is canonical equivalence, which would let two
-    /// different texts pass).
+    /// The same UTF-8 bytes (see ``UTF8Bytes/equal(_:_:)``).
     @inline(__always)
-    static func sameBytes(_ a: String, _ b: String) -> Bool {
+    static func sameBytes(_ a: String, _ b: String) -> Bool { UTF8Bytes.equal(a, b) }
+}
+
+/// Byte equality of texts, for code that must not treat two different texts as one.
+///
+/// Trust-model row: inbox (incoming mail) — the sanitizer's re-parse check and its "unchanged
+/// attribute" shortcuts compare what the web view will receive, byte for byte: `==` on `String`
+/// is canonical equivalence, under which `"e\u{301}"` and `"é"` are equal although they are
+/// different bytes (and may render or match selectors differently).
+public enum UTF8Bytes {
+    /// Whether `a` and `b` have the same UTF-8 bytes (one `memcmp` when both are contiguous).
+    ///
+    /// ```swift
+    /// UTF8Bytes.equal("é", "e\u{301}")  // false, though "é" == "e\u{301}"
+    /// ```
+    @inline(__always)
+    public static func equal(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         let fast: Bool?? = a.utf8.withContiguousStorageIfAvailable { pa in
             b.utf8.withContiguousStorageIfAvailable { pb in
