@@ -18,3 +18,58 @@ enum BaselineProcess {
         return process.terminationStatus == 0 ? output : nil
     }
 }
+
+/// An outside program that times one round of its own work each time it is asked (a baseline
+/// script started with `--serve`): it prints one line when it is ready, then, for each line
+/// `round` written to it, one line with that round's seconds. A benchmark alternates these rounds
+/// with its own, so each pair of rounds runs in the same seconds of the machine's time: on a
+/// virtual machine whose speed drifts by up to 2× within a minute, a ratio of two medians taken
+/// minutes apart measures the drift as much as the code.
+final class ServedBaseline {
+    private let process = Process()
+    private let toProcess = Pipe()
+    private let fromProcess = Pipe()
+    private var pending = Data()
+
+    /// Starts the program; `nil` when it cannot be started or does not say it is ready.
+    init?(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) {
+        guard FileManager.default.isExecutableFile(atPath: executable) else { return nil }
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        process.standardInput = toProcess
+        process.standardOutput = fromProcess
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        guard let ready = readLine(), ready.hasPrefix("{") else { close(); return nil }
+    }
+
+    deinit { close() }
+
+    /// Asks for one round; its seconds, or `nil` if the program stopped answering.
+    func round() -> Double? {
+        guard process.isRunning else { return nil }
+        toProcess.fileHandleForWriting.write(Data("round\n".utf8))
+        return readLine().flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// Ends the program (idempotent).
+    func close() {
+        guard process.isRunning else { return }
+        try? toProcess.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    private func readLine() -> String? {
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                pending = Data(pending[(newline + 1)...])
+                return line
+            }
+            let chunk = fromProcess.fileHandleForReading.availableData
+            if chunk.isEmpty { return nil }  // end of output
+            pending.append(chunk)
+        }
+    }
+}

@@ -83,9 +83,12 @@ struct SanitizeCommand: ParsableCommand {
 /// in the same run: the original bench corpus (300 messages) and the newsletter corpus of
 /// `bench html5` (big nested layout tables, inline CSS on every cell, 5 KB – 2 MB).
 ///
-/// Each side runs `--rounds` times per corpus; the figure is the median round. Rampart's rounds
-/// are split around the baselines (half before, half after) so a change of machine load during
-/// the run moves both sides. nh3 runs twice: with its defaults (it drops `<style>` and `style`
+/// Each side runs `--rounds` times per corpus. Rampart and nh3 take turns round by round (nh3
+/// as a process serving one timed round per request, `bench-nh3.py --serve`), so every turn is a
+/// pair of rounds run in the same seconds; the summary gives, for nh3, the median of the per-turn
+/// ratios (and their range) next to the ratio of the two medians. This VM's speed drifts by up to
+/// 2× within a minute, which a ratio of medians taken minutes apart cannot tell from the code.
+/// nh3 runs twice: with its defaults (it drops `<style>` and `style`
 /// attributes, so it does less work than Rampart, which sanitizes the CSS), and with `style`
 /// attributes kept and filtered through a property allowlist (closer to Rampart's job).
 /// DOMPurify+jsdom runs `--dompurify-rounds` (default 1): jsdom needs minutes per round on the
@@ -100,7 +103,7 @@ struct BenchSanitizeCommand: ParsableCommand {
     )
 
     @Option(help: "Number of generated messages in the bench corpus.") var messages = 300
-    @Option(help: "Timed rounds per side and corpus (the median is reported).") var rounds = 5
+    @Option(help: "Timed rounds per side and corpus, taken in turns with nh3 (medians and the paired median are reported).") var rounds = 9
     @Option(help: "Python with nh3 (default: .venv/bin/python3 or $RAMPART_PYTHON).") var python: String?
     @Option(help: "Timed rounds of DOMPurify+jsdom per corpus (slow: jsdom takes minutes per round on the newsletter corpus).") var dompurifyRounds = 1
     @Flag(help: "Skip DOMPurify+jsdom.") var noDompurify = false
@@ -127,18 +130,46 @@ struct BenchSanitizeCommand: ParsableCommand {
             let file = directory.appendingPathComponent("\(name.replacingOccurrences(of: " ", with: "-")).json")
             try JSONSerialization.data(withJSONObject: corpus).write(to: file)
 
+            // Rampart and nh3 (both configurations, each a process serving one round per request)
+            // take turns, one round each, in reverse order every other turn, after one warm-up
+            // round each. Each turn gives a pair of rounds run in the same seconds; the median of
+            // the per-turn ratios is the figure the goal is read from, next to the ratio of the
+            // medians.
+            let nh3Script = scripts.appendingPathComponent("bench-nh3.py").path
+            let served = [ServedBaseline(pythonPath, [nh3Script, file.path, "1", "--serve"]),
+                          ServedBaseline(pythonPath, [nh3Script, file.path, "1", "--keep-style", "--serve"])]
+            for message in corpus { _ = try sanitizer.sanitize(message) }
+            for baseline in served { _ = baseline?.round() }
             var rampart = BenchSamples()
-            let firstHalf = (rounds + 1) / 2
-            for _ in 0..<firstHalf { try rampart.measure { for message in corpus { _ = try sanitizer.sanitize(message) } } }
-            let nh3 = Self.measure(pythonPath, [scripts.appendingPathComponent("bench-nh3.py").path, file.path, String(rounds)], environment: [:])
-            let nh3Style = Self.measure(pythonPath, [scripts.appendingPathComponent("bench-nh3.py").path, file.path, String(rounds), "--keep-style"], environment: [:])
+            var nh3 = [BenchSamples(), BenchSamples()]
+            var ratios: [[Double]] = [[], []]
+            for turn in 0..<rounds {
+                let rampartFirst = turn.isMultiple(of: 2)
+                var theirs: [Double?] = [nil, nil]
+                if !rampartFirst { for k in served.indices.reversed() { theirs[k] = served[k]?.round() } }
+                var one = BenchSamples()
+                try one.measure { for message in corpus { _ = try sanitizer.sanitize(message) } }
+                let ours = one.seconds[0]
+                rampart.append(ours)
+                if rampartFirst { for k in served.indices { theirs[k] = served[k]?.round() } }
+                for k in served.indices {
+                    guard let seconds = theirs[k] else { continue }
+                    nh3[k].append(seconds)
+                    ratios[k].append(seconds / ours)
+                }
+            }
+            for baseline in served { baseline?.close() }
             let purify = noDompurify ? nil : Self.measure("/usr/bin/node", [scripts.appendingPathComponent("bench-dompurify.js").path, file.path, String(max(dompurifyRounds, 1))],
                                                           environment: ["NODE_PATH": "/usr/share/nodejs"])
-            for _ in firstHalf..<rounds { try rampart.measure { for message in corpus { _ = try sanitizer.sanitize(message) } } }
 
             let rate = Double(bytes) / 1e6 / rampart.median
             print("  rampart:                  \(Self.format(rampart.megabytesPerSecond(bytes))) median \(String(format: "%.2f", rate)) MB/s")
-            for (label, baseline) in [("nh3 (defaults)", nh3), ("nh3 (style kept, filtered)", nh3Style), ("DOMPurify+jsdom", purify)] {
+            let baselines: [(String, BenchSamples?, [Double])] = [
+                ("nh3 (defaults)", nh3[0].seconds.count == rounds ? nh3[0] : nil, ratios[0]),
+                ("nh3 (style kept, filtered)", nh3[1].seconds.count == rounds ? nh3[1] : nil, ratios[1]),
+                ("DOMPurify+jsdom", purify, []),
+            ]
+            for (label, baseline, paired) in baselines {
                 let padded = label.padding(toLength: 26, withPad: " ", startingAt: 0)
                 guard let baseline else {
                     print("  \(padded)not measured" + (label.hasPrefix("nh3") ? " (scripts/setup.sh installs nh3 into .venv, or pass --python)" : noDompurify ? " (--no-dompurify)" : " (install nodejs node-dompurify node-jsdom)"))
@@ -146,11 +177,22 @@ struct BenchSanitizeCommand: ParsableCommand {
                 }
                 let baselineRate = Double(bytes) / 1e6 / baseline.median
                 print("  \(padded)\(Self.format(baseline.megabytesPerSecond(bytes))) median \(String(format: "%.2f", baselineRate)) MB/s   rampart/\(label) = \(String(format: "%.2f", rate / baselineRate))x")
-                summary.append(String(format: "%@ — rampart/%@: %.2fx", name, label, rate / baselineRate))
+                if paired.isEmpty {
+                    summary.append(String(format: "%@ — rampart/%@: %.2fx", name, label, rate / baselineRate))
+                } else {
+                    let pairedText = Self.pairedSummary(paired)
+                    print("  \(String(repeating: " ", count: 26))paired rounds: rampart/\(label) per turn \(paired.map { String(format: "%.2f", $0) }.joined(separator: " ")); \(pairedText)")
+                    summary.append(String(format: "%@ — rampart/%@: %.2fx (ratio of medians); ", name, label, rate / baselineRate) + pairedText)
+                }
             }
         }
-        print("summary (ratios of medians, same run; goals: >= 1.0x nh3, >= 10x DOMPurify):")
+        print("summary (same run; goals: >= 1.0x nh3, >= 10x DOMPurify; for nh3 the paired median is the figure to read):")
         for line in summary { print("  " + line) }
+    }
+
+    /// "paired median 0.83x (0.78–0.88x over 9 turns)".
+    static func pairedSummary(_ ratios: [Double]) -> String {
+        String(format: "paired median %.2fx (%.2f–%.2fx over %d turns)", BenchSamples.median(ratios), ratios.min() ?? .nan, ratios.max() ?? .nan, ratios.count)
     }
 
     static func format(_ rates: [Double]) -> String {

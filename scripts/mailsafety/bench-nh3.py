@@ -8,7 +8,13 @@ Two configurations:
   --keep-style   nh3's allowlist plus `style` and `class` on every element, style filtered
                  through a property allowlist (filter_style_properties), closer to Rampart's job.
 The cleaner is built once (nh3.Cleaner when available), so per-message set-up is not counted.
-Usage: .venv/bin/python3 bench-nh3.py messages.json ROUNDS [--keep-style]
+Usage: .venv/bin/python3 bench-nh3.py messages.json ROUNDS [--keep-style] [--serve]
+
+With --serve the script does not time ROUNDS rounds on its own: it prints {"ready": bytes} and
+then, for every line "round" read on standard input, sanitizes the corpus once and prints that
+round's seconds on a line of its own (until end of input or "quit"). `rampart-dev bench
+sanitize` uses it to interleave nh3's rounds with its own, so that both sides of each pair of
+rounds run in the same seconds of the machine's time.
 """
 import json
 import sys
@@ -19,6 +25,7 @@ import nh3
 messages = json.load(open(sys.argv[1], encoding="utf-8"))
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 keep_style = "--keep-style" in sys.argv[3:]
+serve = "--serve" in sys.argv[3:]
 total = sum(len(m.encode("utf-8")) for m in messages)
 
 if keep_style:
@@ -37,6 +44,17 @@ if hasattr(nh3, "Cleaner"):
     clean = nh3.Cleaner(**options).clean
 else:
     clean = lambda html: nh3.clean(html, **options)
+
+if serve:
+    print(json.dumps({"ready": total}), flush=True)
+    for line in sys.stdin:
+        if line.strip() != "round":
+            break
+        start = time.perf_counter()
+        for m in messages:
+            clean(m)
+        print(repr(time.perf_counter() - start), flush=True)
+    sys.exit(0)
 
 runs = []
 for _ in range(rounds):
