@@ -105,6 +105,8 @@ public enum OpenPGP {
                     if let signingKey {
                         try rnpCheck(rnp_op_encrypt_add_signature(op, signingKey.handle, nil), "adding the signature")
                         try rnpCheck(rnp_op_encrypt_set_hash(op, "SHA256"), "choosing the hash")
+                        try rnpCheck(rnp_op_encrypt_set_creation_time(op, UInt32(truncatingIfNeeded: RNPClock.stamp())),
+                                     "setting the signature time")
                     }
                     try rnpCheck(rnp_op_encrypt_set_cipher(op, "AES256"), "choosing the cipher")
                     try rnpCheck(rnp_op_encrypt_set_aead(op, "None"), "turning AEAD off")
@@ -314,6 +316,8 @@ public enum OpenPGP {
                     defer { rnp_op_sign_destroy(op) }
                     try rnpCheck(rnp_op_sign_add_signature(op, signingKey.handle, nil), "adding the signature")
                     try rnpCheck(rnp_op_sign_set_hash(op, "SHA256"), "choosing the hash")
+                    try rnpCheck(rnp_op_sign_set_creation_time(op, UInt32(truncatingIfNeeded: RNPClock.stamp())),
+                                 "setting the signature time")
                     if kind == .embedded {
                         try rnpCheck(rnp_op_sign_set_compression(op, "Uncompressed", 0), "turning compression off")
                     }

@@ -33,6 +33,12 @@ public final class PGPPrivateKey: Sendable, CustomStringConvertible {
     /// - Throws: ``OpenPGPError/unsupported(_:)`` for a name or address with `<`, `>` or line
     ///   breaks; ``OpenPGPError/library(_:)`` if RNP fails.
     public static func generate(name: String, address: String) throws -> PGPPrivateKey {
+        try generate(name: name, address: address, createdAt: nil)
+    }
+
+    /// ``generate(name:address:)`` with the key's creation time (seconds since 1970) given, for
+    /// tests that need a key made at a set moment. `nil`: now.
+    static func generate(name: String, address: String, createdAt: UInt64?) throws -> PGPPrivateKey {
         let forbidden: Set<Character> = ["<", ">", "\n", "\r", "\0"]
         guard !address.isEmpty, !name.contains(where: forbidden.contains), !address.contains(where: forbidden.contains) else {
             throw OpenPGPError.unsupported("a user id name or address must not contain <, > or line breaks")
@@ -50,6 +56,8 @@ public final class PGPPrivateKey: Sendable, CustomStringConvertible {
         ]
         let json = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
         let exported: SecretBytes = try RNPContext.run { context in
+            // The key's creation time: RNP takes it from the context's "now".
+            try rnpCheck(rnp_set_timestamp(context.ffi, createdAt ?? RNPClock.stamp()), "setting the creation time")
             var results: UnsafeMutablePointer<CChar>?
             try rnpCheck(rnp_generate_key_json(context.ffi, json, &results), "generating a key")
             let resultText = rnpTakeString(results) ?? ""

@@ -77,7 +77,32 @@ private let secretPassword: rnp_password_cb = { _, context, _, _, buffer, length
     }) ?? false
 }
 
+/// The clocks an RNP context uses.
+///
+/// RNP reads "now" with `time()`. On Linux that is the coarse clock: the second of the kernel's
+/// last timer tick, which for a few milliseconds after each second boundary (up to 6 ms measured
+/// on the 2-core machine) still shows the previous second while the system clock
+/// (`clock_gettime(CLOCK_REALTIME)`, what `Date()`, Go's `time.Now` and Rust's `SystemTime` read)
+/// shows the new one. A key another program stamped with the new second (GopenPGP does) was
+/// then "created 1 seconds in future" for RNP: its self-signatures did not count, and the key had
+/// "no valid encryption key" although it was made before the check.
+enum RNPClock {
+    /// The system clock's current second: what keys and signatures are judged at.
+    static func now() -> UInt64 {
+        var now = timespec()
+        guard clock_gettime(CLOCK_REALTIME, &now) == 0, now.tv_sec > 0 else { return UInt64(max(time(nil), 0)) }
+        return UInt64(now.tv_sec)
+    }
+
+    /// `time()`: what Rampart stamps new keys and signatures with (RNP's own choice until now).
+    /// It is never later than the system clock, nor than `time()` in a process that reads it
+    /// afterwards (gpg does), so nothing Rampart makes is "in the future" for another program on
+    /// the same machine.
+    static func stamp() -> UInt64 { UInt64(max(time(nil), 0)) }
+}
+
 /// One RNP FFI object for one operation; destroyed (with every key it holds) when released.
+/// Its "now" (for key and signature validity) is ``RNPClock/now()`` when it is made.
 final class RNPContext {
     let ffi: OpaquePointer
 
@@ -95,6 +120,7 @@ final class RNPContext {
         if log >= 0, rnp_ffi_set_log_fd(ffi, log) != RNPResult.success {
             close(log)
         }
+        try rnpCheck(rnp_set_timestamp(ffi, RNPClock.now()), "setting the time")
     }
 
     deinit {

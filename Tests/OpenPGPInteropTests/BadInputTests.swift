@@ -86,7 +86,7 @@ struct BadInputTests {
     func truncatedPackets(kind: PeerKind) throws {
         let peer = try kind.make()
         let rampart = try PGPPrivateKey.generate(name: "Rampart User", address: "user@rampart.example")
-        let peerKey = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let peerKey = try peer.publicKeyInRampart()
         let armored = try peer.encryptAndSign(Data(repeating: 0x5A, count: 20_000) + PeerInteropTests.body, to: rampart.publicKey)
         let binary = try Self.dearmor(armored)
         // Sanity: the whole message opens, so each refusal below is the truncation's doing.
@@ -110,7 +110,7 @@ struct BadInputTests {
         let peer = try kind.make()
         let intended = try PGPPrivateKey.generate(name: "Intended", address: "intended@rampart.example")
         let other = try PGPPrivateKey.generate(name: "Other", address: "other@rampart.example")
-        let peerKey = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let peerKey = try peer.publicKeyInRampart()
         let message = try peer.encryptAndSign(PeerInteropTests.body, to: intended.publicKey)
         let error = Self.expectRefused("\(peer.name) message decrypted with the wrong key") {
             try OpenPGP.decrypt(message, with: [other], verifyingWith: [peerKey]).data
@@ -125,7 +125,7 @@ struct BadInputTests {
     func flippedBits(kind: PeerKind) throws {
         let peer = try kind.make()
         let rampart = try PGPPrivateKey.generate(name: "Rampart User", address: "user@rampart.example")
-        let peerKey = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let peerKey = try peer.publicKeyInRampart()
         let binary = try Self.dearmor(try peer.encryptAndSign(PeerInteropTests.body, to: rampart.publicKey))
         #expect(try OpenPGP.decrypt(binary, with: [rampart], verifyingWith: [peerKey]).data == PeerInteropTests.body)
         // Positions across the whole message: packet headers, the session key packet, the

@@ -28,7 +28,7 @@ struct PeerInteropTests {
     @Test("the peer's exported public key imports into Rampart with the peer's fingerprint and user id", arguments: PeerKind.allCases)
     func peerKeyImportsIntoRampart(kind: PeerKind) throws {
         let peer = try kind.make(name: "Peer Person", address: "peer.person@interop.example")
-        let key = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let key = try peer.publicKeyInRampart()
         #expect(key.fingerprint == PGPFingerprint(hex: peer.fingerprint))
         #expect(key.userIDs == ["Peer Person <peer.person@interop.example>"])
         #expect(key.addresses == ["peer.person@interop.example"])
@@ -50,7 +50,7 @@ struct PeerInteropTests {
     func peerToRampart(kind: PeerKind) throws {
         let peer = try kind.make()
         let rampart = try Self.rampartKey()
-        let peerKey = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let peerKey = try peer.publicKeyInRampart()
         let message = try peer.encryptAndSign(Self.body, to: rampart.publicKey)
         #expect(OpenPGP.isArmored(message))
 
@@ -76,7 +76,7 @@ struct PeerInteropTests {
     func rampartToPeer(kind: PeerKind, armor: Bool) throws {
         let peer = try kind.make()
         let rampart = try Self.rampartKey()
-        let peerKey = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let peerKey = try peer.publicKeyInRampart()
         let message = try OpenPGP.encrypt(Self.body, to: [peerKey], signedBy: rampart, armor: armor)
         #expect(OpenPGP.isArmored(message) == armor)
 
@@ -95,7 +95,7 @@ struct PeerInteropTests {
     func severalRecipients(kind: PeerKind) throws {
         let peer = try kind.make()
         let rampart = try Self.rampartKey()
-        let peerKey = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let peerKey = try peer.publicKeyInRampart()
         let message = try OpenPGP.encrypt(Self.body, to: [peerKey, rampart.publicKey], signedBy: rampart, armor: true)
         let atPeer = try peer.decryptAndVerify(message, signer: rampart.publicKey)
         #expect(atPeer.output == Self.body)
@@ -105,11 +105,46 @@ struct PeerInteropTests {
         #expect(atRampart.signature == .verified(rampart.fingerprint))
     }
 
+    /// GopenPGP stamps a new key with Go's `time.Now` (the system clock, in whole seconds). RNP's
+    /// own "now" is `time()`, which for a few milliseconds after each second boundary still shows
+    /// the previous second, so a key GopenPGP made in those milliseconds was refused as "created
+    /// 1 seconds in future" ("no valid encryption key": `severalRecipients` failed once so on a
+    /// loaded machine). Here the peer starts just before a boundary, three times.
+    @Test("a key GopenPGP makes just after a second boundary is usable in Rampart at once")
+    func gopenPGPKeyAtSecondBoundary() throws {
+        for _ in 0..<3 {
+            Self.waitUntilBeforeNextSecond(microseconds: Self.boundaryLead)
+            let peer = try PeerKind.gopenpgp.make()
+            let key = try peer.publicKeyInRampart()
+            #expect(throws: Never.self, "\(peer.name)'s key \(key.fingerprint)") {
+                try OpenPGP.encrypt(Self.body, to: [key], signedBy: nil)
+            }
+        }
+    }
+
+    /// How long before a second boundary ``gopenPGPKeyAtSecondBoundary()`` starts the peer: on
+    /// the 2-core machine, 1–2 ms put GopenPGP's key in the new second and Rampart's check within
+    /// `time()`'s lag in most attempts (without the fix, 2 of 3 keys were refused per run).
+    static let boundaryLead = 1500
+
+    /// Returns `microseconds` before the system clock's next whole second.
+    static func waitUntilBeforeNextSecond(microseconds: Int) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let target = (Int64(now.tv_sec) + 1) * 1_000_000_000 - Int64(microseconds) * 1000
+        while true {
+            clock_gettime(CLOCK_REALTIME, &now)
+            let left = target - (Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+            if left <= 0 { return }
+            if left > 3_000_000 { usleep(UInt32((left - 2_000_000) / 1000)) }
+        }
+    }
+
     @Test("detached signatures verify both ways; changed data does not", arguments: PeerKind.allCases)
     func detachedSignatures(kind: PeerKind) throws {
         let peer = try kind.make()
         let rampart = try Self.rampartKey()
-        let peerKey = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let peerKey = try peer.publicKeyInRampart()
         var changed = Self.body
         changed[10] ^= 0x01
 
@@ -148,7 +183,7 @@ struct PeerInteropTests {
     func cleartextSignatures(kind: PeerKind) throws {
         let peer = try kind.make()
         let rampart = try Self.rampartKey()
-        let peerKey = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let peerKey = try peer.publicKeyInRampart()
 
         // The peer signs, Rampart verifies.
         let original = peer.dashEscapesCleartext ? Self.cleartext : Self.cleartextWithoutDashes
@@ -179,7 +214,7 @@ struct PeerInteropTests {
     @Test("GopenPGP's cleartext over a line starting with a dash (not dash-escaped) is never reported verified")
     func gopenpgpUnescapedDashLineIsNotVerified() throws {
         let peer = try GopenPGPPeer(name: "Proton Side", address: "proton.side@interop.example")
-        let peerKey = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let peerKey = try peer.publicKeyInRampart()
         let signed = try peer.cleartextSign(Self.cleartext)
         #expect(signed.contains("\n-----BEGIN not really"), "GopenPGP now dash-escapes: use the full text for it")
         do {
@@ -238,7 +273,7 @@ struct PeerInteropTests {
         let key = try PGPPrivateKey.unlock(armored: locked, passphrase: SecretBytes(copying: Array(GopenPGPPeer.passphrase.utf8)))
         #expect(key.fingerprint == PGPFingerprint(hex: peer.fingerprint))
         // The unlocked key decrypts what GopenPGP encrypted to its own public key and signs for it.
-        let ownKey = try PGPPublicKey(armored: try peer.exportPublicKey())
+        let ownKey = try peer.publicKeyInRampart()
         let message = try peer.encryptAndSign(Self.body, to: ownKey)
         let decrypted = try OpenPGP.decrypt(message, with: [key], verifyingWith: [ownKey])
         #expect(decrypted.data == Self.body)

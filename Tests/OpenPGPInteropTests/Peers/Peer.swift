@@ -2,6 +2,7 @@ import Foundation
 import OpenPGP
 import RampartCore
 import RampartTestSupport
+import Testing
 
 /// Why a peer (gpg, sq, the GopenPGP helper) could not do what a test asked: the command, its
 /// exit status and what it printed, so that a failure names the peer's own complaint.
@@ -158,6 +159,36 @@ final class PeerFiles: @unchecked Sendable {
         lock.withLock {
             counter += 1
             return "\(counter)-\(name)"
+        }
+    }
+}
+
+extension Peer {
+    /// The peer's public key as Rampart parses it. A key Rampart finds no valid encryption key in
+    /// is recorded as an issue with its packets (`gpg --list-packets`: creation times, flags) and
+    /// the clocks at the check, so that a refusal names its cause instead of only "no valid
+    /// encryption key" later.
+    func publicKeyInRampart() throws -> PGPPublicKey {
+        let armored = try exportPublicKey()
+        let key = try PGPPublicKey(armored: armored)
+        if !key.canEncrypt {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let clocks = "system clock \(now.tv_sec).\(String(format: "%09ld", now.tv_nsec)), time() \(time(nil))"
+            Issue.record("Rampart finds no valid encryption key in \(name)'s key \(key.fingerprint) (\(clocks)):\n\(Self.packets(of: armored))")
+        }
+        return key
+    }
+
+    /// `gpg --list-packets` of `armored`, or why it could not be had.
+    static func packets(of armored: String) -> String {
+        do {
+            let files = try PeerFiles("packets", shortPath: true)
+            let gpg = try PeerCommand.onPath("gpg", peer: "gpg")
+            return try gpg.run(["--homedir", files.home.path, "--batch", "--list-packets",
+                                try files.write(Data(armored.utf8), "key.asc")]).stdout
+        } catch {
+            return "(no packet dump: \(error))"
         }
     }
 }
