@@ -124,7 +124,9 @@ public enum HTML5Parser {
     static func run(utf8: [UInt8], encoding: String, options: HTML5ParserOptions, context: Element?) -> ParseResult<Document> {
         var tokenizer = Tokenizer(input: InputStream.preprocess(utf8), maxAttributes: options.maxAttributesPerElement)
         tokenizer.recordErrors = options.recordParseErrors
-        var builder = TreeBuilder(tokenizer: tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
+        // Moved, not copied: with a second reference to each of its arrays alive until the end of
+        // this function, the first write to every one of them (the caches included) copied it.
+        var builder = TreeBuilder(tokenizer: consume tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
         if let context { builder.prepareFragment(context: context) }
         builder.run()
         return ParseResult(root: builder.document, errors: builder.tokenizer.errors, encoding: encoding,
