@@ -197,8 +197,10 @@ struct ShortStringCache {
             return string
         }
         if slotEntries.isEmpty {
-            slotEntries = zeroedTable(count: ShortStringCache.slots)
-            entries.reserveCapacity(32)
+            slotEntries = ZeroTables.bytes128
+            // 24 entries of 32 bytes: under glibc's per-thread cache limit (1 KiB), where a
+            // 32-entry buffer was not.
+            entries.reserveCapacity(24)
         }
         entries.append(entry)
         // At most 128 entries: a slot gets one when it is first filled.
@@ -207,12 +209,13 @@ struct ShortStringCache {
     }
 }
 
-/// An array of `count` zeros. (`Array(repeating:count:)` allocated through the standard
-/// library's unspecialized path, which looks the array's type up in the runtime's metadata
-/// cache on every call: about as much as the allocation itself.)
-@inline(__always) func zeroedTable<T: FixedWidthInteger>(count: Int) -> [T] {
-    var table: [T] = []
-    table.reserveCapacity(count)
-    table.append(contentsOf: repeatElement(0, count: count))
-    return table
+/// Zero-filled tables for the parser's per-parse lookup tables to start from. A table made from
+/// one shares its storage until its first write, which copies it with one specialized
+/// allocation and one `memcpy`: `Array(repeating:count:)` allocated through the standard
+/// library's unspecialized path (a runtime metadata-cache lookup on every call, about as much as
+/// the allocation) and filled element by element.
+enum ZeroTables {
+    static let bytes128 = [UInt8](repeating: 0, count: 128)
+    /// One counter per interned HTML tag (raw values `0..<HTMLTag.allCases.count`).
+    static let countsPerTag = [Int32](repeating: 0, count: HTMLTag.allCases.count)
 }

@@ -279,7 +279,7 @@ struct Tokenizer {
     /// Puts `entry` in cache slot `slot` (0-127) of `cacheSlots`, in `entries` (the pool of
     /// that slot's cache).
     @inline(__always) private static func storeInCache<Entry>(slot: Int, _ entry: Entry, in entries: inout [Entry], cacheSlots: inout [UInt8]) {
-        if cacheSlots.isEmpty { cacheSlots = zeroedTable(count: 128) }
+        if cacheSlots.isEmpty { cacheSlots = ZeroTables.bytes128 }
         let index = Int(cacheSlots[slot])
         if index == 0 {
             if entries.isEmpty { entries.reserveCapacity(64) }

@@ -67,7 +67,7 @@ struct TreeBuilder {
     var openElements: [Element] = []
     /// Interned HTML-namespace element name (raw value) -> how many are on the stack (makes "in
     /// scope" O(1) when absent; a fixed array, so no hashing per push and pop).
-    var openCounts = [Int32](repeating: 0, count: 256)
+    var openCounts = ZeroTables.countsPerTag
     var activeFormatting: [Element?] = []  // nil = marker
     var headElement: Element?
     var formElement: Element?
