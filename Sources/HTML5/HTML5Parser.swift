@@ -82,7 +82,7 @@ public enum HTML5Parser {
     public static func parseDocument(_ bytes: [UInt8], options: HTML5ParserOptions = .init()) throws(HTML5Error) -> ParseResult<Document> {
         guard bytes.count <= options.maxInputBytes else { throw .inputTooLarge(size: bytes.count, limit: options.maxInputBytes) }
         let (utf8, encoding) = EncodingSniffer.decode(bytes, transportCharset: options.transportCharset)
-        return run(utf8: utf8, encoding: encoding, options: options, context: nil)
+        return run(input: InputStream.preprocess(utf8), encoding: encoding, options: options, context: nil)
     }
 
     /// Parses a whole document from a string.
@@ -90,7 +90,7 @@ public enum HTML5Parser {
     public static func parseDocument(_ html: String, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> ParseResult<Document> {
         let count = html.utf8.count
         guard count <= options.maxInputBytes else { throw .inputTooLarge(size: count, limit: options.maxInputBytes) }
-        return run(utf8: Array(html.utf8), encoding: "utf-8", options: options, context: nil)
+        return run(input: InputStream.preprocess(html), encoding: "utf-8", options: options, context: nil)
     }
 
     /// Parses a fragment as if it were the `innerHTML` of `context` (e.g. `Element(localName:
@@ -99,7 +99,7 @@ public enum HTML5Parser {
     public static func parseFragment(_ html: String, context: Element, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> ParseResult<DocumentFragment> {
         let count = html.utf8.count
         guard count <= options.maxInputBytes else { throw .inputTooLarge(size: count, limit: options.maxInputBytes) }
-        let result = run(utf8: Array(html.utf8), encoding: "utf-8", options: options, context: context)
+        let result = run(input: InputStream.preprocess(html), encoding: "utf-8", options: options, context: context)
         let fragment = DocumentFragment()
         if let html = result.root.documentElement { html.moveChildren(to: fragment) }
         return ParseResult(root: fragment, errors: result.errors, encoding: result.encoding,
@@ -121,10 +121,13 @@ public enum HTML5Parser {
         return try parseFragment(html, context: element, options: options)
     }
 
-    static func run(utf8: [UInt8], encoding: String, options: HTML5ParserOptions, context: Element?) -> ParseResult<Document> {
-        var tokenizer = Tokenizer(input: InputStream.preprocess(utf8), maxAttributes: options.maxAttributesPerElement)
+    /// Parses `input`, already preprocessed (``InputStream``).
+    static func run(input: [UInt8], encoding: String, options: HTML5ParserOptions, context: Element?) -> ParseResult<Document> {
+        var tokenizer = Tokenizer(input: input, maxAttributes: options.maxAttributesPerElement)
         tokenizer.recordErrors = options.recordParseErrors
-        var builder = TreeBuilder(tokenizer: tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
+        // Moved, not copied: with a second reference to each of its arrays alive until the end of
+        // this function, the first write to every one of them (the caches included) copied it.
+        var builder = TreeBuilder(tokenizer: consume tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
         if let context { builder.prepareFragment(context: context) }
         builder.run()
         return ParseResult(root: builder.document, errors: builder.tokenizer.errors, encoding: encoding,
@@ -136,31 +139,55 @@ public enum HTML5Parser {
 /// each tokenizer state, as the spec says.)
 enum InputStream {
     static func preprocess(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.withUnsafeBufferPointer { normalizingNewlines($0) } ?? bytes
+    }
+
+    /// The UTF-8 of `html`, preprocessed, read from the string's own storage: one copy of the
+    /// input, with or without CRs (copying the string to an array first and then normalizing
+    /// that array made two, each a large allocation for a large message).
+    static func preprocess(_ html: String) -> [UInt8] {
+        var html = html
+        return html.withUTF8 { normalizingNewlines($0) ?? Array($0) }
+    }
+
+    /// `bytes` with CR LF and lone CR as LF, or `nil` when `bytes` holds no CR.
+    private static func normalizingNewlines(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         // Mail is CRLF throughout, so every message takes the copying path: the runs between CRs
-        // are found with memchr and copied whole (the bytes-at-a-time loop cost 2 % of parsing).
-        guard var cr = nextCR(bytes, from: 0) else { return bytes }
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count)
-        var start = 0
+        // are found with memchr and copied whole with memcpy into the output's storage (the
+        // bytes-at-a-time loop cost 2 % of parsing; `Array.append(contentsOf:)` per run cost
+        // more than the copy itself on short lines).
+        guard let first = nextCR(bytes, from: 0), let source = bytes.baseAddress else { return nil }
         let n = bytes.count
-        while true {
-            out.append(contentsOf: bytes[start..<cr])
-            out.append(0x0A)
-            start = cr + 1
-            if start < n && bytes[start] == 0x0A { start += 1 }
-            guard let next = nextCR(bytes, from: start) else { break }
-            cr = next
+        return [UInt8](unsafeUninitializedCapacity: n) { out, count in
+            // The output is never longer than the input (a CR or CR LF becomes one LF), so every
+            // write below lies inside `out`; the preconditions keep that true in release builds.
+            guard let target = out.baseAddress else { return }
+            var written = 0, start = 0, cr = first
+            while true {
+                let run = cr - start
+                precondition(run >= 0 && written + run + 1 <= n, "newline normalization outside the buffer")
+                memcpy(target + written, source + start, run)
+                target[written + run] = 0x0A
+                written += run + 1
+                start = cr + 1
+                if start < n && source[start] == 0x0A { start += 1 }
+                guard let next = nextCR(bytes, from: start) else { break }
+                cr = next
+            }
+            let rest = n - start
+            precondition(rest >= 0 && written + rest <= n, "newline normalization outside the buffer")
+            memcpy(target + written, source + start, rest)
+            count = written + rest
         }
-        out.append(contentsOf: bytes[start..<n])
-        return out
     }
 
     /// The index of the next CR at or after `start` (`memchr` over the rest of the buffer).
-    private static func nextCR(_ bytes: [UInt8], from start: Int) -> Int? {
-        guard start < bytes.count else { return nil }
-        return bytes.withUnsafeBufferPointer { buffer -> Int? in
-            guard let base = buffer.baseAddress, let found = memchr(base + start, 0x0D, buffer.count - start) else { return nil }
-            return UnsafeRawPointer(found) - UnsafeRawPointer(base)
-        }
+    private static func nextCR(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        // `start` is at most `bytes.count` (one past a CR found inside the buffer, or 0), so the
+        // search stays inside the buffer; the check makes that hold whatever the caller.
+        precondition(start >= 0 && start <= bytes.count, "CR search outside the input")
+        guard start < bytes.count, let base = bytes.baseAddress,
+              let found = memchr(base + start, 0x0D, bytes.count - start) else { return nil }
+        return UnsafeRawPointer(found) - UnsafeRawPointer(base)
     }
 }

@@ -90,8 +90,12 @@ import Testing
             var bytes: [UInt8] = []
             for _ in 0..<g.below(60) { bytes.append([0x0D, 0x0A, 0x41, 0x20, 0x0D][g.below(5)]) }
             #expect(InputStream.preprocess(bytes) == Self.referencePreprocess(bytes), "\(bytes)")
+            // The string path reads the string's own bytes (small and large strings alike).
+            let string = String(decoding: bytes, as: UTF8.self) + (g.below(2) == 0 ? "" : String(repeating: "x\r\n", count: 8))
+            #expect(InputStream.preprocess(string) == Self.referencePreprocess(Array(string.utf8)), "\(bytes)")
         }
         #expect(InputStream.preprocess(Array("a\r\nb\rc\n\r\r\nd\r".utf8)) == Array("a\nb\nc\n\n\nd\n".utf8))
+        #expect(InputStream.preprocess("a\r\nb\rc\n\r\r\nd\r") == Array("a\nb\nc\n\n\nd\n".utf8))
     }
 }
 

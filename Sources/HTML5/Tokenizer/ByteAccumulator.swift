@@ -139,13 +139,25 @@ struct ByteAccumulator {
 /// The key is the bytes themselves (packed into two words with the length), so a hit returns
 /// exactly what decoding the same bytes returns: the cache changes no output.
 ///
-/// Trust-model row: inbox (incoming mail) — a fixed-size table: a lookup costs one pass over at
-/// most 15 bytes and two compares, whatever the input.
+/// Trust-model row: inbox (incoming mail) — a fixed-size table (128 slots, at most one entry
+/// each): a lookup costs one pass over at most 15 bytes and two compares, whatever the input.
 struct ShortStringCache {
     static let maxLength = 15
     private static let slots = 128
-    private var keys: [UInt64] = Array(repeating: 0, count: 2 * ShortStringCache.slots)
-    private var strings: [String] = Array(repeating: "", count: ShortStringCache.slots)
+    /// A cached string with its key.
+    private struct Entry {
+        let low: UInt64
+        let high: UInt64
+        let string: String
+    }
+    /// Per slot: the slot's index in `entries` plus one, 0 while the slot is empty. Made on first
+    /// use; the entries live in an array that grows with use, so a parse makes and frees one
+    /// small table and only the strings it stored (a table of 128 `String`s had to be filled,
+    /// and destroyed slot by slot, on every parse).
+    private var slotEntries: [UInt8] = []
+    /// The filled slots' entries, in the order the slots were first filled (one per slot: a
+    /// refilled slot replaces its own entry).
+    private var entries: [Entry] = []
 
     /// `bytes` decoded as UTF-8 (with U+FFFD for invalid sequences), as `String(decoding:as:)`.
     /// `bytes.count` must be at most ``maxLength``.
@@ -153,8 +165,7 @@ struct ShortStringCache {
         let count = bytes.count
         precondition(count <= ShortStringCache.maxLength)
         // Bytes 0-7 in `low`, bytes 8-14 and the length (top byte) in `high`: distinct byte
-        // sequences of up to 15 bytes have distinct keys. (The empty slots' key, zero, is the
-        // empty string's, and they hold "".)
+        // sequences of up to 15 bytes have distinct keys.
         var low: UInt64 = 0, high = UInt64(count) &<< 56
         var i = 0
         while i < count && i < 8 { low |= UInt64(bytes[i]) &<< UInt64(8 &* i); i += 1 }
@@ -167,11 +178,44 @@ struct ShortStringCache {
         var h = (low &* 0x9E37_79B9_7F4A_7C15) ^ (high &* 0xC2B2_AE3D_27D4_EB4F)
         h ^= h &>> 32
         let slot = Int(truncatingIfNeeded: h & UInt64(ShortStringCache.slots - 1))
-        if keys[2 &* slot] == low && keys[2 &* slot &+ 1] == high { return strings[slot] }
+        if slotEntries.isEmpty { return fill(slot: slot, bytes, low: low, high: high, index: 0) }
+        let index = Int(slotEntries[slot])
+        if index != 0 {
+            let entry = entries[index &- 1]
+            if entry.low == low && entry.high == high { return entry.string }
+        }
+        return fill(slot: slot, bytes, low: low, high: high, index: index)
+    }
+
+    /// The miss: decodes `bytes` and stores the string in `slot` (whose entry index plus one is
+    /// `index`).
+    private mutating func fill(slot: Int, _ bytes: UnsafeBufferPointer<UInt8>, low: UInt64, high: UInt64, index: Int) -> String {
         let string = String(decoding: bytes, as: UTF8.self)
-        keys[2 &* slot] = low
-        keys[2 &* slot &+ 1] = high
-        strings[slot] = string
+        let entry = Entry(low: low, high: high, string: string)
+        if index != 0 {
+            entries[index &- 1] = entry
+            return string
+        }
+        if slotEntries.isEmpty {
+            slotEntries = ZeroTables.bytes128
+            // 24 entries of 32 bytes: under glibc's per-thread cache limit (1 KiB), where a
+            // 32-entry buffer was not.
+            entries.reserveCapacity(24)
+        }
+        entries.append(entry)
+        // At most 128 entries: a slot gets one when it is first filled.
+        slotEntries[slot] = UInt8(truncatingIfNeeded: entries.count)
         return string
     }
+}
+
+/// Zero-filled tables for the parser's per-parse lookup tables to start from. A table made from
+/// one shares its storage until its first write, which copies it with one specialized
+/// allocation and one `memcpy`: `Array(repeating:count:)` allocated through the standard
+/// library's unspecialized path (a runtime metadata-cache lookup on every call, about as much as
+/// the allocation) and filled element by element.
+enum ZeroTables {
+    static let bytes128 = [UInt8](repeating: 0, count: 128)
+    /// One counter per interned HTML tag (raw values `0..<HTMLTag.allCases.count`).
+    static let countsPerTag = [Int32](repeating: 0, count: HTMLTag.allCases.count)
 }

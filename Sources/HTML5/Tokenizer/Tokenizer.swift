@@ -79,7 +79,12 @@ struct Tokenizer {
     ///
     /// Trust-model row: inbox (incoming mail) — linear on hostile input: a lookup reads at most
     /// up to the first `>` after the tag name, which the tag's own tokenization reads anyway.
-    private var attributesCache = [CachedAttributes?](repeating: nil, count: 64)
+    private var attributeSections: [CachedAttributes] = []
+    /// Per slot of the attribute-section cache (0-63) and of the value cache (64-127): the
+    /// slot's index in `attributeSections` or `values` plus one, 0 while empty. Made on the first
+    /// store, so a message without attributes never makes it; the entries themselves live in
+    /// arrays that grow with use, so a parse makes and frees no per-slot values.
+    private var cacheSlots: [UInt8] = []
     private var lastStartTagOtherName: String?
     var errors: [ParseError] = []
     var recordErrors = true
@@ -266,7 +271,33 @@ struct Tokenizer {
         guard !attributes.isEmpty, errorTally == attributesErrorMark, pos >= 1, pos <= inputCount,
               pos - 1 > attributesStart, byte(pos - 1) == 0x3E else { return }
         let range = attributesStart..<(pos - 1)
-        attributesCache[attributeSectionSlot(range)] = CachedAttributes(range: range, attributes: attributes, selfClosing: selfClosing)
+        let entry = CachedAttributes(range: range, attributes: attributes, selfClosing: selfClosing)
+        let slot = attributeSectionSlot(range)
+        Tokenizer.storeInCache(slot: slot, entry, in: &attributeSections, cacheSlots: &cacheSlots)
+    }
+
+    /// Puts `entry` in cache slot `slot` (0-127) of `cacheSlots`, in `entries` (the pool of
+    /// that slot's cache).
+    @inline(__always) private static func storeInCache<Entry>(slot: Int, _ entry: Entry, in entries: inout [Entry], cacheSlots: inout [UInt8]) {
+        if cacheSlots.isEmpty { cacheSlots = ZeroTables.bytes128 }
+        let index = Int(cacheSlots[slot])
+        if index == 0 {
+            if entries.isEmpty { entries.reserveCapacity(64) }
+            entries.append(entry)
+            // At most 64 entries per pool: a slot gets one when it is first filled.
+            cacheSlots[slot] = UInt8(entries.count)
+        } else {
+            entries[index - 1] = entry
+        }
+    }
+
+    /// The entry in cache slot `slot` of `entries`' cache, if any.
+    @inline(__always) private func cached<Entry>(slot: Int, in entries: [Entry]) -> Entry? {
+        // (Before the first store the table is empty: every slot misses.)
+        guard slot < cacheSlots.count else { return nil }
+        let index = Int(cacheSlots[slot])
+        guard index != 0 else { return nil }
+        return entries[index &- 1]
     }
 
     /// In the tag name state, just after the whitespace that ends a start tag's name: if the
@@ -281,7 +312,7 @@ struct Tokenizer {
         }
         guard let end else { return false }
         let range = start..<end
-        guard let cached = attributesCache[attributeSectionSlot(range)], cached.range.count == range.count,
+        guard let cached = cached(slot: attributeSectionSlot(range), in: attributeSections), cached.range.count == range.count,
               input.withUnsafeBufferPointer({ buffer -> Bool in
                   // Both ranges lie inside this input (the cache lives with the tokenizer).
                   precondition(cached.range.upperBound <= buffer.count && range.upperBound <= buffer.count)
@@ -337,7 +368,7 @@ struct Tokenizer {
     ///
     /// Trust-model row: inbox (incoming mail) — stays linear on hostile input: a lookup costs at
     /// most one comparison of the value's bytes, no more than building the string it replaces.
-    private var valueCache = [CachedValue?](repeating: nil, count: 64)
+    private var values: [CachedValue] = []
 
     private mutating func makeAttributeValue() -> String {
         // Values of up to 15 bytes are stored inline in the `String` (no allocation to save).
@@ -350,9 +381,9 @@ struct Tokenizer {
             let last = raw.loadUnaligned(fromByteOffset: range.upperBound - 8, as: UInt64.self)
             var h = (first &* 0x9E37_79B9_7F4A_7C15) ^ (last &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(range.count)
             h ^= h >> 29
-            return Int(truncatingIfNeeded: h & 63)
+            return 64 + Int(truncatingIfNeeded: h & 63)
         }
-        if let cached = valueCache[slot], cached.range.count == range.count,
+        if let cached = cached(slot: slot, in: values), cached.range.count == range.count,
            input.withUnsafeBufferPointer({ buffer -> Bool in
                // Both ranges are runs of this same input (the cache lives with the tokenizer).
                precondition(cached.range.upperBound <= buffer.count && range.upperBound <= buffer.count)
@@ -362,7 +393,7 @@ struct Tokenizer {
             return cached.value
         }
         let value = attrValue.makeString(from: input)
-        valueCache[slot] = CachedValue(range: range, value: value)
+        Tokenizer.storeInCache(slot: slot, CachedValue(range: range, value: value), in: &values, cacheSlots: &cacheSlots)
         return value
     }
 
