@@ -6,9 +6,10 @@
 //
 // Design: nodes are final classes linked as a doubly linked sibling list under a parent, so
 // removal, replacement and insertion are O(1) and iteration needs no array copies. The parent and
-// previous-sibling links are `unowned(unsafe)`, and every node's `deinit` clears the links of the
-// children it still holds (and frees deep subtrees iteratively), so a link never dangles and
-// freeing a 100 000-deep tree cannot overflow the stack.
+// previous-sibling links are `unowned(unsafe)`, and freeing a node clears the links of every
+// descendant that someone else still holds (only the nodes freed with it keep theirs, never to be
+// read again), so a link never dangles; it recurses only to a bounded depth, with a worklist
+// below, so freeing a 100 000-deep tree (or 100 000 nested templates) cannot overflow the stack.
 
 /// The namespace of an element.
 ///
@@ -114,30 +115,67 @@ public class Node {
 
     deinit {
         // Detach every child so none keeps a dangling parent/sibling link, and free deep subtrees
-        // with an explicit worklist instead of recursive deinit.
+        // without unbounded recursion.
         guard storedFirstChild != nil else { return }
-        // Leaves are released on the spot; nodes with children go to a worklist, taken last in
-        // first out, and are flattened only when nobody else holds them. LIFO keeps the list at
-        // about depth × fan-out entries instead of every inner node of the tree, so freeing a
-        // large document makes no large allocations (each of which made malloc consolidate the
-        // chunks freed so far) and releases nodes as it goes.
+        // Subtrees are freed by recursion down to `freeingDepthLimit` (cheaper than a worklist's
+        // append and pop per inner node, and mail trees rarely go deeper, so the list is usually
+        // never allocated); the nodes below go to a worklist, taken last in first out, which keeps
+        // it short (no large allocation, each of which made malloc consolidate the chunks freed so
+        // far) and releases nodes as it goes.
         var pending: [Node] = []
-        Node.detachChildren(of: self, into: &pending)
+        Node.freeChildren(of: self, depth: 0, pending: &pending)
         while var node = pending.popLast() {
-            if isKnownUniquelyReferenced(&node) { Node.detachChildren(of: node, into: &pending) }
+            if isKnownUniquelyReferenced(&node) { Node.freeChildren(of: node, depth: 0, pending: &pending) }
         }
     }
 
-    private static func detachChildren(of node: Node, into pending: inout [Node]) {
+    /// How deep `freeChildren` recurses before handing subtrees to the worklist: a few kilobytes
+    /// of stack at most.
+    private static let freeingDepthLimit = 32
+
+    private static func freeChildren(of node: Node, depth: Int, pending: inout [Node]) {
         // The strong links are moved out (`take()`), not copied: freeing a tree does no retain
         // per node, only the release that frees it.
         var next = node.storedFirstChild.take()
         node.storedLastChild = nil
-        while let current = next.take() {
+        while var current = next.take() {
             next = current.storedNextSibling.take()
-            current.storedParent = nil
-            current.storedPreviousSibling = nil
-            if current.storedFirstChild != nil { pending.append(consume current) }
+            // Only a test, no retain: most nodes are not templates.
+            let hasContent = (current as? Element)?.storedTemplateContent != nil
+            if current.storedFirstChild == nil && !hasContent {
+                // A leaf: clearing its links is cheaper than asking whether someone holds it.
+                current.storedParent = nil
+                current.storedPreviousSibling = nil
+            } else if isKnownUniquelyReferenced(&current) {
+                // Nobody else holds it, so it is freed at the end of this iteration, and its
+                // parent/previous links are never read again: they are left as they are. Its
+                // children and template content are freed here, not by its own deinit (which
+                // would start over at depth 0: nested templates would recurse without bound).
+                if hasContent {
+                    var fragment = unsafeDowncast(current, to: Element.self).storedTemplateContent.take()!
+                    if isKnownUniquelyReferenced(&fragment) && fragment.storedFirstChild != nil {
+                        if depth < freeingDepthLimit {
+                            freeChildren(of: fragment, depth: depth + 1, pending: &pending)
+                        } else {
+                            pending.append(fragment)
+                        }
+                    }
+                }
+                if current.storedFirstChild != nil {
+                    if depth < freeingDepthLimit {
+                        freeChildren(of: current, depth: depth + 1, pending: &pending)
+                    } else {
+                        // It waits in the list after its parent is gone: no stale link.
+                        current.storedParent = nil
+                        current.storedPreviousSibling = nil
+                        pending.append(current)
+                    }
+                }
+            } else {
+                // Someone holds it (and so its subtree): it becomes a detached root.
+                current.storedParent = nil
+                current.storedPreviousSibling = nil
+            }
         }
     }
 
