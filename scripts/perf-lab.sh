@@ -7,6 +7,7 @@
 #   .build-lab/.build/release/lab html5 [RUNS]        parse MB/s on the bench html5 corpus (medians)
 #   .build-lab/.build/release/lab sanitize [RUNS]     sanitize MB/s on both bench sanitize corpora
 #   .build-lab/.build/release/lab parse-loop N | sanitize-loop N | bench-loop N   (for perf/callgrind)
+#   .build-lab/.build/release/lab tiny-parse N | tiny-sanitize N   (fixed cost per call: `<p>x</p>`)
 #   .build-lab/.build/release/lab dump DIR            both sanitize corpora as JSON (for bench-nh3.py)
 #
 # The figures to quote come from `rampart-dev bench` (same workloads, same-run baselines);
@@ -78,12 +79,18 @@ case "sanitize-loop", "bench-loop":
     let sanitizer = MailSanitizer()
     let corpus = mode == "bench-loop" ? MailSafetyBenchCorpus.generate(count: 300) : MailSafetyBenchCorpus.generate(count: 300) + newsletters()
     for _ in 0..<runs { for m in corpus { _ = try sanitizer.sanitize(m) } }
+case "tiny-parse":
+    // Fixed cost per parse: callgrind N = 2000 minus N = 1000, divided by 1000.
+    for _ in 0..<runs { _ = try HTML5Parser.parseFragment("<p>x</p>", context: Element(localName: "div"), options: options) }
+case "tiny-sanitize":
+    let sanitizer = MailSanitizer()
+    for _ in 0..<runs { _ = try sanitizer.sanitize("<p>x</p>") }
 case "dump":
     let folder = arguments.count > 2 ? arguments[2] : "."
     try JSONSerialization.data(withJSONObject: MailSafetyBenchCorpus.generate(count: 300)).write(to: URL(fileURLWithPath: folder + "/bench.json"))
     try JSONSerialization.data(withJSONObject: newsletters()).write(to: URL(fileURLWithPath: folder + "/newsletter.json"))
 default:
-    print("usage: lab html5|sanitize [RUNS] | parse-loop|sanitize-loop|bench-loop N | dump DIR")
+    print("usage: lab html5|sanitize [RUNS] | parse-loop|sanitize-loop|bench-loop|tiny-parse|tiny-sanitize N | dump DIR")
     exit(2)
 }
 SWIFT
