@@ -164,7 +164,7 @@ products.append(.library(name: "OpenPGP", targets: ["OpenPGP"]))
 targets += [
     .systemLibrary(name: "CRNP", pkgConfig: "librnp", providers: [.apt(["librnp-dev"])]),
     .target(name: "OpenPGP", dependencies: ["RampartCore", "CRNP"], swiftSettings: swiftSettings),
-    .testTarget(name: "OpenPGPTests", dependencies: ["OpenPGP", "RampartCore"], swiftSettings: swiftSettings),
+    .testTarget(name: "OpenPGPTests", dependencies: ["OpenPGP", "RampartCore", "RampartTestSupport"], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("OpenPGP")
 // Interop with the implementations people use: gpg, Sequoia's sq and GopenPGP (a Go helper built in

@@ -90,7 +90,7 @@ enum RNPClock {
     /// The system clock's current second: what keys and signatures are judged at.
     static func now() -> UInt64 {
         var now = timespec()
-        guard clock_gettime(CLOCK_REALTIME, &now) == 0, now.tv_sec > 0 else { return UInt64(max(time(nil), 0)) }
+        guard clock_gettime(CLOCK_REALTIME, &now) == 0, now.tv_sec > 0 else { return stamp() }
         return UInt64(now.tv_sec)
     }
 

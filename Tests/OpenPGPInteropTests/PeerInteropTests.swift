@@ -1,6 +1,7 @@
 import Foundation
 import OpenPGP
 import RampartCore
+import RampartTestSupport
 import Testing
 
 /// Rampart's OpenPGP against the implementations people use: GnuPG 2.2, Sequoia's `sq` and
@@ -129,15 +130,8 @@ struct PeerInteropTests {
 
     /// Returns `microseconds` before the system clock's next whole second.
     static func waitUntilBeforeNextSecond(microseconds: Int) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let target = (Int64(now.tv_sec) + 1) * 1_000_000_000 - Int64(microseconds) * 1000
-        while true {
-            clock_gettime(CLOCK_REALTIME, &now)
-            let left = target - (Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
-            if left <= 0 { return }
-            if left > 3_000_000 { usleep(UInt32((left - 2_000_000) / 1000)) }
-        }
+        let nextSecond = (SystemClock.nanoseconds() / 1_000_000_000 + 1) * 1_000_000_000
+        SystemClock.wait(until: nextSecond - Int64(microseconds) * 1000)
     }
 
     @Test("detached signatures verify both ways; changed data does not", arguments: PeerKind.allCases)

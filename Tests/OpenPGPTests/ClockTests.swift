@@ -1,5 +1,6 @@
 import Foundation
 @testable import OpenPGP
+import RampartTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -8,20 +9,13 @@ import Glibc
 /// The system clock's current second (`clock_gettime(CLOCK_REALTIME)`, what `Date()`, Go's
 /// `time.Now` and Rust's `SystemTime::now` read) and `time()`'s second, read together.
 private func seconds() -> (system: UInt64, timeCall: UInt64) {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return (UInt64(now.tv_sec), UInt64(time(nil)))
+    (UInt64(SystemClock.nanoseconds() / 1_000_000_000), UInt64(time(nil)))
 }
 
-/// Sleeps until shortly before the system clock reaches `second`, then spins until it has.
+/// Waits until the system clock reaches `second`; then both clocks, read together.
 private func waitForSecond(_ second: UInt64) -> (system: UInt64, timeCall: UInt64) {
-    var now = timespec()
-    while true {
-        clock_gettime(CLOCK_REALTIME, &now)
-        let left = (Int64(second) - Int64(now.tv_sec)) * 1_000_000_000 - Int64(now.tv_nsec)
-        if left <= 0 { return seconds() }
-        if left > 3_000_000 { usleep(UInt32((left - 2_000_000) / 1000)) }
-    }
+    SystemClock.wait(until: Int64(second) * 1_000_000_000)
+    return seconds()
 }
 
 @Suite("OpenPGP clock")
