@@ -88,6 +88,49 @@ import Testing
         }
     }
 
+    // End of file inside open templates: each one is closed by the "in template" EOF step, which
+    // reprocesses the token in the reset mode; that must not recurse once per open template.
+    // The parses run on a thread with a 512 KB stack (secondary threads on Apple platforms), so
+    // the result does not depend on the stack of the thread the test runner picks.
+
+    @Test func aHundredThousandUnclosedTemplatesAreClosedAtEndOfFileWithoutStackOverflow() async throws {
+        #expect(try HTML5Parser.parseDocument("<template><template><template>").root.outerHTML
+            == "<html><head><template><template><template></template></template></template></head><body></body></html>")
+        let shape = await onThread(stackSize: 512 << 10) { () -> TemplateChain in
+            var options = HTML5ParserOptions()
+            options.maxNestingDepth = .max
+            let result = try! HTML5Parser.parseDocument(String(repeating: "<template>", count: 100_000), options: options)
+            return TemplateChain(result)
+        }
+        #expect(shape.topLevel == ["head", "body"])
+        #expect(shape.nestedTemplates == 100_000)
+        #expect(shape.everyContentHoldsOnlyTheNextTemplate)
+        #expect(shape.eofInTemplateErrors == 100_000)
+        #expect(!shape.depthTruncated)
+    }
+
+    @Test func unclosedTemplatesAroundTableRowsAreClosedAtEndOfFileWithoutStackOverflowAtTheDefaultDepth() async {
+        // The default depth limit flattens the tree but not the stack of open elements, so the
+        // 100 000 templates are all open at end of file; the EOF steps go through "in row",
+        // "in table" and "in body" back to "in template".
+        let counts = await onThread(stackSize: 512 << 10) { () -> [String: Int] in
+            let result = try! HTML5Parser.parseDocument(String(repeating: "<template><tr>", count: 100_000))
+            var counts = ["eof-in-template": result.errors.filter { $0.code == "eof-in-template" }.count,
+                          "depthTruncated": result.depthTruncated ? 1 : 0]
+            var work: [Node] = [result.root]
+            while let node = work.popLast() {
+                if let element = node as? Element {
+                    counts[element.localName, default: 0] += 1
+                    if let content = element.templateContent { work.append(content) }
+                }
+                work.append(contentsOf: node.children)
+            }
+            return counts
+        }
+        #expect(counts == ["eof-in-template": 100_000, "depthTruncated": 1, "html": 1, "head": 1, "body": 1,
+                           "template": 100_000, "tr": 100_000])
+    }
+
     // MARK: DOM editing for the sanitizer
 
     @Test func removingAndReplacingNodesKeepsLinksConsistent() throws {
@@ -227,5 +270,39 @@ import Testing
         let result = try HTML5Parser.parseDocument("<p></b></i>&bogus;<div a=1 a=2>")
         #expect(result.errors.contains { $0.code == "duplicate-attribute" })
         #expect(result.errors.contains { $0.code == "expected-doctype" })
+    }
+}
+
+/// Runs `body` on a thread of its own whose stack is `stackSize` bytes, and returns its result.
+func onThread<T: Sendable>(stackSize: Int, _ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.stackSize = stackSize
+        thread.start()
+    }
+}
+
+/// The shape of a document whose head holds a chain of templates, each one's content holding
+/// only the next one (read without recursion).
+struct TemplateChain: Sendable {
+    var topLevel: [String] = []
+    var nestedTemplates = 0
+    var everyContentHoldsOnlyTheNextTemplate = true
+    var eofInTemplateErrors = 0
+    var depthTruncated = false
+
+    init(_ result: ParseResult<Document>) {
+        eofInTemplateErrors = result.errors.filter { $0.code == "eof-in-template" }.count
+        depthTruncated = result.depthTruncated
+        guard let html = result.root.documentElement else { return }
+        topLevel = html.childElements.map(\.localName)
+        guard let head = html.childElements.first, head.childCount == 1 else { return }
+        var node = head.firstChild
+        while let template = node as? Element, template.isHTML(.template), let content = template.templateContent {
+            nestedTemplates += 1
+            if content.childCount > 1 { everyContentHoldsOnlyTheNextTemplate = false }
+            node = content.firstChild
+        }
+        if node != nil { everyContentHoldsOnlyTheNextTemplate = false }
     }
 }

@@ -64,6 +64,10 @@ struct TreeBuilder {
     var mode: Mode = .initial
     var originalMode: Mode = .initial
     var templateModes: [Mode] = []
+    /// `true` while an "in template" end-of-file step reprocesses the token (InTemplate.swift).
+    var reprocessingEOFInTemplate = false
+    /// Set by an "in template" end-of-file step reached from that reprocessing: another round.
+    var eofInTemplatePending = false
     var openElements: [Element] = []
     /// Interned HTML-namespace element name (raw value) -> how many are on the stack (makes "in
     /// scope" O(1) when absent; a fixed array, so no hashing per push and pop).

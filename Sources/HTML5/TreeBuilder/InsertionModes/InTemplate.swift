@@ -31,7 +31,28 @@ extension TreeBuilder {
             clearFormattingToMarker()
             templateModes.removeLast()
             resetInsertionMode()
-            process(token, mode)
+            reprocessEOFInTemplate(token)
         }
+    }
+
+    /// "Reprocess the token" of the end-of-file step above, as a loop. Reprocessing reaches that
+    /// step again (directly, or through "in body" and the table modes) once for every template
+    /// still open, so as a recursion it grew the stack by a few frames per open template:
+    /// 100 000 unclosed `<template>` overflowed it, with the default depth limit too (the limit
+    /// flattens the tree, not the stack of open elements). The outermost step reprocesses the
+    /// token until no step reached from it asks for another round; a step reached from it only
+    /// asks. Every rule on the way hands the end-of-file token on as its last action, so the
+    /// steps run in the same order as with the recursion.
+    ///
+    /// Trust-model row: inbox (incoming mail) — hostile input (DoS): a message of unclosed
+    /// templates is parsed with a stack of bounded depth.
+    private mutating func reprocessEOFInTemplate(_ token: Token) {
+        if reprocessingEOFInTemplate { eofInTemplatePending = true; return }
+        reprocessingEOFInTemplate = true
+        repeat {
+            eofInTemplatePending = false
+            process(token, mode)
+        } while eofInTemplatePending
+        reprocessingEOFInTemplate = false
     }
 }
