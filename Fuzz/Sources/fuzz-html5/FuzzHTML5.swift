@@ -8,6 +8,10 @@
 //   documents, once the doctype has been normalized by one round (the serializer writes only
 //   `<!DOCTYPE name>`, by the spec, which may change the quirks mode of the first parse).
 //   Trees the spec itself cannot serialize faithfully are skipped (see `isSpecNonRoundTrip`).
+// - the re-parse check without a second tree (`HTML5Parser.parsesBack`, which the sanitizer
+//   decides with) says yes only when the real parse of the markup serializes as the tree does
+//   (the output against the first tree, the input against the re-parsed tree, ...), and it
+//   leaves the tree it checks against as it was.
 import FuzzSupport
 import HTML5
 
@@ -44,6 +48,20 @@ public func fuzzHTML5(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             let s2 = second.innerHTML
             if s2 != s1 && !truncated && !SpecRoundTrip.isSpecNonRoundTrip(first) {
                 Fuzz.violation(target, "fragment: serialize(parse(x)) does not reparse to the same tree\n s1=\(s1.debugDescription)\n s2=\(s2.debugDescription)")
+            }
+            // 2b. The verifying re-parse: a yes must be backed by the real re-parse. The output
+            // against the first tree, the input against the second tree, the second output
+            // against the first tree (each a yes exactly when the round trip is stable).
+            for (markup, tree) in [(s1, first), (text, second), (s2, first)] {
+                guard HTML5Parser.parsesBack(markup, to: tree, context: Element(localName: "div")) else { continue }
+                let expected = tree.innerHTML
+                let actual = markup == s1 ? s2 : (parseFragment(markup)?.innerHTML ?? "")
+                if Array(actual.utf8) != Array(expected.utf8) {
+                    Fuzz.violation(target, "parsesBack said yes but the markup parses to another serialization\n markup=\(markup.debugDescription)\n tree=\(expected.debugDescription)\n parse=\(actual.debugDescription)")
+                }
+            }
+            if first.innerHTML != s1 {
+                Fuzz.violation(target, "parsesBack changed the tree it checked against")
             }
         }
     }

@@ -43,7 +43,7 @@ extension TreeBuilder {
         }
         while index < activeFormatting.count {
             let entry = activeFormatting[index]!
-            let element = Element(tag: entry.tag, localName: entry.localName, namespace: entry.namespace, attributes: entry.attributes)
+            let element = makeElement(tag: entry.tag, localName: entry.localName, namespace: entry.namespace, attributes: entry.attributes)
             insertAtAppropriatePlace(element)
             push(element)
             activeFormatting[index] = element
@@ -92,6 +92,8 @@ extension TreeBuilder {
                 activeFormatting.remove(at: formattingIndex(formatting)!)
                 return true
             }
+            // The steps below move nodes already in the tree: not a verification's appends.
+            if verifier != nil { verifier!.fail(); return true }
             let commonAncestor = openElements[stackIndex - 1]
             var bookmark = formattingIndex(formatting)!
             var node = furthest

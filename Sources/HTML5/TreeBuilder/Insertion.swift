@@ -32,6 +32,7 @@ extension TreeBuilder {
     }
 
     mutating func insert(_ node: Node, at place: Place) {
+        if verifier != nil { verifier!.insert(node, into: place.parent, before: place.before); return }
         place.parent.insertBefore(node, place.before)
     }
 
@@ -57,6 +58,7 @@ extension TreeBuilder {
     /// `openElements[i]` is a copy: the stores into the links could, as far as the compiler knows,
     /// release the stack). The new node moves into its parent's child link.
     @inline(__always) mutating func appendToOpenElement(_ node: consuming Node, at index: Int) {
+        if verifier != nil { verifier!.insert(node, into: openElements[index], before: nil); return }
         TreeBuilder.appendDetached(node, to: &openElements[index])
     }
 
@@ -78,17 +80,27 @@ extension TreeBuilder {
     mutating func insertText(_ s: consuming String) {
         guard !s.isEmpty else { return }
         if let index = appendTargetIndex() {
+            if verifier != nil { verifier!.appendText(s, to: openElements[index]); return }
             TreeBuilder.appendText(s, to: &openElements[index])
             return
         }
         let place = appropriatePlace()
         if place.parent is Document { return }
+        if verifier != nil {
+            if place.before == nil { verifier!.appendText(s, to: place.parent) } else { verifier!.fail() }
+            return
+        }
         let previous = place.before == nil ? place.parent.lastChild : place.before!.previousSibling
         if let text = previous as? Text { text.data += s; return }
         insert(Text(s), at: place)
     }
 
     mutating func insertComment(_ data: String, at place: Place? = nil) {
+        if verifier != nil {
+            let place = place ?? appropriatePlace()
+            if place.before == nil { verifier!.appendComment(data, to: place.parent) } else { verifier!.fail() }
+            return
+        }
         if let place { insert(Comment(data), at: place) } else { insertAtAppropriatePlace(Comment(data)) }
     }
 
@@ -105,6 +117,7 @@ extension TreeBuilder {
     /// Creates, inserts and pushes the element for `tag`. The new element costs one retain: the
     /// parent's child link gets a copy and the stack of open elements takes the creating one.
     mutating func insertElement(_ tag: consuming TagToken, _ namespace: Namespace = .html) {
+        if verifier != nil { verifyElement(tag, namespace); return }
         let element = createElement(tag, namespace)
         if let index = appendTargetIndex() {
             appendToOpenElement(element, at: index)
@@ -124,9 +137,27 @@ extension TreeBuilder {
         var tag = tag
         if namespace == .mathml { adjustMathMLAttributes(&tag) }
         if namespace == .svg { adjustSVGAttributes(&tag) }
-        let element = Element(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: adjustForeignAttributes(tag.attributes))
+        let element = makeElement(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: adjustForeignAttributes(tag.attributes))
         insertAtAppropriatePlace(element)
         push(element)
         if tag.selfClosing { pop() }
+    }
+
+    /// A new element for the parser — or, when the parse only verifies a tree
+    /// (``HTML5Parser/parsesBack(_:to:context:options:)``), that tree's matching element (a fresh
+    /// one, never inserted anywhere, when there is none: the verification has failed then).
+    mutating func makeElement(tag: HTMLTag, localName: String, namespace: Namespace, attributes: [Attribute]) -> Element {
+        if verifier != nil, let element = verifier!.match(tag: tag, localName: localName, namespace: namespace, attributes: attributes) {
+            return element
+        }
+        return Element(tag: tag, localName: localName, namespace: namespace, attributes: attributes)
+    }
+
+    /// ``insertElement(_:_:)`` when the parse only verifies a tree: the same steps, with the
+    /// tree's matching element (out of line, so the parser's own path stays as it was).
+    @inline(never) mutating func verifyElement(_ tag: borrowing TagToken, _ namespace: Namespace) {
+        let element = makeElement(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: tag.attributes)
+        if let index = appendTargetIndex() { appendToOpenElement(element, at: index) } else { insert(element, at: appropriatePlace()) }
+        push(element)
     }
 }

@@ -84,6 +84,9 @@ struct TreeBuilder {
     /// Select elements whose `<selectedcontent>` already holds an option's clone; `true` when
     /// that option had the `selected` attribute.
     var selectedContentChosen: [ObjectIdentifier: Bool] = [:]
+    /// Set when this parse only verifies a tree (``HTML5Parser/parsesBack(_:to:context:options:)``):
+    /// the insertion steps match the nodes they would create against it instead.
+    var verifier: ReparseVerifier?
 
     init(tokenizer: Tokenizer, scripting: Bool, maxDepth: Int) {
         self.tokenizer = tokenizer
@@ -103,6 +106,8 @@ struct TreeBuilder {
 
     mutating func run() {
         while true {
+            // A verification stops at its first mismatch.
+            if verifier?.failed == true { break }
             let token = tokenizer.nextToken()
             if !skipNextNewline && takesInBodyFastPath(token) {
                 // The token is consumed here (not borrowed through the dispatcher), so its

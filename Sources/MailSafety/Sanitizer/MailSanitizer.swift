@@ -169,9 +169,15 @@ public struct MailSanitizer: Sendable {
         // does, and then cleaning again is a no-op (the cleaner is idempotent on its own output:
         // PropertyTests and CorpusTests run the full sanitize twice). When it does not — a
         // mutation — the cleaner runs again on the re-parsed tree until a fixed point.
-        // When the re-parsed tree is node for node the cleaned one, it serializes to the output
-        // (`SameTree`), so the string comparison is needed only when the trees differ; the
-        // decision is the same either way.
+        // When the re-parsed tree is node for node the cleaned one, it serializes to the output,
+        // so the string comparison is needed only when the trees differ; the decision is the same
+        // either way. That is decided first while parsing, matching each node the parser would
+        // make against the cleaned tree (`MessageParsing.parsesBack`: no second tree is built);
+        // when that cannot show it (any step other than appending the next node, e.g. a
+        // template), the output is parsed and compared as a tree (`SameTree`), then as text.
+        if let tree = first.tree, MessageParsing.parsesBack(current, to: tree) {
+            return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
+        }
         let reparsed = MessageParsing.parseFragment(current)
         if (first.tree.map { SameTree.sameChildren($0, reparsed) } ?? false) || reparsed.innerHTMLEquals(current) {
             return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)

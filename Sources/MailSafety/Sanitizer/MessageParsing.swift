@@ -8,12 +8,24 @@ import HTML5
 enum MessageParsing {
     static let context = "div"
 
-    static func parseFragment(_ html: String) -> DocumentFragment {
+    /// Scripting off, no error list, and no input limit: the caller enforces its own, and the
+    /// output of a pass (with inlined `cid:` images) may be larger than the input and must still
+    /// parse.
+    static let options: HTML5ParserOptions = {
         var options = HTML5ParserOptions(scripting: false)
         options.recordParseErrors = false
-        // The caller enforces its own input limit; output of a pass (with inlined `cid:` images)
-        // may be larger than the input and must still parse.
         options.maxInputBytes = Int.max
+        return options
+    }()
+
+    /// Whether `html` parses in the viewer's context to `tree`, node for node (decided without
+    /// building a second tree: ``HTML5/HTML5Parser/parsesBack(_:to:context:options:)``, which
+    /// says `true` only when the parse would serialize to exactly `tree`'s serialization).
+    static func parsesBack(_ html: String, to tree: DocumentFragment) -> Bool {
+        HTML5Parser.parsesBack(html, to: tree, context: Element(localName: context), options: options)
+    }
+
+    static func parseFragment(_ html: String) -> DocumentFragment {
         do {
             return try HTML5Parser.parseFragment(html, context: Element(localName: context), options: options).root
         } catch {

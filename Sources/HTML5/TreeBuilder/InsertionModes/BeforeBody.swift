@@ -56,6 +56,8 @@ extension TreeBuilder {
             beforeHTMLAnythingElse()
             process(.characters(rest), mode)
         case .startTag(let tag) where tag.tag == .html:
+            // (Not reached in fragment parsing, which a verification is: it would append there.)
+            if verifier != nil { verifier!.fail(); return }
             let element = createElement(tag, .html)
             document.appendChild(element)
             push(element)

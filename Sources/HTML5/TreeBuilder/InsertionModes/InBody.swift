@@ -56,6 +56,7 @@ extension TreeBuilder {
         case .html:
             error("unexpected-start-tag")
             if (openCount(.template)) > 0 { return }
+            if verifier != nil { verifier!.fail(); return }  // changes an element already in the tree
             let html = openElements[0]
             for attribute in tag.attributes where html.attribute(attribute.name) == nil { html.attributes.append(attribute) }
         case .base, .basefont, .bgsound, .link, .meta, .noframes, .script, .style, .template, .title:
@@ -64,11 +65,13 @@ extension TreeBuilder {
             error("unexpected-start-tag")
             if openElements.count == 1 || !openElements[1].isHTML(.body) || (openCount(.template)) > 0 { return }
             framesetOK = false
+            if verifier != nil { verifier!.fail(); return }  // changes an element already in the tree
             let body = openElements[1]
             for attribute in tag.attributes where body.attribute(attribute.name) == nil { body.attributes.append(attribute) }
         case .frameset:
             error("unexpected-start-tag")
             if openElements.count == 1 || !openElements[1].isHTML(.body) || !framesetOK { return }
+            if verifier != nil { verifier!.fail(); return }  // removes a node from the tree
             openElements[1].remove()
             while openElements.count > 1 { pop() }
             insertElement(tag)

@@ -1,0 +1,284 @@
+// The re-parse check without a second tree: the tree builder runs on the serialized output as
+// usual, but instead of creating nodes it matches each node it would create against the tree the
+// output was serialized from, in document order.
+
+import Foundation  // memcmp
+
+extension HTML5Parser {
+    /// Whether parsing `html` as a fragment in `context` gives, node for node, the children of
+    /// `root` — decided while parsing, without building a second tree.
+    ///
+    /// The parser runs its usual algorithm over `html` (same tokenizer, same insertion modes,
+    /// same decisions), but every node it would create is looked up in `root`'s subtree instead:
+    /// the next node there in document order must be of the same kind with the same namespace,
+    /// local name, attributes (namespace, name and value, in order) or text, all compared as
+    /// UTF-8 bytes, and must hang under the node the parser is inserting into. Adjacent text
+    /// nodes of `root`'s tree count as one text, and empty ones as none (the serializer writes
+    /// them so). The answer is `true` only when every insertion was such a match, appended at
+    /// the end of its parent, and the whole of `root`'s subtree was matched; then the fragment
+    /// the parser would have built is that tree up to the splitting of text runs, so its
+    /// ``Node/innerHTML`` is byte for byte `root`'s.
+    ///
+    /// The answer is conservative: anything the parser would do other than append a new node at
+    /// the end of its parent — foster parenting, the adoption agency's moves, attributes merged
+    /// into an existing element, a `<template>` (its contents are a separate tree), cloning an
+    /// option into `<selectedcontent>` — makes it `false` at once, without touching `root`'s
+    /// tree. `false` means only "not shown here": parse the fragment and compare as before.
+    ///
+    /// `root`'s nodes are used as the parser's own while it runs (they sit on its stack of open
+    /// elements), so `root` must not be used from another thread meanwhile; the tree is not
+    /// changed.
+    ///
+    /// Trust-model row: inbox (incoming mail) — the mail sanitizer's re-parse check (the guard
+    /// against mutation XSS: its output must parse, in the viewer's context, to the tree it
+    /// cleaned) decides with this in one pass over the output instead of building, comparing and
+    /// freeing a second tree. A wrong `true` would let a mutated tree through, so it errs only
+    /// towards `false`.
+    ///
+    /// ```swift
+    /// let fragment = try HTML5Parser.parseFragment("<p>Hi</p>", context: Element(localName: "div")).root
+    /// HTML5Parser.parsesBack(fragment.innerHTML, to: fragment, context: Element(localName: "div"))  // true
+    /// HTML5Parser.parsesBack("<p>Hi<p>there", to: fragment, context: Element(localName: "div"))   // false
+    /// ```
+    public static func parsesBack(_ html: String, to root: Node, context: Element, options: HTML5ParserOptions = .init()) -> Bool {
+        guard html.utf8.count <= options.maxInputBytes else { return false }
+        var tokenizer = Tokenizer(input: InputStream.preprocess(html), maxAttributes: options.maxAttributesPerElement)
+        tokenizer.recordErrors = false
+        var builder = TreeBuilder(tokenizer: consume tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
+        builder.prepareFragment(context: context)
+        guard let rootElement = builder.openElements.first else { return false }
+        builder.verifier = ReparseVerifier(root: root, rootElement: rootElement)
+        builder.run()
+        // An early stop leaves `root`'s elements counted as open: clear the parser's bookkeeping.
+        for element in builder.openElements { element.stackCount = 0 }
+        return builder.verifier?.finished ?? false
+    }
+}
+
+/// The matching behind ``HTML5Parser/parsesBack(_:to:context:options:)``: a cursor over the
+/// expected tree in document order. The tree builder consults it at each of its insertion
+/// primitives (``TreeBuilder/makeElement(tag:localName:namespace:attributes:)``,
+/// ``TreeBuilder/insert(_:at:)``, the text and comment insertions) and at every other place it
+/// would change the tree (there it fails).
+///
+/// Why a match proves the trees equal: each accepted step appends, to a node the parser already
+/// built, the next node of the expected tree in document order, whose parent there is that node.
+/// The nodes accepted so far are a prefix of the expected tree in document order, and in such a
+/// prefix the last-accepted node is the last child of its parent, which is exactly where an
+/// append puts it; so after every step the parser's tree is that prefix, and at the end (the
+/// cursor past the last node) the whole tree. The parser's decisions are the same as in a real
+/// parse because everything it reads from its nodes is the same: names, namespaces and
+/// attributes are compared equal, the stack bookkeeping (`stackCount`) must be zero when a node
+/// is matched (as for a new element), a node's parent is read only once it is inserted, and reading a parent's last
+/// child (to extend a text) is answered here from the prefix, not from the expected tree.
+///
+/// Trust-model row: inbox (incoming mail) — the re-parse check.
+struct ReparseVerifier {
+    /// A node of either tree without reference counting: the caller of
+    /// ``HTML5Parser/parsesBack(_:to:context:options:)`` holds `root`, which holds every node of
+    /// the expected tree (not changed while the parse runs), and the parse's document holds its
+    /// root element; a step of the walk then costs no retain and release.
+    typealias Ref = Unmanaged<Node>
+
+    /// The expected tree: its children are matched against the children of the parse's root.
+    let root: Node
+    /// The parse's own root `<html>` element (fragment parsing), which stands for ``root``.
+    let rootElement: Element
+    private let rootRef: Ref
+    private let rootElementRef: Ref
+    /// The next node of the expected tree in document order, `nil` once all were matched.
+    private var cursor: Ref?
+    /// Bytes of the text run at ``cursor`` already matched (0 when not inside a text).
+    private var textOffset = 0
+    /// An element handed out by ``match(tag:localName:namespace:attributes:)`` and not inserted
+    /// yet.
+    private var pending: Ref?
+    /// Set at the first step that is not a match; the parse stops after the current token.
+    private(set) var failed = false
+
+    init(root: Node, rootElement: Element) {
+        self.root = root
+        self.rootElement = rootElement
+        rootRef = Ref.passUnretained(root)
+        rootElementRef = Ref.passUnretained(rootElement)
+        cursor = Self.firstChild(rootRef)
+        skipEmptyTexts()
+    }
+
+    /// `true` when every step matched and the whole expected tree was consumed.
+    var finished: Bool { !failed && pending == nil && textOffset == 0 && cursor == nil }
+
+    mutating func fail() { failed = true }
+
+    @inline(__always) private static func same(_ a: Ref, _ b: Ref) -> Bool { a.toOpaque() == b.toOpaque() }
+    @inline(__always) private static func same(_ a: Ref?, _ b: Ref) -> Bool { a.map { same($0, b) } ?? false }
+
+    @inline(__always) private static func firstChild(_ node: Ref) -> Ref? {
+        node._withUnsafeGuaranteedRef { n in n.storedFirstChild.map { Ref.passUnretained($0) } }
+    }
+
+    @inline(__always) private static func nextSibling(_ node: Ref) -> Ref? {
+        node._withUnsafeGuaranteedRef { n in n.storedNextSibling.map { Ref.passUnretained($0) } }
+    }
+
+    @inline(__always) private static func parent(_ node: Ref) -> Ref? {
+        node._withUnsafeGuaranteedRef { n in n.storedParent.map { Ref.passUnretained($0) } }
+    }
+
+    @inline(__always) private static func isKind<T: Node>(_ node: Ref, _ kind: T.Type) -> Bool {
+        node._withUnsafeGuaranteedRef { ObjectIdentifier(type(of: $0)) == ObjectIdentifier(kind) }
+    }
+
+    /// Whether `parent` (a node of the parse) is where `node` (of the expected tree) hangs.
+    @inline(__always) private func hangs(_ node: Ref, under parent: Ref) -> Bool {
+        guard let expected = Self.parent(node) else { return false }
+        return Self.same(expected, rootRef) ? Self.same(parent, rootElementRef) : Self.same(expected, parent)
+    }
+
+    /// The node after `node` in document order (its first child when `descend`), within ``root``.
+    @inline(__always) private func next(after node: Ref, descend: Bool) -> Ref? {
+        if descend, let child = Self.firstChild(node) { return child }
+        var current = node
+        while !Self.same(current, rootRef) {
+            if let sibling = Self.nextSibling(current) { return sibling }
+            guard let parent = Self.parent(current) else { return nil }
+            current = parent
+        }
+        return nil
+    }
+
+    /// The UTF-8 length of a text node's data.
+    @inline(__always) private static func textCount(_ node: Ref) -> Int {
+        node._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Text.self).data.utf8.count }
+    }
+
+    /// Empty text nodes are written as nothing and never made by the parser: step over them.
+    private mutating func skipEmptyTexts() {
+        while let node = cursor, Self.isKind(node, Text.self), Self.textCount(node) == 0 {
+            cursor = next(after: node, descend: false)
+        }
+    }
+
+    /// The element the parser is about to create: the cursor's element when it has exactly these
+    /// name, namespace and attributes (and is not an HTML `<template>`); `nil` (and failed) when
+    /// not.
+    mutating func match(tag: HTMLTag, localName: String, namespace: Namespace, attributes: [Attribute]) -> Element? {
+        guard !failed, pending == nil, textOffset == 0, let node = cursor, Self.isKind(node, Element.self)
+        else { failed = true; return nil }
+        let matches = node._withUnsafeGuaranteedRef { n -> Bool in
+            let element = unsafeDowncast(n, to: Element.self)
+            // As the parser's new element it must be on no stack yet (the parser reads the count).
+            return element.tag == tag && element.namespace == namespace && element.stackCount == 0
+                && element.storedTemplateContent == nil && !(namespace == .html && tag == .template)
+                && (tag != .unknown || UTF8Bytes.equal(element.localName, localName))
+                && Self.sameAttributes(element.attributes, attributes)
+        }
+        guard matches else { failed = true; return nil }
+        pending = node
+        return unsafeDowncast(node.takeUnretainedValue(), to: Element.self)
+    }
+
+    /// The parser inserts `node` into `parent`, before `before` (`nil`: at the end).
+    mutating func insert(_ node: Node, into parent: Node, before: Node?) {
+        guard !failed, before == nil, let element = pending, Self.same(element, Ref.passUnretained(node)),
+              hangs(element, under: Ref.passUnretained(parent))
+        else { failed = true; return }
+        pending = nil
+        cursor = next(after: element, descend: true)
+        if let next = cursor, Self.isKind(next, Text.self) { skipEmptyTexts() }
+    }
+
+    /// The parser appends `text` at the end of `parent` (to its last child if that is a text).
+    mutating func appendText(_ text: String, to parent: Node) {
+        guard !failed, pending == nil else { failed = true; return }
+        let parent = Ref.passUnretained(parent)
+        if text.utf8.withContiguousStorageIfAvailable({ match(incoming: $0, under: parent) }) == nil {
+            Array(text.utf8).withUnsafeBufferPointer { match(incoming: $0, under: parent) }
+        }
+    }
+
+    /// ``appendText(_:to:)`` on the text's bytes: they must continue the run of text nodes at the
+    /// cursor, under `parent`.
+    private mutating func match(incoming: UnsafeBufferPointer<UInt8>, under parent: Ref) {
+        var consumed = 0
+        while consumed < incoming.count {
+            guard let node = cursor, Self.isKind(node, Text.self), hangs(node, under: parent),
+                  let source = incoming.baseAddress
+            else { failed = true; return }
+            let offset = textOffset, from = consumed
+            // How many bytes of `incoming` this text node matches (-1: a difference; 0 cannot
+            // happen, empty texts are skipped), and the node's length.
+            let (matched, count) = node._withUnsafeGuaranteedRef { n -> (Int, Int) in
+                let expected = unsafeDowncast(n, to: Text.self).data
+                let count = expected.utf8.count
+                let n = min(count - offset, incoming.count - from)
+                guard n > 0 else { return (-1, count) }
+                // A text node's string is native UTF-8, so its storage is contiguous; otherwise
+                // the bytes are compared one by one.
+                let same = expected.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+                    guard let base = bytes.baseAddress else { return false }
+                    return memcmp(base + offset, source + from, n) == 0
+                } ?? expected.utf8.dropFirst(offset).prefix(n).elementsEqual(UnsafeBufferPointer(rebasing: incoming[from..<(from + n)]))
+                return (same ? n : -1, count)
+            }
+            guard matched > 0 else { failed = true; return }
+            consumed += matched
+            textOffset = offset + matched
+            if textOffset == count {
+                // This text node is done; a following text sibling continues the run.
+                textOffset = 0
+                cursor = next(after: node, descend: false)
+                skipEmptyTexts()
+            }
+        }
+    }
+
+    /// The parser inserts a comment with `data` at the end of `parent`.
+    mutating func appendComment(_ data: String, to parent: Node) {
+        guard !failed, pending == nil, textOffset == 0, let node = cursor, Self.isKind(node, Comment.self),
+              hangs(node, under: Ref.passUnretained(parent)),
+              node._withUnsafeGuaranteedRef({ UTF8Bytes.equal(unsafeDowncast($0, to: Comment.self).data, data) })
+        else { failed = true; return }
+        cursor = next(after: node, descend: false)
+        skipEmptyTexts()
+    }
+
+    /// Whether the part of `select`'s subtree the parse has built so far holds an HTML
+    /// `<selectedcontent>` (what "maybe clone an option into selectedcontent" looks for when an
+    /// option is popped). The select is matched, so its subtree is either all before the cursor
+    /// in document order (all built) or holds the cursor: the built part is what comes before it.
+    func builtSubtreeHasSelectedContent(_ select: Element) -> Bool {
+        let top = Ref.passUnretained(select)
+        var node = Self.firstChild(top)
+        while let current = node {
+            if let next = cursor, Self.same(current, next) { return false }
+            if Self.isKind(current, Element.self),
+               current._withUnsafeGuaranteedRef({ unsafeDowncast($0, to: Element.self).isHTML(.selectedcontent) }) {
+                return true
+            }
+            if let child = Self.firstChild(current) { node = child; continue }
+            var up: Ref? = current
+            node = nil
+            while let u = up, !Self.same(u, top) {
+                if let sibling = Self.nextSibling(u) { node = sibling; break }
+                up = Self.parent(u)
+            }
+        }
+        return false
+    }
+
+    /// The same attributes in the same order, compared as bytes.
+    private static func sameAttributes(_ x: [Attribute], _ y: [Attribute]) -> Bool {
+        x.withUnsafeBufferPointer { ax in
+            y.withUnsafeBufferPointer { ay in
+                guard ax.count == ay.count else { return false }
+                for k in 0..<ax.count {
+                    guard ax[k].namespace == ay[k].namespace, UTF8Bytes.equal(ax[k].name, ay[k].name),
+                          UTF8Bytes.equal(ax[k].value, ay[k].value)
+                    else { return false }
+                }
+                return true
+            }
+        }
+    }
+}
