@@ -17,7 +17,9 @@ extension HTML5Parser {
     /// them so). The answer is `true` only when every insertion was such a match, appended at
     /// the end of its parent, and the whole of `root`'s subtree was matched; then the fragment
     /// the parser would have built is that tree up to the splitting of text runs, so its
-    /// ``Node/innerHTML`` is byte for byte `root`'s.
+    /// ``Node/innerHTML`` is byte for byte `root`'s. (`root` is a fragment, as the parser returns
+    /// one: its children are written as they are, with no raw-text parent or template contents
+    /// in between.)
     ///
     /// The answer is conservative: anything the parser would do other than append a new node at
     /// the end of its parent — foster parenting, the adoption agency's moves, attributes merged
@@ -40,7 +42,7 @@ extension HTML5Parser {
     /// HTML5Parser.parsesBack(fragment.innerHTML, to: fragment, context: Element(localName: "div"))  // true
     /// HTML5Parser.parsesBack("<p>Hi<p>there", to: fragment, context: Element(localName: "div"))   // false
     /// ```
-    public static func parsesBack(_ html: String, to root: Node, context: Element, options: HTML5ParserOptions = .init()) -> Bool {
+    public static func parsesBack(_ html: String, to root: DocumentFragment, context: Element, options: HTML5ParserOptions = .init()) -> Bool {
         guard html.utf8.count <= options.maxInputBytes else { return false }
         var tokenizer = Tokenizer(input: InputStream.preprocess(html), maxAttributes: options.maxAttributesPerElement)
         tokenizer.recordErrors = false
