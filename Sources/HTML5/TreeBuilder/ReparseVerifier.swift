@@ -79,14 +79,14 @@ struct ReparseVerifier {
     /// A node of either tree without reference counting: the caller of
     /// ``HTML5Parser/parsesBack(_:to:context:options:)`` holds `root`, which holds every node of
     /// the expected tree (not changed while the parse runs), and the parse's document holds its
-    /// root element; a step of the walk then costs no retain and release.
+    /// root element; a step of the walk then costs no retain and release, and the verifier
+    /// (plain values only) none when the builder reads or writes it.
     typealias Ref = Unmanaged<Node>
 
     /// The expected tree: its children are matched against the children of the parse's root.
-    let root: Node
-    /// The parse's own root `<html>` element (fragment parsing), which stands for ``root``.
-    let rootElement: Element
     private let rootRef: Ref
+    /// The parse's own root `<html>` element (fragment parsing), which stands for the expected
+    /// tree's root.
     private let rootElementRef: Ref
     /// The next node of the expected tree in document order, `nil` once all were matched.
     private var cursor: Ref?
@@ -99,8 +99,6 @@ struct ReparseVerifier {
     private(set) var failed = false
 
     init(root: Node, rootElement: Element) {
-        self.root = root
-        self.rootElement = rootElement
         rootRef = Ref.passUnretained(root)
         rootElementRef = Ref.passUnretained(rootElement)
         cursor = Self.firstChild(rootRef)
