@@ -71,8 +71,11 @@ extension HTML5Parser {
 /// cursor past the last node) the whole tree. The parser's decisions are the same as in a real
 /// parse because everything it reads from its nodes is the same: names, namespaces and
 /// attributes are compared equal, the stack bookkeeping (`stackCount`) must be zero when a node
-/// is matched (as for a new element), a node's parent is read only once it is inserted, and reading a parent's last
-/// child (to extend a text) is answered here from the prefix, not from the expected tree.
+/// is matched (as for a new element), a node's parent is read only once it is inserted (it is the
+/// same node, except that the expected tree's root stands where the parse has its root element:
+/// the parser asks of a parent only whether there is one, whether it is a document and whether it
+/// is a `<select>`, and both roots answer the same), and reading a parent's last child (to extend a
+/// text) is answered here from the prefix, not from the expected tree.
 ///
 /// Trust-model row: inbox (incoming mail) — the re-parse check.
 struct ReparseVerifier {
