@@ -148,7 +148,7 @@ import Testing
         var bytes = Array(html.utf8)
         guard !bytes.isEmpty else { return "x" }
         let at = random.next(bytes.count)
-        switch random.next(8) {
+        switch random.next(10) {
         case 0: bytes.remove(at: at)
         case 1: bytes.insert(bytes[at], at: at)
         case 2: bytes[at] = Array("<>/&\"'= ax\n".utf8)[random.next(11)]
@@ -156,6 +156,18 @@ import Testing
         case 4: if let i = bytes.firstIndex(of: 0x61) { bytes.replaceSubrange(i...i, with: Array("&#97;".utf8)) }
         case 5: if let i = bytes.firstIndex(of: 0x22) { bytes[i] = 0x27; if let j = bytes[(i + 1)...].firstIndex(of: 0x22) { bytes[j] = 0x27 } }
         case 6: bytes.append(contentsOf: Array(" ".utf8))
+        case 7, 8:
+            // An end tag moved past the text that follows it: `<table></table>x` becomes
+            // `<table>x</table>`, where the text is foster-parented before the table.
+            let ends = bytes.indices.filter { bytes[$0] == 0x3C && $0 + 1 < bytes.count && bytes[$0 + 1] == 0x2F }
+            guard !ends.isEmpty else { break }
+            let start = ends[random.next(ends.count)]
+            guard let close = bytes[start...].firstIndex(of: 0x3E) else { break }
+            let tag = Array(bytes[start...close])
+            let textEnd = bytes[(close + 1)...].firstIndex(of: 0x3C) ?? bytes.count
+            guard textEnd > close + 1 else { break }
+            let text = Array(bytes[(close + 1)..<textEnd])
+            bytes.replaceSubrange(start..<textEnd, with: text + tag)
         default: break  // unchanged: must be a yes when the tree is stable
         }
         return String(decoding: bytes, as: UTF8.self)
@@ -259,6 +271,12 @@ import Testing
         check("<template>a</template>", false)
         check("<table>x<tr><td>1</td></tr></table>", false)
         check("<b><p>x</b>y</p>", false)
+        // Text the parser foster-parents (before the table) against a tree with it after.
+        check("<table>x</table>", false, against: "<table></table>x")
+        check("<table><tbody><tr>x</tr></tbody></table>", false, against: "<table><tbody><tr></tr></tbody></table>x")
+        check("<table><tbody><tr><td>a</td></tr></tbody>x</table>", false, against: "<table><tbody><tr><td>a</td></tr></tbody></table>x")
+        check("<div><table>x</table></div>", false, against: "<div><table></table>x</div>")
+        check("<div><table><b>y</b></table></div>", false, against: "<div><table></table><b>y</b></div>")
     }
 
     /// Trees with adjacent and empty text nodes: written as one text, and the check takes them so.

@@ -71,22 +71,25 @@ extension HTML5Parser {
 /// cursor past the last node) the whole tree. The parser's decisions are the same as in a real
 /// parse because everything it reads from its nodes is the same: names, namespaces and
 /// attributes are compared equal, the stack bookkeeping (`stackCount`) must be zero when a node
-/// is matched (as for a new element), a node's parent is read only once it is inserted, and reading a parent's last
-/// child (to extend a text) is answered here from the prefix, not from the expected tree.
+/// is matched (as for a new element), a node's parent is read only once it is inserted (it is the
+/// same node, except that the expected tree's root stands where the parse has its root element:
+/// the parser asks of a parent only whether there is one, whether it is a document and whether it
+/// is a `<select>`, and both roots answer the same), and reading a parent's last child (to extend a
+/// text) is answered here from the prefix, not from the expected tree.
 ///
 /// Trust-model row: inbox (incoming mail) — the re-parse check.
 struct ReparseVerifier {
     /// A node of either tree without reference counting: the caller of
     /// ``HTML5Parser/parsesBack(_:to:context:options:)`` holds `root`, which holds every node of
     /// the expected tree (not changed while the parse runs), and the parse's document holds its
-    /// root element; a step of the walk then costs no retain and release.
+    /// root element; a step of the walk then costs no retain and release, and the verifier
+    /// (plain values only) none when the builder reads or writes it.
     typealias Ref = Unmanaged<Node>
 
     /// The expected tree: its children are matched against the children of the parse's root.
-    let root: Node
-    /// The parse's own root `<html>` element (fragment parsing), which stands for ``root``.
-    let rootElement: Element
     private let rootRef: Ref
+    /// The parse's own root `<html>` element (fragment parsing), which stands for the expected
+    /// tree's root.
     private let rootElementRef: Ref
     /// The next node of the expected tree in document order, `nil` once all were matched.
     private var cursor: Ref?
@@ -99,8 +102,6 @@ struct ReparseVerifier {
     private(set) var failed = false
 
     init(root: Node, rootElement: Element) {
-        self.root = root
-        self.rootElement = rootElement
         rootRef = Ref.passUnretained(root)
         rootElementRef = Ref.passUnretained(rootElement)
         cursor = Self.firstChild(rootRef)
