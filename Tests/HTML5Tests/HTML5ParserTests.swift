@@ -131,6 +131,73 @@ import Testing
                            "template": 100_000, "tr": 100_000])
     }
 
+    // Copying an option into <selectedcontent> (customizable <select>) deep-copies the option's
+    // subtree, template contents included; that copy must not recurse once per nested template.
+
+    @Test func anOptionHoldingAHundredThousandNestedTemplatesIsCopiedIntoSelectedContentWithoutStackOverflow() async throws {
+        let prefix = "<select><button><selectedcontent></selectedcontent></button><option>"
+        #expect(try HTML5Parser.parseDocument(prefix + "<template><template>").root.outerHTML
+            == "<html><head></head><body><select><button><selectedcontent><template><template></template></template>"
+            + "</selectedcontent></button><option><template><template></template></template></option></select></body></html>")
+        let chains = await onThread(stackSize: 512 << 10) { () -> [Int] in
+            var options = HTML5ParserOptions()
+            options.maxNestingDepth = .max
+            options.recordParseErrors = false
+            let result = try! HTML5Parser.parseDocument(prefix + String(repeating: "<template>", count: 100_000), options: options)
+            // The template chain under <selectedcontent> (the copy) and under <option> (the original).
+            return [HTMLTag.selectedcontent, .option].map { tag -> Int in
+                let holder = result.root.descendants.first { ($0 as? Element)?.isHTML(tag) ?? false }
+                var count = 0
+                var node = holder?.firstChild
+                while let template = node as? Element, template.isHTML(.template), template.nextSibling == nil,
+                      let content = template.templateContent, template.firstChild == nil {
+                    count += 1
+                    node = content.firstChild
+                }
+                return node == nil ? count : -count
+            }
+        }
+        #expect(chains == [100_000, 100_000])
+    }
+
+    @Test func aDeepCloneOfARandomTreeWithTemplatesEqualsTheOriginal() throws {
+        var random = SplitMix(seed: 0x5EED_C10E)
+        for round in 0..<200 {
+            let root: Node = round % 4 == 0 ? Document() : DocumentFragment()
+            randomTree(under: root, depth: 5, &random)
+            let copy = root.clone(deep: true)
+            #expect(type(of: copy) == type(of: root))
+            #expect(copy.html5libTreeDump == root.html5libTreeDump)
+            #expect(copy.innerHTML == root.innerHTML)
+            #expect(copy.innerHTML.contains("<template>") == root.innerHTML.contains("<template>"))
+            // A copy, not a share: no node of the original is in the copy, and changing the copy
+            // leaves the original as it was.
+            let originals = Set(allNodes(root).map(ObjectIdentifier.init))
+            #expect(allNodes(copy).allSatisfy { !originals.contains(ObjectIdentifier($0)) })
+            let before = root.html5libTreeDump
+            for node in allNodes(copy) {
+                (node as? Text)?.data += "!"
+                (node as? Element)?.setAttribute("data-copy", "1")
+            }
+            #expect(root.html5libTreeDump == before)
+        }
+        // Templates in template contents, several levels down, are copied too.
+        let nested = try HTML5Parser.parseFragment("<template>a<template>b<template>c<p>d</p></template></template></template>",
+                                                  contextName: "div").root
+        #expect(nested.clone(deep: true).innerHTML == nested.innerHTML)
+        #expect(nested.clone(deep: true).html5libTreeDump == nested.html5libTreeDump)
+        // Without `deep`: the node alone, but a template keeps its (copied) contents.
+        let template = nested.firstChild as! Element
+        template.appendChild(Text("child"))
+        let shallow = template.clone(deep: false) as! Element
+        #expect(shallow.firstChild == nil)
+        #expect(shallow.templateContent?.innerHTML == template.templateContent?.innerHTML)
+        #expect(shallow.templateContent !== template.templateContent)
+        let document = try HTML5Parser.parseDocument("<p>quirks").root
+        #expect((document.clone(deep: false) as! Document).quirksMode == .quirks)
+        #expect(document.clone(deep: false).firstChild == nil)
+    }
+
     // MARK: DOM editing for the sanitizer
 
     @Test func removingAndReplacingNodesKeepsLinksConsistent() throws {
@@ -305,4 +372,56 @@ struct TemplateChain: Sendable {
         }
         if node != nil { everyContentHoldsOnlyTheNextTemplate = false }
     }
+}
+
+/// A small deterministic generator for the randomized tests.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
+
+/// A random tree under `root`, `depth` levels at most (template contents count as a level):
+/// texts, comments, doctypes, HTML, SVG and MathML elements with attributes, and templates with
+/// children and contents that hold templates in turn.
+func randomTree(under root: Node, depth: Int, _ random: inout SplitMix) {
+    let texts = ["", "a", "x < y & z", "\u{A0}", "é", "日本", "\"q\"", "\n"]
+    let names: [(String, Namespace)] = [("div", .html), ("p", .html), ("template", .html), ("template", .html), ("br", .html),
+                                        ("script", .html), ("x-y", .html), ("circle", .svg), ("template", .svg), ("mi", .mathml)]
+    for _ in 0..<random.next(5) {
+        switch random.next(8) {
+        case 0, 1: root.appendChild(Text(texts[random.next(texts.count)]))
+        case 2: root.appendChild(HTML5.Comment(texts[random.next(texts.count)]))
+        case 3 where random.next(4) == 0: root.appendChild(DocumentType(name: "html"))
+        default:
+            let (name, namespace) = names[random.next(names.count)]
+            var attributes: [Attribute] = []
+            for index in 0..<random.next(3) { attributes.append(Attribute(name: "a\(index)", value: texts[random.next(texts.count)])) }
+            if random.next(6) == 0 { attributes.append(Attribute(name: "href", value: "#x", namespace: .xlink)) }
+            let element = Element(localName: name, namespace: namespace, attributes: attributes)
+            if depth > 0 {
+                randomTree(under: element, depth: depth - 1, &random)
+                if let content = element.templateContent { randomTree(under: content, depth: depth - 1, &random) }
+            }
+            root.appendChild(element)
+        }
+    }
+}
+
+/// Every node under `root` (not `root` itself), template contents and their nodes included.
+func allNodes(_ root: Node) -> [Node] {
+    var result: [Node] = []
+    var work: [Node] = [root]
+    while let node = work.popLast() {
+        if let content = (node as? Element)?.templateContent { result.append(content); work.append(content) }
+        for child in node.children { result.append(child); work.append(child) }
+    }
+    return result
 }

@@ -284,24 +284,46 @@ public class Node {
         return result
     }
 
-    /// A copy of this node; with `deep`, of its whole subtree (and template contents).
+    /// A copy of this node; with `deep`, of its whole subtree. The template contents of every
+    /// copied `<template>` are copied whole (also those of this node when `deep` is `false`).
+    ///
+    /// Trust-model row: inbox (incoming mail) — the parser copies an `<option>`'s subtree into
+    /// `<selectedcontent>`, and that subtree is the mail's: the copy is one walk with a worklist,
+    /// through children and template contents alike, so no nesting (not even 100 000 nested
+    /// `<template>`s, each a level of template contents) makes it recurse.
     public func clone(deep: Bool) -> Node {
         let copy = shallowClone()
-        guard deep else { return copy }
-        // Iterative deep copy.
-        var stack: [(Node, Node)] = [(self, copy)]
-        while let (source, target) = stack.popLast() {
+        // Pairs (original, copy) whose children are still to be copied; a copy has no children
+        // yet when its pair is taken, and gets them all, in order, at once.
+        var pending: [(source: Node, target: Node)] = []
+        if deep && firstChild != nil { pending.append((self, copy)) }
+        Node.queueTemplateContent(of: self, copy: copy, into: &pending)
+        while let (source, target) = pending.popLast() {
             var child = source.firstChild
-            while let c = child {
-                let cc = c.shallowClone()
-                target.appendChild(cc)
-                stack.append((c, cc))
-                child = c.nextSibling
+            while let original = child {
+                let childCopy = original.shallowClone()
+                target.appendDetached(childCopy)
+                if original.firstChild != nil { pending.append((original, childCopy)) }
+                Node.queueTemplateContent(of: original, copy: childCopy, into: &pending)
+                child = original.nextSibling
             }
         }
         return copy
     }
 
+    /// If `source` is an element with non-empty template contents, queues them to be copied into
+    /// the template contents of `copy` (its ``shallowClone()``).
+    @inline(__always)
+    private static func queueTemplateContent(of source: Node, copy: Node, into pending: inout [(source: Node, target: Node)]) {
+        guard let element = source as? Element, let content = element.storedTemplateContent,
+              content.storedFirstChild != nil else { return }
+        let elementCopy = unsafeDowncast(copy, to: Element.self)
+        if elementCopy.storedTemplateContent == nil { elementCopy.storedTemplateContent = DocumentFragment() }
+        pending.append((content, elementCopy.storedTemplateContent!))
+    }
+
+    /// A copy of this node alone: no children, and for a `<template>` empty template contents
+    /// (``clone(deep:)`` fills them).
     func shallowClone() -> Node { fatalError("abstract") }
 }
 
@@ -439,9 +461,9 @@ public final class Element: Node {
     }
 
     override func shallowClone() -> Node {
-        let e = Element(tag: tag, localName: localName, namespace: namespace, attributes: attributes)
-        if let content = templateContent { e.templateContent = content.clone(deep: true) as? DocumentFragment }
-        return e
+        // A `<template>` copy is made with empty contents (the initializer's); `clone(deep:)`
+        // copies the contents in its walk, not by recursion.
+        Element(tag: tag, localName: localName, namespace: namespace, attributes: attributes)
     }
 
     /// `true` if this is the HTML element named `name`.

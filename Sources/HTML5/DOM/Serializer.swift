@@ -2,7 +2,7 @@
 //
 // Performance: the tree is written as UTF-8 bytes into one growing buffer of raw memory
 // (``UTF8Buffer``: an append is a capacity check and a copy; escaping scans for the few special
-// bytes and copies the runs between them), and turned into a `String` once at the end. Element-name
+// bytes sixteen at a time and copies the runs between them whole), and turned into a `String` once at the end. Element-name
 // checks (void elements, raw-text parents) test the interned name (`Element.tag`) in a bit set.
 
 import Foundation  // memcmp
@@ -260,39 +260,37 @@ public enum HTMLSerializer {
     }
 
     private static func escape(_ p: UnsafeBufferPointer<UInt8>, attributeMode: Bool, into out: inout UTF8Buffer) {
+        if attributeMode { escapeAttributeValue(p, into: &out) } else { escapeText(p, into: &out) }
+    }
+
+    // One copy of the loop per mode, each with its byte set as constants.
+    @inline(never)
+    private static func escapeText(_ p: UnsafeBufferPointer<UInt8>, into out: inout UTF8Buffer) {
+        escapeRuns(p, attributeMode: false, into: &out)
+    }
+
+    @inline(never)
+    private static func escapeAttributeValue(_ p: UnsafeBufferPointer<UInt8>, into out: inout UTF8Buffer) {
+        escapeRuns(p, attributeMode: true, into: &out)
+    }
+
+    /// Finds each special byte (``firstSpecial(in:from:attributeMode:)``), copies the run of plain
+    /// bytes before it whole and writes its replacement.
+    @inline(__always)
+    private static func escapeRuns(_ p: UnsafeBufferPointer<UInt8>, attributeMode: Bool, into out: inout UTF8Buffer) {
         let n = p.count
-        guard n > 0, let base = p.baseAddress else { return }
+        guard n > 0 else { return }
         var runStart = 0
         var i = 0
-        // `"` in attribute mode, `<` and `>` in text mode; `&` and U+00A0 (C2 A0) in both.
-        let quote: UInt8 = attributeMode ? 0x22 : 0x26
-        let less: UInt8 = attributeMode ? 0x26 : 0x3C
-        let greater: UInt8 = attributeMode ? 0x26 : 0x3E
-        // Eight bytes at a time: skip words holding none of the special bytes (``SWAR``).
-        let mAmp = SWAR.broadcast(0x26), mC2 = SWAR.broadcast(0xC2)
-        let mQuote = SWAR.broadcast(quote), mLess = SWAR.broadcast(less), mGreater = SWAR.broadcast(greater)
-        while i < n {
-            if i + 8 <= n {
-                let word = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
-                let found = SWAR.matches(word, mAmp) | SWAR.matches(word, mC2) | SWAR.matches(word, mQuote)
-                    | SWAR.matches(word, mLess) | SWAR.matches(word, mGreater)
-                if found == 0 {
-                    i += 8
-                    continue
-                }
-                i += SWAR.firstMatch(found)  // a special byte (checked again below)
-            }
-            let b = p[i]
-            if b != 0x26 && b != 0xC2 && b != quote && b != less && b != greater {
-                i += 1
-                continue
-            }
+        while true {
+            i = firstSpecial(in: p, from: i, attributeMode: attributeMode)
+            guard i < n else { break }
             let replacement: StaticString
             var width = 1
-            switch b {
+            switch p[i] {
             case 0x26: replacement = "&amp;"
             case 0xC2:
-                guard i + 1 < n, p[i + 1] == 0xA0 else { i += 1; continue }
+                guard i + 1 < n, p[i + 1] == 0xA0 else { i += 1; continue }  // another U+0080-U+00BF
                 replacement = "&nbsp;"
                 width = 2
             case 0x22: replacement = "&quot;"
@@ -305,5 +303,85 @@ public enum HTMLSerializer {
             runStart = i
         }
         if runStart < n { out.append(UnsafeBufferPointer(rebasing: p[runStart..<n])) }
+    }
+
+    /// Whether `b` is a byte the escaping stops at: `&` and C2 (the lead byte of U+00A0) in both
+    /// modes, `"` in attribute mode, `<` and `>` in text mode. `"` (22) and `&` (26) differ only
+    /// in bit 2, `<` (3C) and `>` (3E) only in bit 1: one compare each pair.
+    @inline(__always)
+    private static func isSpecial(_ b: UInt8, attributeMode: Bool) -> Bool {
+        attributeMode ? ((b | 0x04) == 0x26 || b == 0xC2) : (b == 0x26 || b == 0xC2 || (b | 0x02) == 0x3E)
+    }
+
+    /// The index of the first special byte (``isSpecial(_:attributeMode:)``) at or after `start`,
+    /// or `p.count`. Sixteen bytes at a time with vector compares (`SIMD16<UInt8>`, as the
+    /// tokenizer's `firstStop`); the last 1 to 15 bytes of a longer run are tested as the final
+    /// sixteen bytes of the input (the lanes before them were already found plain). A run of 4 to
+    /// 15 bytes is tested as one or two words with ``SWAR`` (its first and last eight bytes, or its
+    /// first and last four in one word), a shorter one byte by byte. Loads stay inside `p`: each
+    /// is guarded by the count of bytes left.
+    @inline(__always)
+    private static func firstSpecial(in p: UnsafeBufferPointer<UInt8>, from start: Int, attributeMode: Bool) -> Int {
+        let n = p.count
+        var i = start
+        guard i < n, let base = p.baseAddress else { return n }
+        let raw = UnsafeRawPointer(base)
+        if n &- i >= 16 {
+            let amp = SIMD16<UInt8>(repeating: 0x26), c2 = SIMD16<UInt8>(repeating: 0xC2)
+            let bit = SIMD16<UInt8>(repeating: attributeMode ? 0x04 : 0x02)
+            let pair = SIMD16<UInt8>(repeating: attributeMode ? 0x26 : 0x3E)
+            @inline(__always) func hits(at offset: Int) -> SIMDMask<SIMD16<Int8>> {
+                let block = raw.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+                return attributeMode ? ((block | bit) .== pair) .| (block .== c2)
+                    : (block .== amp) .| (block .== c2) .| ((block | bit) .== pair)
+            }
+            // The index of the first hit of a block at `offset`, or `n` when it has none.
+            @inline(__always) func firstHit(_ hit: SIMDMask<SIMD16<Int8>>, at offset: Int) -> Int {
+                let lanes = unsafeBitCast(SIMD16<UInt8>(repeating: 0).replacing(with: 0xFF, where: hit), to: SIMD2<UInt64>.self)
+                let low = UInt64(littleEndian: lanes[0]), high = UInt64(littleEndian: lanes[1])
+                if low != 0 { return offset &+ (low.trailingZeroBitCount &>> 3) }
+                if high != 0 { return offset &+ 8 &+ (high.trailingZeroBitCount &>> 3) }
+                return n
+            }
+            repeat {
+                let hit = hits(at: i)
+                if any(hit) { return firstHit(hit, at: i) }
+                i &+= 16
+            } while n &- i >= 16
+            guard i < n else { return n }
+            // The bytes from n - 16 up to i were scanned above (with `start <= n - 16`): no hit.
+            return firstHit(hits(at: n &- 16), at: n &- 16)
+        }
+        if n &- i >= 4 {
+            let amp = SWAR.broadcast(0x26), c2 = SWAR.broadcast(0xC2)
+            let bit = SWAR.broadcast(attributeMode ? 0x04 : 0x02), pair = SWAR.broadcast(attributeMode ? 0x26 : 0x3E)
+            @inline(__always) func found(_ word: UInt64) -> UInt64 {
+                attributeMode ? SWAR.matches(word | bit, pair) | SWAR.matches(word, c2)
+                    : SWAR.matches(word, amp) | SWAR.matches(word, c2) | SWAR.matches(word | bit, pair)
+            }
+            @inline(__always) func load<T: FixedWidthInteger & UnsignedInteger>(_ offset: Int, as: T.Type) -> UInt64 {
+                UInt64(T(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: T.self)))
+            }
+            if n &- i >= 8 {
+                let first = found(load(i, as: UInt64.self))
+                if first != 0 { return i &+ SWAR.firstMatch(first) }
+                // The last eight bytes: those before i + 8 are plain (no match, so no false flag
+                // borrowed upward from them either), so the lowest flagged lane is the first special.
+                let second = found(load(n &- 8, as: UInt64.self))
+                return second != 0 ? n &- 8 &+ SWAR.firstMatch(second) : n
+            }
+            // 4 to 7 bytes: lanes 0-3 are bytes i to i + 3, lanes 4-7 bytes n - 4 to n - 1 (the
+            // same bytes again where they overlap). A hit in lanes 0-3 is the first; otherwise
+            // lanes 0-3 are plain and flag nothing above them, and the lowest flagged lane of 4-7 is.
+            let hit = found(load(i, as: UInt32.self) | load(n &- 4, as: UInt32.self) &<< 32)
+            guard hit != 0 else { return n }
+            let lane = SWAR.firstMatch(hit)
+            return lane < 4 ? i &+ lane : n &- 8 &+ lane
+        }
+        while i < n {
+            if isSpecial(p[i], attributeMode: attributeMode) { return i }
+            i &+= 1
+        }
+        return n
     }
 }

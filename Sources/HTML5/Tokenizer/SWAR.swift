@@ -1,5 +1,6 @@
-// Eight bytes at a time ("SIMD within a register"): the byte tests of the serializer's escaping.
-// (The tokenizer's text and attribute-value scans use 16-byte vector compares: `firstStop`.)
+// Eight bytes at a time ("SIMD within a register"): the serializer's escaping tests runs of 4 to
+// 15 bytes with it. (Longer runs there, and the tokenizer's text and attribute-value scans, use
+// 16-byte vector compares: `firstSpecial`, `firstStop`.)
 
 /// Word-at-a-time byte search helpers. A scan loads eight input bytes as one `UInt64` and skips
 /// the word when none of its bytes is one it stops at; only the word that holds one (and the
