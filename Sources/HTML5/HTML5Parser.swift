@@ -65,7 +65,7 @@ public struct ParseResult<Root: Node> {
     public let attributesTruncated: Bool
     /// The document has so many nodes to search for a `<select>`'s `<selectedcontent>` when its
     /// options close that the parser stopped copying options into `<selectedcontent>` (a
-    /// `selectedcontent-search-limit` parse error marks where). The search is bounded by 16 nodes
+    /// `selectedcontent-search-limit` parse error marks where). The search is bounded by one node
     /// per input byte plus 65 536: hostile input cannot make it quadratic.
     public let selectedContentLimited: Bool
     /// Nodes visited searching for selects and their `<selectedcontent>` (for tests).
