@@ -63,6 +63,13 @@ public struct ParseResult<Root: Node> {
     public let encoding: String
     public let depthTruncated: Bool
     public let attributesTruncated: Bool
+    /// The document has so many nodes to search for a `<select>`'s `<selectedcontent>` when its
+    /// options close that the parser stopped copying options into `<selectedcontent>` (a
+    /// `selectedcontent-search-limit` parse error marks where). The search is bounded by one node
+    /// per input byte plus 65 536: hostile input cannot make it quadratic.
+    public let selectedContentLimited: Bool
+    /// Nodes visited searching for selects and their `<selectedcontent>` (for tests).
+    let selectedContentSearchSteps: Int
 }
 
 /// The spec-exact WHATWG HTML parser.
@@ -103,7 +110,9 @@ public enum HTML5Parser {
         let fragment = DocumentFragment()
         if let html = result.root.documentElement { html.moveChildren(to: fragment) }
         return ParseResult(root: fragment, errors: result.errors, encoding: result.encoding,
-                           depthTruncated: result.depthTruncated, attributesTruncated: result.attributesTruncated)
+                           depthTruncated: result.depthTruncated, attributesTruncated: result.attributesTruncated,
+                           selectedContentLimited: result.selectedContentLimited,
+                           selectedContentSearchSteps: result.selectedContentSearchSteps)
     }
 
     /// Parses a fragment with the context given as html5lib writes it: `body`, `svg path`,
@@ -131,7 +140,9 @@ public enum HTML5Parser {
         if let context { builder.prepareFragment(context: context) }
         builder.run()
         return ParseResult(root: builder.document, errors: builder.tokenizer.errors, encoding: encoding,
-                           depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes)
+                           depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes,
+                           selectedContentLimited: builder.selectedContentLimited,
+                           selectedContentSearchSteps: builder.selectedContentSearchSteps)
     }
 }
 

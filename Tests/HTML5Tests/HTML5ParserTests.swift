@@ -160,6 +160,46 @@ import Testing
         #expect(chains == [100_000, 100_000])
     }
 
+    // Closing an option searches for its <select> and the select's first <selectedcontent>: that
+    // search ran over the whole select for every option (10 000 options: 20 s, 20 000: 90 s).
+
+    @Test func optionsOfASelectWithoutSelectedContentAreNotSearched() throws {
+        var options = HTML5ParserOptions()
+        options.recordParseErrors = false
+        let html = "<select>" + String(repeating: "<option>x", count: 100_000) + "</select>"
+        let result = try HTML5Parser.parseDocument(html, options: options)
+        #expect(result.selectedContentSearchSteps == 0)
+        #expect(!result.selectedContentLimited)
+        let select = result.root.descendants.first { ($0 as? Element)?.isHTML(.select) ?? false }
+        #expect(select?.childElements.count == 100_000)
+    }
+
+    @Test func selectedContentSearchesStayWithinTheirBound() throws {
+        var options = HTML5ParserOptions()
+        options.recordParseErrors = false
+        // Ordinary markup: the <selectedcontent> comes first, each option needs a few steps, and the
+        // first option is copied (no option has `selected`).
+        let ordinary = "<select><button><selectedcontent></selectedcontent></button>"
+            + String(repeating: "<option>x</option>", count: 2_000) + "</select>"
+        let small = try HTML5Parser.parseDocument(ordinary, options: options)
+        #expect(!small.selectedContentLimited)
+        #expect(small.selectedContentSearchSteps <= 2_000 * 4)
+        let copy = small.root.descendants.first { ($0 as? Element)?.isHTML(.selectedcontent) ?? false }
+        #expect(copy?.textContent == "x")
+        // Hostile markup: 50 000 options before the <selectedcontent>, 50 000 after; each of the later
+        // ones would walk past the first 50 000. The searches stop at their bound, and report it.
+        let hostile = "<select>" + String(repeating: "<option>x", count: 50_000)
+            + "<button><selectedcontent></selectedcontent></button>" + String(repeating: "<option selected>y", count: 50_000)
+        let limited = try HTML5Parser.parseDocument(hostile, options: options)
+        let bound = hostile.utf8.count + 65_536
+        #expect(limited.selectedContentLimited)
+        #expect(limited.selectedContentSearchSteps <= bound)
+        var withErrors = options
+        withErrors.recordParseErrors = true
+        let reported = try HTML5Parser.parseDocument(hostile, options: withErrors)
+        #expect(reported.errors.filter { $0.code == "selectedcontent-search-limit" }.count == 1)
+    }
+
     @Test func aDeepCloneOfARandomTreeWithTemplatesEqualsTheOriginal() throws {
         var random = SplitMix(seed: 0x5EED_C10E)
         for round in 0..<200 {

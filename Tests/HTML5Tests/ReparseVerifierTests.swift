@@ -249,7 +249,7 @@ import Testing
         check("<svg viewBox=\"0 0 1 1\"><circle r=\"1\"></circle></svg><math><mi>x</mi></math>", true)
         check("<table><tbody><tr><td>1</td></tr></tbody></table>", true)
         check("<style>p>b{}</style><textarea>&lt;b&gt;</textarea>", true)
-        // Options are cloned into a <selectedcontent> only when the select has one built so far.
+        // Options are copied into a <selectedcontent> only once one exists.
         check("<select><option>a</option><option selected=\"\">b</option></select>", true)
         check("<select><option>a</option></select><div><selectedcontent></selectedcontent></div>", true)
         // Markup that differs from the tree's output but parses to the same tree.

@@ -40,7 +40,10 @@ extension TreeBuilder {
 
     mutating func push(_ element: consuming Element) {
         element.stackCount += 1
-        if element.namespace == .html { openCounts[Int(element.tag.rawValue)] += 1 }
+        if element.namespace == .html {
+            openCounts[Int(element.tag.rawValue)] += 1
+            if element.tag == .selectedcontent { selectedContentMade += 1 }
+        }
         openElements.append(element)  // last: the caller's reference moves into the stack
     }
 
@@ -58,18 +61,51 @@ extension TreeBuilder {
     /// "Maybe clone an option into selectedcontent" (customizable `<select>`): when an option is
     /// popped, the first option (or the last one with `selected`) is cloned into the select's
     /// `<selectedcontent>`.
+    ///
+    /// Trust-model row: inbox (incoming mail) — hostile input (DoS). The search for the select and
+    /// its first `<selectedcontent>` walks the tree on every option that closes: a `<select>` of
+    /// 10 000 options (90 KB) took 20 s to parse that way, 20 000 options 90 s. Now a document in
+    /// which the parser made no `<selectedcontent>` skips the search (exact: there is none to
+    /// find), and otherwise the walks together visit at most one node per input byte plus 65 536;
+    /// past that the parser stops copying options (``ParseResult/selectedContentLimited``, a
+    /// parse error) — a bounded departure on hostile input only, like the depth limit.
     mutating func maybeCloneIntoSelectedContent(_ option: Element) {
-        var node = option.parent
-        while let n = node, !((n as? Element)?.isHTML(.select) ?? false) { node = n.parent }
-        guard let select = node as? Element else { return }
-        // A verification asks the part of the select built so far (the expected tree holds the
-        // rest too); a clone would change a node already in the tree: not a verification's step.
-        if verifier != nil {
-            if verifier!.builtSubtreeHasSelectedContent(select) { verifier!.fail() }
-            return
+        guard selectedContentMade > 0, !selectedContentLimited else { return }
+        // A verification does not copy: an option closing where a <selectedcontent> exists is not
+        // one of its steps.
+        if verifier != nil { verifier!.fail(); return }
+        var budget = selectedContentSearchLimit - selectedContentSearchSteps
+        defer { selectedContentSearchSteps = selectedContentSearchLimit - max(budget, 0) }
+        // The walks read the links without reference counting (`UnretainedLinks`): the tree holds
+        // every node they visit, and nothing changes it while they run.
+        typealias Links = UnretainedLinks
+        var node = Links.parent(Unmanaged.passUnretained(option))
+        while let n = node, !Links.isHTMLElement(n, .select) {
+            budget -= 1
+            if budget < 0 { selectedContentLimited = true; error("selectedcontent-search-limit"); return }
+            node = Links.parent(n)
         }
+        guard let selectRef = node else { return }
+        let select = unsafeDowncast(selectRef.takeUnretainedValue(), to: Element.self)
+        // The first <selectedcontent> among the select's descendants in tree order (an iterative
+        // walk over the links, within the budget).
         var selectedContent: Element?
-        for d in select.descendants { if let e = d as? Element, e.isHTML(.selectedcontent) { selectedContent = e; break } }
+        var current = Links.firstChild(selectRef)
+        walk: while let n = current {
+            budget -= 1
+            if budget < 0 { selectedContentLimited = true; error("selectedcontent-search-limit"); return }
+            if Links.isHTMLElement(n, .selectedcontent) {
+                selectedContent = unsafeDowncast(n.takeUnretainedValue(), to: Element.self)
+                break
+            }
+            if let child = Links.firstChild(n) { current = child; continue }
+            var up: Unmanaged<Node>? = n
+            while let u = up, u.toOpaque() != selectRef.toOpaque() {
+                if let sibling = Links.nextSibling(u) { current = sibling; continue walk }
+                up = Links.parent(u)
+            }
+            current = nil
+        }
         guard let target = selectedContent else { return }
         let hasSelected = option.attribute("selected") != nil
         let key = ObjectIdentifier(select)
@@ -78,6 +114,12 @@ extension TreeBuilder {
         target.removeAllChildren()
         for child in option.children { target.appendChild(child.clone(deep: true)) }
     }
+
+    /// The bound on the nodes the `<selectedcontent>` searches of one parse may visit: one per
+    /// input byte plus 65 536 (ordinary markup — the `<selectedcontent>` in a `<button>` before
+    /// the options — needs two or three per option, and an option takes at least 8 bytes).
+    var selectedContentSearchLimit: Int { tokenizer.input.count &+ 65_536 }
+
 
     mutating func removeFromStack(_ element: Element) {
         if let index = openElements.lastIndex(where: { $0 === element }) {
@@ -199,5 +241,30 @@ extension TreeBuilder {
 
     mutating func generateImpliedEndTagsThoroughly() {
         while let tag = currentHTMLTag, ElementSets.impliedEndThorough.contains(tag) { pop() }
+    }
+}
+
+/// Reading a tree's links without retaining and releasing each node: for walks over a tree that
+/// something else holds and that nothing changes while they run.
+enum UnretainedLinks {
+    typealias Ref = Unmanaged<Node>
+
+    @inline(__always) static func firstChild(_ node: Ref) -> Ref? {
+        node._withUnsafeGuaranteedRef { n in n.storedFirstChild.map { Ref.passUnretained($0) } }
+    }
+
+    @inline(__always) static func nextSibling(_ node: Ref) -> Ref? {
+        node._withUnsafeGuaranteedRef { n in n.storedNextSibling.map { Ref.passUnretained($0) } }
+    }
+
+    @inline(__always) static func parent(_ node: Ref) -> Ref? {
+        node._withUnsafeGuaranteedRef { n in n.storedParent.map { Ref.passUnretained($0) } }
+    }
+
+    /// `true` if the node is the HTML element `tag` (an exact class check, no dynamic cast).
+    @inline(__always) static func isHTMLElement(_ node: Ref, _ tag: HTMLTag) -> Bool {
+        node._withUnsafeGuaranteedRef { n in
+            ObjectIdentifier(type(of: n)) == ObjectIdentifier(Element.self) && unsafeDowncast(n, to: Element.self).isHTML(tag)
+        }
     }
 }

@@ -23,9 +23,9 @@ extension HTML5Parser {
     ///
     /// The answer is conservative: anything the parser would do other than append a new node at
     /// the end of its parent — foster parenting, the adoption agency's moves, attributes merged
-    /// into an existing element, a `<template>` (its contents are a separate tree), cloning an
-    /// option into `<selectedcontent>` — makes it `false` at once, without touching `root`'s
-    /// tree. `false` means only "not shown here": parse the fragment and compare as before.
+    /// into an existing element, a `<template>` (its contents are a separate tree), an option
+    /// closing once a `<selectedcontent>` exists (it may be copied into it) — makes it `false` at
+    /// once, without touching `root`'s tree. `false` means only "not shown here": parse the fragment and compare as before.
     ///
     /// `root`'s nodes are used as the parser's own while it runs (they sit on its stack of open
     /// elements), so `root` must not be used from another thread meanwhile; the tree is not
@@ -244,30 +244,6 @@ struct ReparseVerifier {
         else { failed = true; return }
         cursor = next(after: node, descend: false)
         skipEmptyTexts()
-    }
-
-    /// Whether the part of `select`'s subtree the parse has built so far holds an HTML
-    /// `<selectedcontent>` (what "maybe clone an option into selectedcontent" looks for when an
-    /// option is popped). The select is matched, so its subtree is either all before the cursor
-    /// in document order (all built) or holds the cursor: the built part is what comes before it.
-    func builtSubtreeHasSelectedContent(_ select: Element) -> Bool {
-        let top = Ref.passUnretained(select)
-        var node = Self.firstChild(top)
-        while let current = node {
-            if let next = cursor, Self.same(current, next) { return false }
-            if Self.isKind(current, Element.self),
-               current._withUnsafeGuaranteedRef({ unsafeDowncast($0, to: Element.self).isHTML(.selectedcontent) }) {
-                return true
-            }
-            if let child = Self.firstChild(current) { node = child; continue }
-            var up: Ref? = current
-            node = nil
-            while let u = up, !Self.same(u, top) {
-                if let sibling = Self.nextSibling(u) { node = sibling; break }
-                up = Self.parent(u)
-            }
-        }
-        return false
     }
 
     /// The same attributes in the same order, compared as bytes.

@@ -84,6 +84,14 @@ struct TreeBuilder {
     /// Select elements whose `<selectedcontent>` already holds an option's clone; `true` when
     /// that option had the `selected` attribute.
     var selectedContentChosen: [ObjectIdentifier: Bool] = [:]
+    /// HTML `<selectedcontent>` elements the parser has pushed (never decremented). While it is 0
+    /// the document holds none (the parser makes every element; clones copy existing ones), so
+    /// closing an option has nothing to look for.
+    var selectedContentMade = 0
+    /// Nodes visited looking for an option's `<select>` and its `<selectedcontent>`, and whether
+    /// that search hit its bound (``selectedContentSearchLimit``) and stopped.
+    var selectedContentSearchSteps = 0
+    var selectedContentLimited = false
     /// Set when this parse only verifies a tree (``HTML5Parser/parsesBack(_:to:context:options:)``):
     /// the insertion steps match the nodes they would create against it instead.
     var verifier: ReparseVerifier?
