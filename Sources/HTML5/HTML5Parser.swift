@@ -69,7 +69,7 @@ public struct ParseResult<Root: Node> {
     /// per input byte plus 65 536: hostile input cannot make it quadratic.
     public let selectedContentLimited: Bool
     /// A bound on the active formatting elements was reached (a `formatting-elements-limit` parse
-    /// error marks where): Noah's Ark compares at most the last 1 024 entries, and the elements
+    /// error marks where): Noah's Ark compares at most the last 320 entries, and the elements
     /// re-created by reconstructing the active formatting elements are at most the input's size
     /// plus 65 536 (past that, closed entries are dropped instead). Both keep hostile markup
     /// linear; from that point the tree departs from the spec's, so a sanitizer must not take

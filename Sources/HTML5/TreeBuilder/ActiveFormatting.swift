@@ -26,8 +26,10 @@ extension TreeBuilder {
         activeFormatting.append(element)
     }
 
-    /// How many entries of the list Noah's Ark compares at most (see ``pushFormatting(_:)``).
-    static let noahsArkWindow = 1_024
+    /// How many entries of the list Noah's Ark compares at most (see ``pushFormatting(_:)``):
+    /// more than the sanitizer's output can hold open (it removes elements nested deeper than
+    /// 256), so a cleaned message never reaches it.
+    static let noahsArkWindow = 320
 
     /// The same attributes as a set (names and values compared as bytes, as the spec compares
     /// them; `==` on `String` would take canonically equivalent values for the same).
