@@ -68,6 +68,13 @@ public struct ParseResult<Root: Node> {
     /// `selectedcontent-search-limit` parse error marks where). The search is bounded by one node
     /// per input byte plus 65 536: hostile input cannot make it quadratic.
     public let selectedContentLimited: Bool
+    /// A bound on the active formatting elements was reached (a `formatting-elements-limit` parse
+    /// error marks where): Noah's Ark compares at most the last 320 entries, and the elements
+    /// re-created by reconstructing the active formatting elements are at most the input's size
+    /// plus 65 536 (past that, closed entries are dropped instead). Both keep hostile markup
+    /// linear; from that point the tree departs from the spec's, so a sanitizer must not take
+    /// such a parse of its own output as proof of stability.
+    public let formattingLimited: Bool
     /// Nodes visited searching for selects and their `<selectedcontent>` (for tests).
     let selectedContentSearchSteps: Int
 }
@@ -111,7 +118,7 @@ public enum HTML5Parser {
         if let html = result.root.documentElement { html.moveChildren(to: fragment) }
         return ParseResult(root: fragment, errors: result.errors, encoding: result.encoding,
                            depthTruncated: result.depthTruncated, attributesTruncated: result.attributesTruncated,
-                           selectedContentLimited: result.selectedContentLimited,
+                           selectedContentLimited: result.selectedContentLimited, formattingLimited: result.formattingLimited,
                            selectedContentSearchSteps: result.selectedContentSearchSteps)
     }
 
@@ -141,7 +148,7 @@ public enum HTML5Parser {
         builder.run()
         return ParseResult(root: builder.document, errors: builder.tokenizer.errors, encoding: encoding,
                            depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes,
-                           selectedContentLimited: builder.selectedContentLimited,
+                           selectedContentLimited: builder.selectedContentLimited, formattingLimited: builder.formattingLimited,
                            selectedContentSearchSteps: builder.selectedContentSearchSteps)
     }
 }

@@ -4,25 +4,50 @@ extension TreeBuilder {
     // MARK: Active formatting elements
 
     mutating func pushFormatting(_ element: Element) {
-        // Noah's Ark: at most three equal entries after the last marker.
+        // Noah's Ark: at most three equal entries after the last marker. The scan looks at the
+        // last `noahsArkWindow` entries at most: a list of thousands of different formatting
+        // elements (`<b class=c1>…<b class=c20000>`, all open) made every push scan all of them
+        // (330 KB: 7 s). Past the window the parse is marked limited (a departure on hostile input
+        // only: no sanitizer output comes near it, and a limited parse is never taken as stable).
         var count = 0
         var earliest = -1
         var i = activeFormatting.count - 1
-        while i >= 0, let e = activeFormatting[i] {
-            if e.tag == element.tag && e.localName == element.localName && e.namespace == element.namespace && sameAttributes(e, element) {
+        let stop = max(activeFormatting.count - TreeBuilder.noahsArkWindow, 0)
+        while i >= stop, let e = activeFormatting[i] {
+            if e.tag == element.tag && e.namespace == element.namespace
+                && (e.tag != .unknown || UTF8Bytes.equal(e.localName, element.localName)) && sameAttributes(e, element) {
                 count += 1
                 earliest = i
             }
             i -= 1
         }
+        if i >= 0 && i < stop && activeFormatting[i] != nil { markFormattingLimited() }
         if count >= 3 { activeFormatting.remove(at: earliest) }
         activeFormatting.append(element)
     }
 
+    /// How many entries of the list Noah's Ark compares at most (see ``pushFormatting(_:)``):
+    /// more than the sanitizer's output can hold open (it removes elements nested deeper than
+    /// 256), so a cleaned message never reaches it.
+    static let noahsArkWindow = 320
+
+    /// The same attributes as a set (names and values compared as bytes, as the spec compares
+    /// them; `==` on `String` would take canonically equivalent values for the same).
     func sameAttributes(_ a: Element, _ b: Element) -> Bool {
         guard a.attributes.count == b.attributes.count else { return false }
-        for attribute in a.attributes where !b.attributes.contains(attribute) { return false }
+        for x in a.attributes {
+            guard b.attributes.contains(where: { y in
+                x.namespace == y.namespace && UTF8Bytes.equal(x.name, y.name) && UTF8Bytes.equal(x.value, y.value)
+            }) else { return false }
+        }
         return true
+    }
+
+    /// A bound for hostile input was reached: the tree departs from the spec's from here on
+    /// (``ParseResult/formattingLimited``), and a verification cannot vouch for it.
+    mutating func markFormattingLimited() {
+        if !formattingLimited { formattingLimited = true; error("formatting-elements-limit") }
+        if verifier != nil { verifier!.fail() }
     }
 
     /// "Reconstruct the active formatting elements": nothing to do when the list is empty, ends
@@ -41,6 +66,18 @@ extension TreeBuilder {
             guard let entry = activeFormatting[index - 1], !stackContains(entry) else { break }
             index -= 1
         }
+        // Each reconstruction re-creates every closed entry: `<p><b class=cN>x</p>` repeated
+        // makes the Nth paragraph hold N new elements (100 KB of it: 9 s and 900 MB). The
+        // elements re-created in one parse are bounded by the input's size plus 65 536; past that
+        // the closed entries are dropped from the list instead (a departure on hostile input only,
+        // marked as above).
+        let needed = activeFormatting.count - index
+        if reconstructedElements + needed > tokenizer.input.count + 65_536 {
+            markFormattingLimited()
+            activeFormatting.removeSubrange(index...)
+            return
+        }
+        reconstructedElements += needed
         while index < activeFormatting.count {
             let entry = activeFormatting[index]!
             let element = makeElement(tag: entry.tag, localName: entry.localName, namespace: entry.namespace, attributes: entry.attributes)

@@ -88,6 +88,10 @@ struct TreeBuilder {
     /// the document holds none (the parser makes every element; clones copy existing ones), so
     /// closing an option has nothing to look for.
     var selectedContentMade = 0
+    /// Elements re-created by "reconstruct the active formatting elements" so far, and whether a
+    /// bound on the formatting elements was reached (ActiveFormatting.swift).
+    var reconstructedElements = 0
+    var formattingLimited = false
     /// Nodes visited looking for an option's `<select>` and its `<selectedcontent>`, and whether
     /// that search hit its bound (``selectedContentSearchLimit``) and stopped.
     var selectedContentSearchSteps = 0

@@ -178,16 +178,19 @@ public struct MailSanitizer: Sendable {
         if let tree = first.tree, MessageParsing.parsesBack(current, to: tree) {
             return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
         }
-        let reparsed = MessageParsing.parseFragment(current)
-        if (first.tree.map { SameTree.sameChildren($0, reparsed) } ?? false) || reparsed.innerHTMLEquals(current) {
+        // A re-parse that reached one of the parser's bounds for hostile input departs from the
+        // spec (and so from the web view): it proves nothing, and the passes go on.
+        let reparsed = MessageParsing.parse(current)
+        if !reparsed.limited,
+           (first.tree.map { SameTree.sameChildren($0, reparsed.fragment) } ?? false) || reparsed.fragment.innerHTMLEquals(current) {
             return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
         }
         for _ in 1..<max(options.limits.maxPasses, 2) {
-            let again = cleanOnce(current, gate: gate).html
-            if again == current {
+            let again = cleanOnce(current, gate: gate)
+            if !again.limited && again.html == current {
                 return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
             }
-            current = again
+            current = again.html
         }
         // No fixed point: fall back to the text alone, which is stable by construction.
         let fragment = MessageParsing.parseFragment(current)
@@ -216,11 +219,11 @@ public struct MailSanitizer: Sendable {
 
     /// One cleaning pass: the output, and the cleaned tree when the output is at most
     /// `limit` bytes.
-    private func cleanOnce(_ html: String, gate: ResourceGate, keepingTreeUpTo limit: Int = -1) -> (html: String, tree: DocumentFragment?) {
-        let fragment = MessageParsing.parseFragment(html)
+    private func cleanOnce(_ html: String, gate: ResourceGate, keepingTreeUpTo limit: Int = -1) -> (html: String, tree: DocumentFragment?, limited: Bool) {
+        let (fragment, limited) = MessageParsing.parse(html)
         var walker = TreeCleaner(gate: gate, css: CSSSanitizer(gate: gate, scopeID: options.wrapperID), options: options)
         walker.clean(fragment)
         let output = fragment.innerHTML
-        return (output, output.utf8.count <= limit ? fragment : nil)
+        return (output, output.utf8.count <= limit ? fragment : nil, limited)
     }
 }

@@ -25,12 +25,19 @@ enum MessageParsing {
         HTML5Parser.parsesBack(html, to: tree, context: Element(localName: context), options: options)
     }
 
-    static func parseFragment(_ html: String) -> DocumentFragment {
+    static func parseFragment(_ html: String) -> DocumentFragment { parse(html).fragment }
+
+    /// The fragment, and whether the parser reached one of its bounds for hostile input that make
+    /// the tree depart from the spec's (``HTML5/ParseResult/formattingLimited``,
+    /// ``HTML5/ParseResult/selectedContentLimited``): such a parse of the sanitizer's own output
+    /// is not the tree the web view would build, so it never counts as proof of stability.
+    static func parse(_ html: String) -> (fragment: DocumentFragment, limited: Bool) {
         do {
-            return try HTML5Parser.parseFragment(html, context: Element(localName: context), options: options).root
+            let result = try HTML5Parser.parseFragment(html, context: Element(localName: context), options: options)
+            return (result.root, result.formattingLimited || result.selectedContentLimited)
         } catch {
             // Only an oversized input can fail, and the limit above is unreachable.
-            return DocumentFragment()
+            return (DocumentFragment(), false)
         }
     }
 }
