@@ -127,6 +127,21 @@ private func clean(_ html: String, _ options: SanitizerOptions = SanitizerOption
         #expect(depth <= SanitizerLimits().maxDepth)
     }
 
+    /// Markup that makes the parser re-create formatting elements in every paragraph (quadratic by
+    /// the spec) and a select of options: the parser's bounds keep both linear, and the result is
+    /// still a stable sanitization.
+    @Test func formattingAndSelectBombsStayLinearAndStable() throws {
+        let paragraphs = (0..<20_000).map { "<p><b class=c\($0)>x</p>" }.joined()
+        let result = try clean(paragraphs)
+        #expect(result.html.utf8.count <= 4 * paragraphs.utf8.count)
+        #expect(try clean(result.html).html == result.html)
+        let options = "<select>" + String(repeating: "<option>x", count: 50_000)
+            + "<button><selectedcontent></selectedcontent></button>" + String(repeating: "<option selected>y", count: 50_000)
+        let selects = try clean(options)
+        #expect(!selects.html.contains("<option"))
+        #expect(try clean(selects.html).html == selects.html)
+    }
+
     @Test func unknownElementsAreUnwrappedKeepingText() throws {
         let result = try clean("<custom-el onclick=x><blink>hello</blink></custom-el>")
         #expect(result.html == "hello")
