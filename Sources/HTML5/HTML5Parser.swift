@@ -71,7 +71,7 @@ public struct ParseResult<Root: Node> {
     /// A bound on the active formatting elements was reached (a `formatting-elements-limit` parse
     /// error marks where): Noah's Ark compares at most the last 320 entries, and the elements
     /// re-created by reconstructing the active formatting elements are at most the input's size
-    /// plus 65 536 (past that, closed entries are dropped instead). Both keep hostile markup
+    /// plus 4 096 (past that, closed entries are dropped instead). Both keep hostile markup
     /// linear; from that point the tree departs from the spec's, so a sanitizer must not take
     /// such a parse of its own output as proof of stability.
     public let formattingLimited: Bool

@@ -68,11 +68,11 @@ extension TreeBuilder {
         }
         // Each reconstruction re-creates every closed entry: `<p><b class=cN>x</p>` repeated
         // makes the Nth paragraph hold N new elements (100 KB of it: 9 s and 900 MB). The
-        // elements re-created in one parse are bounded by the input's size plus 65 536; past that
+        // elements re-created in one parse are bounded by the input's size plus 4 096; past that
         // the closed entries are dropped from the list instead (a departure on hostile input only,
         // marked as above).
         let needed = activeFormatting.count - index
-        if reconstructedElements + needed > tokenizer.input.count + 65_536 {
+        if reconstructedElements + needed > tokenizer.input.count + 4_096 {
             markFormattingLimited()
             activeFormatting.removeSubrange(index...)
             return
