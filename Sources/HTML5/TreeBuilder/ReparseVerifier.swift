@@ -116,17 +116,10 @@ struct ReparseVerifier {
     @inline(__always) private static func same(_ a: Ref, _ b: Ref) -> Bool { a.toOpaque() == b.toOpaque() }
     @inline(__always) private static func same(_ a: Ref?, _ b: Ref) -> Bool { a.map { same($0, b) } ?? false }
 
-    @inline(__always) private static func firstChild(_ node: Ref) -> Ref? {
-        node._withUnsafeGuaranteedRef { n in n.storedFirstChild.map { Ref.passUnretained($0) } }
-    }
-
-    @inline(__always) private static func nextSibling(_ node: Ref) -> Ref? {
-        node._withUnsafeGuaranteedRef { n in n.storedNextSibling.map { Ref.passUnretained($0) } }
-    }
-
-    @inline(__always) private static func parent(_ node: Ref) -> Ref? {
-        node._withUnsafeGuaranteedRef { n in n.storedParent.map { Ref.passUnretained($0) } }
-    }
+    // The links, read without reference counting (shared with the parser's <selectedcontent> search).
+    @inline(__always) private static func firstChild(_ node: Ref) -> Ref? { UnretainedLinks.firstChild(node) }
+    @inline(__always) private static func nextSibling(_ node: Ref) -> Ref? { UnretainedLinks.nextSibling(node) }
+    @inline(__always) private static func parent(_ node: Ref) -> Ref? { UnretainedLinks.parent(node) }
 
     @inline(__always) private static func isKind<T: Node>(_ node: Ref, _ kind: T.Type) -> Bool {
         node._withUnsafeGuaranteedRef { ObjectIdentifier(type(of: $0)) == ObjectIdentifier(kind) }
