@@ -243,28 +243,3 @@ extension TreeBuilder {
         while let tag = currentHTMLTag, ElementSets.impliedEndThorough.contains(tag) { pop() }
     }
 }
-
-/// Reading a tree's links without retaining and releasing each node: for walks over a tree that
-/// something else holds and that nothing changes while they run.
-enum UnretainedLinks {
-    typealias Ref = Unmanaged<Node>
-
-    @inline(__always) static func firstChild(_ node: Ref) -> Ref? {
-        node._withUnsafeGuaranteedRef { n in n.storedFirstChild.map { Ref.passUnretained($0) } }
-    }
-
-    @inline(__always) static func nextSibling(_ node: Ref) -> Ref? {
-        node._withUnsafeGuaranteedRef { n in n.storedNextSibling.map { Ref.passUnretained($0) } }
-    }
-
-    @inline(__always) static func parent(_ node: Ref) -> Ref? {
-        node._withUnsafeGuaranteedRef { n in n.storedParent.map { Ref.passUnretained($0) } }
-    }
-
-    /// `true` if the node is the HTML element `tag` (an exact class check, no dynamic cast).
-    @inline(__always) static func isHTMLElement(_ node: Ref, _ tag: HTMLTag) -> Bool {
-        node._withUnsafeGuaranteedRef { n in
-            ObjectIdentifier(type(of: n)) == ObjectIdentifier(Element.self) && unsafeDowncast(n, to: Element.self).isHTML(tag)
-        }
-    }
-}
