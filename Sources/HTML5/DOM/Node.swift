@@ -79,11 +79,11 @@ public class Node {
     // outside this module can take a long-lived (inout) access to them, so the optimizer can
     // prove that no two accesses overlap and drops the dynamic exclusivity checks that cost
     // ~8 % of parsing and freeing a tree (every link store in `appendChild` and `deinit`).
-    @usableFromInline internal unowned(unsafe) var storedParent: Node?
-    @usableFromInline internal var storedFirstChild: Node?
-    @usableFromInline internal unowned(unsafe) var storedLastChild: Node?
-    @usableFromInline internal var storedNextSibling: Node?
-    @usableFromInline internal unowned(unsafe) var storedPreviousSibling: Node?
+    internal unowned(unsafe) var storedParent: Node?
+    internal var storedFirstChild: Node?
+    internal unowned(unsafe) var storedLastChild: Node?
+    internal var storedNextSibling: Node?
+    internal unowned(unsafe) var storedPreviousSibling: Node?
 
     /// The parent, or `nil` for a root or a detached node.
     public internal(set) var parent: Node? {
@@ -431,7 +431,7 @@ public final class Element: Node {
     }
     // Internal storage behind a public accessor, like the links of `Node` (no dynamic
     // exclusivity check on the tree builder's read per insertion).
-    @usableFromInline internal var storedTemplateContent: DocumentFragment?
+    internal var storedTemplateContent: DocumentFragment?
     /// How many times the element is on the parser's stack of open elements (0 or 1 in
     /// practice; 0 once parsing has finished, since stopping pops everything). Makes "is in the
     /// stack of open elements" O(1): reconstructing the active formatting elements asks it for
@@ -555,24 +555,28 @@ public final class DocumentType: Node {
 /// 2026-11-27) though a tenth of the instructions.
 ///
 /// For this package's modules only (`package`): a `Ref` is valid only while the tree that holds
-/// the node is alive and unchanged, which the caller has to know.
+/// the node is alive and unchanged, which the caller has to know. Not `@inlinable`: that would
+/// need the stored links to be `@usableFromInline`, and then the optimizer could no longer prove
+/// that no two accesses to them overlap; the dynamic exclusivity checks it drops today came back
+/// (`swift_beginAccess` 11.7 M → 39.9 M instructions per bench round). From another module a read
+/// is a call, not an atomic operation.
 package enum UnretainedLinks {
     package typealias Ref = Unmanaged<Node>
 
-    @inlinable @inline(__always) package static func firstChild(_ node: Ref) -> Ref? {
+    @inline(__always) package static func firstChild(_ node: Ref) -> Ref? {
         node._withUnsafeGuaranteedRef { n in n.storedFirstChild.map { Ref.passUnretained($0) } }
     }
 
-    @inlinable @inline(__always) package static func nextSibling(_ node: Ref) -> Ref? {
+    @inline(__always) package static func nextSibling(_ node: Ref) -> Ref? {
         node._withUnsafeGuaranteedRef { n in n.storedNextSibling.map { Ref.passUnretained($0) } }
     }
 
-    @inlinable @inline(__always) package static func parent(_ node: Ref) -> Ref? {
+    @inline(__always) package static func parent(_ node: Ref) -> Ref? {
         node._withUnsafeGuaranteedRef { n in n.storedParent.map { Ref.passUnretained($0) } }
     }
 
     /// The node as an element, by an exact class check (`Element` is final; no dynamic cast).
-    @inlinable @inline(__always) package static func element(_ node: Ref) -> Unmanaged<Element>? {
+    @inline(__always) package static func element(_ node: Ref) -> Unmanaged<Element>? {
         node._withUnsafeGuaranteedRef { n in
             ObjectIdentifier(type(of: n)) == ObjectIdentifier(Element.self)
                 ? Unmanaged.passUnretained(unsafeDowncast(n, to: Element.self)) : nil
@@ -580,22 +584,22 @@ package enum UnretainedLinks {
     }
 
     /// Whether the node is a `Text` (an exact class check).
-    @inlinable @inline(__always) package static func isText(_ node: Ref) -> Bool {
+    @inline(__always) package static func isText(_ node: Ref) -> Bool {
         node._withUnsafeGuaranteedRef { n in ObjectIdentifier(type(of: n)) == ObjectIdentifier(Text.self) }
     }
 
     /// Whether the node is a `Comment` (an exact class check).
-    @inlinable @inline(__always) package static func isComment(_ node: Ref) -> Bool {
+    @inline(__always) package static func isComment(_ node: Ref) -> Bool {
         node._withUnsafeGuaranteedRef { n in ObjectIdentifier(type(of: n)) == ObjectIdentifier(Comment.self) }
     }
 
     /// The template contents of an element (HTML `<template>`), else `nil`.
-    @inlinable @inline(__always) package static func templateContent(_ element: Unmanaged<Element>) -> Ref? {
+    @inline(__always) package static func templateContent(_ element: Unmanaged<Element>) -> Ref? {
         element._withUnsafeGuaranteedRef { e in e.storedTemplateContent.map { Ref.passUnretained($0) } }
     }
 
     /// `true` if the node is the HTML element `tag` (an exact class check, no dynamic cast).
-    @inlinable @inline(__always) package static func isHTMLElement(_ node: Ref, _ tag: HTMLTag) -> Bool {
+    @inline(__always) package static func isHTMLElement(_ node: Ref, _ tag: HTMLTag) -> Bool {
         node._withUnsafeGuaranteedRef { n in
             ObjectIdentifier(type(of: n)) == ObjectIdentifier(Element.self) && unsafeDowncast(n, to: Element.self).isHTML(tag)
         }
