@@ -79,11 +79,29 @@ public class Node {
     // outside this module can take a long-lived (inout) access to them, so the optimizer can
     // prove that no two accesses overlap and drops the dynamic exclusivity checks that cost
     // ~8 % of parsing and freeing a tree (every link store in `appendChild` and `deinit`).
-    internal unowned(unsafe) var storedParent: Node?
+    //
+    // The three links that do not own their node (parent, last child, previous sibling) are kept
+    // as `Unmanaged` values: reading one as an `unowned(unsafe)` reference made a strong copy
+    // (a retain and a release, both atomic) even where the reader wanted no reference at all;
+    // ``UnretainedLinks`` reads the stored value as it is.
+    internal var parentLink: Unmanaged<Node>?
     internal var storedFirstChild: Node?
-    internal unowned(unsafe) var storedLastChild: Node?
+    internal var lastChildLink: Unmanaged<Node>?
     internal var storedNextSibling: Node?
-    internal unowned(unsafe) var storedPreviousSibling: Node?
+    internal var previousSiblingLink: Unmanaged<Node>?
+
+    internal var storedParent: Node? {
+        @inline(__always) get { parentLink?.takeUnretainedValue() }
+        @inline(__always) set { parentLink = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+    internal var storedLastChild: Node? {
+        @inline(__always) get { lastChildLink?.takeUnretainedValue() }
+        @inline(__always) set { lastChildLink = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+    internal var storedPreviousSibling: Node? {
+        @inline(__always) get { previousSiblingLink?.takeUnretainedValue() }
+        @inline(__always) set { previousSiblingLink = newValue.map { Unmanaged.passUnretained($0) } }
+    }
 
     /// The parent, or `nil` for a root or a detached node.
     public internal(set) var parent: Node? {
@@ -571,8 +589,16 @@ package enum UnretainedLinks {
         node._withUnsafeGuaranteedRef { n in n.storedNextSibling.map { Ref.passUnretained($0) } }
     }
 
+    @inline(__always) package static func lastChild(_ node: Ref) -> Ref? {
+        node._withUnsafeGuaranteedRef { n in n.lastChildLink }
+    }
+
+    @inline(__always) package static func previousSibling(_ node: Ref) -> Ref? {
+        node._withUnsafeGuaranteedRef { n in n.previousSiblingLink }
+    }
+
     @inline(__always) package static func parent(_ node: Ref) -> Ref? {
-        node._withUnsafeGuaranteedRef { n in n.storedParent.map { Ref.passUnretained($0) } }
+        node._withUnsafeGuaranteedRef { n in n.parentLink }
     }
 
     /// The node as an element, by an exact class check (`Element` is final; no dynamic cast).
