@@ -98,6 +98,20 @@ extension TreeBuilder {
 
     // MARK: Adoption agency (§13.2.6.4.7)
 
+    /// The index of the last element named `subject` in the list of active formatting elements
+    /// after its last marker, read in place.
+    private func lastFormattingIndex(_ subject: HTMLTag) -> Int? {
+        activeFormatting.withUnsafeBufferPointer { list in
+            var i = list.count - 1
+            while i >= 0 {
+                guard let e = list[i] else { return nil }  // a marker
+                if e.isHTML(subject) { return i }
+                i -= 1
+            }
+            return nil
+        }
+    }
+
     /// Returns false when the caller must act as "any other end tag".
     mutating func adoptionAgency(_ subject: HTMLTag) -> Bool {
         if let current = currentNode, current.isHTML(subject), formattingIndex(current) == nil {
@@ -105,30 +119,36 @@ extension TreeBuilder {
             return true
         }
         for _ in 0..<8 {
-            var formattingElement: Element?
-            var i = activeFormatting.count - 1
-            while i >= 0, let e = activeFormatting[i] {
-                if e.isHTML(subject) { formattingElement = e; break }
-                i -= 1
-            }
-            guard let formatting = formattingElement else { return false }
-            guard let stackIndex = openElements.lastIndex(where: { $0 === formatting }) else {
+            // The searches up to the furthest block read the lists in place and compare
+            // identities: no element is retained and released per entry looked at (most end
+            // tags of formatting elements end here, with no furthest block).
+            guard let formattingAt = lastFormattingIndex(subject) else { return false }
+            let formattingID = activeFormatting.withUnsafeBufferPointer { ObjectIdentifier($0[formattingAt]!) }
+            guard let stackIndex = openElements.withUnsafeBufferPointer({ stack in
+                stack.lastIndex { ObjectIdentifier($0) == formattingID }
+            }) else {
                 error("adoption-agency-1.2")
-                activeFormatting.remove(at: formattingIndex(formatting)!)
+                activeFormatting.remove(at: formattingAt)  // (an element is in the list at most once)
                 return true
             }
-            if !inScope(element: formatting) { error("adoption-agency-4.4"); return true }
-            if formatting !== currentNode { error("adoption-agency-1.3") }
-            var furthestBlock: Element?
-            var furthestIndex = -1
-            for j in (stackIndex + 1)..<openElements.count where ElementSets.isSpecial(openElements[j]) {
-                furthestBlock = openElements[j]; furthestIndex = j; break
+            if !inScope(stackIndex: stackIndex) { error("adoption-agency-4.4"); return true }
+            // The element is on the stack once: it is the current node exactly when it is last.
+            if stackIndex != openElements.count - 1 { error("adoption-agency-1.3") }
+            let furthestIndex = openElements.withUnsafeBufferPointer { stack -> Int in
+                var j = stackIndex + 1
+                while j < stack.count {
+                    if ElementSets.isSpecial(namespace: stack[j].namespace, tag: stack[j].tag) { return j }
+                    j += 1
+                }
+                return -1
             }
-            guard let furthest = furthestBlock else {
-                popUntil(formatting)
-                activeFormatting.remove(at: formattingIndex(formatting)!)
+            guard furthestIndex >= 0 else {
+                while openElements.count > stackIndex { pop() }
+                activeFormatting.remove(at: formattingAt)
                 return true
             }
+            let formatting = activeFormatting[formattingAt]!
+            let furthest = openElements[furthestIndex]
             // The steps below move nodes already in the tree: not a verification's appends.
             if verifier != nil { verifier!.fail(); return true }
             let commonAncestor = openElements[stackIndex - 1]

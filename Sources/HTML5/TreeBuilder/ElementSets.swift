@@ -22,13 +22,16 @@ enum ElementSets {
     // .h1, .h2, .h3, .h4, .h5, .h6
     static let headings = HTMLTagSet(words: 0x01F8000000000000, 0x0000000000000000, 0x0000000000000000, 0x0000000000000000)
 
-    static func isSpecial(_ element: Element) -> Bool {
-        switch element.namespace {
-        case .html: return special.contains(element.tag)
+    static func isSpecial(_ element: Element) -> Bool { isSpecial(namespace: element.namespace, tag: element.tag) }
+
+    /// ``isSpecial(_:)`` on an element's namespace and interned name.
+    @inline(__always) static func isSpecial(namespace: Namespace, tag: HTMLTag) -> Bool {
+        switch namespace {
+        case .html: return special.contains(tag)
         case .mathml:
-            switch element.tag { case .mi, .mo, .mn, .ms, .mtext, .annotationXml: return true; default: return false }
+            switch tag { case .mi, .mo, .mn, .ms, .mtext, .annotationXml: return true; default: return false }
         case .svg:
-            switch element.tag { case .foreignObject, .desc, .title: return true; default: return false }
+            switch tag { case .foreignObject, .desc, .title: return true; default: return false }
         }
     }
 

@@ -58,7 +58,11 @@ extension TreeBuilder {
     /// `openElements[i]` is a copy: the stores into the links could, as far as the compiler knows,
     /// release the stack). The new node moves into its parent's child link.
     @inline(__always) mutating func appendToOpenElement(_ node: consuming Node, at index: Int) {
-        if verifier != nil { verifier!.insert(node, into: openElements[index], before: nil); return }
+        if verifier != nil {
+            let parent = openElements.withUnsafeBufferPointer { Unmanaged<Node>.passUnretained($0[index]) }
+            verifier!.insert(Unmanaged.passUnretained(node), into: parent)
+            return
+        }
         TreeBuilder.appendDetached(node, to: &openElements[index])
     }
 
@@ -68,8 +72,14 @@ extension TreeBuilder {
 
     /// Appends a character run to an open element (from ``appendTargetIndex()``): to its
     /// last child if that is a Text, else as a new Text that takes the (moved) string.
+    /// The last child is looked at through an unretained reference and an exact class check
+    /// (`Text` is final): no retain, release or dynamic cast per character run.
     @inline(__always) private static func appendText(_ s: consuming String, to parent: inout Element) {
-        if let text = parent.storedLastChild as? Text { text.data += s } else { parent.appendDetached(Text(s)) }
+        if let last = UnretainedLinks.lastChild(Unmanaged.passUnretained(parent)), UnretainedLinks.isText(last) {
+            last._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Text.self).data += s }
+        } else {
+            parent.appendDetached(Text(s))
+        }
     }
 
     /// Inserts a node the parser has just created at the appropriate place.
@@ -80,14 +90,18 @@ extension TreeBuilder {
     mutating func insertText(_ s: consuming String) {
         guard !s.isEmpty else { return }
         if let index = appendTargetIndex() {
-            if verifier != nil { verifier!.appendText(s, to: openElements[index]); return }
+            if verifier != nil {
+                let parent = openElements.withUnsafeBufferPointer { Unmanaged<Node>.passUnretained($0[index]) }
+                verifier!.appendText(s, to: parent)
+                return
+            }
             TreeBuilder.appendText(s, to: &openElements[index])
             return
         }
         let place = appropriatePlace()
         if place.parent is Document { return }
         if verifier != nil {
-            if place.before == nil { verifier!.appendText(s, to: place.parent) } else { verifier!.fail() }
+            if place.before == nil { verifier!.appendText(s, to: Unmanaged.passUnretained(place.parent)) } else { verifier!.fail() }
             return
         }
         let previous = place.before == nil ? place.parent.lastChild : place.before!.previousSibling
@@ -155,9 +169,32 @@ extension TreeBuilder {
 
     /// ``insertElement(_:_:)`` when the parse only verifies a tree: the same steps, with the
     /// tree's matching element (out of line, so the parser's own path stays as it was).
-    @inline(never) mutating func verifyElement(_ tag: borrowing TagToken, _ namespace: Namespace) {
-        let element = makeElement(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: tag.attributes)
-        if let index = appendTargetIndex() { appendToOpenElement(element, at: index) } else { insert(element, at: appropriatePlace()) }
-        push(element)
+    ///
+    /// The token is read in place and the match, the parent and the insertion check are handled
+    /// as unretained references (the expected tree's caller holds every node of it, the stack
+    /// holds the parent): the one retain is the stack's own reference, taken by ``push(_:)``.
+    /// Each retain and release is an atomic operation; this path took five or six of them per
+    /// element before (perf, 2026-11-27).
+    @inline(never) mutating func verifyElement(_ token: consuming TagToken, _ namespace: Namespace) {
+        // Moved into a constant: the token's name and attributes are then passed to the match
+        // without a retain each (from the mutable parameter they were copied for the call).
+        let tag = consume token
+        guard let ref = verifier!.matchRef(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: tag.attributes)
+        else {
+            // No match: the verification has failed (the parse stops after this token); the
+            // steps go on with a fresh element, as the parser's own would.
+            let element = Element(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: tag.attributes)
+            if let index = appendTargetIndex() { appendToOpenElement(element, at: index) } else { insert(element, at: appropriatePlace()) }
+            push(element)
+            return
+        }
+        if let index = appendTargetIndex() {
+            let parent = openElements.withUnsafeBufferPointer { Unmanaged<Node>.passUnretained($0[index]) }
+            verifier!.insert(ref, into: parent)
+        } else {
+            let place = appropriatePlace()
+            if place.before != nil { verifier!.fail() } else { verifier!.insert(ref, into: Unmanaged.passUnretained(place.parent)) }
+        }
+        push(unsafeDowncast(ref.takeUnretainedValue(), to: Element.self))
     }
 }

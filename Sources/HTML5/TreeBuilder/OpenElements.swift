@@ -215,6 +215,19 @@ extension TreeBuilder {
         return false
     }
 
+    /// ``inScope(element:)`` for the element at `stackIndex` (which is on the stack once): no
+    /// element on it is a scope boundary above that index.
+    func inScope(stackIndex: Int) -> Bool {
+        openElements.withUnsafeBufferPointer { stack in
+            var i = stack.count - 1
+            while i > stackIndex {
+                if TreeBuilder.isScopeBoundary(stack[i].namespace, stack[i].tag, .normal) { return false }
+                i -= 1
+            }
+            return true
+        }
+    }
+
     mutating func inScope(element target: Element) -> Bool {
         var i = openElements.count - 1
         while i >= 0 {

@@ -159,25 +159,35 @@ struct ReparseVerifier {
     /// name, namespace and attributes (and is not an HTML `<template>`); `nil` (and failed) when
     /// not.
     mutating func match(tag: HTMLTag, localName: String, namespace: Namespace, attributes: [Attribute]) -> Element? {
+        guard let node = matchRef(tag: tag, localName: localName, namespace: namespace, attributes: attributes) else { return nil }
+        return unsafeDowncast(node.takeUnretainedValue(), to: Element.self)
+    }
+
+    /// ``match(tag:localName:namespace:attributes:)`` without taking a reference to the element.
+    mutating func matchRef(tag: HTMLTag, localName: String, namespace: Namespace, attributes: [Attribute]) -> Ref? {
         guard !failed, pending == nil, textOffset == 0, let node = cursor, Self.isKind(node, Element.self)
         else { failed = true; return nil }
-        let matches = node._withUnsafeGuaranteedRef { n -> Bool in
-            let element = unsafeDowncast(n, to: Element.self)
-            // As the parser's new element it must be on no stack yet (the parser reads the count).
-            return element.tag == tag && element.namespace == namespace && element.stackCount == 0
-                && element.storedTemplateContent == nil && !(namespace == .html && tag == .template)
-                && (tag != .unknown || UTF8Bytes.equal(element.localName, localName))
-                && Self.sameAttributes(element.attributes, attributes)
-        }
+        // (No closure here: one that captured the name and the attributes retained both.)
+        let element = unsafeDowncast(node.takeUnretainedValue(), to: Element.self)
+        // As the parser's new element it must be on no stack yet (the parser reads the count).
+        let matches = element.tag == tag && element.namespace == namespace && element.stackCount == 0
+            && element.storedTemplateContent == nil && !(namespace == .html && tag == .template)
+            && (tag != .unknown || UTF8Bytes.equal(element.localName, localName))
+            && Self.sameAttributes(element.attributes, attributes)
         guard matches else { failed = true; return nil }
         pending = node
-        return unsafeDowncast(node.takeUnretainedValue(), to: Element.self)
+        return node
     }
 
     /// The parser inserts `node` into `parent`, before `before` (`nil`: at the end).
     mutating func insert(_ node: Node, into parent: Node, before: Node?) {
-        guard !failed, before == nil, let element = pending, Self.same(element, Ref.passUnretained(node)),
-              hangs(element, under: Ref.passUnretained(parent))
+        guard before == nil else { failed = true; return }
+        insert(Ref.passUnretained(node), into: Ref.passUnretained(parent))
+    }
+
+    /// The parser appends `node` at the end of `parent`.
+    mutating func insert(_ node: Ref, into parent: Ref) {
+        guard !failed, let element = pending, Self.same(element, node), hangs(element, under: parent)
         else { failed = true; return }
         pending = nil
         cursor = next(after: element, descend: true)
@@ -185,9 +195,8 @@ struct ReparseVerifier {
     }
 
     /// The parser appends `text` at the end of `parent` (to its last child if that is a text).
-    mutating func appendText(_ text: String, to parent: Node) {
+    mutating func appendText(_ text: String, to parent: Ref) {
         guard !failed, pending == nil else { failed = true; return }
-        let parent = Ref.passUnretained(parent)
         if text.utf8.withContiguousStorageIfAvailable({ match(incoming: $0, under: parent) }) == nil {
             Array(text.utf8).withUnsafeBufferPointer { match(incoming: $0, under: parent) }
         }
@@ -240,17 +249,17 @@ struct ReparseVerifier {
     }
 
     /// The same attributes in the same order, compared as bytes.
-    private static func sameAttributes(_ x: [Attribute], _ y: [Attribute]) -> Bool {
-        x.withUnsafeBufferPointer { ax in
-            y.withUnsafeBufferPointer { ay in
-                guard ax.count == ay.count else { return false }
-                for k in 0..<ax.count {
-                    guard ax[k].namespace == ay[k].namespace, UTF8Bytes.equal(ax[k].name, ay[k].name),
-                          UTF8Bytes.equal(ax[k].value, ay[k].value)
-                    else { return false }
-                }
-                return true
+    private static func sameAttributes(_ x: borrowing [Attribute], _ y: borrowing [Attribute]) -> Bool {
+        guard x.count == y.count else { return false }
+        if x.isEmpty { return true }
+        return x.withUnsafeBufferPointer { ax in y.withUnsafeBufferPointer { ay in
+            guard ax.count == ay.count else { return false }
+            for k in 0..<ax.count {
+                guard ax[k].namespace == ay[k].namespace, UTF8Bytes.equal(ax[k].name, ay[k].name),
+                      UTF8Bytes.equal(ax[k].value, ay[k].value)
+                else { return false }
             }
-        }
+            return true
+        } }
     }
 }
