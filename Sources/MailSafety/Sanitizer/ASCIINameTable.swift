@@ -138,10 +138,24 @@ extension String {
     ///
     /// Trust-model row: inbox (incoming mail) — the attribute checks (`on*`, `data-rampart-`)
     /// decide exactly as before, without the generic comparison on every attribute.
+    ///
+    /// On the contiguous bytes when the string has them (an iterator over `utf8` holds a copy of
+    /// the string: a retain and a release per call, on every attribute name).
     @inline(__always)
     func hasASCIIPrefix(_ prefix: StaticString) -> Bool {
         let count = prefix.utf8CodeUnitCount
         let p = prefix.utf8Start
+        // `nil`: the answer is `hasPrefix`'s (a non-ASCII byte decides).
+        let fast: Bool?? = utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var index = 0
+            for byte in bytes {
+                if index == count { return byte < 0x80 ? true : nil }
+                if byte != p[index] { return byte < 0x80 ? false : nil }
+                index += 1
+            }
+            return index == count
+        }
+        if let fast { return fast ?? hasPrefix(prefix.description) }
         var index = 0
         for byte in utf8 {
             if index == count { return byte < 0x80 ? true : hasPrefix(prefix.description) }

@@ -5,6 +5,11 @@ import HTML5
 /// attributes of what is kept. Iterative (no recursion), so deep trees cannot overflow the stack.
 ///
 /// Trust-model row: inbox (incoming mail) — the allowlist with namespace checks.
+///
+/// The walk visits every node and every attribute of every message, and a strong reference per
+/// step (a retain and a release, each an atomic read-modify-write) cost more than the steps
+/// themselves: it reads the tree without them (see ``clean(_:)``) and reads the attributes in
+/// place (see ``withAttribute(at:_:)``).
 struct TreeCleaner {
     let gate: ResourceGate
     let css: CSSSanitizer
@@ -12,59 +17,104 @@ struct TreeCleaner {
 
     private enum Action { case keep, keepWithoutChildren, remove, unwrap }
 
+    /// Cleans the tree under `root`, which the caller holds.
+    ///
+    /// Unretained reads (trust-model row: inbox): the walk follows the links and tells the node
+    /// classes apart through ``UnretainedLinks`` (no reference counting), keeps the way back up
+    /// as a list of the elements the visited node is in (no parent link read, no retain), and
+    /// uses a node through `_withUnsafeGuaranteedRef`. That is sound because:
+    /// - the sanitizer holds the root, and every node still in the tree is held by the strong
+    ///   link to it (its parent's first child, or its previous sibling's next sibling): every
+    ///   node still in the tree is alive, the visited node's ancestors among them;
+    /// - `decide` changes no link the walk follows (it rewrites attributes; a `<style>` gets a
+    ///   new child, but is kept without its children, which the walk does not enter);
+    /// - only a node the walk itself detaches can die: `remove()` drops the tree's last strong
+    ///   reference to it and its subtree, `unwrap()` the one to it alone (its children move up
+    ///   first). So the node visited next is found before the detaching and is never inside
+    ///   what is detached (it follows the node or one of its ancestors, or, for an unwrap, it is
+    ///   the node's first child, now in the parent, under the same ancestors); the detaching
+    ///   call runs on a strong reference (``detach(_:unwrapping:)``), whose release after the
+    ///   call may free the node; and a detached node is never read again (it is in no list).
     mutating func clean(_ root: Node) {
-        var node = root.firstChild
-        var depth = 1
+        let root = Unmanaged.passUnretained(root)
+        // The elements the visited node is in, outermost first (the root not included): its
+        // depth is their count + 1.
+        var ancestors: [Unmanaged<Node>] = []
+        ancestors.reserveCapacity(32)
+        var node = UnretainedLinks.firstChild(root)
         while let current = node {
-            switch decide(current, depth: depth) {
+            switch decide(current, depth: ancestors.count + 1, parent: ancestors.last ?? root) {
             case .keep:
-                if let child = current.firstChild {
+                if let child = UnretainedLinks.firstChild(current) {
+                    ancestors.append(current)
                     node = child
-                    depth += 1
                 } else {
-                    (node, depth) = Self.next(after: current, depth: depth, root: root)
+                    node = Self.next(after: current, ancestors: &ancestors)
                 }
             case .keepWithoutChildren:
-                (node, depth) = Self.next(after: current, depth: depth, root: root)
+                node = Self.next(after: current, ancestors: &ancestors)
             case .remove:
-                let following = Self.next(after: current, depth: depth, root: root)
-                current.remove()
-                (node, depth) = following
+                let following = Self.next(after: current, ancestors: &ancestors)
+                Self.detach(current, unwrapping: false)
+                node = following
             case .unwrap:
-                if let first = current.firstChild {
-                    current.unwrap()
+                if let first = UnretainedLinks.firstChild(current) {
+                    Self.detach(current, unwrapping: true)
                     node = first
                 } else {
-                    let following = Self.next(after: current, depth: depth, root: root)
-                    current.remove()
-                    (node, depth) = following
+                    let following = Self.next(after: current, ancestors: &ancestors)
+                    Self.detach(current, unwrapping: false)
+                    node = following
                 }
             }
         }
     }
 
-    private static func next(after node: Node, depth: Int, root: Node) -> (Node?, Int) {
-        var x = node
-        var d = depth
-        while x !== root {
-            if let sibling = x.nextSibling { return (sibling, d) }
-            guard let parent = x.parent else { return (nil, d) }
-            x = parent
-            d -= 1
+    /// Removes `node` from the tree (`unwrapping`: after moving its children to its place). The
+    /// one place the walk holds a strong reference: the tree's reference to the node goes while
+    /// the call runs, so the call needs its own, and its release after the call frees the node
+    /// (with what is still under it) unless someone else holds it. `node` is not valid after.
+    private static func detach(_ node: Unmanaged<Node>, unwrapping: Bool) {
+        let strong = node.takeUnretainedValue()
+        withExtendedLifetime(strong) {
+            if unwrapping { strong.unwrap() } else { strong.remove() }
         }
-        return (nil, d)
     }
 
-    private func decide(_ node: Node, depth: Int) -> Action {
-        if node is Text { return .keep }
-        if node is Comment { gate.findings.note(.comment); return .remove }
-        guard let element = node as? Element else { return .remove }
+    /// The node after `node`'s subtree in document order, under the root; `ancestors` (those of
+    /// `node`) become those of that node. (Reads sibling links only: the parents are the list.)
+    private static func next(after node: Unmanaged<Node>, ancestors: inout [Unmanaged<Node>]) -> Unmanaged<Node>? {
+        var x = node
+        while true {
+            if let sibling = UnretainedLinks.nextSibling(x) { return sibling }
+            // No ancestor left: `x` is a child of the root, and the walk is done.
+            guard let parent = ancestors.popLast() else { return nil }
+            x = parent
+        }
+    }
+
+    /// What to do with `node` (in the tree, so alive while this runs; see ``clean(_:)``), whose
+    /// parent is `parent`. The classes are told apart by exact class checks (`Text`, `Comment`,
+    /// `Element` are final: the same answers as `is` and `as?`, without a dynamic cast or a
+    /// retained copy).
+    private func decide(_ node: Unmanaged<Node>, depth: Int, parent: Unmanaged<Node>) -> Action {
+        guard let element = UnretainedLinks.element(node) else {
+            if UnretainedLinks.isText(node) { return .keep }
+            if UnretainedLinks.isComment(node) { gate.findings.note(.comment); return .remove }
+            return .remove
+        }
         if depth > options.limits.maxDepth {
             gate.findings.truncated = true
             gate.findings.note(.truncated)
             return .remove
         }
-        let parentNamespace = (element.parent as? Element)?.namespace ?? .html
+        // The parent's namespace when the parent is an element; the root (a fragment) counts as
+        // HTML.
+        let parentNamespace = UnretainedLinks.element(parent).map { parent in parent._withUnsafeGuaranteedRef { $0.namespace } } ?? .html
+        return element._withUnsafeGuaranteedRef { decide($0, parentNamespace: parentNamespace) }
+    }
+
+    private func decide(_ element: Element, parentNamespace: Namespace) -> Action {
         switch element.namespace {
         case .html:
             guard parentNamespace == .html else { gate.findings.note(.foreignElement); return .remove }
@@ -155,131 +205,242 @@ struct TreeCleaner {
         return placeholderPrefix + name.replacingOccurrences(of: ":", with: "-")
     }
 
+    /// Calls `body` with the attribute at `slot`, read in place: moved out of the array for the
+    /// call and back after it, with no copy.
+    ///
+    /// Unretained reads (trust-model row: inbox): every attribute of every kept element is read
+    /// here, several times. Copied out of the array (`attributes[index]`, or even
+    /// `attributes[index].name` passed to a function), an attribute costs a retain and a release
+    /// of its name and of its value (the optimizer does not borrow a string in place from an
+    /// array's memory), and those were most of the walk's reference counting. A value moved out
+    /// is the function's own, passed on as it is. This is sound because the array is the
+    /// element's own and unique while ``cleanAttributes(_:)`` runs (it holds the element's array
+    /// in a modifying access, which also makes any other read of the element's attributes in the
+    /// meantime stop the program instead of seeing the gap), and `body` never reads `slot`: the
+    /// gap is filled again, with the very same value, before anything else reads the array.
+    @inline(__always)
+    private static func withAttribute<Result>(at slot: UnsafeMutablePointer<Attribute>, _ body: (Attribute) -> Result) -> Result {
+        let attribute = slot.move()
+        let result = body(attribute)
+        slot.initialize(to: attribute)
+        return result
+    }
+
+    /// `element[attribute: name]` (no namespace, name equal), read from `attributes` in place.
+    private static func value(of name: String, in attributes: UnsafeMutableBufferPointer<Attribute>) -> String? {
+        for index in attributes.indices {
+            let found: String? = withAttribute(at: attributes.baseAddress! + index) { attribute in
+                attribute.namespace == nil && attribute.name == name ? attribute.value : nil
+            }
+            if let found { return found }
+        }
+        return nil
+    }
+
+    /// Cleans the attributes of a kept element.
+    ///
+    /// Trust-model row: inbox. The element's array is cleaned in place, in one modifying access
+    /// (the array stays the element's: no retain, and unique, so its attributes can be moved out
+    /// and back, see ``withAttribute(at:_:)``); the element gets a new array only when something
+    /// changed. (A shared array — an element the parser cloned — is copied by that access first,
+    /// into an equal one.)
     private func cleanAttributes(_ element: Element) {
-        // Nothing to clean, and nothing to add (target/rel go only with a kept href).
-        // The attributes are read once (each read of the element's property is an access check
-        // and a retain); the element's own array is written only at the end.
-        let originals = element.attributes
-        if originals.isEmpty { return }
-        var kept = KeptAttributes(originals)
+        // (Empty: nothing to clean, and nothing to add: target/rel go only with a kept href.)
+        let changed = element.attributes.withUnsafeMutableBufferPointer { $0.isEmpty ? nil : cleanAttributes($0, of: element) }
+        if let changed { element.attributes = changed }
+    }
+
+    /// The element's new attributes, or `nil` when they are `attributes` (its own) unchanged.
+    /// `attributes` must not be read but through ``withAttribute(at:_:)`` and ``KeptAttributes``.
+    private func cleanAttributes(_ attributes: UnsafeMutableBufferPointer<Attribute>, of element: Element) -> [Attribute]? {
+        let base = attributes.baseAddress!
         // An image's style is sanitized first and the pixel check reads what is kept: a hiding
         // style the CSS sanitizer drops is not in the output, so a check of the raw style blocked
         // the image on the first pass and the second pass loaded it (found by the sanitizer fuzz
         // target's idempotence oracle).
         let isHTML = element.namespace == .html
         let isImage = isHTML && element.tag == .img  // (by interned tag: `element.isHTML("img")`)
-        let styleIndex = isImage ? originals.firstIndex(where: { $0.namespace == nil && Self.isStyleName($0.name) }) : nil
-        let keptStyle = styleIndex.flatMap { css.sanitizeStyleAttribute(originals[$0].value) }
-        let isPixel = isImage && Self.looksLikePixel(element, style: keptStyle)
-        // Placeholders are read back as the attribute they stand for; then a name may repeat.
-        // (A name whose first byte is not `d` cannot start with "data-rampart-": `d` is ASCII.)
-        let hasPlaceholders = originals.contains { $0.name.utf8.first == 0x64 && $0.name.hasASCIIPrefix("data-rampart-") }
-        var seen = Set<String>()
-        for (index, original) in originals.enumerated() {
-            let attribute = hasPlaceholders ? Self.restoredName(original) : original
-            let nameHasUppercase = attribute.name.containsASCIIUppercase
-            let lowerName = nameHasUppercase ? attribute.name.lowercased() : attribute.name
-            if hasPlaceholders { guard seen.insert(attribute.qualifiedName).inserted else { continue } }
-            if lowerName.hasASCIIPrefix("on") { gate.findings.note(.eventHandler); continue }
-            if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.findings.note(.attribute); continue }
-            // Placeholder names are in no table: only names the table does not know need the test.
-            let info = Allowlist.attributeInfo.value(lowerName)
-            if attribute.namespace == nil && info == nil && lowerName.hasASCIIPrefix("data-rampart-") { gate.findings.note(.attribute); continue }
-            // An attribute without namespace on an HTML element whose name (already lowercase)
-            // has an entry in the info table: the entry holds the URL table's answer for it.
-            let urlUse: Allowlist.URLAttribute?
-            if !nameHasUppercase, let info, attribute.namespace == nil, isHTML {
-                urlUse = info.urlName.map { Allowlist.htmlURLAttribute($0, element: element) }
-            } else {
-                urlUse = Allowlist.urlAttribute(element: element, attribute: attribute)
-            }
-            if let use = urlUse {
-                switch use {
-                case .link:
-                    if let url = gate.link(attribute.value) {
-                        kept.append(Attribute(name: attribute.name, value: url, namespace: attribute.namespace))
-                    }
-                case .resource(let kind):
-                    switch gate.resource(attribute.value, kind: kind, isPixel: isPixel) {
-                    case .load(let url): kept.append(Attribute(name: attribute.name, value: url, namespace: attribute.namespace))
-                    case .block(let url): kept.append(Attribute(name: Self.placeholder(for: attribute), value: url))
-                    case .drop: break
-                    }
-                case .srcset:
-                    cleanSrcset(attribute, isPixel: isPixel, into: &kept)
-                case .drop:
-                    if lowerName == "ping" {
-                        for url in attribute.value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) {
-                            gate.tracker(URLPolicy.clean(String(url)), .ping)
-                            gate.block(URLPolicy.clean(String(url)), .ping)
-                        }
-                    } else {
-                        gate.findings.note(.unsafeURL)
-                    }
-                }
-                continue
-            }
-            guard attribute.namespace == nil else { gate.findings.note(.attribute); continue }
-            let role = info?.role ?? .none
-            if role == .style {
-                let style = index == styleIndex ? keptStyle : css.sanitizeStyleAttribute(attribute.value)
-                if let style {
-                    // Unchanged (the usual case: the fast path returns the very text), the
-                    // element's own attribute is kept as it is — when its name is `style` exactly,
-                    // else the new attribute is named `style` as before.
-                    if !hasPlaceholders && SameTree.sameBytes(attribute.name, "style") && SameTree.sameBytes(style, attribute.value) {
-                        kept.append(attribute, at: index)
-                    } else {
-                        kept.append(Attribute(name: "style", value: style))
-                    }
-                }
-                continue
-            }
-            if role == .idOrName && isClobbering(attribute.value) {
-                gate.findings.note(.clobberingName)
-                continue
-            }
-            switch element.namespace {
-            case .html:
-                if role == .targetOrRel { continue }
-                if info?.html == true || lowerName.hasASCIIPrefix("aria-")
-                    || (lowerName.hasASCIIPrefix("data-") && lowerName.count > 5) {
-                    kept.append(attribute, at: hasPlaceholders ? nil : index)
-                } else {
-                    gate.findings.note(.attribute)
-                }
-            case .svg:
-                guard Allowlist.svgAttributeTable.contains(attribute.name) else { gate.findings.note(.attribute); continue }
-                if attribute.value.lowercased().contains("url(") || Allowlist.svgPaintAttributes.contains(attribute.name) {
-                    guard Self.isLocalPaint(attribute.value) else { gate.findings.note(.unsafeURL); continue }
-                }
-                kept.append(attribute, at: hasPlaceholders ? nil : index)
-            case .mathml:
-                if info?.mathML == true { kept.append(attribute, at: hasPlaceholders ? nil : index) } else { gate.findings.note(.attribute) }
+        var styleIndex: Int?
+        if isImage {
+            for index in attributes.indices
+            where Self.withAttribute(at: base + index, { $0.namespace == nil && Self.isStyleName($0.name) }) {
+                styleIndex = index
+                break
             }
         }
-        if element.namespace == .html && (element.tag == .a || element.tag == .area),
+        let keptStyle = styleIndex.flatMap { index in Self.withAttribute(at: base + index) { css.sanitizeStyleAttribute($0.value) } }
+        let isPixel = isImage && Self.looksLikePixel(attributes, style: keptStyle)
+        // Placeholders are read back as the attribute they stand for; then a name may repeat.
+        // (A name whose first byte is not `d` cannot start with "data-rampart-": `d` is ASCII.)
+        var hasPlaceholders = false
+        for index in attributes.indices
+        where Self.withAttribute(at: base + index, { $0.name.utf8.first == 0x64 && $0.name.hasASCIIPrefix("data-rampart-") }) {
+            hasPlaceholders = true
+            break
+        }
+        var scan = AttributeScan(
+            isHTML: isHTML, isPixel: isPixel, hasPlaceholders: hasPlaceholders, styleIndex: styleIndex, keptStyle: keptStyle)
+        var kept = KeptAttributes(attributes)
+        for index in attributes.indices {
+            if hasPlaceholders {
+                // (A restored placeholder is a new attribute; any other, a copy.)
+                let restored = Self.withAttribute(at: base + index) { Self.restoredName($0) }
+                switch cleanAttribute(restored, at: index, of: element, &scan) {
+                case .dropped: break
+                case .same: kept.append(restored)
+                case .new(let attribute): kept.append(attribute)
+                }
+            } else {
+                switch Self.withAttribute(at: base + index, { cleanAttribute($0, at: index, of: element, &scan) }) {
+                case .dropped: break
+                case .same: kept.appendOwn(at: index)
+                case .new(let attribute): kept.append(attribute)
+                }
+            }
+        }
+        if isHTML && (element.tag == .a || element.tag == .area),
            kept.contains(where: { $0.name == "href" && $0.namespace == nil }) {
             kept.append(Attribute(name: "target", value: "_blank"))
             kept.append(Attribute(name: "rel", value: "noopener noreferrer"))
         }
-        if let changed = kept.result { element.attributes = changed }
+        return kept.takeResult()
+    }
+
+    /// What ``cleanAttributes(_:of:)`` knows about the element while it goes through its
+    /// attributes.
+    private struct AttributeScan {
+        let isHTML: Bool
+        let isPixel: Bool
+        let hasPlaceholders: Bool
+        /// The index of an image's style attribute, and its value as kept (`nil`: dropped).
+        let styleIndex: Int?
+        let keptStyle: String?
+        /// The qualified names seen so far (only with placeholders: a restored name may repeat).
+        var seen = Set<String>()
+    }
+
+    /// What becomes of one attribute.
+    private enum Outcome {
+        case dropped
+        /// Kept as it is.
+        case same
+        /// Replaced by this attribute (a cleaned URL, a placeholder, a cleaned style).
+        case new(Attribute)
+    }
+
+    /// What becomes of `attribute`: the element's own at `index` (moved out of the array, see
+    /// ``withAttribute(at:_:)``: this reads no attribute of the element), or, with placeholders,
+    /// its restored form.
+    private func cleanAttribute(_ attribute: Attribute, at index: Int, of element: Element, _ scan: inout AttributeScan) -> Outcome {
+        // The lowercased name is made only when the name has an upper-case letter; else it is
+        // the name itself (no copy).
+        if attribute.name.containsASCIIUppercase {
+            return cleanAttribute(attribute, lowerName: attribute.name.lowercased(), nameHasUppercase: true, at: index, of: element, &scan)
+        }
+        return cleanAttribute(attribute, lowerName: attribute.name, nameHasUppercase: false, at: index, of: element, &scan)
+    }
+
+    private func cleanAttribute(
+        _ attribute: Attribute, lowerName: String, nameHasUppercase: Bool, at index: Int, of element: Element, _ scan: inout AttributeScan
+    ) -> Outcome {
+        if scan.hasPlaceholders { guard scan.seen.insert(attribute.qualifiedName).inserted else { return .dropped } }
+        if lowerName.hasASCIIPrefix("on") { gate.findings.note(.eventHandler); return .dropped }
+        if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.findings.note(.attribute); return .dropped }
+        // Placeholder names are in no table: only names the table does not know need the test.
+        let info = Allowlist.attributeInfo.value(lowerName)
+        if attribute.namespace == nil && info == nil && lowerName.hasASCIIPrefix("data-rampart-") { gate.findings.note(.attribute); return .dropped }
+        // An attribute without namespace on an HTML element whose name (already lowercase)
+        // has an entry in the info table: the entry holds the URL table's answer for it.
+        let urlUse: Allowlist.URLAttribute?
+        if !nameHasUppercase, let info, attribute.namespace == nil, scan.isHTML {
+            urlUse = info.urlName.map { Allowlist.htmlURLAttribute($0, element: element) }
+        } else {
+            urlUse = Allowlist.urlAttribute(element: element, attribute: attribute)
+        }
+        if let use = urlUse {
+            switch use {
+            case .link:
+                guard let url = gate.link(attribute.value) else { return .dropped }
+                return .new(Attribute(name: attribute.name, value: url, namespace: attribute.namespace))
+            case .resource(let kind):
+                switch gate.resource(attribute.value, kind: kind, isPixel: scan.isPixel) {
+                case .load(let url): return .new(Attribute(name: attribute.name, value: url, namespace: attribute.namespace))
+                case .block(let url): return .new(Attribute(name: Self.placeholder(for: attribute), value: url))
+                case .drop: return .dropped
+                }
+            case .srcset:
+                return cleanSrcset(attribute, isPixel: scan.isPixel).map { .new($0) } ?? .dropped
+            case .drop:
+                if lowerName == "ping" {
+                    for url in attribute.value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) {
+                        gate.tracker(URLPolicy.clean(String(url)), .ping)
+                        gate.block(URLPolicy.clean(String(url)), .ping)
+                    }
+                } else {
+                    gate.findings.note(.unsafeURL)
+                }
+                return .dropped
+            }
+        }
+        guard attribute.namespace == nil else { gate.findings.note(.attribute); return .dropped }
+        let role = info?.role ?? .none
+        if role == .style {
+            let style = index == scan.styleIndex ? scan.keptStyle : css.sanitizeStyleAttribute(attribute.value)
+            guard let style else { return .dropped }
+            // Unchanged (the usual case: the fast path returns the very text), the element's own
+            // attribute is kept as it is — when its name is `style` exactly, else the new
+            // attribute is named `style` as before.
+            if !scan.hasPlaceholders && SameTree.sameBytes(attribute.name, "style") && SameTree.sameBytes(style, attribute.value) {
+                return .same
+            }
+            return .new(Attribute(name: "style", value: style))
+        }
+        if role == .idOrName && isClobbering(attribute.value) {
+            gate.findings.note(.clobberingName)
+            return .dropped
+        }
+        switch element.namespace {
+        case .html:
+            if role == .targetOrRel { return .dropped }
+            if info?.html == true || lowerName.hasASCIIPrefix("aria-")
+                || (lowerName.hasASCIIPrefix("data-") && lowerName.count > 5) {
+                return .same
+            }
+            gate.findings.note(.attribute)
+            return .dropped
+        case .svg:
+            guard Allowlist.svgAttributeTable.contains(attribute.name) else { gate.findings.note(.attribute); return .dropped }
+            if attribute.value.lowercased().contains("url(") || Allowlist.svgPaintAttributes.contains(attribute.name) {
+                guard Self.isLocalPaint(attribute.value) else { gate.findings.note(.unsafeURL); return .dropped }
+            }
+            return .same
+        case .mathml:
+            if info?.mathML == true { return .same }
+            gate.findings.note(.attribute)
+            return .dropped
+        }
     }
 
     /// The attributes kept so far, as the sequence they form; an array is made only once that
     /// sequence stops being a prefix of the element's own attributes. Most elements keep every
     /// attribute unchanged, and then their array is left as it is (no copy, no new array).
+    ///
+    /// `originals` is the element's own array, in the modifying access of
+    /// ``cleanAttributes(_:)``; its attributes are read in place (``withAttribute(at:_:)``), and
+    /// copied only into a new array.
     private struct KeptAttributes {
-        let originals: [Attribute]
+        let originals: UnsafeMutableBufferPointer<Attribute>
         /// While `nil`: the kept sequence is `originals[0..<matched]`.
         private var copy: [Attribute]?
         private var matched = 0
 
-        init(_ originals: [Attribute]) { self.originals = originals }
+        init(_ originals: UnsafeMutableBufferPointer<Attribute>) { self.originals = originals }
 
-        mutating func append(_ attribute: Attribute) {
+        /// (`consuming`: a new attribute moves into the new array, no copy.)
+        mutating func append(_ attribute: consuming Attribute) {
             if copy == nil {
-                if matched < originals.count && Self.sameBytes(originals[matched], attribute) {
+                if matched < originals.count
+                    && TreeCleaner.withAttribute(at: originals.baseAddress! + matched, { Self.sameBytes($0, attribute) }) {
                     matched += 1
                     return
                 }
@@ -292,35 +453,37 @@ struct TreeCleaner {
             copy!.append(attribute)
         }
 
-        /// ``append(_:)``, told when `attribute` is the element's own at `index` (unchanged; `nil`
-        /// when it may not be): while the kept sequence is `originals[0..<index]`, it then grows
-        /// by one without comparing (an attribute has the same bytes as itself).
-        @inline(__always)
-        mutating func append(_ attribute: Attribute, at index: Int?) {
-            if let index, copy == nil, matched == index {
+        /// Appends the element's own attribute at `index` (unchanged): while the kept sequence is
+        /// `originals[0..<index]`, it grows by one without comparing (an attribute has the same
+        /// bytes as itself); else as ``append(_:)``.
+        mutating func appendOwn(at index: Int) {
+            if copy == nil && matched == index {
                 matched += 1
                 return
             }
-            append(attribute)
+            append(originals[index])
         }
 
         /// Byte-for-byte the same attribute (`==` on `String` is canonical equivalence, which
         /// would let a rewrite to an equivalent but different text keep the original bytes).
         private static func sameBytes(_ a: Attribute, _ b: Attribute) -> Bool {
-            a.namespace == b.namespace && sameBytes(a.name, b.name) && sameBytes(a.value, b.value)
+            a.namespace == b.namespace && SameTree.sameBytes(a.name, b.name) && SameTree.sameBytes(a.value, b.value)
         }
 
-        @inline(__always)
-        private static func sameBytes(_ a: String, _ b: String) -> Bool { SameTree.sameBytes(a, b) }
-
-        func contains(where predicate: (Attribute) -> Bool) -> Bool {
-            if let copy { return copy.contains(where: predicate) }
-            return originals[0..<matched].contains(where: predicate)
+        /// Whether a kept attribute satisfies `predicate` (each read in place).
+        mutating func contains(where predicate: (Attribute) -> Bool) -> Bool {
+            if copy != nil {
+                return copy!.withUnsafeMutableBufferPointer { kept in
+                    kept.indices.contains { TreeCleaner.withAttribute(at: kept.baseAddress! + $0, predicate) }
+                }
+            }
+            return (0..<matched).contains { TreeCleaner.withAttribute(at: originals.baseAddress! + $0, predicate) }
         }
 
-        /// The new attribute list, or `nil` when it equals the element's own.
-        var result: [Attribute]? {
-            if let copy { return copy }
+        /// The new attribute list, or `nil` when it equals the element's own. (Taken: the array
+        /// moves out, no copy.)
+        mutating func takeResult() -> [Attribute]? {
+            if let made = copy.take() { return made }
             return matched == originals.count ? nil : Array(originals[0..<matched])
         }
     }
@@ -354,7 +517,8 @@ struct TreeCleaner {
         return !compact.contains("\\") && !compact.contains("javascript:")
     }
 
-    private func cleanSrcset(_ attribute: Attribute, isPixel: Bool, into kept: inout KeptAttributes) {
+    /// The attribute a srcset becomes (`nil`: none of its URLs is kept).
+    private func cleanSrcset(_ attribute: Attribute, isPixel: Bool) -> Attribute? {
         var loadable: [String] = []
         var blocked = false
         var all: [String] = []
@@ -376,11 +540,9 @@ struct TreeCleaner {
                 continue
             }
         }
-        if blocked {
-            kept.append(Attribute(name: Self.placeholder(for: attribute), value: all.joined(separator: ", ")))
-        } else if !loadable.isEmpty {
-            kept.append(Attribute(name: "srcset", value: loadable.joined(separator: ", ")))
-        }
+        if blocked { return Attribute(name: Self.placeholder(for: attribute), value: all.joined(separator: ", ")) }
+        if !loadable.isEmpty { return Attribute(name: "srcset", value: loadable.joined(separator: ", ")) }
+        return nil
     }
 
     /// The HTML spec's srcset parsing, simplified: a URL is a run of non-space characters (a
@@ -419,9 +581,10 @@ struct TreeCleaner {
     }
 
     /// 1×1 (or 0×0) images, and images hidden by style: the classic open-tracking pixel.
-    /// `style` is the element's style as the sanitizer keeps it.
-    private static func looksLikePixel(_ element: Element, style keptStyle: String?) -> Bool {
-        if tiny(element[attribute: "width"]) || tiny(element[attribute: "height"]) { return true }
+    /// `attributes` are the image's own (read in place, see ``withAttribute(at:_:)``), `style`
+    /// its style as the sanitizer keeps it.
+    private static func looksLikePixel(_ attributes: UnsafeMutableBufferPointer<Attribute>, style keptStyle: String?) -> Bool {
+        if tiny(value(of: "width", in: attributes)) || tiny(value(of: "height", in: attributes)) { return true }
         guard let keptStyle else { return false }
         if let hidden = hidingStyleASCII(keptStyle) { return hidden }
         let style = keptStyle.lowercased().filter { !$0.isWhitespace }
