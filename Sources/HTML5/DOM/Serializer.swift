@@ -247,12 +247,15 @@ public enum HTMLSerializer {
 
     /// ``voidElements`` and ``rawTextParents`` as interned names (all of them are in the
     /// ``HTMLTag`` table, and `Element.tag` always agrees with `localName`): the serializer tests
-    /// one bit per element instead of the name's bytes.
-    static let voidTags: HTMLTagSet = [
-        .area, .base, .basefont, .bgsound, .br, .col, .embed, .frame, .hr, .img, .input, .keygen, .link, .meta,
-        .param, .source, .track, .wbr,
-    ]
-    static let rawTextParentTags: HTMLTagSet = [.style, .script, .xmp, .iframe, .noembed, .noframes, .plaintext]
+    /// one bit per element instead of the name's bytes. Written as mask words, like the parser's
+    /// name sets: statically initialized, so the walk's test per element costs no lazy-global
+    /// check (`swift_once`). `HTMLTagTests` checks them against their lists.
+    ///
+    /// .area, .base, .basefont, .bgsound, .br, .col, .embed, .frame, .hr, .img, .input, .keygen,
+    /// .link, .meta, .param, .source, .track, .wbr
+    static let voidTags = HTMLTagSet(words: 0x1002020008109840, 0x0040000200040446, 0x0000000000010400, 0x0000000000000000)
+    /// .style, .script, .xmp, .iframe, .noembed, .noframes, .plaintext
+    static let rawTextParentTags = HTMLTagSet(words: 0x8000000000000000, 0x0800800803000000, 0x0000000000020000, 0x0000000000000000)
 
     /// `element` is an HTML void element (no end tag, no children written).
     @inline(__always)
