@@ -602,11 +602,19 @@ package enum UnretainedLinks {
     }
 
     /// The node as an element, by an exact class check (`Element` is final; no dynamic cast).
+    ///
+    /// The result is made from the node's address, not from the reference the check reads: made
+    /// from that reference, a later `_withUnsafeGuaranteedRef` on the result is folded back to it
+    /// by the optimizer, and since its borrow has ended by then, the optimizer retains it to keep
+    /// it alive in between (a retain and release per element in the serializer's walk).
     @inline(__always) package static func element(_ node: Ref) -> Unmanaged<Element>? {
-        node._withUnsafeGuaranteedRef { n in
-            ObjectIdentifier(type(of: n)) == ObjectIdentifier(Element.self)
-                ? Unmanaged.passUnretained(unsafeDowncast(n, to: Element.self)) : nil
-        }
+        node._withUnsafeGuaranteedRef { ObjectIdentifier(type(of: $0)) == ObjectIdentifier(Element.self) }
+            ? Unmanaged<Element>.fromOpaque(node.toOpaque()) : nil
+    }
+
+    /// The element as a node (an upcast, from the address as in ``element(_:)``; no retain).
+    @inline(__always) package static func node(_ element: Unmanaged<Element>) -> Ref {
+        Ref.fromOpaque(element.toOpaque())
     }
 
     /// Whether the node is a `Text` (an exact class check).

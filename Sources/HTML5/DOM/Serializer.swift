@@ -50,6 +50,31 @@ func withUTF8Bytes<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) ->
     return copy.withUTF8(body)
 }
 
+/// Calls `body` with the UTF-8 of the string stored at `string` (a class's property, an array
+/// element), read where it is stored: no retain and release of its storage. Reading a `var`
+/// property of a class, or an element through an unsafe pointer, copies the `String` out (a
+/// retain), because the optimizer cannot prove that nothing overwrites the property while
+/// `body` runs; an `inout` access is exclusive, so the string is borrowed in place instead.
+///
+/// It never writes: `withUTF8` is mutating only to make a non-contiguous string contiguous
+/// first, and such a string (none the parser makes: its strings are native) is read through a
+/// copy instead. So `string` may be memory that is not to be mutated, reached through
+/// `UnsafeMutablePointer(mutating:)`.
+@inline(__always)
+func withUTF8Bytes<R>(inPlace string: inout String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    if string.isContiguousUTF8 { return string.withUTF8(body) }
+    return withUTF8Bytes(of: string, body)
+}
+
+/// Calls `body` with the elements of the array stored at `array` (a class's property), read in
+/// its buffer: an `inout` access borrows the array in place, where reading the property would
+/// copy it out (a retain and release of its buffer; see ``withUTF8Bytes(inPlace:_:)``). Never
+/// writes: no mutating method of the array is called, so no uniqueness check or copy either.
+@inline(__always)
+func withBuffer<Element, R>(inPlace array: inout [Element], _ body: (UnsafeBufferPointer<Element>) -> R) -> R {
+    array.withUnsafeBufferPointer(body)
+}
+
 /// A growable buffer of UTF-8 bytes in raw memory, for the serializer: an append is a capacity
 /// check and a copy (no uniqueness check or generic sequence copy as with `[UInt8]`). Not
 /// copyable; it frees its memory when it goes out of scope.
@@ -143,102 +168,161 @@ public enum HTMLSerializer {
     }
 
     /// Serializes the children of `node` as UTF-8 (template contents for a template element).
+    ///
+    /// The walk holds no strong reference to the nodes it visits: it goes through the links as
+    /// `Unmanaged` references (``UnretainedLinks``) and reads each node through
+    /// `_withUnsafeGuaranteedRef`, and it keeps its stack of open elements as `Unmanaged` too, so
+    /// a node costs no retain and release (each an atomic read-modify-write; reference counting
+    /// was a fifth of the sanitizer's time). That is sound because the caller holds `node`, which
+    /// holds its whole subtree (children, siblings and template contents are strong links), and
+    /// nothing changes the tree while the walk runs: it is one synchronous call on one thread,
+    /// nodes are not `Sendable`, and the serializer only reads. The strings are read in place
+    /// too (``withUTF8Bytes(inPlace:_:)``).
+    ///
+    /// Trust-model row: inbox — this is the text of the sanitized tree that the web view gets.
     static func serializeChildren(of node: Node, into out: inout UTF8Buffer, scripting: Bool) {
-        let parent: Node = (node as? Element)?.templateContent ?? node
-        // A text child of `parent` is written raw when `parent` is a raw-text element.
-        let rawAtRoot = (parent as? Element).map { rawTextChildren($0, scripting: scripting) } ?? false
+        let root = UnretainedLinks.Ref.passUnretained(node)
+        // The children of the template contents for a `<template>`; a text child of an element
+        // is written raw when the element is a raw-text element.
+        var parent = root
+        var rawAtRoot = false
+        if let element = UnretainedLinks.element(root) {
+            if let content = UnretainedLinks.templateContent(element) {
+                parent = content
+            } else {
+                rawAtRoot = rawTextChildren(element, scripting: scripting)
+            }
+        }
         // Iterative walk over the sibling links: the stack holds the open elements whose end tags
         // are pending (and whether their text children are raw), so deep trees cannot overflow.
-        var open: [(element: Element, raw: Bool)] = []
-        var next = parent.firstChild
+        var open: [(element: Unmanaged<Element>, raw: Bool)] = []
+        var next = UnretainedLinks.firstChild(parent)
         while true {
             guard let current = next else {
                 guard let (element, _) = open.popLast() else { return }
-                out.append(0x3C); out.append(0x2F)  // </
-                appendUTF8(element.localName, to: &out)
-                out.append(0x3E)
-                next = element.nextSibling
+                endTag(element, into: &out)
+                next = UnretainedLinks.nextSibling(UnretainedLinks.node(element))
                 continue
             }
-            if let element = current as? Element {
+            if let element = UnretainedLinks.element(current) {
                 openTag(element, into: &out)
                 if isVoid(element) {
-                    next = element.nextSibling
+                    next = UnretainedLinks.nextSibling(current)
                     continue
                 }
                 open.append((element, rawTextChildren(element, scripting: scripting)))
-                next = (element.templateContent ?? element).firstChild
+                next = UnretainedLinks.firstChild(UnretainedLinks.templateContent(element) ?? current)
                 continue
             }
             leaf(current, raw: open.last?.raw ?? rawAtRoot, into: &out)
-            next = current.nextSibling
+            next = UnretainedLinks.nextSibling(current)
         }
     }
 
-    /// Serializes one node (with its subtree) as UTF-8.
+    /// Serializes one node (with its subtree) as UTF-8. Reads the node as
+    /// ``serializeChildren(of:into:scripting:)`` does: the caller holds it.
     static func serialize(_ node: Node, into out: inout UTF8Buffer, scripting: Bool) {
-        if let element = node as? Element {
+        let ref = UnretainedLinks.Ref.passUnretained(node)
+        if let element = UnretainedLinks.element(ref) {
             openTag(element, into: &out)
             if isVoid(element) { return }
-            serializeChildren(of: element, into: &out, scripting: scripting)
-            out.append(0x3C); out.append(0x2F)
-            appendUTF8(element.localName, to: &out)
-            out.append(0x3E)
+            serializeChildren(of: node, into: &out, scripting: scripting)
+            endTag(element, into: &out)
         } else {
-            let raw = (node.parent as? Element).map { rawTextChildren($0, scripting: scripting) } ?? false
-            leaf(node, raw: raw, into: &out)
+            let raw = UnretainedLinks.parent(ref).flatMap(UnretainedLinks.element)
+                .map { rawTextChildren($0, scripting: scripting) } ?? false
+            leaf(ref, raw: raw, into: &out)
         }
     }
 
     /// Whether the text children of `element` are written without escaping (raw-text elements,
     /// and `<noscript>` when parsed with scripting on).
     @inline(__always)
-    private static func rawTextChildren(_ element: Element, scripting: Bool) -> Bool {
-        guard element.namespace == .html else { return false }
-        return rawTextParentTags.contains(element.tag) || (scripting && element.tag == .noscript)
+    private static func rawTextChildren(_ element: Unmanaged<Element>, scripting: Bool) -> Bool {
+        element._withUnsafeGuaranteedRef { element in
+            guard element.namespace == .html else { return false }
+            return rawTextParentTags.contains(element.tag) || (scripting && element.tag == .noscript)
+        }
     }
 
     /// ``voidElements`` and ``rawTextParents`` as interned names (all of them are in the
     /// ``HTMLTag`` table, and `Element.tag` always agrees with `localName`): the serializer tests
-    /// one bit per element instead of the name's bytes.
-    static let voidTags: HTMLTagSet = [
-        .area, .base, .basefont, .bgsound, .br, .col, .embed, .frame, .hr, .img, .input, .keygen, .link, .meta,
-        .param, .source, .track, .wbr,
-    ]
-    static let rawTextParentTags: HTMLTagSet = [.style, .script, .xmp, .iframe, .noembed, .noframes, .plaintext]
+    /// one bit per element instead of the name's bytes. Written as mask words, like the parser's
+    /// name sets: statically initialized, so the walk's test per element costs no lazy-global
+    /// check (`swift_once`). `HTMLTagTests` checks them against their lists.
+    ///
+    /// .area, .base, .basefont, .bgsound, .br, .col, .embed, .frame, .hr, .img, .input, .keygen,
+    /// .link, .meta, .param, .source, .track, .wbr
+    static let voidTags = HTMLTagSet(words: 0x1002020008109840, 0x0040000200040446, 0x0000000000010400, 0x0000000000000000)
+    /// .style, .script, .xmp, .iframe, .noembed, .noframes, .plaintext
+    static let rawTextParentTags = HTMLTagSet(words: 0x8000000000000000, 0x0800800803000000, 0x0000000000020000, 0x0000000000000000)
 
     /// `element` is an HTML void element (no end tag, no children written).
     @inline(__always)
     static func isVoid(_ element: Element) -> Bool { element.namespace == .html && voidTags.contains(element.tag) }
 
-    static func openTag(_ element: Element, into out: inout UTF8Buffer) {
-        out.append(0x3C)
-        appendUTF8(element.localName, to: &out)
-        // Through the array's buffer: the attributes are read in place, not copied out one by one
-        // (a copy retains and releases the name and the value).
-        element.attributes.withUnsafeBufferPointer { attributes in
-            for index in attributes.indices {
-                out.append(0x20)
-                if attributes[index].namespace == nil {
-                    appendUTF8(attributes[index].name, to: &out)
-                } else {
-                    appendUTF8(attributes[index].qualifiedName, to: &out)
+    /// ``isVoid(_:)`` on an element read without a retain (the walk's).
+    @inline(__always)
+    static func isVoid(_ element: Unmanaged<Element>) -> Bool { element._withUnsafeGuaranteedRef { isVoid($0) } }
+
+    /// `<name attr="value"...>`. The element is read without a retain; its name is a `let`, read
+    /// in place, and the attributes are read in place in the array's buffer, each name and value
+    /// with ``withUTF8Bytes(inPlace:_:)`` (a copy would retain and release both strings).
+    static func openTag(_ element: Unmanaged<Element>, into out: inout UTF8Buffer) {
+        element._withUnsafeGuaranteedRef { element in
+            out.append(0x3C)
+            appendUTF8(element.localName, to: &out)
+            withBuffer(inPlace: &element.attributes) { attributes in
+                guard let base = attributes.baseAddress else { return }
+                // Mutable only for the type: ``withUTF8Bytes(inPlace:_:)`` never writes.
+                let attribute = UnsafeMutablePointer(mutating: base)
+                for index in 0..<attributes.count {
+                    out.append(0x20)
+                    if attribute[index].namespace == nil {
+                        withUTF8Bytes(inPlace: &attribute[index].name) { out.append($0) }
+                    } else {
+                        appendUTF8(attribute[index].qualifiedName, to: &out)
+                    }
+                    out.append(0x3D); out.append(0x22)  // ="
+                    withUTF8Bytes(inPlace: &attribute[index].value) { escapeAttributeValue($0, into: &out) }
+                    out.append(0x22)
                 }
-                out.append(0x3D); out.append(0x22)  // ="
-                escape(attributes[index].value, attributeMode: true, into: &out)
-                out.append(0x22)
             }
+            out.append(0x3E)
         }
+    }
+
+    /// `</name>`.
+    @inline(__always)
+    private static func endTag(_ element: Unmanaged<Element>, into out: inout UTF8Buffer) {
+        out.append(0x3C); out.append(0x2F)  // </
+        element._withUnsafeGuaranteedRef { appendUTF8($0.localName, to: &out) }
         out.append(0x3E)
     }
 
-    private static func leaf(_ node: Node, raw: Bool, into out: inout UTF8Buffer) {
-        if let text = node as? Text {
-            if raw { appendUTF8(text.data, to: &out) } else { escape(text.data, attributeMode: false, into: &out) }
-        } else if let comment = node as? Comment {
-            appendUTF8("<!--", to: &out); appendUTF8(comment.data, to: &out); appendUTF8("-->", to: &out)
-        } else if let doctype = node as? DocumentType {
-            appendUTF8("<!DOCTYPE ", to: &out); appendUTF8(doctype.name, to: &out); out.append(0x3E)
+    /// A text (escaped, or raw under a raw-text element), comment or doctype; nothing for the
+    /// other kinds. The node is read without a retain and its string in place.
+    private static func leaf(_ node: UnretainedLinks.Ref, raw: Bool, into out: inout UTF8Buffer) {
+        node._withUnsafeGuaranteedRef { node in
+            switch ObjectIdentifier(type(of: node)) {
+            case ObjectIdentifier(Text.self):
+                let text = unsafeDowncast(node, to: Text.self)
+                if raw {
+                    withUTF8Bytes(inPlace: &text.data) { out.append($0) }
+                } else {
+                    withUTF8Bytes(inPlace: &text.data) { escapeText($0, into: &out) }
+                }
+            case ObjectIdentifier(Comment.self):
+                out.append("<!--" as StaticString)
+                withUTF8Bytes(inPlace: &unsafeDowncast(node, to: Comment.self).data) { out.append($0) }
+                out.append("-->" as StaticString)
+            case ObjectIdentifier(DocumentType.self):
+                out.append("<!DOCTYPE " as StaticString)
+                appendUTF8(unsafeDowncast(node, to: DocumentType.self).name, to: &out)
+                out.append(0x3E)
+            default:
+                break
+            }
         }
     }
 
