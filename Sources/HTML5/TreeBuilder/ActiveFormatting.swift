@@ -100,12 +100,19 @@ extension TreeBuilder {
 
     /// The index of the last element named `subject` in the list of active formatting elements
     /// after its last marker, read in place.
+    ///
+    /// An entry is read as the bits of its reference (an `Optional` of a class is a nullable
+    /// pointer; `nil` is a marker) and looked at through `_withUnsafeGuaranteedRef`: binding it
+    /// as `Element?` retained and released each entry looked at.
     private func lastFormattingIndex(_ subject: HTMLTag) -> Int? {
         activeFormatting.withUnsafeBufferPointer { list in
+            guard let base = list.baseAddress else { return nil }
+            let raw = UnsafeRawPointer(base)
             var i = list.count - 1
             while i >= 0 {
-                guard let e = list[i] else { return nil }  // a marker
-                if e.isHTML(subject) { return i }
+                guard let bits = raw.load(fromByteOffset: i * MemoryLayout<Element?>.stride, as: UnsafeRawPointer?.self)
+                else { return nil }  // a marker
+                if Unmanaged<Element>.fromOpaque(bits)._withUnsafeGuaranteedRef({ $0.isHTML(subject) }) { return i }
                 i -= 1
             }
             return nil

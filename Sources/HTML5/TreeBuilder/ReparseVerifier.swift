@@ -167,13 +167,18 @@ struct ReparseVerifier {
     mutating func matchRef(tag: HTMLTag, localName: String, namespace: Namespace, attributes: [Attribute]) -> Ref? {
         guard !failed, pending == nil, textOffset == 0, let node = cursor, Self.isKind(node, Element.self)
         else { failed = true; return nil }
-        // (No closure here: one that captured the name and the attributes retained both.)
-        let element = unsafeDowncast(node.takeUnretainedValue(), to: Element.self)
-        // As the parser's new element it must be on no stack yet (the parser reads the count).
-        let matches = element.tag == tag && element.namespace == namespace && element.stackCount == 0
-            && element.storedTemplateContent == nil && !(namespace == .html && tag == .template)
-            && (tag != .unknown || UTF8Bytes.equal(element.localName, localName))
-            && Self.sameAttributes(element.attributes, attributes)
+        // The element is read through `_withUnsafeGuaranteedRef` (a `takeUnretainedValue()` was
+        // retained and released around the comparisons) and its attributes in place
+        // (`withBuffer(inPlace:)`: reading the property copied the array out, one more retain).
+        let matches = node._withUnsafeGuaranteedRef { n -> Bool in
+            let element = unsafeDowncast(n, to: Element.self)
+            // As the parser's new element it must be on no stack yet (the parser reads the count).
+            guard element.tag == tag && element.namespace == namespace && element.stackCount == 0
+                && element.storedTemplateContent == nil && !(namespace == .html && tag == .template)
+                && (tag != .unknown || UTF8Bytes.equal(element.localName, localName))
+            else { return false }
+            return withBuffer(inPlace: &element.attributes) { Self.sameAttributes($0, attributes) }
+        }
         guard matches else { failed = true; return nil }
         pending = node
         return node
@@ -249,10 +254,10 @@ struct ReparseVerifier {
     }
 
     /// The same attributes in the same order, compared as bytes.
-    private static func sameAttributes(_ x: borrowing [Attribute], _ y: borrowing [Attribute]) -> Bool {
-        guard x.count == y.count else { return false }
-        if x.isEmpty { return true }
-        return x.withUnsafeBufferPointer { ax in y.withUnsafeBufferPointer { ay in
+    private static func sameAttributes(_ ax: UnsafeBufferPointer<Attribute>, _ y: borrowing [Attribute]) -> Bool {
+        guard ax.count == y.count else { return false }
+        if ax.isEmpty { return true }
+        return y.withUnsafeBufferPointer { ay in
             guard ax.count == ay.count else { return false }
             for k in 0..<ax.count {
                 guard ax[k].namespace == ay[k].namespace, UTF8Bytes.equal(ax[k].name, ay[k].name),
@@ -260,6 +265,6 @@ struct ReparseVerifier {
                 else { return false }
             }
             return true
-        } }
+        }
     }
 }
