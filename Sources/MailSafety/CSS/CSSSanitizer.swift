@@ -40,17 +40,50 @@ struct CSSSanitizer {
 
     /// The declarations of a `style` attribute, sanitized; `nil` when nothing is left.
     func sanitizeStyleAttribute(_ text: String) -> String? {
+        switch styleAttribute(text) {
+        case .same: return text
+        case .kept(let style): return style
+        case .dropped: return nil
+        }
+    }
+
+    /// What becomes of a `style` attribute (see ``styleAttribute(_:)``).
+    enum StyleAttribute {
+        /// The attribute's text is the sanitized text (byte for byte).
+        case same
+        /// The sanitized text (when it comes from the full path, possibly equal to the input).
+        case kept(String)
+        /// Nothing is left.
+        case dropped
+    }
+
+    /// ``sanitizeStyleAttribute(_:)``, telling the usual case — the text is kept as it is —
+    /// apart instead of returning the text: returned, it costs a retain, and its drop by the
+    /// caller a release, each an atomic read-modify-write (trust-model row: inbox; see
+    /// ``CSSStyleFastPath/Answer``).
+    func styleAttribute(_ text: String) -> StyleAttribute {
         // Most inline styles in mail are plain declarations the fast path writes exactly as the
         // full path would (and usually unchanged); anything else takes the full path below.
         // Plain `url(…)` tokens too: their URLs go through the gate as on the full path (kind
         // `cssBackground`, a declaration whose URL is not loaded is dropped).
-        switch CSSStyleFastPath.sanitize(text, resolve: { raw in
-            if case .load(let url) = gate.resource(raw, kind: .cssBackground) { return url }
-            return nil
+        //
+        // The resolver captures the gate alone, unretained (trust-model row: inbox): a closure
+        // that reads `gate` captures `self`, and its context then holds a copy of `self` — a
+        // retain and a release of the gate and of `scopeID`, each an atomic read-modify-write,
+        // for every style attribute of every message, most of which have no URL at all. `self`
+        // holds the gate for the whole call, and the closure is non-escaping: it cannot outlive
+        // the call.
+        let gate = Unmanaged.passUnretained(self.gate)
+        switch CSSStyleFastPath.answer(text, resolve: { raw in
+            gate._withUnsafeGuaranteedRef { gate in
+                if case .load(let url) = gate.resource(raw, kind: .cssBackground) { return url }
+                return nil
+            }
         }) {
-        case .kept(let style): return style
-        case .empty: return nil
-        case .unhandled: return sanitizeStyleAttributeFully(text)
+        case .same: return .same
+        case .kept(let style): return .kept(style)
+        case .empty: return .dropped
+        case .unhandled: return sanitizeStyleAttributeFully(text).map { .kept($0) } ?? .dropped
         }
     }
 

@@ -27,13 +27,40 @@ enum CSSStyleFastPath {
         case unhandled
     }
 
+    /// ``Result``, with input that is already in the sanitized form told apart (``same``)
+    /// instead of returned: the caller has the text already. (Trust-model row: inbox.) Returning
+    /// it, as ``Result/kept(_:)``, is a retain of the text, and the caller's drop of the copy a
+    /// release, each an atomic read-modify-write, for most style attributes of every message.
+    enum Answer {
+        /// The input itself is the sanitized text.
+        case same
+        /// Sanitized text that differs from the input.
+        case kept(String)
+        case empty
+        case unhandled
+    }
+
     static func sanitize(_ text: String) -> Result {
-        sanitize(text, urls: false, resolve: { _ in nil })
+        result(answer(text, urls: false, resolve: { _ in nil }), text)
     }
 
     /// ``sanitize(_:)`` with plain `url(…)` tokens resolved by `resolve` (see below).
     static func sanitize(_ text: String, resolve: (String) -> String?) -> Result {
-        sanitize(text, urls: true, resolve: resolve)
+        result(answer(text, urls: true, resolve: resolve), text)
+    }
+
+    /// ``sanitize(_:resolve:)``, answering ``Answer/same`` where that answers `.kept(text)`.
+    static func answer(_ text: String, resolve: (String) -> String?) -> Answer {
+        answer(text, urls: true, resolve: resolve)
+    }
+
+    private static func result(_ answer: Answer, _ text: String) -> Result {
+        switch answer {
+        case .same: return .kept(text)
+        case .kept(let style): return .kept(style)
+        case .empty: return .empty
+        case .unhandled: return .unhandled
+        }
     }
 
     /// ``sanitize(_:)``, and with `urls` also declarations with plain `url(…)` tokens (the
@@ -44,39 +71,40 @@ enum CSSStyleFastPath {
     /// is known to be in the fast path's subset, so a fast path that gives up has reported
     /// nothing and the full path reports everything.
     /// (`resolve` is a non-escaping closure: no allocation per attribute.)
-    private static func sanitize(_ text: String, urls handled: Bool, resolve: (String) -> String?) -> Result {
-        let result = text.utf8.withContiguousStorageIfAvailable { bytes -> Result in
+    private static func answer(_ text: String, urls handled: Bool, resolve: (String) -> String?) -> Answer {
+        let result = text.utf8.withContiguousStorageIfAvailable { bytes -> Answer in
             // The output is never longer than the input (every byte written stands for at least
             // one byte read) unless loaded URLs are written; the writer checks its bounds anyway
             // and gives up when full.
             var found: [(declaration: Int, range: Range<Int>)] = []
-            let first = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + 16) { buffer -> Result? in
+            let first = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + 16) { buffer -> Answer? in
                 guard let base = buffer.baseAddress else { return .unhandled }
                 var out = Writer(base: base, capacity: buffer.count)
                 var urls = URLs(mode: handled ? .collect : .refuse)
                 guard run(bytes, into: &out, urls: &urls), !out.overflowed else { return .unhandled }
-                // URLs seen: resolved below, then written by a second run.
-                found = urls.found
+                // URLs seen: resolved below, then written by a second run. (Swapped out, not
+                // copied: no retain of the array, and nothing left for `urls` to release.)
+                swap(&found, &urls.found)
                 if !found.isEmpty { return nil }
-                return finish(bytes, out, text)
+                return finish(bytes, out)
             }
             if let first { return first }
-            return resolveAndWrite(bytes, text, found, resolve)
+            return resolveAndWrite(bytes, found, resolve)
         }
         return result ?? .unhandled
     }
 
-    private static func finish(_ bytes: UnsafeBufferPointer<UInt8>, _ out: Writer, _ text: String) -> Result {
+    private static func finish(_ bytes: UnsafeBufferPointer<UInt8>, _ out: Writer) -> Answer {
         if out.count == 0 { return .empty }
-        if out.count == bytes.count, let input = bytes.baseAddress, memcmp(out.base, input, out.count) == 0 { return .kept(text) }
+        if out.count == bytes.count, let input = bytes.baseAddress, memcmp(out.base, input, out.count) == 0 { return .same }
         return .kept(String(decoding: UnsafeBufferPointer(start: out.base, count: out.count), as: UTF8.self))
     }
 
     /// The second run for an attribute with URLs: each URL is resolved in source order, except
     /// those after a dropped URL in the same declaration (the full path stops at the first); then
     /// the declarations are written with the loaded URLs, or left out.
-    private static func resolveAndWrite(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String,
-                                        _ found: [(declaration: Int, range: Range<Int>)], _ resolve: (String) -> String?) -> Result {
+    private static func resolveAndWrite(_ bytes: UnsafeBufferPointer<UInt8>,
+                                        _ found: [(declaration: Int, range: Range<Int>)], _ resolve: (String) -> String?) -> Answer {
         var resolved: [[UInt8]?] = []
         resolved.reserveCapacity(found.count)
         var droppedDeclaration = -1
@@ -93,7 +121,7 @@ enum CSSStyleFastPath {
                 resolved.append(nil)
             }
         }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + extra + 16) { buffer -> Result in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + extra + 16) { buffer -> Answer in
             guard let base = buffer.baseAddress else { return .unhandled }
             var out = Writer(base: base, capacity: buffer.count)
             var urls = URLs(mode: .write(resolved))
@@ -102,7 +130,7 @@ enum CSSStyleFastPath {
             // with each URL token replaced by its written form) fits the buffer. The gate has
             // been asked already, so giving up here would report twice: it cannot happen.
             guard run(bytes, into: &out, urls: &urls), !out.overflowed else { preconditionFailure("CSS style fast path: second run failed") }
-            return finish(bytes, out, text)
+            return finish(bytes, out)
         }
     }
 

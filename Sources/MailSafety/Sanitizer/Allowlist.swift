@@ -89,7 +89,7 @@ enum Allowlist {
             // (By interned tag, as above.)
             switch element.tag {
             case .img: return .resource(.image)
-            case .source: return .resource(element.parent.flatMap { ($0 as? Element)?.localName } == "picture" ? .image : .media)
+            case .source: return .resource(isInPicture(element) ? .image : .media)
             case .video, .audio: return .resource(.media)
             default: return .drop
             }
@@ -99,6 +99,21 @@ enum Allowlist {
         case .cite: return .link
         case .drop: return .drop
         }
+    }
+
+    /// Whether `element`'s parent is an element named `picture` (what
+    /// `element.parent.flatMap { ($0 as? Element)?.localName } == "picture"` answers).
+    ///
+    /// Unretained read (trust-model row: inbox): asked for every `<source src>`, and `parent`
+    /// returns a strong reference (a retain and a release, each an atomic read-modify-write)
+    /// and the cast and the name a dynamic cast and a copy of the name. The link is read as the
+    /// node stores it (unretained: a parent is alive while its child is attached, it holds the
+    /// child), the class by an exact check (`Element` is final: the answer of `as?`), and the
+    /// name by the interned tag (`tag == .picture` exactly when `localName == "picture"`).
+    private static func isInPicture(_ element: Element) -> Bool {
+        guard let parent = UnretainedLinks.parent(Unmanaged<Node>.passUnretained(element)),
+              let parentElement = UnretainedLinks.element(parent) else { return false }
+        return parentElement._withUnsafeGuaranteedRef { $0.tag == .picture }
     }
 
     /// The names of HTML attributes holding a URL (one table lookup for every attribute instead of

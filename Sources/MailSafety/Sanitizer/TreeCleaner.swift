@@ -14,6 +14,13 @@ struct TreeCleaner {
     let gate: ResourceGate
     let css: CSSSanitizer
     let options: SanitizerOptions
+    /// The allowlist tables the walk asks for every element and every attribute, read once per
+    /// walk. (Trust-model row: inbox.) A `static let` is a lazy global: each read of
+    /// ``Allowlist/attributeInfo`` or ``Allowlist/htmlElementRulesByTag`` is a `swift_once`
+    /// call first, once per attribute or element; a stored property of the walk is a load.
+    /// (The tables never change: the same values, the same answers.)
+    let attributeInfo = Allowlist.attributeInfo
+    let htmlElementRulesByTag = Allowlist.htmlElementRulesByTag
 
     private enum Action { case keep, keepWithoutChildren, remove, unwrap }
 
@@ -118,13 +125,17 @@ struct TreeCleaner {
         switch element.namespace {
         case .html:
             guard parentNamespace == .html else { gate.findings.note(.foreignElement); return .remove }
-            let name = element.localName
-            switch Allowlist.htmlElementRule(tag: element.tag, localName: name) {
+            // (``Allowlist/htmlElementRule(tag:localName:)`` with the walk's table; the local name
+            // is read only where it is needed, not copied for every element.)
+            let tag = element.tag
+            let rule = tag == .unknown ? Allowlist.htmlElementRules.value(element.localName) : htmlElementRulesByTag[Int(tag.rawValue)]
+            switch rule {
             case .keep?:
                 cleanAttributes(element)
                 return .keep
             case .drop(let kind)?:
                 gate.findings.note(kind)
+                let name = element.localName
                 if name == "link", let href = element[attribute: "href"] { _ = gate.resource(href, kind: .stylesheet) }
                 if name == "input", element[attribute: "type"]?.lowercased() == "image", let src = element[attribute: "src"] {
                     _ = gate.resource(src, kind: .inputImage)
@@ -184,6 +195,16 @@ struct TreeCleaner {
         }
         if let answer, let known = answer { return known }
         return name.lowercased() == "style"
+    }
+
+    /// `name.utf8.first`, from the contiguous bytes when the string has them (the generic
+    /// `Collection.first` on the UTF-8 view is a call per attribute name, with a copy of the
+    /// string: a retain and a release).
+    @inline(__always)
+    private static func firstByte(_ name: String) -> UInt8? {
+        let fast: UInt8?? = name.utf8.withContiguousStorageIfAvailable { $0.first }
+        if let fast { return fast }
+        return name.utf8.first
     }
 
     /// Placeholder attributes (`data-rampart-src`) are read back as the attribute they stand
@@ -274,7 +295,7 @@ struct TreeCleaner {
         // (A name whose first byte is not `d` cannot start with "data-rampart-": `d` is ASCII.)
         var hasPlaceholders = false
         for index in attributes.indices
-        where Self.withAttribute(at: base + index, { $0.name.utf8.first == 0x64 && $0.name.hasASCIIPrefix("data-rampart-") }) {
+        where Self.withAttribute(at: base + index, { Self.firstByte($0.name) == 0x64 && $0.name.hasASCIIPrefix("data-rampart-") }) {
             hasPlaceholders = true
             break
         }
@@ -347,7 +368,7 @@ struct TreeCleaner {
         if lowerName.hasASCIIPrefix("on") { gate.findings.note(.eventHandler); return .dropped }
         if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.findings.note(.attribute); return .dropped }
         // Placeholder names are in no table: only names the table does not know need the test.
-        let info = Allowlist.attributeInfo.value(lowerName)
+        let info = attributeInfo.value(lowerName)
         if attribute.namespace == nil && info == nil && lowerName.hasASCIIPrefix("data-rampart-") { gate.findings.note(.attribute); return .dropped }
         // An attribute without namespace on an HTML element whose name (already lowercase)
         // has an entry in the info table: the entry holds the URL table's answer for it.
@@ -385,15 +406,30 @@ struct TreeCleaner {
         guard attribute.namespace == nil else { gate.findings.note(.attribute); return .dropped }
         let role = info?.role ?? .none
         if role == .style {
-            let style = index == scan.styleIndex ? scan.keptStyle : css.sanitizeStyleAttribute(attribute.value)
-            guard let style else { return .dropped }
-            // Unchanged (the usual case: the fast path returns the very text), the element's own
+            // (The image's style was sanitized first: its answer is reused.)
+            let outcome: CSSSanitizer.StyleAttribute
+            if index == scan.styleIndex {
+                outcome = scan.keptStyle.map { .kept($0) } ?? .dropped
+            } else {
+                // (Unchanged text is answered as `.same`, not returned: see
+                // ``CSSSanitizer/styleAttribute(_:)``.)
+                outcome = css.styleAttribute(attribute.value)
+            }
+            let unchanged: Bool
+            switch outcome {
+            case .dropped: return .dropped
+            case .same: unchanged = true
+            case .kept(let style):
+                unchanged = SameTree.sameBytes(style, attribute.value)
+                if !unchanged { return .new(Attribute(name: "style", value: style)) }
+            }
+            // Unchanged (the usual case: the fast path keeps the very text), the element's own
             // attribute is kept as it is — when its name is `style` exactly, else the new
-            // attribute is named `style` as before.
-            if !scan.hasPlaceholders && SameTree.sameBytes(attribute.name, "style") && SameTree.sameBytes(style, attribute.value) {
+            // attribute is named `style` as before (with the same text).
+            if !scan.hasPlaceholders && SameTree.sameBytes(attribute.name, "style") {
                 return .same
             }
-            return .new(Attribute(name: "style", value: style))
+            return .new(Attribute(name: "style", value: attribute.value))
         }
         if role == .idOrName && isClobbering(attribute.value) {
             gate.findings.note(.clobberingName)
