@@ -147,17 +147,19 @@ enum TreeComparison {
     /// The same attributes in the same order: namespace, name and value byte for byte.
     @inline(__always)
     private static func sameAttributes(_ x: Element, _ y: Element) -> Bool {
-        x.attributes.withUnsafeBufferPointer { ax in
-            y.attributes.withUnsafeBufferPointer { ay in
-                guard ax.count == ay.count else { return false }
-                for k in 0..<ax.count {
-                    guard ax[k].namespace == ay[k].namespace, sameBytes(ax[k].name, ay[k].name),
-                          sameBytes(ax[k].value, ay[k].value)
-                    else { return false }
-                }
-                return true
-            }
+        x.attributes.withUnsafeBufferPointer { ax in y.attributes.withUnsafeBufferPointer { ay in sameAttributes(ax, ay) } }
+    }
+
+    /// ``sameAttributes(_:_:)`` on attributes read in place (also the re-parse check's test).
+    @inline(__always)
+    static func sameAttributes(_ ax: UnsafeBufferPointer<Attribute>, _ ay: UnsafeBufferPointer<Attribute>) -> Bool {
+        guard ax.count == ay.count else { return false }
+        for k in 0..<ax.count {
+            guard ax[k].namespace == ay[k].namespace, sameBytes(ax[k].name, ay[k].name),
+                  sameBytes(ax[k].value, ay[k].value)
+            else { return false }
         }
+        return true
     }
 
     /// The same UTF-8 bytes (see ``UTF8Bytes/equal(_:_:)``).

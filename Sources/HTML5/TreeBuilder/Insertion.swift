@@ -59,7 +59,7 @@ extension TreeBuilder {
     /// release the stack). The new node moves into its parent's child link.
     @inline(__always) mutating func appendToOpenElement(_ node: consuming Node, at index: Int) {
         if verifier != nil {
-            let parent = openElements.withUnsafeBufferPointer { Unmanaged<Node>.passUnretained($0[index]) }
+            let parent = openElementRef(at: index)
             verifier!.insert(Unmanaged.passUnretained(node), into: parent)
             return
         }
@@ -82,6 +82,12 @@ extension TreeBuilder {
         }
     }
 
+    /// The open element at `index`, unretained (read in the stack's buffer: the stack holds it),
+    /// for the re-parse check's insertion steps.
+    @inline(__always) func openElementRef(at index: Int) -> Unmanaged<Node> {
+        openElements.withUnsafeBufferPointer { Unmanaged<Node>.passUnretained($0[index]) }
+    }
+
     /// Inserts a node the parser has just created at the appropriate place.
     @inline(__always) mutating func insertAtAppropriatePlace(_ node: consuming Node) {
         if let index = appendTargetIndex() { appendToOpenElement(node, at: index) } else { insert(node, at: appropriatePlace()) }
@@ -91,7 +97,7 @@ extension TreeBuilder {
         guard !s.isEmpty else { return }
         if let index = appendTargetIndex() {
             if verifier != nil {
-                let parent = openElements.withUnsafeBufferPointer { Unmanaged<Node>.passUnretained($0[index]) }
+                let parent = openElementRef(at: index)
                 verifier!.appendText(s, to: parent)
                 return
             }
@@ -189,7 +195,7 @@ extension TreeBuilder {
             return
         }
         if let index = appendTargetIndex() {
-            let parent = openElements.withUnsafeBufferPointer { Unmanaged<Node>.passUnretained($0[index]) }
+            let parent = openElementRef(at: index)
             verifier!.insert(ref, into: parent)
         } else {
             let place = appropriatePlace()

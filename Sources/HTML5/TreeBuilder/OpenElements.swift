@@ -120,7 +120,6 @@ extension TreeBuilder {
     /// the options — needs two or three per option, and an option takes at least 8 bytes).
     var selectedContentSearchLimit: Int { tokenizer.input.count &+ 65_536 }
 
-
     mutating func removeFromStack(_ element: Element) {
         if let index = openElements.lastIndex(where: { $0 === element }) {
             openElements.remove(at: index)
@@ -228,14 +227,13 @@ extension TreeBuilder {
         }
     }
 
+    /// Whether `target` is on the stack with no scope boundary above it (it is there at most
+    /// once): ``inScope(stackIndex:)`` at its index.
     mutating func inScope(element target: Element) -> Bool {
-        var i = openElements.count - 1
-        while i >= 0 {
-            if openElements[i] === target { return true }
-            if TreeBuilder.isScopeBoundary(openElements[i].namespace, openElements[i].tag, .normal) { return false }
-            i -= 1
-        }
-        return false
+        let id = ObjectIdentifier(target)
+        guard let index = openElements.withUnsafeBufferPointer({ stack in stack.lastIndex { ObjectIdentifier($0) == id } })
+        else { return false }
+        return inScope(stackIndex: index)
     }
 
     /// The first test is inlined (the current node is rarely one to close: most calls pop

@@ -177,7 +177,9 @@ struct ReparseVerifier {
                 && element.storedTemplateContent == nil && !(namespace == .html && tag == .template)
                 && (tag != .unknown || UTF8Bytes.equal(element.localName, localName))
             else { return false }
-            return withBuffer(inPlace: &element.attributes) { Self.sameAttributes($0, attributes) }
+            return withBuffer(inPlace: &element.attributes) { ax in
+                attributes.withUnsafeBufferPointer { ay in TreeComparison.sameAttributes(ax, ay) }
+            }
         }
         guard matches else { failed = true; return nil }
         pending = node
@@ -251,20 +253,5 @@ struct ReparseVerifier {
         else { failed = true; return }
         cursor = next(after: node, descend: false)
         skipEmptyTexts()
-    }
-
-    /// The same attributes in the same order, compared as bytes.
-    private static func sameAttributes(_ ax: UnsafeBufferPointer<Attribute>, _ y: borrowing [Attribute]) -> Bool {
-        guard ax.count == y.count else { return false }
-        if ax.isEmpty { return true }
-        return y.withUnsafeBufferPointer { ay in
-            guard ax.count == ay.count else { return false }
-            for k in 0..<ax.count {
-                guard ax[k].namespace == ay[k].namespace, UTF8Bytes.equal(ax[k].name, ay[k].name),
-                      UTF8Bytes.equal(ax[k].value, ay[k].value)
-                else { return false }
-            }
-            return true
-        }
     }
 }
