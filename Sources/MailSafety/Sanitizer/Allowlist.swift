@@ -195,10 +195,12 @@ enum Allowlist {
         return byTag
     }()
 
-    /// The rule for the HTML element named `localName` with the interned `tag`.
+    /// The rule for the HTML element `element`, by its interned tag in `byTag`
+    /// (``htmlElementRulesByTag``, or a copy of it the caller read once), or by name for an
+    /// unknown tag (the local name is read only then).
     @inline(__always)
-    static func htmlElementRule(tag: HTMLTag, localName: String) -> HTMLElementRule? {
-        tag == .unknown ? htmlElementRules.value(localName) : htmlElementRulesByTag[Int(tag.rawValue)]
+    static func htmlElementRule(_ element: Element, byTag: [HTMLElementRule?]) -> HTMLElementRule? {
+        element.tag == .unknown ? htmlElementRules.value(element.localName) : byTag[Int(element.tag.rawValue)]
     }
 
     static let svgElementTable = ASCIINameTable(svgElements)

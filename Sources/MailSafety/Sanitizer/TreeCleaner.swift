@@ -125,11 +125,7 @@ struct TreeCleaner {
         switch element.namespace {
         case .html:
             guard parentNamespace == .html else { gate.findings.note(.foreignElement); return .remove }
-            // (``Allowlist/htmlElementRule(tag:localName:)`` with the walk's table; the local name
-            // is read only where it is needed, not copied for every element.)
-            let tag = element.tag
-            let rule = tag == .unknown ? Allowlist.htmlElementRules.value(element.localName) : htmlElementRulesByTag[Int(tag.rawValue)]
-            switch rule {
+            switch Allowlist.htmlElementRule(element, byTag: htmlElementRulesByTag) {
             case .keep?:
                 cleanAttributes(element)
                 return .keep
@@ -431,13 +427,11 @@ struct TreeCleaner {
                 // ``CSSSanitizer/styleAttribute(_:)``.)
                 outcome = css.styleAttribute(attribute.value)
             }
-            let unchanged: Bool
             switch outcome {
             case .dropped: return .dropped
-            case .same: unchanged = true
+            case .same: break
             case .kept(let style):
-                unchanged = SameTree.sameBytes(style, attribute.value)
-                if !unchanged { return .new(Attribute(name: "style", value: style)) }
+                if !SameTree.sameBytes(style, attribute.value) { return .new(Attribute(name: "style", value: style)) }
             }
             // Unchanged (the usual case: the fast path keeps the very text), the element's own
             // attribute is kept as it is — when its name is `style` exactly, else the new
