@@ -9,12 +9,15 @@ extension TreeBuilder {
         // elements (`<b class=c1>…<b class=c20000>`, all open) made every push scan all of them
         // (330 KB: 7 s). Past the window the parse is marked limited (a departure on hostile input
         // only: no sanitizer output comes near it, and a limited parse is never taken as stable).
+        // Entries are compared by their attribute digests first: comparing the attributes of 320
+        // entries still cost 25-30 µs per push of such markup (100 000 of them: 3 s).
+        let digest = formattingEntry(element).formattingDigest
         var count = 0
         var earliest = -1
         var i = activeFormatting.count - 1
         let stop = max(activeFormatting.count - TreeBuilder.noahsArkWindow, 0)
         while i >= stop, let e = activeFormatting[i] {
-            if e.tag == element.tag && e.namespace == element.namespace
+            if e.formattingDigest == digest && e.tag == element.tag && e.namespace == element.namespace
                 && (e.tag != .unknown || UTF8Bytes.equal(e.localName, element.localName)) && sameAttributes(e, element) {
                 count += 1
                 earliest = i
@@ -30,6 +33,37 @@ extension TreeBuilder {
     /// more than the sanitizer's output can hold open (it removes elements nested deeper than
     /// 256), so a cleaned message never reaches it.
     static let noahsArkWindow = 320
+
+    /// `element`, with its ``Element/formattingDigest`` taken from its attributes now: every
+    /// element that enters the list of active formatting elements passes through here (the push
+    /// above, and the re-created and replacing elements of reconstruction and the adoption
+    /// agency), so each entry's digest is that of its attributes when it entered. Those do not
+    /// change while it is in the list: the parser changes attributes only by merging them into
+    /// `<html>` and `<body>`, which are never formatting elements, and the re-parse check changes
+    /// none (the digest is taken again here, so one left from an earlier parse of the same node
+    /// is never used). Equal attribute sets have equal digests (the digest is a sum over the
+    /// attributes, so their order does not count), which makes the digest a safe first test.
+    @discardableResult
+    func formattingEntry(_ element: Element) -> Element {
+        element.formattingDigest = withBuffer(inPlace: &element.attributes) { attributes in
+            var sum: UInt32 = UInt32(truncatingIfNeeded: attributes.count)
+            for attribute in attributes {
+                let namespace: UInt32 = switch attribute.namespace {
+                case nil: 0
+                case .xlink: 1
+                case .xml: 2
+                case .xmlns: 3
+                }
+                var h: UInt32 = 2_166_136_261 ^ namespace
+                for byte in attribute.name.utf8 { h = (h ^ UInt32(byte)) &* 16_777_619 }
+                h = (h ^ 0x3D) &* 16_777_619  // "=" between name and value
+                for byte in attribute.value.utf8 { h = (h ^ UInt32(byte)) &* 16_777_619 }
+                sum &+= h
+            }
+            return sum
+        }
+        return element
+    }
 
     /// The same attributes as a set (names and values compared as bytes, as the spec compares
     /// them; `==` on `String` would take canonically equivalent values for the same).
@@ -83,7 +117,7 @@ extension TreeBuilder {
             let element = makeElement(tag: entry.tag, localName: entry.localName, namespace: entry.namespace, attributes: entry.attributes)
             insertAtAppropriatePlace(element)
             push(element)
-            activeFormatting[index] = element
+            activeFormatting[index] = formattingEntry(element)
             index += 1
         }
     }
@@ -180,7 +214,7 @@ extension TreeBuilder {
                     continue
                 }
                 let replacement = Element(tag: node.tag, localName: node.localName, namespace: node.namespace, attributes: node.attributes)
-                activeFormatting[fi] = replacement
+                activeFormatting[fi] = formattingEntry(replacement)
                 openElements[nodeIndex] = replacement
                 node.stackCount -= 1
                 replacement.stackCount += 1
@@ -196,7 +230,7 @@ extension TreeBuilder {
             let oldIndex = formattingIndex(formatting)!
             activeFormatting.remove(at: oldIndex)
             if oldIndex < bookmark { bookmark -= 1 }
-            activeFormatting.insert(newElement, at: min(bookmark, activeFormatting.count))
+            activeFormatting.insert(formattingEntry(newElement), at: min(bookmark, activeFormatting.count))
             removeFromStack(formatting)
             let fbIndex = openElements.lastIndex { $0 === furthest }!
             openElements.insert(newElement, at: fbIndex + 1)
