@@ -45,6 +45,15 @@ public struct HTML5ParserOptions: Sendable {
     /// Attributes beyond this count on one element are dropped (a `too-many-attributes` parse
     /// error; ``ParseResult/attributesTruncated`` says it happened).
     public var maxAttributesPerElement = 256
+    /// Elements re-created by reconstructing the active formatting elements in one parse, at
+    /// most (`nil`: no bound but the parser's own, one per input byte plus 4 096, which always
+    /// holds). Past it, closed entries are dropped from the list instead of re-created (a
+    /// `formatting-elements-limit` parse error; ``ParseResult/formattingLimited`` says it
+    /// happened). `<p><b class=cN>x</p>` repeated makes the Nth paragraph re-create N elements;
+    /// the parser's own bound keeps that linear in the input, at about 140 bytes of memory per
+    /// input byte (10 MB of it: 1.4 GB). A caller that parses untrusted mail can bound it
+    /// absolutely.
+    public var maxReconstructedElements: Int?
     /// Collect parse errors (costs a little time).
     public var recordParseErrors = true
     /// The charset from the MIME part (`Content-Type: text/html; charset=...`), if any.
@@ -144,6 +153,7 @@ public enum HTML5Parser {
         // Moved, not copied: with a second reference to each of its arrays alive until the end of
         // this function, the first write to every one of them (the caches included) copied it.
         var builder = TreeBuilder(tokenizer: consume tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
+        builder.maxReconstructedElements = options.maxReconstructedElements
         if let context { builder.prepareFragment(context: context) }
         builder.run()
         return ParseResult(root: builder.document, errors: builder.tokenizer.errors, encoding: encoding,

@@ -144,6 +144,26 @@ private func clean(_ html: String, _ options: SanitizerOptions = SanitizerOption
         #expect(try clean(selects.html).html == selects.html)
     }
 
+    /// The parser's own bound on re-created formatting elements is one per input byte: linear,
+    /// but 140 bytes of tree per input byte (10 MB took 12.4 s and 1.4 GB to sanitize). The
+    /// sanitizer's parse bounds them absolutely.
+    @Test func reconstructedFormattingElementsAreBoundedAbsolutelyInMessages() throws {
+        let paragraphs = (0..<6_000).map { "<p><b class=c\($0)>x</p>" }.joined()
+        let parsed = MessageParsing.parse(paragraphs)
+        #expect(parsed.limited)
+        let elements = parsed.fragment.descendants.filter { $0 is Element }.count
+        // The 12 000 written elements and at most the bound re-created (the parser's default
+        // would allow 148 986 here).
+        #expect(elements <= 12_000 + MessageParsing.maxReconstructedElements)
+        #expect(elements > 12_000)
+        var unbounded = MessageParsing.options
+        unbounded.maxReconstructedElements = nil
+        let spec = try HTML5Parser.parseFragment(paragraphs, context: Element(localName: "div"), options: unbounded)
+        #expect(spec.root.descendants.filter { $0 is Element }.count > 12_000 + MessageParsing.maxReconstructedElements)
+        let result = try clean(paragraphs)
+        #expect(try clean(result.html).html == result.html)
+    }
+
     @Test func unknownElementsAreUnwrappedKeepingText() throws {
         let result = try clean("<custom-el onclick=x><blink>hello</blink></custom-el>")
         #expect(result.html == "hello")

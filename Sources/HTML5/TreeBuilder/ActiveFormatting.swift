@@ -102,11 +102,12 @@ extension TreeBuilder {
         }
         // Each reconstruction re-creates every closed entry: `<p><b class=cN>x</p>` repeated
         // makes the Nth paragraph hold N new elements (100 KB of it: 9 s and 900 MB). The
-        // elements re-created in one parse are bounded by the input's size plus 4 096; past that
-        // the closed entries are dropped from the list instead (a departure on hostile input only,
-        // marked as above).
+        // elements re-created in one parse are bounded by the input's size plus 4 096, and by the
+        // caller's ``HTML5ParserOptions/maxReconstructedElements`` if lower; past that the closed
+        // entries are dropped from the list instead (a departure on hostile input only, marked
+        // as above).
         let needed = activeFormatting.count - index
-        if reconstructedElements + needed > tokenizer.input.count + 4_096 {
+        if reconstructedElements + needed > min(tokenizer.input.count + 4_096, maxReconstructedElements ?? .max) {
             markFormattingLimited()
             activeFormatting.removeSubrange(index...)
             return

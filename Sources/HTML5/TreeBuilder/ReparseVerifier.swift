@@ -47,6 +47,7 @@ extension HTML5Parser {
         var tokenizer = Tokenizer(input: InputStream.preprocess(html), maxAttributes: options.maxAttributesPerElement)
         tokenizer.recordErrors = false
         var builder = TreeBuilder(tokenizer: consume tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
+        builder.maxReconstructedElements = options.maxReconstructedElements
         builder.prepareFragment(context: context)
         guard let rootElement = builder.openElements.first else { return false }
         builder.verifier = ReparseVerifier(root: root, rootElement: rootElement)

@@ -92,6 +92,8 @@ struct TreeBuilder {
     /// bound on the formatting elements was reached (ActiveFormatting.swift).
     var reconstructedElements = 0
     var formattingLimited = false
+    /// ``HTML5ParserOptions/maxReconstructedElements`` (`nil`: only the input's size plus 4 096).
+    var maxReconstructedElements: Int?
     /// Nodes visited looking for an option's `<select>` and its `<selectedcontent>`, and whether
     /// that search hit its bound (``selectedContentSearchLimit``) and stopped.
     var selectedContentSearchSteps = 0
