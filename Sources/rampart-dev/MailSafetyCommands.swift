@@ -15,8 +15,9 @@ struct SanitizeCommand: ParsableCommand {
         discussion: """
         Input must be UTF-8 (invalid bytes: exit 2 with the offset) and at most 32 MiB (exit 2).
         Elements nested deeper than 256 levels are removed; the report then has "truncated": true.
+        Markup that reaches the HTML parser's bounds for hostile input has "hostileMarkup": true.
         Formats: html (the sanitized fragment), json ({html, csp, removed, blockedRemote, trackers,
-        truncated}), document (a complete HTML document with the CSP <meta> first in <head>).
+        truncated, hostileMarkup}), document (a complete HTML document with the CSP <meta> first in <head>).
         """
     )
 
@@ -66,12 +67,13 @@ struct SanitizeCommand: ParsableCommand {
                 var blockedRemote: [BlockedResource]
                 var trackers: [TrackerFinding]
                 var truncated: Bool
+                var hostileMarkup: Bool
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let value = Output(html: message.html, csp: policy.headerValue, removed: message.report.removed,
                                blockedRemote: message.report.blockedRemote, trackers: message.report.trackers,
-                               truncated: message.report.truncated)
+                               truncated: message.report.truncated, hostileMarkup: message.report.hostileMarkup)
             output = String(decoding: try encoder.encode(value), as: UTF8.self)
         }
         FileHandle.standardOutput.write(Data((output + "\n").utf8))

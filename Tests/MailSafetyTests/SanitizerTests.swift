@@ -17,6 +17,7 @@ private func clean(_ html: String, _ options: SanitizerOptions = SanitizerOption
         #expect(result.html.hasPrefix("<p>Hi</p>"))
         #expect(result.report.count(.eventHandler) == 3)
         #expect(result.report.count(.scriptElement) == 1)
+        #expect(!result.report.hostileMarkup)
     }
 
     @Test func activeElementsAreRemovedWithTheirContent() throws {
@@ -136,11 +137,13 @@ private func clean(_ html: String, _ options: SanitizerOptions = SanitizerOption
         let result = try clean(paragraphs)
         let bound = 32 * (paragraphs.utf8.count + 4_096)
         #expect(result.html.utf8.count <= bound)
+        #expect(result.report.hostileMarkup)
         #expect(try clean(result.html).html == result.html)
         let options = "<select>" + String(repeating: "<option>x", count: 10_000)
             + "<button><selectedcontent></selectedcontent></button>" + String(repeating: "<option selected>y", count: 10_000)
         let selects = try clean(options)
         #expect(!selects.html.contains("<option"))
+        #expect(selects.report.hostileMarkup)
         #expect(try clean(selects.html).html == selects.html)
     }
 
@@ -161,7 +164,11 @@ private func clean(_ html: String, _ options: SanitizerOptions = SanitizerOption
         let spec = try HTML5Parser.parseFragment(paragraphs, context: Element(localName: "div"), options: unbounded)
         #expect(spec.root.descendants.filter { $0 is Element }.count > 12_000 + MessageParsing.maxReconstructedElements)
         let result = try clean(paragraphs)
+        #expect(result.report.hostileMarkup)
         #expect(try clean(result.html).html == result.html)
+        // So does an element with more attributes than the parser keeps.
+        let attributes = (0..<300).map { " data-a\($0)=x" }.joined()
+        #expect(try clean("<p\(attributes)>x</p>").report.hostileMarkup)
     }
 
     @Test func unknownElementsAreUnwrappedKeepingText() throws {

@@ -111,6 +111,15 @@ public struct SanitizationReport: Sendable, Codable, Equatable {
     public var trackers: [TrackerFinding] = []
     /// `true` when the input was cut (too large or too deep); see ``SanitizerLimits``.
     public var truncated = false
+    /// `true` when the message's markup reached one of the HTML parser's bounds for hostile
+    /// input: the active formatting elements (Noah's Ark's window, re-created elements), the
+    /// search for a `<select>`'s `<selectedcontent>`, or more attributes on one element than the
+    /// parser keeps (deep nesting is ``truncated``). Ordinary mail never does; such markup is
+    /// still sanitized (the re-parse check never takes a parse that reached a bound as proof of
+    /// stability), and the flag lets the app log or score the message.
+    ///
+    /// Trust-model row: inbox (incoming mail) — a message built to confuse or stall a sanitizer.
+    public var hostileMarkup = false
 
     public init() {}
 

@@ -164,6 +164,12 @@ public struct MailSanitizer: Sendable {
         let gate = ResourceGate(options: options)
         let first = cleanOnce(html, gate: gate, keepingTreeUpTo: Self.sameTreeLimit)
         var current = first.html
+        // Whether the message itself (the first parse) reached one of the parser's bounds.
+        var report: SanitizationReport {
+            var report = gate.report
+            report.hostileMarkup = first.bounded
+            return report
+        }
         // The re-parse check: the output must parse (in the rendering context) to a tree that
         // serializes to the same text, i.e. to the very tree the cleaner produced. Usually it
         // does, and then cleaning again is a no-op (the cleaner is idempotent on its own output:
@@ -176,19 +182,19 @@ public struct MailSanitizer: Sendable {
         // when that cannot show it (any step other than appending the next node, e.g. a
         // template), the output is parsed and compared as a tree (`SameTree`), then as text.
         if let tree = first.tree, MessageParsing.parsesBack(current, to: tree) {
-            return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
+            return SanitizedMessage(html: current, report: report, wrapperID: options.wrapperID)
         }
         // A re-parse that reached one of the parser's bounds for hostile input departs from the
         // spec (and so from the web view): it proves nothing, and the passes go on.
         let reparsed = MessageParsing.parse(current)
         if !reparsed.limited,
            (first.tree.map { SameTree.sameChildren($0, reparsed.fragment) } ?? false) || reparsed.fragment.innerHTMLEquals(current) {
-            return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
+            return SanitizedMessage(html: current, report: report, wrapperID: options.wrapperID)
         }
         for _ in 1..<max(options.limits.maxPasses, 2) {
             let again = cleanOnce(current, gate: gate)
             if !again.limited && again.html == current {
-                return SanitizedMessage(html: current, report: gate.report, wrapperID: options.wrapperID)
+                return SanitizedMessage(html: current, report: report, wrapperID: options.wrapperID)
             }
             current = again.html
         }
@@ -196,10 +202,10 @@ public struct MailSanitizer: Sendable {
         let fragment = MessageParsing.parseFragment(current)
         var text = ""
         HTMLSerializer.escape(fragment.textContent, attributeMode: false, into: &text)
-        var report = gate.report
-        report.truncated = true
-        report.note(.truncated)
-        return SanitizedMessage(html: text, report: report, wrapperID: options.wrapperID)
+        var truncatedReport = report
+        truncatedReport.truncated = true
+        truncatedReport.note(.truncated)
+        return SanitizedMessage(html: text, report: truncatedReport, wrapperID: options.wrapperID)
     }
 
     static func isValidWrapperID(_ id: String) -> Bool {
@@ -219,11 +225,11 @@ public struct MailSanitizer: Sendable {
 
     /// One cleaning pass: the output, and the cleaned tree when the output is at most
     /// `limit` bytes.
-    private func cleanOnce(_ html: String, gate: ResourceGate, keepingTreeUpTo limit: Int = -1) -> (html: String, tree: DocumentFragment?, limited: Bool) {
-        let (fragment, limited) = MessageParsing.parse(html)
+    private func cleanOnce(_ html: String, gate: ResourceGate, keepingTreeUpTo limit: Int = -1) -> (html: String, tree: DocumentFragment?, limited: Bool, bounded: Bool) {
+        let (fragment, limited, bounded) = MessageParsing.parse(html)
         var walker = TreeCleaner(gate: gate, css: CSSSanitizer(gate: gate, scopeID: options.wrapperID), options: options)
         walker.clean(fragment)
         let output = fragment.innerHTML
-        return (output, output.utf8.count <= limit ? fragment : nil, limited)
+        return (output, output.utf8.count <= limit ? fragment : nil, limited, bounded)
     }
 }

@@ -40,17 +40,22 @@ enum MessageParsing {
 
     static func parseFragment(_ html: String) -> DocumentFragment { parse(html).fragment }
 
-    /// The fragment, and whether the parser reached one of its bounds for hostile input that make
+    /// The fragment; whether the parser reached one of its bounds for hostile input that make
     /// the tree depart from the spec's (``HTML5/ParseResult/formattingLimited``,
     /// ``HTML5/ParseResult/selectedContentLimited``): such a parse of the sanitizer's own output
-    /// is not the tree the web view would build, so it never counts as proof of stability.
-    static func parse(_ html: String) -> (fragment: DocumentFragment, limited: Bool) {
+    /// is not the tree the web view would build, so it never counts as proof of stability; and
+    /// whether it reached any of its bounds for hostile markup (those two, or attributes dropped
+    /// past the per-element limit: ``SanitizationReport/hostileMarkup``; nesting flattened past
+    /// the parser's depth is left out, as sloppy mail that never closes a `<font>` can get there
+    /// and the cleaner's own, lower, depth limit reports it as ``SanitizationReport/truncated``).
+    static func parse(_ html: String) -> (fragment: DocumentFragment, limited: Bool, bounded: Bool) {
         do {
             let result = try HTML5Parser.parseFragment(html, context: Element(localName: context), options: options)
-            return (result.root, result.formattingLimited || result.selectedContentLimited)
+            let limited = result.formattingLimited || result.selectedContentLimited
+            return (result.root, limited, limited || result.attributesTruncated)
         } catch {
             // Only an oversized input can fail, and the limit above is unreachable.
-            return (DocumentFragment(), false)
+            return (DocumentFragment(), false, false)
         }
     }
 }
