@@ -660,6 +660,11 @@ import Testing
                 bytes.withUnsafeBufferPointer { p in
                     #expect((table.value(p, 0..<p.count, lowercasing: true) != nil) == set.contains(probe.lowercased()), "\(probe.debugDescription)")
                 }
+                // Inside other bytes (a name in a CSS declaration): only the range is read.
+                let framed = Array("a-b:".utf8) + bytes + Array("-mx;".utf8)
+                framed.withUnsafeBufferPointer { p in
+                    #expect((table.value(p, 4..<(4 + bytes.count)) != nil) == set.contains(probe), "\(probe.debugDescription)")
+                }
             }
         }
     }

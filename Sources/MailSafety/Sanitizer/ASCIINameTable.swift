@@ -41,7 +41,7 @@ final class ASCIINameTable<Value>: @unchecked Sendable {
             precondition(all[name] == nil, "duplicate name \(name)")
             all[name] = value
             guard name.utf8.count <= 16, name.utf8.allSatisfy({ $0 < 0x80 }) else { continue }
-            let (low, high) = name.utf8.withContiguousStorageIfAvailable { Self.pack($0, foldCase: false) } ?? Self.pack(Array(name.utf8), foldCase: false)
+            let (low, high) = Array(name.utf8).withUnsafeBufferPointer { Self.pack($0, foldCase: false) }
             var slot = Self.slot(low, high, name.utf8.count, shift)
             while table[slot].length >= 0 { slot = (slot + 1) & mask }
             table[slot] = Entry(low: low, high: high, length: name.utf8.count, value: value)
@@ -65,14 +65,31 @@ final class ASCIINameTable<Value>: @unchecked Sendable {
 
     /// At most 16 bytes packed little-endian into two words (zero-padded); ASCII uppercase
     /// lowered with `foldCase` (SWAR: the bytes of 'A'…'Z' get 0x20 added).
+    ///
+    /// Read with at most four loads, never outside `bytes` (a loop of shifts by byte was ~8
+    /// instructions a byte, for every attribute and CSS property name): two words that overlap
+    /// in the middle are combined by `|`, which leaves the shared bytes as they are.
     @inline(__always)
-    private static func pack(_ bytes: some Collection<UInt8>, foldCase: Bool) -> (UInt64, UInt64) {
-        var low: UInt64 = 0
+    private static func pack(_ bytes: UnsafeBufferPointer<UInt8>, foldCase: Bool) -> (UInt64, UInt64) {
+        let count = bytes.count
+        guard let base = bytes.baseAddress, count > 0 else { return (0, 0) }
+        let raw = UnsafeRawPointer(base)
+        @inline(__always) func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        @inline(__always) func half(_ offset: Int) -> UInt64 {
+            UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        }
+        let low: UInt64
         var high: UInt64 = 0
-        var shift: UInt64 = 0
-        for byte in bytes {
-            if shift < 64 { low |= UInt64(byte) << shift } else { high |= UInt64(byte) << (shift - 64) }
-            shift += 8
+        if count >= 8 {
+            low = word(0)
+            // Bytes 8..<count: the last word, shifted down past the bytes `low` holds.
+            if count > 8 { high = word(count - 8) >> UInt64(8 * (16 - count)) }
+        } else if count >= 4 {
+            low = half(0) | half(count - 4) << UInt64(8 * (count - 4))
+        } else {
+            // One to three bytes: the first, the middle and the last (some the same byte).
+            let middle = count >> 1
+            low = UInt64(base[0]) | UInt64(base[middle]) << UInt64(8 * middle) | UInt64(base[count - 1]) << UInt64(8 * (count - 1))
         }
         return foldCase ? (lower(low), lower(high)) : (low, high)
     }
