@@ -237,6 +237,37 @@ enum CSSStyleFastPath {
 
     private enum Previous { case start, space, word, other }
 
+    /// The end of the run of name code points (``isNameCode(_:)``) that starts at `start`: the
+    /// index of the first other byte, or `p.count`. Eight bytes at a time while they are ASCII
+    /// (each byte of each name went through the class test and the loop's bookkeeping, ~11
+    /// instructions a byte): per byte of the word, the high bit of `name` is set exactly when
+    /// the byte is a letter, a digit, `-` or `_`. Each test adds a constant below 0x80 to bytes
+    /// below 0x80, so no sum carries into the next byte and every byte's answer is its own; the
+    /// first byte whose bit is clear is the lowest (the word is read little-endian).
+    private static func nameCodeRunEnd(_ p: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        let n = p.count
+        let high = ASCIIWords.highBits
+        let ones = ASCIIWords.ones
+        // Per byte of `x` (below 0x80): high bit set iff the byte is at least / above `c`.
+        @inline(__always) func atLeast(_ x: UInt64, _ c: UInt8) -> UInt64 { (x &+ ones &* UInt64(0x80 - c)) & high }
+        @inline(__always) func above(_ x: UInt64, _ c: UInt8) -> UInt64 { (x &+ ones &* UInt64(0x7F - c)) & high }
+        @inline(__always) func equal(_ x: UInt64, _ c: UInt8) -> UInt64 { ~((x ^ ones &* UInt64(c)) &+ ones &* 0x7F) & high }
+        var k = start
+        while k + 8 <= n {
+            let w = UInt64(littleEndian: ASCIIWords.word(p, at: k))
+            guard w & high == 0 else { break }
+            let folded = w | ones &* 0x20
+            let letter = atLeast(folded, 0x61) & ~above(folded, 0x7A)
+            let digit = atLeast(w, 0x30) & ~above(w, 0x39)
+            let name = letter | digit | equal(w, 0x2D) | equal(w, 0x5F)
+            let other = ~name & high
+            if other != 0 { return k + other.trailingZeroBitCount / 8 }
+            k += 8
+        }
+        while k < n && isNameCode(p[k]) { k += 1 }
+        return k
+    }
+
     /// Tokenizes, checks and serializes `bytes`; `false` = give up. (Also used for the
     /// declaration blocks of ``CSSSheetFastPath``.)
     static func run(_ p: UnsafeBufferPointer<UInt8>, into out: inout Writer) -> Bool {
@@ -273,9 +304,7 @@ enum CSSStyleFastPath {
         }
         /// Consumes name code points from `i`; `false` on an escape or non-ASCII.
         func consumeName() -> Bool {
-            // (A local index: the loop then keeps one counter, not `i` and what is derived from it.)
-            var k = i
-            while k < n && isNameCode(p[k]) { k += 1 }
+            let k = nameCodeRunEnd(p, from: i)
             i = k
             return k == n || (p[k] != 0x5C && p[k] < 0x80)
         }
