@@ -355,7 +355,9 @@ import Testing
             "", ";", "color:red", "margin:0 auto;padding:0", "width:100%!important", "position:fixed", "z-index:5", "--x:1",
             "behavior:x", "x", "x:rgb(0,0,0)", "font:12px/1.5 Arial", "a:b;c", ":x", "@x", "x:1 ; ",
         ]
-        let preludes = [" screen", " (max-width:600px)", "(min-width:1px) and (max-width:2px)", "", " x y", " (a:b),(c:d)", " [x]", " fn(x)", " @x", " #x"]
+        let preludes = [" screen", " (max-width:600px)", "(min-width:1px) and (max-width:2px)", "", " x y", " (a:b),(c:d)", " [x]", " fn(x)", " @x", " #x",
+                        " only screen and (max-width:600px)", " screen  and (x:1)", " screen and(x:1)", " (x:1e3)", " (x:1em)", " (x:1e)",
+                        " (x-:1)", " (-x:1)", "\t(x:1)\n", " (x:1.5px)", " (x:-1)", " (x: 1)", " (X:1)", " (x:1)(y:2)", " (x:1%)", " x,y"]
         let noise = ["", " ", "\n", ";", "}", "{", "(", ")", "[", "]", "@media", "@page", "/", "-", "-->", "'", "\\", "é", ",", ":", "url(x)"]
         var state: UInt64 = 0x2545F4914F6CDD1D
         func next(_ bound: Int) -> Int {
