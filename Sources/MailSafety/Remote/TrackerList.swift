@@ -481,12 +481,10 @@ public enum TrackingParameters {
             var itemStart = question + 1
             while true {
                 let itemEnd = ByteSearch.firstIndex(of: 0x26, in: bytes, from: itemStart, to: hash)
-                var percent = false
-                var nameEnd = itemStart
-                while nameEnd < itemEnd && bytes[nameEnd] != 0x3D {
-                    if bytes[nameEnd] == 0x25 { percent = true }
-                    nameEnd += 1
-                }
+                // The name runs to the first `=`; `percent`: it holds a `%`.
+                var nameEnd = ASCIIWords.firstIndex(of: 0x3D, or: 0x25, in: bytes, from: itemStart, to: itemEnd)
+                let percent = nameEnd < itemEnd && bytes[nameEnd] == 0x25
+                if percent { nameEnd = ByteSearch.firstIndex(of: 0x3D, in: bytes, from: nameEnd, to: itemEnd) }
                 let name = itemStart..<nameEnd
                 let tracking = percent
                     ? isTracking(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))

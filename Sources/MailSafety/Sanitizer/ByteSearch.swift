@@ -77,6 +77,24 @@ enum ASCIIWords {
         hasByte(w ^ (ones &* UInt64(b)), below: 1)
     }
 
+    /// The index of the first `a` or `b` in `bytes[start..<end]`, or `end` when there is none;
+    /// every byte of that range below 0x80. Eight bytes at a time: in `(v - ones) & ~v & high`,
+    /// the lowest set bit marks the first zero byte of `v` exactly (a borrow only reaches the
+    /// bytes above a zero byte), and `v` is the word with `a` (or `b`) xored away.
+    static func firstIndex(of a: UInt8, or b: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int {
+        var k = start
+        while k + 8 <= end {
+            let w = UInt64(littleEndian: word(bytes, at: k))
+            let va = w ^ ones &* UInt64(a)
+            let vb = w ^ ones &* UInt64(b)
+            let found = ((va &- ones) & ~va | (vb &- ones) & ~vb) & highBits
+            if found != 0 { return k + found.trailingZeroBitCount / 8 }
+            k += 8
+        }
+        while k < end && bytes[k] != a && bytes[k] != b { k += 1 }
+        return k
+    }
+
     /// `w` with its ASCII uppercase letters lowered, for a word whose bytes are all below 0x80
     /// (no carry crosses a byte then).
     @inline(__always)
