@@ -671,6 +671,27 @@ import Testing
         }
     }
 
+    /// A packed name answers the cleaner's questions as its `String` does: case, the `on`
+    /// prefix, the table entry of the lowercased name; names it cannot hold are refused.
+    @Test func packedNamesAnswerAsTheirStrings() {
+        var probes = ["", "o", "on", "ON", "oN", "onclick", "OnClick", "href", "HREF", "data-rampart-src", "xlink:href", "a\u{301}",
+                      "\u{212A}", "caf\u{E9}", "exactly16bytes!!", "seventeen-bytes!!", "Z", "@[`{", "aria-LABEL", "viewBox"]
+        probes += Array(Allowlist.htmlAttributes) + Array(Allowlist.svgAttributes) + Allowlist.htmlAttributes.map { $0.uppercased() }
+        var rng = SystemRandomNumberGenerator()
+        let letters = Array("onONhrefHREF-:@[`{Zz\u{7F}")
+        for _ in 0..<3000 { probes.append(String((0..<Int.random(in: 0...18, using: &rng)).map { _ in letters.randomElement(using: &rng)! })) }
+        for probe in probes {
+            let ascii = probe.utf8.count <= 16 && probe.utf8.allSatisfy { $0 < 0x80 }
+            guard let packed = PackedASCIIName(probe) else { #expect(!ascii, "\(probe.debugDescription)"); continue }
+            #expect(ascii, "\(probe.debugDescription)")
+            let lower = packed.lowercased
+            #expect((lower != packed) == probe.containsASCIIUppercase, "\(probe.debugDescription)")
+            #expect(lower.hasPrefix("on") == probe.lowercased().hasASCIIPrefix("on"), "\(probe.debugDescription)")
+            #expect(lower == PackedASCIIName(probe.lowercased()), "\(probe.debugDescription)")
+            #expect((Allowlist.attributeInfo.value(lower) != nil) == (Allowlist.attributeInfo.value(probe.lowercased()) != nil), "\(probe.debugDescription)")
+        }
+    }
+
     /// The cleaner takes an HTML attribute's URL rule from its ``Allowlist/AttributeInfo`` entry
     /// when the name has one: that entry must answer as the URL table for every such name.
     @Test func attributeInfoHoldsTheURLTablesAnswer() {
