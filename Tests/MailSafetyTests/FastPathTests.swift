@@ -671,6 +671,29 @@ import Testing
         }
     }
 
+    /// The byte searches answer as a plain scan: needles of every length up to 5 over a small
+    /// alphabet (so candidates whose first bytes match but not the rest are common), at every
+    /// offset, matches at the very end included; and the first of two bytes, in and out of
+    /// eight-byte words.
+    @Test func byteSearchesAnswerAsAPlainScan() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet: [UInt8] = Array("ab/=%".utf8)
+        for _ in 0..<2_000 {
+            let haystack = (0..<Int.random(in: 0...40, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+            let needle = (0..<Int.random(in: 0...5, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+            let expected = needle.isEmpty || (0..<max(haystack.count - needle.count + 1, 0)).contains { at in
+                Array(haystack[at..<(at + needle.count)]) == needle
+            }
+            #expect(ByteSearch.contains(haystack, needle) == expected, "\(haystack) \(needle)")
+            haystack.withUnsafeBufferPointer { bytes in
+                let start = Int.random(in: 0...haystack.count, using: &rng)
+                let end = Int.random(in: start...haystack.count, using: &rng)
+                let first = (start..<end).first { bytes[$0] == 0x3D || bytes[$0] == 0x25 } ?? end
+                #expect(ASCIIWords.firstIndex(of: 0x3D, or: 0x25, in: bytes, from: start, to: end) == first, "\(haystack) \(start) \(end)")
+            }
+        }
+    }
+
     /// A packed name answers the cleaner's questions as its `String` does: case, the `on`
     /// prefix, the table entry of the lowercased name; names it cannot hold are refused.
     @Test func packedNamesAnswerAsTheirStrings() {

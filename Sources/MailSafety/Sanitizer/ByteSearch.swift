@@ -13,7 +13,8 @@ import Darwin
 /// pixel is reported; one search means one answer for both.
 enum ByteSearch {
     /// `true` if `needle` occurs in `haystack` (an empty needle always does). The C library's
-    /// `memchr` finds candidates for the first byte and `memcmp` checks the rest.
+    /// `memchr` finds candidates for the first byte, and `memcmp` checks those whose second byte
+    /// matches too.
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         haystack.withUnsafeBufferPointer { contains($0, needle) }
     }
@@ -44,7 +45,11 @@ enum ByteSearch {
             while offset <= last {
                 guard let hit = memchr(hBase + offset, Int32(first), last - offset + 1) else { return false }
                 let at = hBase.distance(to: UnsafeRawPointer(hit))
-                if memcmp(hBase + at, nBase, n.count) == 0 { return true }
+                // The second byte first (in bounds: a match would end within the haystack): most
+                // candidates differ there, and are passed over without a call.
+                if n.count < 2 || hBase.load(fromByteOffset: at + 1, as: UInt8.self) == n[1], memcmp(hBase + at, nBase, n.count) == 0 {
+                    return true
+                }
                 offset = at + 1
             }
             return false
