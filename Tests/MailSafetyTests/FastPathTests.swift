@@ -499,8 +499,15 @@ import Testing
         let hosts = ["a.example", "A.EXAMPLE", "sub.a.example", "b.example", "x.b.example", "x", "y.x", "h3.example", "h11.example",
                      "h12.example", "c.example", "caf\u{E9}.example", "t.hubspotemail.net", "x.track.hubspot.com", "list-manage.com",
                      "ist-manage.com", "example", "a.example.", "xx"]
+        // And random hosts made of the keys' labels (suffixes that are keys, or keys but for a
+        // label boundary, at every depth).
+        let labels = ["a", "b", "x", "example", "h3", "h11", "t", "track", "hubspot", "hubspotemail", "net", "com", "list-manage", "manage", "ist", "A", "X"]
+        var rng = SystemRandomNumberGenerator()
+        let randomHosts = (0..<2000).map { _ in
+            (0..<Int.random(in: 1...5, using: &rng)).map { _ in labels.randomElement(using: &rng)! }.joined(separator: Bool.random(using: &rng) ? "." : "-")
+        }
         for list in lists {
-            for host in hosts {
+            for host in hosts + randomHosts {
                 guard let url = URLComponentsLite(url: "https://" + host + "/p?q=1") else { continue }
                 #expect(list.vendor(for: url) == list.vendorByCharacters(for: url), "\(host)")
             }
