@@ -355,7 +355,9 @@ import Testing
             "", ";", "color:red", "margin:0 auto;padding:0", "width:100%!important", "position:fixed", "z-index:5", "--x:1",
             "behavior:x", "x", "x:rgb(0,0,0)", "font:12px/1.5 Arial", "a:b;c", ":x", "@x", "x:1 ; ",
         ]
-        let preludes = [" screen", " (max-width:600px)", "(min-width:1px) and (max-width:2px)", "", " x y", " (a:b),(c:d)", " [x]", " fn(x)", " @x", " #x"]
+        let preludes = [" screen", " (max-width:600px)", "(min-width:1px) and (max-width:2px)", "", " x y", " (a:b),(c:d)", " [x]", " fn(x)", " @x", " #x",
+                        " only screen and (max-width:600px)", " screen  and (x:1)", " screen and(x:1)", " (x:1e3)", " (x:1em)", " (x:1e)",
+                        " (x-:1)", " (-x:1)", "\t(x:1)\n", " (x:1.5px)", " (x:-1)", " (x: 1)", " (X:1)", " (x:1)(y:2)", " (x:1%)", " x,y"]
         let noise = ["", " ", "\n", ";", "}", "{", "(", ")", "[", "]", "@media", "@page", "/", "-", "-->", "'", "\\", "é", ",", ":", "url(x)"]
         var state: UInt64 = 0x2545F4914F6CDD1D
         func next(_ bound: Int) -> Int {
@@ -497,8 +499,15 @@ import Testing
         let hosts = ["a.example", "A.EXAMPLE", "sub.a.example", "b.example", "x.b.example", "x", "y.x", "h3.example", "h11.example",
                      "h12.example", "c.example", "caf\u{E9}.example", "t.hubspotemail.net", "x.track.hubspot.com", "list-manage.com",
                      "ist-manage.com", "example", "a.example.", "xx"]
+        // And random hosts made of the keys' labels (suffixes that are keys, or keys but for a
+        // label boundary, at every depth).
+        let labels = ["a", "b", "x", "example", "h3", "h11", "t", "track", "hubspot", "hubspotemail", "net", "com", "list-manage", "manage", "ist", "A", "X"]
+        var rng = SystemRandomNumberGenerator()
+        let randomHosts = (0..<2000).map { _ in
+            (0..<Int.random(in: 1...5, using: &rng)).map { _ in labels.randomElement(using: &rng)! }.joined(separator: Bool.random(using: &rng) ? "." : "-")
+        }
         for list in lists {
-            for host in hosts {
+            for host in hosts + randomHosts {
                 guard let url = URLComponentsLite(url: "https://" + host + "/p?q=1") else { continue }
                 #expect(list.vendor(for: url) == list.vendorByCharacters(for: url), "\(host)")
             }
@@ -660,7 +669,56 @@ import Testing
                 bytes.withUnsafeBufferPointer { p in
                     #expect((table.value(p, 0..<p.count, lowercasing: true) != nil) == set.contains(probe.lowercased()), "\(probe.debugDescription)")
                 }
+                // Inside other bytes (a name in a CSS declaration): only the range is read.
+                let framed = Array("a-b:".utf8) + bytes + Array("-mx;".utf8)
+                framed.withUnsafeBufferPointer { p in
+                    #expect((table.value(p, 4..<(4 + bytes.count)) != nil) == set.contains(probe), "\(probe.debugDescription)")
+                }
             }
+        }
+    }
+
+    /// The byte searches answer as a plain scan: needles of every length up to 5 over a small
+    /// alphabet (so candidates whose first bytes match but not the rest are common), at every
+    /// offset, matches at the very end included; and the first of two bytes, in and out of
+    /// eight-byte words.
+    @Test func byteSearchesAnswerAsAPlainScan() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet: [UInt8] = Array("ab/=%".utf8)
+        for _ in 0..<2_000 {
+            let haystack = (0..<Int.random(in: 0...40, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+            let needle = (0..<Int.random(in: 0...5, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+            let expected = needle.isEmpty || (0..<max(haystack.count - needle.count + 1, 0)).contains { at in
+                Array(haystack[at..<(at + needle.count)]) == needle
+            }
+            #expect(ByteSearch.contains(haystack, needle) == expected, "\(haystack) \(needle)")
+            haystack.withUnsafeBufferPointer { bytes in
+                let start = Int.random(in: 0...haystack.count, using: &rng)
+                let end = Int.random(in: start...haystack.count, using: &rng)
+                let first = (start..<end).first { bytes[$0] == 0x3D || bytes[$0] == 0x25 } ?? end
+                #expect(ASCIIWords.firstIndex(of: 0x3D, or: 0x25, in: bytes, from: start, to: end) == first, "\(haystack) \(start) \(end)")
+            }
+        }
+    }
+
+    /// A packed name answers the cleaner's questions as its `String` does: case, the `on`
+    /// prefix, the table entry of the lowercased name; names it cannot hold are refused.
+    @Test func packedNamesAnswerAsTheirStrings() {
+        var probes = ["", "o", "on", "ON", "oN", "onclick", "OnClick", "href", "HREF", "data-rampart-src", "xlink:href", "a\u{301}",
+                      "\u{212A}", "caf\u{E9}", "exactly16bytes!!", "seventeen-bytes!!", "Z", "@[`{", "aria-LABEL", "viewBox"]
+        probes += Array(Allowlist.htmlAttributes) + Array(Allowlist.svgAttributes) + Allowlist.htmlAttributes.map { $0.uppercased() }
+        var rng = SystemRandomNumberGenerator()
+        let letters = Array("onONhrefHREF-:@[`{Zz\u{7F}")
+        for _ in 0..<3000 { probes.append(String((0..<Int.random(in: 0...18, using: &rng)).map { _ in letters.randomElement(using: &rng)! })) }
+        for probe in probes {
+            let ascii = probe.utf8.count <= 16 && probe.utf8.allSatisfy { $0 < 0x80 }
+            guard let packed = PackedASCIIName(probe) else { #expect(!ascii, "\(probe.debugDescription)"); continue }
+            #expect(ascii, "\(probe.debugDescription)")
+            let lower = packed.lowercased
+            #expect((lower != packed) == probe.containsASCIIUppercase, "\(probe.debugDescription)")
+            #expect(lower.hasPrefix("on") == probe.lowercased().hasASCIIPrefix("on"), "\(probe.debugDescription)")
+            #expect(lower == PackedASCIIName(probe.lowercased()), "\(probe.debugDescription)")
+            #expect((Allowlist.attributeInfo.value(lower) != nil) == (Allowlist.attributeInfo.value(probe.lowercased()) != nil), "\(probe.debugDescription)")
         }
     }
 

@@ -111,13 +111,21 @@ enum CSSSheetFastPath {
                     }
                     guard let open = find(p, from: preludeStart, to: end, stopAtSemicolon: true) else { return false }
                     guard let close = matchingClose(p, from: open + 1, to: end) else { return false }
-                    let prelude = CSSParser.components(string(p, preludeStart..<open))
-                    guard css.isSafePrelude(prelude) else { droppedRules += 1; i = close + 1; continue }
+                    // The prelude as the full path writes it: from its bytes when it is in the
+                    // plainest shape, else tokenized, checked and serialized.
+                    let preludeText: String
+                    if let plain = CSSSheetFastPath.plainMediaPrelude(p, preludeStart..<open) {
+                        preludeText = plain
+                    } else {
+                        let prelude = CSSParser.components(string(p, preludeStart..<open))
+                        guard css.isSafePrelude(prelude) else { droppedRules += 1; i = close + 1; continue }
+                        preludeText = CSSSerializer.serialize(css.trim(prelude))
+                    }
                     var inner: [UInt8] = []
                     guard rules(p, (open + 1)..<close, nested: true, into: &inner) else { return false }
                     if !inner.isEmpty {
                         out.append(contentsOf: "@media ".utf8)
-                        out.append(contentsOf: CSSSerializer.serialize(css.trim(prelude)).utf8)
+                        out.append(contentsOf: preludeText.utf8)
                         out.append(0x7B)
                         out.append(contentsOf: inner)
                         out.append(0x7D)
@@ -187,6 +195,54 @@ enum CSSSheetFastPath {
         private func string(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
             String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
         }
+    }
+
+    // MARK: Plain media preludes
+
+    /// What the full path writes for the `@media` prelude `p[range]` — it is safe
+    /// (``CSSSanitizer/isSafePrelude(_:)``) and written as its trimmed tokens serialized — read
+    /// from the bytes when, once CSS whitespace is trimmed from both ends, it is items separated
+    /// by single spaces, each a word `[a-z]+` or a feature `([a-z][a-z-]*:[0-9]+[a-z]*)`
+    /// (`screen and (max-width:600px)`); `nil` for anything else, which the token path decides.
+    ///
+    /// Why the text is the answer: a word is one ident token (never a function: a space or the
+    /// end follows it), a feature is a `(` block holding an ident, a colon and a number or
+    /// dimension (digits only; the unit, letters only, is written as it is), and each single
+    /// space is one whitespace token. None of them is a token the safety check refuses, and no
+    /// two adjacent tokens are a pair the serializer separates with a comment (ident–colon,
+    /// colon–number, number–`)`, `(`–ident, anything next to whitespace), so the serializer
+    /// writes each token's own text: the bytes themselves.
+    static func plainMediaPrelude(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String? {
+        var lo = range.lowerBound
+        var hi = range.upperBound
+        while lo < hi && isSpace(p[lo]) { lo += 1 }
+        while hi > lo && isSpace(p[hi - 1]) { hi -= 1 }
+        guard lo < hi else { return nil }
+        @inline(__always) func isLower(_ b: UInt8) -> Bool { b >= 0x61 && b <= 0x7A }
+        @inline(__always) func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+        var k = lo
+        while true {
+            if p[k] == 0x28 {
+                k += 1
+                guard k < hi, isLower(p[k]) else { return nil }
+                while k < hi && (isLower(p[k]) || p[k] == 0x2D) { k += 1 }
+                guard k < hi, p[k] == 0x3A else { return nil }
+                k += 1
+                guard k < hi, isDigit(p[k]) else { return nil }
+                while k < hi && isDigit(p[k]) { k += 1 }
+                while k < hi && isLower(p[k]) { k += 1 }
+                guard k < hi, p[k] == 0x29 else { return nil }
+                k += 1
+            } else {
+                guard isLower(p[k]) else { return nil }
+                while k < hi && isLower(p[k]) { k += 1 }
+            }
+            if k == hi { break }
+            // One space (the trimmed end is not one), then the next item.
+            guard p[k] == 0x20, p[k + 1] != 0x20 else { return nil }
+            k += 1
+        }
+        return String(decoding: UnsafeBufferPointer(rebasing: p[lo..<hi]), as: UTF8.self)
     }
 
     // MARK: Plain selectors

@@ -187,29 +187,24 @@ extension ResourceGate {
         /// de-duplication (the arrays keep the order; `contains` on them made a message with n
         /// blocked images cost n²). Kept here, with the arrays, so an addition is one access to
         /// the gate's property.
-        private var blockedSeen = Set<URLKeyed<BlockedResource>>()
-        private var trackersSeen = Set<URLKeyed<TrackerFinding>>()
+        private var blockedSeen = FindingIndex()
+        private var trackersSeen = FindingIndex()
 
         /// How many blocked resources or tracker findings a message usually has (a capacity
-        /// hint: growing from 1 rehashed every entry at each doubling).
-        private static let typicalFindings = 32
+        /// hint: growing from 1 copied the array at each doubling). At most 40 bytes each, the
+        /// arrays stay under 1 KiB, glibc's threshold for a consolidation of its fast bins.
+        private static let typicalFindings = 24
 
         /// Lists a blocked resource (once).
         mutating func block(_ item: BlockedResource) {
-            if blockedSeen.isEmpty {
-                blockedSeen.reserveCapacity(Self.typicalFindings)
-                blockedRemote.reserveCapacity(Self.typicalFindings)
-            }
-            if blockedSeen.insert(URLKeyed(item)).inserted { blockedRemote.append(item) }
+            if blockedRemote.isEmpty { blockedRemote.reserveCapacity(Self.typicalFindings) }
+            blockedSeen.append(item, to: &blockedRemote)
         }
 
         /// Lists a tracker finding (once).
         mutating func tracker(_ item: TrackerFinding) {
-            if trackersSeen.isEmpty {
-                trackersSeen.reserveCapacity(Self.typicalFindings)
-                trackers.reserveCapacity(Self.typicalFindings)
-            }
-            if trackersSeen.insert(URLKeyed(item)).inserted { trackers.append(item) }
+            if trackers.isEmpty { trackers.reserveCapacity(Self.typicalFindings) }
+            trackersSeen.append(item, to: &trackers)
         }
 
         /// ``SanitizationReport/note(_:_:)``.
@@ -269,21 +264,61 @@ extension RemovalKind {
     }
 }
 
-/// A finding with a URL, as the key of a de-duplication set: equal exactly when the findings are
-/// (`==` of the finding), hashed by the URL alone (equal findings have equal URLs, so equal keys
-/// hash alike; the kind, reason and vendor, which rarely tell two findings of one URL apart and
-/// are few, are left to `==`). Hashing the URL alone saves hashing the kind's or reason's raw
-/// `String` and the vendor for every finding.
+/// The de-duplication index of a findings array: open addressing over the array's positions,
+/// hashed by the URL alone. An item is appended exactly when no listed item is `==` to it (the
+/// finding's own `==`, canonical equivalence of the URL included), as `contains` then `append`
+/// would. Equal findings have equal URLs, and equal `String`s hash alike (`String` hashes its
+/// normalized form, as a `Set` of the findings would), so an equal listed item is always on the
+/// probe path; the kind, reason and vendor, which rarely tell two findings of one URL apart, are
+/// left to `==`. The hash is `Hasher`'s (seeded per process), so crafted URLs cannot make the
+/// probes long.
 ///
-/// Trust-model row: inbox — each blocked resource and tracker is reported once, as before.
-struct URLKeyed<Item: Equatable & HasFindingURL>: Hashable {
-    let item: Item
-    init(_ item: Item) { self.item = item }
-    static func == (a: Self, b: Self) -> Bool { a.item == b.item }
-    func hash(into hasher: inout Hasher) { hasher.combine(item.url) }
+/// Trust-model row: inbox — each blocked resource and tracker is reported once, as before. It
+/// replaces a `Set` of the findings themselves: that set copied every finding (a retain of its
+/// URL and of its vendor) and kept it in 24–40-byte buckets reserved 64 at a time, an allocation
+/// over 1 KiB per message, each of which makes glibc's `malloc` consolidate its fast bins first.
+/// A slot here is 8 bytes: 32 bits of the hash (which also place the slot) and the position + 1
+/// (0: empty).
+struct FindingIndex {
+    private var slots: [UInt64] = []
+    private var count = 0
+
+    /// Appends `item` to `items` unless an item `==` to it is listed there. `items` must be the
+    /// array this index has always been used with (every append to it made here).
+    mutating func append<Item: Equatable & HasFindingURL>(_ item: Item, to items: inout [Item]) {
+        var hasher = Hasher()
+        hasher.combine(item.url)
+        let hash = UInt64(UInt(bitPattern: hasher.finalize())) >> 32
+        // Room for a message's usual findings (24 before the first growth), in 256 bytes.
+        if slots.isEmpty { slots = Array(repeating: 0, count: 32) }
+        var slot = Int(truncatingIfNeeded: hash) & (slots.count - 1)
+        while slots[slot] != 0 {
+            let entry = slots[slot]
+            // (The hashes first: most slots on the way hold another URL.)
+            if entry >> 32 == hash && items[Int(truncatingIfNeeded: entry & 0xFFFF_FFFF) - 1] == item { return }
+            slot = (slot + 1) & (slots.count - 1)
+        }
+        items.append(item)
+        slots[slot] = hash << 32 | UInt64(items.count)
+        count += 1
+        // At most three quarters full, so a probe always ends at an empty slot.
+        if count * 4 > slots.count * 3 { grow() }
+    }
+
+    /// Doubles the slots; each entry is placed again by the hash it keeps.
+    private mutating func grow() {
+        var larger = [UInt64](repeating: 0, count: slots.count * 2)
+        let mask = larger.count - 1
+        for entry in slots where entry != 0 {
+            var slot = Int(truncatingIfNeeded: entry >> 32) & mask
+            while larger[slot] != 0 { slot = (slot + 1) & mask }
+            larger[slot] = entry
+        }
+        slots = larger
+    }
 }
 
-/// A report entry with a URL (see ``URLKeyed``).
+/// A report entry with a URL (see ``FindingIndex``).
 protocol HasFindingURL { var url: String { get } }
 extension BlockedResource: HasFindingURL {}
 extension TrackerFinding: HasFindingURL {}

@@ -229,31 +229,50 @@ public struct TrackerList: Sendable {
             lowerCopy(pathAndQuery, to: hostCount)
             guard union & ASCIIWords.highBits == 0 else { return nil }
             let lower = UnsafeBufferPointer(rebasing: buffer[0..<total])
-            // The host and each suffix after a `.`, as the loop in vendorByCharacters.
-            var start = 0
-            while true {
+            /// The vendor whose host is the suffix of the host from `start`.
+            func hostVendor(from start: Int) -> String? {
                 let length = hostCount - start
-                // (`hostLengths?.contains(length) ?? true`, from the bits when the length is short.)
-                let listed = length < 64 ? shortHostLengths & (1 << UInt64(length)) != 0 : hostLengths?.contains(length) ?? true
-                if listed {
-                    if hostLengths != nil && asciiHostKeys.count <= Self.byteSearchedHosts {
-                        // Every key is ASCII, and so is the suffix: `==` is byte equality.
-                        let suffix = UnsafeBufferPointer(rebasing: lower[start..<hostCount])
-                        for entry in asciiHostKeys where entry.key.count == length {
-                            let same = length == 0 || entry.key.withUnsafeBufferPointer { key in
-                                memcmp(key.baseAddress!, suffix.baseAddress!, length) == 0
-                            }
-                            if same { return .some(vendors[entry.index].name) }
+                if hostLengths != nil && asciiHostKeys.count <= Self.byteSearchedHosts {
+                    // Every key is ASCII, and so is the suffix: `==` is byte equality.
+                    let suffix = UnsafeBufferPointer(rebasing: lower[start..<hostCount])
+                    for entry in asciiHostKeys where entry.key.count == length {
+                        let same = length == 0 || entry.key.withUnsafeBufferPointer { key in
+                            memcmp(key.baseAddress!, suffix.baseAddress!, length) == 0
                         }
-                    } else {
-                        let suffix = String(decoding: UnsafeBufferPointer(rebasing: lower[start..<hostCount]), as: UTF8.self)
-                        if let index = hostIndex[suffix] { return .some(vendors[index].name) }
+                        if same { return vendors[entry.index].name }
                     }
+                    return nil
                 }
-                var dot = start
-                while dot < hostCount && lower[dot] != 0x2E { dot += 1 }
-                guard dot < hostCount else { break }
-                start = dot + 1
+                let suffix = String(decoding: UnsafeBufferPointer(rebasing: lower[start..<hostCount]), as: UTF8.self)
+                return hostIndex[suffix].map { vendors[$0].name }
+            }
+            // The host and each suffix after a `.`, as the loop in vendorByCharacters, looked up
+            // only when a key has its length.
+            if hostCount < 64 && hostLengths != nil {
+                // The listed lengths up to the host's (`shortHostLengths` holds every key length
+                // then), longest first: the suffix of such a length is one the loop below looks
+                // up when it is the whole host or follows a `.` — the same suffixes in the same
+                // order, without reading the host for its dots.
+                var lengths = shortHostLengths & (hostCount == 63 ? ~0 : (1 << UInt64(hostCount + 1)) - 1)
+                while lengths != 0 {
+                    let length = 63 - lengths.leadingZeroBitCount
+                    lengths &= ~(1 << UInt64(length))
+                    let start = hostCount - length
+                    guard start == 0 || lower[start - 1] == 0x2E else { continue }
+                    if let vendor = hostVendor(from: start) { return .some(vendor) }
+                }
+            } else {
+                var start = 0
+                while true {
+                    let length = hostCount - start
+                    // (`hostLengths?.contains(length) ?? true`, from the bits when the length is short.)
+                    let listed = length < 64 ? shortHostLengths & (1 << UInt64(length)) != 0 : hostLengths?.contains(length) ?? true
+                    if listed, let vendor = hostVendor(from: start) { return .some(vendor) }
+                    var dot = start
+                    while dot < hostCount && lower[dot] != 0x2E { dot += 1 }
+                    guard dot < hostCount else { break }
+                    start = dot + 1
+                }
             }
             var text: String?
             for k in 0..<literalRanges.count {
@@ -481,12 +500,10 @@ public enum TrackingParameters {
             var itemStart = question + 1
             while true {
                 let itemEnd = ByteSearch.firstIndex(of: 0x26, in: bytes, from: itemStart, to: hash)
-                var percent = false
-                var nameEnd = itemStart
-                while nameEnd < itemEnd && bytes[nameEnd] != 0x3D {
-                    if bytes[nameEnd] == 0x25 { percent = true }
-                    nameEnd += 1
-                }
+                // The name runs to the first `=`; `percent`: it holds a `%`.
+                var nameEnd = ASCIIWords.firstIndex(of: 0x3D, or: 0x25, in: bytes, from: itemStart, to: itemEnd)
+                let percent = nameEnd < itemEnd && bytes[nameEnd] == 0x25
+                if percent { nameEnd = ByteSearch.firstIndex(of: 0x3D, in: bytes, from: nameEnd, to: itemEnd) }
                 let name = itemStart..<nameEnd
                 let tracking = percent
                     ? isTracking(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self))

@@ -41,7 +41,7 @@ final class ASCIINameTable<Value>: @unchecked Sendable {
             precondition(all[name] == nil, "duplicate name \(name)")
             all[name] = value
             guard name.utf8.count <= 16, name.utf8.allSatisfy({ $0 < 0x80 }) else { continue }
-            let (low, high) = name.utf8.withContiguousStorageIfAvailable { Self.pack($0, foldCase: false) } ?? Self.pack(Array(name.utf8), foldCase: false)
+            let (low, high) = Array(name.utf8).withUnsafeBufferPointer { PackedASCIIName.pack($0) }
             var slot = Self.slot(low, high, name.utf8.count, shift)
             while table[slot].length >= 0 { slot = (slot + 1) & mask }
             table[slot] = Entry(low: low, high: high, length: name.utf8.count, value: value)
@@ -63,32 +63,6 @@ final class ASCIINameTable<Value>: @unchecked Sendable {
         return Int(truncatingIfNeeded: mixed >> shift)
     }
 
-    /// At most 16 bytes packed little-endian into two words (zero-padded); ASCII uppercase
-    /// lowered with `foldCase` (SWAR: the bytes of 'A'…'Z' get 0x20 added).
-    @inline(__always)
-    private static func pack(_ bytes: some Collection<UInt8>, foldCase: Bool) -> (UInt64, UInt64) {
-        var low: UInt64 = 0
-        var high: UInt64 = 0
-        var shift: UInt64 = 0
-        for byte in bytes {
-            if shift < 64 { low |= UInt64(byte) << shift } else { high |= UInt64(byte) << (shift - 64) }
-            shift += 8
-        }
-        return foldCase ? (lower(low), lower(high)) : (low, high)
-    }
-
-    /// ASCII-lowercases the bytes of `x` (all below 0x80).
-    @inline(__always)
-    private static func lower(_ x: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        // Per byte: 0x80 set iff byte >= 'A' (0x41), and iff byte > 'Z' (0x5A); no carries
-        // cross bytes because every byte is below 0x80.
-        let atLeastA = x &+ ones &* (0x80 - 0x41)
-        let aboveZ = x &+ ones &* (0x80 - 0x5B)
-        let upper = atLeastA & ~aboveZ & (ones &* 0x80)
-        return x | (upper >> 2)
-    }
-
     @inline(__always)
     private func find(_ low: UInt64, _ high: UInt64, _ length: Int) -> Value? {
         // (`length` is at most 16; the first byte is the lowest of `low`.)
@@ -105,29 +79,111 @@ final class ASCIINameTable<Value>: @unchecked Sendable {
     /// The value for `name`. With `lowercasing`, the answer is the one for `name.lowercased()`.
     @inline(__always)
     func value(_ name: String, lowercasing: Bool = false) -> Value? {
-        let length = name.utf8.count
-        if length <= 16, let packed = name.utf8.withContiguousStorageIfAvailable({ Self.pack($0, foldCase: false) }),
-           (packed.0 | packed.1) & 0x8080_8080_8080_8080 == 0 {
-            return lowercasing ? find(Self.lower(packed.0), Self.lower(packed.1), length) : find(packed.0, packed.1, length)
-        }
+        if let packed = PackedASCIIName(name) { return value(lowercasing ? packed.lowercased : packed) }
         return byName[lowercasing ? name.lowercased() : name]
     }
+
+    /// The value for the name `packed` holds.
+    @inline(__always)
+    func value(_ packed: PackedASCIIName) -> Value? { find(packed.low, packed.high, packed.count) }
 
     /// The value for the UTF-8 name `bytes[range]` (lowercased with `lowercasing`), as for the
     /// `String` of those bytes.
     @inline(__always)
     func value(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, lowercasing: Bool = false) -> Value? {
-        if range.count <= 16 {
-            let (low, high) = Self.pack(UnsafeBufferPointer(rebasing: bytes[range]), foldCase: false)
-            if (low | high) & 0x8080_8080_8080_8080 == 0 {
-                return lowercasing ? find(Self.lower(low), Self.lower(high), range.count) : find(low, high, range.count)
-            }
+        if let packed = PackedASCIIName(UnsafeBufferPointer(rebasing: bytes[range])) {
+            return value(lowercasing ? packed.lowercased : packed)
         }
         let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         return byName[lowercasing ? name.lowercased() : name]
     }
 
     func contains(_ name: String, lowercasing: Bool = false) -> Bool { value(name, lowercasing: lowercasing) != nil }
+}
+
+/// A name of at most 16 ASCII bytes, packed as ``ASCIINameTable`` packs its keys: for callers
+/// that ask several things of one name (its case, a prefix, a table entry), which then read its
+/// bytes once. On ASCII, `lowercased()` is ASCII lowercasing and prefixes compare bytes, so the
+/// answers from the packed words are those of the `String` questions.
+///
+/// Trust-model row: inbox (incoming mail) — the same answers, from one read of the name.
+struct PackedASCIIName: Equatable {
+    let low: UInt64
+    let high: UInt64
+    let count: Int
+
+    /// `nil` when `bytes` holds more than 16 bytes or a byte that is not ASCII.
+    @inline(__always)
+    init?(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard bytes.count <= 16 else { return nil }
+        let (low, high) = Self.pack(bytes)
+        guard (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        (self.low, self.high, count) = (low, high, bytes.count)
+    }
+
+    /// `nil` when `name` has more than 16 UTF-8 bytes or one that is not ASCII.
+    @inline(__always)
+    init?(_ name: String) {
+        guard name.utf8.count <= 16, let packed = name.utf8.withContiguousStorageIfAvailable({ Self($0) }),
+              let packed else { return nil }
+        self = packed
+    }
+
+    private init(low: UInt64, high: UInt64, count: Int) { (self.low, self.high, self.count) = (low, high, count) }
+
+    /// The name with ASCII `A`–`Z` lowered.
+    var lowercased: PackedASCIIName { PackedASCIIName(low: Self.lower(low), high: Self.lower(high), count: count) }
+
+    /// Whether the name starts with `prefix` (ASCII, at most 8 bytes), byte for byte.
+    @inline(__always)
+    func hasPrefix(_ prefix: StaticString) -> Bool {
+        let n = prefix.utf8CodeUnitCount
+        guard n <= count else { return false }
+        for k in 0..<n where (low >> UInt64(8 * k)) & 0xFF != UInt64(prefix.utf8Start[k]) { return false }
+        return true
+    }
+
+    /// At most 16 bytes packed little-endian into two words (zero-padded).
+    ///
+    /// Read with at most four loads, never outside `bytes` (a loop of shifts by byte was ~8
+    /// instructions a byte, for every attribute and CSS property name): two words that overlap
+    /// in the middle are combined by `|`, which leaves the shared bytes as they are.
+    @inline(__always)
+    static func pack(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64) {
+        let count = bytes.count
+        guard let base = bytes.baseAddress, count > 0 else { return (0, 0) }
+        let raw = UnsafeRawPointer(base)
+        @inline(__always) func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        @inline(__always) func half(_ offset: Int) -> UInt64 {
+            UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        }
+        let low: UInt64
+        var high: UInt64 = 0
+        if count >= 8 {
+            low = word(0)
+            // Bytes 8..<count: the last word, shifted down past the bytes `low` holds.
+            if count > 8 { high = word(count - 8) >> UInt64(8 * (16 - count)) }
+        } else if count >= 4 {
+            low = half(0) | half(count - 4) << UInt64(8 * (count - 4))
+        } else {
+            // One to three bytes: the first, the middle and the last (some the same byte).
+            let middle = count >> 1
+            low = UInt64(base[0]) | UInt64(base[middle]) << UInt64(8 * middle) | UInt64(base[count - 1]) << UInt64(8 * (count - 1))
+        }
+        return (low, high)
+    }
+
+    /// ASCII-lowercases the bytes of `x` (all below 0x80).
+    @inline(__always)
+    static func lower(_ x: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        // Per byte: 0x80 set iff byte >= 'A' (0x41), and iff byte > 'Z' (0x5A); no carries
+        // cross bytes because every byte is below 0x80.
+        let atLeastA = x &+ ones &* (0x80 - 0x41)
+        let aboveZ = x &+ ones &* (0x80 - 0x5B)
+        let upper = atLeastA & ~aboveZ & (ones &* 0x80)
+        return x | (upper >> 2)
+    }
 }
 
 extension String {

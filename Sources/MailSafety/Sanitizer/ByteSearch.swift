@@ -13,7 +13,8 @@ import Darwin
 /// pixel is reported; one search means one answer for both.
 enum ByteSearch {
     /// `true` if `needle` occurs in `haystack` (an empty needle always does). The C library's
-    /// `memchr` finds candidates for the first byte and `memcmp` checks the rest.
+    /// `memchr` finds candidates for the first byte, and `memcmp` checks those whose second byte
+    /// matches too.
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         haystack.withUnsafeBufferPointer { contains($0, needle) }
     }
@@ -44,7 +45,11 @@ enum ByteSearch {
             while offset <= last {
                 guard let hit = memchr(hBase + offset, Int32(first), last - offset + 1) else { return false }
                 let at = hBase.distance(to: UnsafeRawPointer(hit))
-                if memcmp(hBase + at, nBase, n.count) == 0 { return true }
+                // The second byte first (in bounds: a match would end within the haystack): most
+                // candidates differ there, and are passed over without a call.
+                if n.count < 2 || hBase.load(fromByteOffset: at + 1, as: UInt8.self) == n[1], memcmp(hBase + at, nBase, n.count) == 0 {
+                    return true
+                }
                 offset = at + 1
             }
             return false
@@ -75,6 +80,24 @@ enum ASCIIWords {
     @inline(__always)
     static func hasByte(_ w: UInt64, equalTo b: UInt8) -> Bool {
         hasByte(w ^ (ones &* UInt64(b)), below: 1)
+    }
+
+    /// The index of the first `a` or `b` in `bytes[start..<end]`, or `end` when there is none;
+    /// every byte of that range below 0x80. Eight bytes at a time: in `(v - ones) & ~v & high`,
+    /// the lowest set bit marks the first zero byte of `v` exactly (a borrow only reaches the
+    /// bytes above a zero byte), and `v` is the word with `a` (or `b`) xored away.
+    static func firstIndex(of a: UInt8, or b: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int {
+        var k = start
+        while k + 8 <= end {
+            let w = UInt64(littleEndian: word(bytes, at: k))
+            let va = w ^ ones &* UInt64(a)
+            let vb = w ^ ones &* UInt64(b)
+            let found = ((va &- ones) & ~va | (vb &- ones) & ~vb) & highBits
+            if found != 0 { return k + found.trailingZeroBitCount / 8 }
+            k += 8
+        }
+        while k < end && bytes[k] != a && bytes[k] != b { k += 1 }
+        return k
     }
 
     /// `w` with its ASCII uppercase letters lowered, for a word whose bytes are all below 0x80

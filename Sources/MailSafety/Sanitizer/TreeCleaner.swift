@@ -366,21 +366,32 @@ struct TreeCleaner {
     /// its restored form.
     private func cleanAttribute(_ attribute: Attribute, at index: Int, of element: Element, _ scan: inout AttributeScan) -> Outcome {
         // The lowercased name is made only when the name has an upper-case letter; else it is
-        // the name itself (no copy).
-        if attribute.name.containsASCIIUppercase {
-            return cleanAttribute(attribute, lowerName: attribute.name.lowercased(), nameHasUppercase: true, at: index, of: element, &scan)
+        // the name itself (no copy). A name of at most 16 ASCII bytes (nearly every one) is read
+        // once, packed: its case, its `on` prefix and its table entry come from the packed
+        // words, and are what the `String` questions below answer for it (see
+        // ``PackedASCIIName``).
+        if let packed = PackedASCIIName(attribute.name) {
+            let lower = packed.lowercased
+            let hasUppercase = lower != packed
+            return cleanAttribute(attribute, lowerName: hasUppercase ? attribute.name.lowercased() : attribute.name, nameHasUppercase: hasUppercase,
+                                  isEventHandler: lower.hasPrefix("on"), info: attributeInfo.value(lower), at: index, of: element, &scan)
         }
-        return cleanAttribute(attribute, lowerName: attribute.name, nameHasUppercase: false, at: index, of: element, &scan)
+        let hasUppercase = attribute.name.containsASCIIUppercase
+        let lowerName = hasUppercase ? attribute.name.lowercased() : attribute.name
+        return cleanAttribute(attribute, lowerName: lowerName, nameHasUppercase: hasUppercase, isEventHandler: lowerName.hasASCIIPrefix("on"),
+                              info: attributeInfo.value(lowerName), at: index, of: element, &scan)
     }
 
+    /// ``cleanAttribute(_:at:of:_:)`` with what it read of the name: `isEventHandler` (the
+    /// lowercased name starts with `on`) and `info` (its entry in ``attributeInfo``).
     private func cleanAttribute(
-        _ attribute: Attribute, lowerName: String, nameHasUppercase: Bool, at index: Int, of element: Element, _ scan: inout AttributeScan
+        _ attribute: Attribute, lowerName: String, nameHasUppercase: Bool, isEventHandler: Bool, info: Allowlist.AttributeInfo?,
+        at index: Int, of element: Element, _ scan: inout AttributeScan
     ) -> Outcome {
         if scan.hasPlaceholders { guard scan.seen.insert(attribute.qualifiedName).inserted else { return .dropped } }
-        if lowerName.hasASCIIPrefix("on") { gate.findings.note(.eventHandler); return .dropped }
+        if isEventHandler { gate.findings.note(.eventHandler); return .dropped }
         if attribute.namespace == .xmlns || attribute.namespace == .xml { gate.findings.note(.attribute); return .dropped }
         // Placeholder names are in no table: only names the table does not know need the test.
-        let info = attributeInfo.value(lowerName)
         if attribute.namespace == nil && info == nil && lowerName.hasASCIIPrefix("data-rampart-") { gate.findings.note(.attribute); return .dropped }
         // An attribute without namespace on an HTML element whose name (already lowercase)
         // has an entry in the info table: the entry holds the URL table's answer for it.
