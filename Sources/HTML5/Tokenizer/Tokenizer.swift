@@ -91,6 +91,16 @@ struct Tokenizer {
     let maxAttributes: Int
     var truncatedAttributes = false
 
+    /// While the parse only verifies a tree (``HTML5Parser/parsesBack(_:to:context:options:)``):
+    /// the text node of that tree which the next character run is expected to equal, set by the
+    /// tree builder before each token. A run of exactly its bytes is given that node's string (a
+    /// retain) instead of a new one (an allocation, a copy and a UTF-8 check for a long run): the
+    /// same value, since decoding those bytes gives that very string. A cache of one entry, not
+    /// a shortcut of the check: the verifier still compares the run with the tree, and any other
+    /// run is decoded as usual. The node is read without a retain: the caller of `parsesBack`
+    /// holds the expected tree, which nothing changes while the parse runs.
+    var expectedText: Unmanaged<Text>?
+
     // Token under construction.
     private var text = ByteAccumulator()
     /// The next token, when one is pending (the common case: one token per step; a character run
@@ -157,8 +167,23 @@ struct Tokenizer {
     }
 
     private mutating func flushPendingText() {
-        enqueue(.characters(text.makeString(from: input, cache: &shortStrings)))
+        let string = expectedText.flatMap { expectedString($0) } ?? text.makeString(from: input, cache: &shortStrings)
+        enqueue(.characters(string))
         text.reset()
+    }
+
+    /// The data of `expected` when the pending run holds exactly its bytes (``expectedText``).
+    private mutating func expectedString(_ expected: Unmanaged<Text>) -> String? {
+        expected._withUnsafeGuaranteedRef { node -> String? in
+            let same = withUTF8Bytes(inPlace: &node.data) { want in
+                text.withBytes(from: input) { have in
+                    guard have.count == want.count else { return false }
+                    guard let a = have.baseAddress, let b = want.baseAddress else { return true }
+                    return memcmp(a, b, have.count) == 0
+                }
+            }
+            return same ? node.data : nil
+        }
     }
 
     @inline(__always) private mutating func emit(_ token: consuming Token) {
