@@ -92,14 +92,16 @@ struct Tokenizer {
     var truncatedAttributes = false
 
     /// While the parse only verifies a tree (``HTML5Parser/parsesBack(_:to:context:options:)``):
-    /// the text node of that tree which the next character run is expected to equal, set by the
-    /// tree builder before each token. A run of exactly its bytes is given that node's string (a
-    /// retain) instead of a new one (an allocation, a copy and a UTF-8 check for a long run): the
-    /// same value, since decoding those bytes gives that very string. A cache of one entry, not
-    /// a shortcut of the check: the verifier still compares the run with the tree, and any other
-    /// run is decoded as usual. The node is read without a retain: the caller of `parsesBack`
-    /// holds the expected tree, which nothing changes while the parse runs.
-    var expectedText: Unmanaged<Text>?
+    /// the node of that tree which the next token is expected to produce, set by the tree
+    /// builder before each token. A character run of exactly a text node's bytes is given that
+    /// node's string, and an attribute value of exactly the bytes of the value at the same
+    /// position in an element's attributes that value (a retain, or for a short string a copy of
+    /// two words), instead of a new string (an allocation, a copy and a UTF-8 check for a long
+    /// one): the same value, since decoding those bytes gives that very string. A cache of one
+    /// entry, not a shortcut of the check: the verifier still compares the token with the tree,
+    /// and anything else is decoded as usual. The node is read without a retain: the caller of
+    /// `parsesBack` holds the expected tree, which nothing changes while the parse runs.
+    var expectedNode: Unmanaged<Node>?
 
     // Token under construction.
     private var text = ByteAccumulator()
@@ -167,22 +169,44 @@ struct Tokenizer {
     }
 
     private mutating func flushPendingText() {
-        let string = expectedText.flatMap { expectedString($0) } ?? text.makeString(from: input, cache: &shortStrings)
-        enqueue(.characters(string))
+        let string = expectedNode != nil ? expectedText() : nil
+        enqueue(.characters(string ?? text.makeString(from: input, cache: &shortStrings)))
         text.reset()
     }
 
-    /// The data of `expected` when the pending run holds exactly its bytes (``expectedText``).
-    private mutating func expectedString(_ expected: Unmanaged<Text>) -> String? {
-        expected._withUnsafeGuaranteedRef { node -> String? in
-            let same = withUTF8Bytes(inPlace: &node.data) { want in
-                text.withBytes(from: input) { have in
-                    guard have.count == want.count else { return false }
-                    guard let a = have.baseAddress, let b = want.baseAddress else { return true }
-                    return memcmp(a, b, have.count) == 0
-                }
+    /// The data of the expected text node when the pending run holds exactly its bytes
+    /// (``expectedNode``).
+    private mutating func expectedText() -> String? {
+        guard let node = expectedNode, UnretainedLinks.isText(node) else { return nil }
+        return node._withUnsafeGuaranteedRef { node -> String? in
+            let expected = unsafeDowncast(node, to: Text.self)
+            return Tokenizer.holds(&text, input, exactly: &expected.data) ? expected.data : nil
+        }
+    }
+
+    /// The value at the position of the attribute being finished in the expected element's
+    /// attributes, when the pending value holds exactly its bytes (``expectedNode``).
+    private mutating func expectedAttributeValue() -> String? {
+        guard let node = expectedNode, let element = UnretainedLinks.element(node) else { return nil }
+        let index = attributes.count
+        return element._withUnsafeGuaranteedRef { element -> String? in
+            withBuffer(inPlace: &element.attributes) { expected -> String? in
+                guard index < expected.count, let base = expected.baseAddress else { return nil }
+                // Mutable only for the type: ``withUTF8Bytes(inPlace:_:)`` never writes.
+                let attribute = UnsafeMutablePointer(mutating: base + index)
+                return Tokenizer.holds(&attrValue, input, exactly: &attribute.pointee.value) ? attribute.pointee.value : nil
             }
-            return same ? node.data : nil
+        }
+    }
+
+    /// Whether the pending bytes of `accumulator` are exactly the UTF-8 of `string` (read in place).
+    private static func holds(_ accumulator: inout ByteAccumulator, _ input: [UInt8], exactly string: inout String) -> Bool {
+        withUTF8Bytes(inPlace: &string) { expected in
+            accumulator.withBytes(from: input) { bytes in
+                guard bytes.count == expected.count else { return false }
+                guard let a = bytes.baseAddress, let b = expected.baseAddress else { return true }
+                return memcmp(a, b, bytes.count) == 0
+            }
         }
     }
 
@@ -396,6 +420,7 @@ struct Tokenizer {
     private var values: [CachedValue] = []
 
     private mutating func makeAttributeValue() -> String {
+        if expectedNode != nil, let value = expectedAttributeValue() { return value }
         // Values of up to 15 bytes are stored inline in the `String` (no allocation to save).
         guard let range = attrValue.inputRange, range.count > 15 else { return attrValue.makeString(from: input, cache: &shortStrings) }
         let slot = input.withUnsafeBufferPointer { buffer -> Int in

@@ -148,12 +148,9 @@ struct ReparseVerifier {
         node._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Text.self).data.utf8.count }
     }
 
-    /// The text node the next character run should equal whole (for the tokenizer's
-    /// ``Tokenizer/expectedText``): the cursor, when it is a text node none of which is matched yet.
-    var expectedText: Unmanaged<Text>? {
-        guard textOffset == 0, let node = cursor, Self.isKind(node, Text.self) else { return nil }
-        return Unmanaged<Text>.fromOpaque(node.toOpaque())
-    }
+    /// The node the next token should produce (for the tokenizer's ``Tokenizer/expectedNode``):
+    /// the cursor, unless a text node there is partly matched or an element is pending.
+    var expectedNode: Ref? { textOffset == 0 && pending == nil ? cursor : nil }
 
     /// Empty text nodes are written as nothing and never made by the parser: step over them.
     private mutating func skipEmptyTexts() {

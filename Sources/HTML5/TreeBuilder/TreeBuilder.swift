@@ -121,7 +121,7 @@ struct TreeBuilder {
             if verifier != nil {
                 // A verification stops at its first mismatch.
                 if verifier!.failed { break }
-                tokenizer.expectedText = verifier!.expectedText
+                tokenizer.expectedNode = verifier!.expectedNode
             }
             let token = tokenizer.nextToken()
             if !skipNextNewline && takesInBodyFastPath(token) {
