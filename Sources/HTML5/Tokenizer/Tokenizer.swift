@@ -62,6 +62,11 @@ struct Tokenizer {
     /// Start of the current start tag's attribute section (the whitespace after its name), or -1.
     private var attributesStart = -1
     private var attributesErrorMark = 0
+    /// The end of the section ``replayAttributeSection()`` looked up for the current tag (from
+    /// ``attributesStart`` to the first `>`), or -1, and its cache slot: when the tag ends at that
+    /// `>`, ``cacheAttributeSection()`` stores it there without hashing the same bytes again.
+    private var lookedUpSectionEnd = -1
+    private var lookedUpSectionSlot = 0
 
     /// A start tag's attribute section seen earlier in this input: its bytes (from the
     /// whitespace after the tag name up to the closing `>`), the attributes it produced and
@@ -321,7 +326,7 @@ struct Tokenizer {
               pos - 1 > attributesStart, byte(pos - 1) == 0x3E else { return }
         let range = attributesStart..<(pos - 1)
         let entry = CachedAttributes(range: range, attributes: attributes, selfClosing: selfClosing)
-        let slot = attributeSectionSlot(range)
+        let slot = range.upperBound == lookedUpSectionEnd ? lookedUpSectionSlot : attributeSectionSlot(range)
         Tokenizer.storeInCache(slot: slot, entry, in: &attributeSections, cacheSlots: &cacheSlots)
     }
 
@@ -353,6 +358,7 @@ struct Tokenizer {
     /// bytes from that whitespace to the next `>` are a cached attribute section, emits the tag
     /// with the cached attributes and returns `true`.
     private mutating func replayAttributeSection() -> Bool {
+        lookedUpSectionEnd = -1
         let start = pos - 1
         guard start >= 0, pos < inputCount else { return false }
         let end = input.withUnsafeBufferPointer { buffer -> Int? in
@@ -361,7 +367,10 @@ struct Tokenizer {
         }
         guard let end else { return false }
         let range = start..<end
-        guard let cached = cached(slot: attributeSectionSlot(range), in: attributeSections), cached.range.count == range.count,
+        let slot = attributeSectionSlot(range)
+        lookedUpSectionEnd = end
+        lookedUpSectionSlot = slot
+        guard let cached = cached(slot: slot, in: attributeSections), cached.range.count == range.count,
               input.withUnsafeBufferPointer({ buffer -> Bool in
                   // Both ranges lie inside this input (the cache lives with the tokenizer).
                   precondition(cached.range.upperBound <= buffer.count && range.upperBound <= buffer.count)
