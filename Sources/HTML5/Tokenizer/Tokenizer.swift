@@ -185,7 +185,7 @@ struct Tokenizer {
         guard let node = expectedNode, UnretainedLinks.isText(node) else { return nil }
         return node._withUnsafeGuaranteedRef { node -> String? in
             let expected = unsafeDowncast(node, to: Text.self)
-            return Tokenizer.holds(&text, input, exactly: &expected.data) ? expected.data : nil
+            return withUTF8Bytes(inPlace: &expected.data) { text.holds(exactly: $0, from: input) } ? expected.data : nil
         }
     }
 
@@ -199,18 +199,8 @@ struct Tokenizer {
                 guard index < expected.count, let base = expected.baseAddress else { return nil }
                 // Mutable only for the type: ``withUTF8Bytes(inPlace:_:)`` never writes.
                 let attribute = UnsafeMutablePointer(mutating: base + index)
-                return Tokenizer.holds(&attrValue, input, exactly: &attribute.pointee.value) ? attribute.pointee.value : nil
-            }
-        }
-    }
-
-    /// Whether the pending bytes of `accumulator` are exactly the UTF-8 of `string` (read in place).
-    private static func holds(_ accumulator: inout ByteAccumulator, _ input: [UInt8], exactly string: inout String) -> Bool {
-        withUTF8Bytes(inPlace: &string) { expected in
-            accumulator.withBytes(from: input) { bytes in
-                guard bytes.count == expected.count else { return false }
-                guard let a = bytes.baseAddress, let b = expected.baseAddress else { return true }
-                return memcmp(a, b, bytes.count) == 0
+                let same = withUTF8Bytes(inPlace: &attribute.pointee.value) { attrValue.holds(exactly: $0, from: input) }
+                return same ? attribute.pointee.value : nil
             }
         }
     }
