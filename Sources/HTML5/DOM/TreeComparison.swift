@@ -181,6 +181,18 @@ public enum UTF8Bytes {
     /// ```
     @inline(__always)
     public static func equal(_ a: String, _ b: String) -> Bool {
+        // The same representation is the same string: the same bytes stored inline (a string of
+        // up to 15 bytes), or the same storage with the same length (a shared, hence
+        // unchanging, buffer). Most attribute names and values the re-parse check compares are
+        // one or the other; any other pair is compared byte by byte.
+        // (That test inline, the comparison out of line: `equal` as a whole was not inlined,
+        // and each call paid a prologue and an epilogue even when the test settled it.)
+        unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) || equalBytes(a, b)
+    }
+
+    /// ``equal(_:_:)`` byte by byte.
+    @inline(never)
+    static func equalBytes(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         let fast: Bool?? = a.utf8.withContiguousStorageIfAvailable { pa in
             b.utf8.withContiguousStorageIfAvailable { pb in

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc  // memcmp
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The bytes of a token under construction: a character run, a tag name, an attribute name or
 /// value.
 ///
@@ -102,6 +110,24 @@ struct ByteAccumulator {
         guard buffer.count + (runEnd - runStart) <= ShortStringCache.maxLength else { return makeString(from: input) }
         materialize(input)
         return buffer.withUnsafeBufferPointer { cache.string(for: $0) }
+    }
+
+    /// Whether the pending bytes are exactly `bytes` (compared where they are, without making
+    /// them contiguous first).
+    func holds(exactly bytes: UnsafeBufferPointer<UInt8>, from input: [UInt8]) -> Bool {
+        let runCount = runEnd - runStart
+        // (`buffer` is empty when nothing is buffered.)
+        guard buffer.count + runCount == bytes.count else { return false }
+        guard let target = bytes.baseAddress else { return true }
+        checkRun(in: input)
+        let headMatches = !hasBuffered || buffer.withUnsafeBufferPointer { head in
+            guard let base = head.baseAddress else { return true }
+            return memcmp(base, target, head.count) == 0
+        }
+        return headMatches && input.withUnsafeBufferPointer { all in
+            guard runCount > 0, let base = all.baseAddress else { return true }
+            return memcmp(base + runStart, target + buffer.count, runCount) == 0
+        }
     }
 
     /// The input range holding all the pending bytes, when they are one slice of the input.

@@ -62,6 +62,11 @@ struct Tokenizer {
     /// Start of the current start tag's attribute section (the whitespace after its name), or -1.
     private var attributesStart = -1
     private var attributesErrorMark = 0
+    /// The end of the section ``replayAttributeSection()`` looked up for the current tag (from
+    /// ``attributesStart`` to the first `>`), or -1, and its cache slot: when the tag ends at that
+    /// `>`, ``cacheAttributeSection()`` stores it there without hashing the same bytes again.
+    private var lookedUpSectionEnd = -1
+    private var lookedUpSectionSlot = 0
 
     /// A start tag's attribute section seen earlier in this input: its bytes (from the
     /// whitespace after the tag name up to the closing `>`), the attributes it produced and
@@ -90,6 +95,18 @@ struct Tokenizer {
     var recordErrors = true
     let maxAttributes: Int
     var truncatedAttributes = false
+
+    /// While the parse only verifies a tree (``HTML5Parser/parsesBack(_:to:context:options:)``):
+    /// the node of that tree which the next token is expected to produce, set by the tree
+    /// builder before each token. A character run of exactly a text node's bytes is given that
+    /// node's string, and an attribute value of exactly the bytes of the value at the same
+    /// position in an element's attributes that value (a retain, or for a short string a copy of
+    /// two words), instead of a new string (an allocation, a copy and a UTF-8 check for a long
+    /// one): the same value, since decoding those bytes gives that very string. A cache of one
+    /// entry, not a shortcut of the check: the verifier still compares the token with the tree,
+    /// and anything else is decoded as usual. The node is read without a retain: the caller of
+    /// `parsesBack` holds the expected tree, which nothing changes while the parse runs.
+    var expectedNode: Unmanaged<Node>?
 
     // Token under construction.
     private var text = ByteAccumulator()
@@ -157,8 +174,35 @@ struct Tokenizer {
     }
 
     private mutating func flushPendingText() {
-        enqueue(.characters(text.makeString(from: input, cache: &shortStrings)))
+        let string = expectedNode != nil ? expectedText() : nil
+        enqueue(.characters(string ?? text.makeString(from: input, cache: &shortStrings)))
         text.reset()
+    }
+
+    /// The data of the expected text node when the pending run holds exactly its bytes
+    /// (``expectedNode``).
+    private mutating func expectedText() -> String? {
+        guard let node = expectedNode, UnretainedLinks.isText(node) else { return nil }
+        return node._withUnsafeGuaranteedRef { node -> String? in
+            let expected = unsafeDowncast(node, to: Text.self)
+            return withUTF8Bytes(inPlace: &expected.data) { text.holds(exactly: $0, from: input) } ? expected.data : nil
+        }
+    }
+
+    /// The value at the position of the attribute being finished in the expected element's
+    /// attributes, when the pending value holds exactly its bytes (``expectedNode``).
+    private mutating func expectedAttributeValue() -> String? {
+        guard let node = expectedNode, let element = UnretainedLinks.element(node) else { return nil }
+        let index = attributes.count
+        return element._withUnsafeGuaranteedRef { element -> String? in
+            withBuffer(inPlace: &element.attributes) { expected -> String? in
+                guard index < expected.count, let base = expected.baseAddress else { return nil }
+                // Mutable only for the type: ``withUTF8Bytes(inPlace:_:)`` never writes.
+                let attribute = UnsafeMutablePointer(mutating: base + index)
+                let same = withUTF8Bytes(inPlace: &attribute.pointee.value) { attrValue.holds(exactly: $0, from: input) }
+                return same ? attribute.pointee.value : nil
+            }
+        }
     }
 
     @inline(__always) private mutating func emit(_ token: consuming Token) {
@@ -272,7 +316,7 @@ struct Tokenizer {
               pos - 1 > attributesStart, byte(pos - 1) == 0x3E else { return }
         let range = attributesStart..<(pos - 1)
         let entry = CachedAttributes(range: range, attributes: attributes, selfClosing: selfClosing)
-        let slot = attributeSectionSlot(range)
+        let slot = range.upperBound == lookedUpSectionEnd ? lookedUpSectionSlot : attributeSectionSlot(range)
         Tokenizer.storeInCache(slot: slot, entry, in: &attributeSections, cacheSlots: &cacheSlots)
     }
 
@@ -304,6 +348,7 @@ struct Tokenizer {
     /// bytes from that whitespace to the next `>` are a cached attribute section, emits the tag
     /// with the cached attributes and returns `true`.
     private mutating func replayAttributeSection() -> Bool {
+        lookedUpSectionEnd = -1
         let start = pos - 1
         guard start >= 0, pos < inputCount else { return false }
         let end = input.withUnsafeBufferPointer { buffer -> Int? in
@@ -312,7 +357,10 @@ struct Tokenizer {
         }
         guard let end else { return false }
         let range = start..<end
-        guard let cached = cached(slot: attributeSectionSlot(range), in: attributeSections), cached.range.count == range.count,
+        let slot = attributeSectionSlot(range)
+        lookedUpSectionEnd = end
+        lookedUpSectionSlot = slot
+        guard let cached = cached(slot: slot, in: attributeSections), cached.range.count == range.count,
               input.withUnsafeBufferPointer({ buffer -> Bool in
                   // Both ranges lie inside this input (the cache lives with the tokenizer).
                   precondition(cached.range.upperBound <= buffer.count && range.upperBound <= buffer.count)
@@ -371,6 +419,7 @@ struct Tokenizer {
     private var values: [CachedValue] = []
 
     private mutating func makeAttributeValue() -> String {
+        if expectedNode != nil, let value = expectedAttributeValue() { return value }
         // Values of up to 15 bytes are stored inline in the `String` (no allocation to save).
         guard let range = attrValue.inputRange, range.count > 15 else { return attrValue.makeString(from: input, cache: &shortStrings) }
         let slot = input.withUnsafeBufferPointer { buffer -> Int in

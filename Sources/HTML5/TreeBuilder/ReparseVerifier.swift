@@ -149,6 +149,10 @@ struct ReparseVerifier {
         node._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Text.self).data.utf8.count }
     }
 
+    /// The node the next token should produce (for the tokenizer's ``Tokenizer/expectedNode``):
+    /// the cursor, unless a text node there is partly matched or an element is pending.
+    var expectedNode: Ref? { textOffset == 0 && pending == nil ? cursor : nil }
+
     /// Empty text nodes are written as nothing and never made by the parser: step over them.
     private mutating func skipEmptyTexts() {
         while let node = cursor, Self.isKind(node, Text.self), Self.textCount(node) == 0 {
@@ -222,17 +226,15 @@ struct ReparseVerifier {
             // How many bytes of `incoming` this text node matches (-1: a difference; 0 cannot
             // happen, empty texts are skipped), and the node's length.
             let (matched, count) = node._withUnsafeGuaranteedRef { n -> (Int, Int) in
-                let expected = unsafeDowncast(n, to: Text.self).data
-                let count = expected.utf8.count
-                let n = min(count - offset, incoming.count - from)
-                guard n > 0 else { return (-1, count) }
-                // A text node's string is native UTF-8, so its storage is contiguous; otherwise
-                // the bytes are compared one by one.
-                let same = expected.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-                    guard let base = bytes.baseAddress else { return false }
-                    return memcmp(base + offset, source + from, n) == 0
-                } ?? expected.utf8.dropFirst(offset).prefix(n).elementsEqual(UnsafeBufferPointer(rebasing: incoming[from..<(from + n)]))
-                return (same ? n : -1, count)
+                // The node's string read in place (a copy of it was a retain and a release).
+                withUTF8Bytes(inPlace: &unsafeDowncast(n, to: Text.self).data) { expected -> (Int, Int) in
+                    let count = expected.count
+                    let n = min(count - offset, incoming.count - from)
+                    guard n > 0, let base = expected.baseAddress else { return (-1, count) }
+                    // (The same memory when the tokenizer gave the run this node's own string.)
+                    let same = base + offset == source + from || memcmp(base + offset, source + from, n) == 0
+                    return (same ? n : -1, count)
+                }
             }
             guard matched > 0 else { failed = true; return }
             consumed += matched

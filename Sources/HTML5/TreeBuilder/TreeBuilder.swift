@@ -120,8 +120,11 @@ struct TreeBuilder {
 
     mutating func run() {
         while true {
-            // A verification stops at its first mismatch.
-            if verifier?.failed == true { break }
+            if verifier != nil {
+                // A verification stops at its first mismatch.
+                if verifier!.failed { break }
+                tokenizer.expectedNode = verifier!.expectedNode
+            }
             let token = tokenizer.nextToken()
             if !skipNextNewline && takesInBodyFastPath(token) {
                 // The token is consumed here (not borrowed through the dispatcher), so its
