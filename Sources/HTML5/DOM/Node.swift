@@ -466,10 +466,10 @@ public final class Element: Node {
     /// stack of open elements" O(1): reconstructing the active formatting elements asks it for
     /// every character run, and a `<font>` around a whole layout table sits deep in the stack.
     internal var stackCount: Int32 = 0
-    /// A digest of the attributes (as a set), taken when the element entered the parser's list of
-    /// active formatting elements (``TreeBuilder/formattingEntry(_:)``): Noah's Ark compares it
-    /// before the attributes themselves. Fits in the padding after ``stackCount`` (no larger
-    /// allocation).
+    /// A digest of the attributes (as a set) while the element is in the parser's list of active
+    /// formatting elements, 0 until Noah's Ark first needs it (``TreeBuilder/formattingEntry(_:)``,
+    /// ``TreeBuilder/formattingDigest(of:)``): it compares digests before the attributes
+    /// themselves. Fits in the padding after ``stackCount`` (no larger allocation).
     internal var formattingDigest: UInt32 = 0
 
     public init(localName: String, namespace: Namespace = .html, attributes: [Attribute] = []) {

@@ -9,22 +9,40 @@ extension TreeBuilder {
         // elements (`<b class=c1>…<b class=c20000>`, all open) made every push scan all of them
         // (330 KB: 7 s). Past the window the parse is marked limited (a departure on hostile input
         // only: no sanitizer output comes near it, and a limited parse is never taken as stable).
-        // Entries are compared by their attribute digests first: comparing the attributes of 320
-        // entries still cost 25-30 µs per push of such markup (100 000 of them: 3 s).
-        let digest = formattingEntry(element).formattingDigest
+        // Entries of the same name are compared by their attribute digests first: comparing the
+        // attributes of 320 entries still cost 25-30 µs per push of such markup (100 000 of
+        // them: 3 s).
+        formattingEntry(element)
+        let tag = element.tag, namespace = element.namespace
+        var digest: UInt32 = 0  // the element's, taken at the first entry of the same name
         var count = 0
         var earliest = -1
-        var i = activeFormatting.count - 1
         let stop = max(activeFormatting.count - TreeBuilder.noahsArkWindow, 0)
-        while i >= stop, let e = activeFormatting[i] {
-            if e.formattingDigest == digest && e.tag == element.tag && e.namespace == element.namespace
-                && (e.tag != .unknown || UTF8Bytes.equal(e.localName, element.localName)) && sameAttributes(e, element) {
-                count += 1
-                earliest = i
+        // The entries are read in place, as the bits of their references (as in
+        // `lastFormattingIndex`): binding each as `Element?` retained and released it, most of
+        // the cost of a scan that finds nothing. The list holds them for the whole scan.
+        let scanned = activeFormatting.withUnsafeBufferPointer { list -> Int in
+            guard let base = list.baseAddress else { return -1 }
+            let raw = UnsafeRawPointer(base)
+            var i = list.count - 1
+            while i >= stop {
+                guard let bits = raw.load(fromByteOffset: i * MemoryLayout<Element?>.stride, as: UnsafeRawPointer?.self)
+                else { break }  // a marker
+                let equal = Unmanaged<Element>.fromOpaque(bits)._withUnsafeGuaranteedRef { e -> Bool in
+                    guard e.tag == tag && e.namespace == namespace
+                        && (tag != .unknown || UTF8Bytes.equal(e.localName, element.localName)) else { return false }
+                    if digest == 0 { digest = Self.formattingDigest(of: element) }
+                    return Self.formattingDigest(of: e) == digest && sameAttributes(e, element)
+                }
+                if equal {
+                    count += 1
+                    earliest = i
+                }
+                i -= 1
             }
-            i -= 1
+            return i
         }
-        if i >= 0 && i < stop && activeFormatting[i] != nil { markFormattingLimited() }
+        if scanned >= 0 && scanned < stop && activeFormatting[scanned] != nil { markFormattingLimited() }
         if count >= 3 { activeFormatting.remove(at: earliest) }
         activeFormatting.append(element)
     }
@@ -34,19 +52,33 @@ extension TreeBuilder {
     /// 256), so a cleaned message never reaches it.
     static let noahsArkWindow = 320
 
-    /// `element`, with its ``Element/formattingDigest`` taken from its attributes now: every
-    /// element that enters the list of active formatting elements passes through here (the push
-    /// above, and the re-created and replacing elements of reconstruction and the adoption
-    /// agency), so each entry's digest is that of its attributes when it entered. Those do not
-    /// change while it is in the list: the parser changes attributes only by merging them into
-    /// `<html>` and `<body>`, which are never formatting elements, and the re-parse check changes
-    /// none (the digest is taken again here, so one left from an earlier parse of the same node
-    /// is never used). Equal attribute sets have equal digests (the digest is a sum over the
-    /// attributes, so their order does not count), which makes the digest a safe first test.
+    /// `element`, its ``Element/formattingDigest`` cleared: every element that enters the list of
+    /// active formatting elements passes through here (the push above, and the re-created and
+    /// replacing elements of reconstruction and the adoption agency), so a digest left from an
+    /// earlier parse of the same node (the re-parse check puts the cleaned tree's own nodes in
+    /// the list) is never used. The digest is taken when Noah's Ark first compares the entry
+    /// (``formattingDigest(of:)``), from its attributes then, which are those it entered with:
+    /// the parser changes attributes only by merging them into `<html>` and `<body>`, never
+    /// formatting elements, and the re-parse check changes none.
     @discardableResult
     func formattingEntry(_ element: Element) -> Element {
-        element.formattingDigest = withBuffer(inPlace: &element.attributes) { attributes in
-            var sum: UInt32 = UInt32(truncatingIfNeeded: attributes.count)
+        element.formattingDigest = 0
+        return element
+    }
+
+    /// A digest of `element`'s attributes as a set, taken on first use while it is in the list
+    /// (never 0 once taken). Equal attribute sets have equal digests (a sum over the attributes,
+    /// so their order does not count), which makes it a safe first test; most pushes never need
+    /// one (no entry of the same name in the window).
+    @inline(__always)
+    static func formattingDigest(of element: Element) -> UInt32 {
+        let digest = element.formattingDigest
+        return digest != 0 ? digest : takeFormattingDigest(of: element)
+    }
+
+    private static func takeFormattingDigest(of element: Element) -> UInt32 {
+        let digest = withBuffer(inPlace: &element.attributes) { attributes in
+            var sum = UInt32(truncatingIfNeeded: attributes.count)
             for attribute in attributes {
                 let namespace: UInt32 = switch attribute.namespace {
                 case nil: 0
@@ -55,14 +87,16 @@ extension TreeBuilder {
                 case .xmlns: 3
                 }
                 var h: UInt32 = 2_166_136_261 ^ namespace
-                for byte in attribute.name.utf8 { h = (h ^ UInt32(byte)) &* 16_777_619 }
+                var name = attribute.name, value = attribute.value
+                name.withUTF8 { for byte in $0 { h = (h ^ UInt32(byte)) &* 16_777_619 } }
                 h = (h ^ 0x3D) &* 16_777_619  // "=" between name and value
-                for byte in attribute.value.utf8 { h = (h ^ UInt32(byte)) &* 16_777_619 }
+                value.withUTF8 { for byte in $0 { h = (h ^ UInt32(byte)) &* 16_777_619 } }
                 sum &+= h
             }
-            return sum
+            return sum | 1
         }
-        return element
+        element.formattingDigest = digest
+        return digest
     }
 
     /// The same attributes as a set (names and values compared as bytes, as the spec compares
