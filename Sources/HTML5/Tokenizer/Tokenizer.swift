@@ -102,9 +102,11 @@ struct Tokenizer {
     /// node's string, and an attribute value of exactly the bytes of the value at the same
     /// position in an element's attributes that value (a retain, or for a short string a copy of
     /// two words), instead of a new string (an allocation, a copy and a UTF-8 check for a long
-    /// one): the same value, since decoding those bytes gives that very string. A cache of one
-    /// entry, not a shortcut of the check: the verifier still compares the token with the tree,
-    /// and anything else is decoded as usual. The node is read without a retain: the caller of
+    /// one): the same value, since decoding those bytes gives that very string. Likewise a start
+    /// tag whose attributes are exactly the element's gets the element's array, and the
+    /// tokenizer keeps its own for the next tag. A cache of one entry, not a shortcut of the
+    /// check: the verifier still compares the token with the tree, and anything else is
+    /// decoded as usual. The node is read without a retain: the caller of
     /// `parsesBack` holds the expected tree, which nothing changes while the parse runs.
     var expectedNode: Unmanaged<Node>?
 
@@ -189,6 +191,18 @@ struct Tokenizer {
         }
     }
 
+    /// The expected element's attributes when they are exactly the tag's ``attributes``
+    /// (namespace, name and value, byte for byte, in order; ``expectedNode``).
+    private mutating func expectedAttributes() -> [Attribute]? {
+        guard let node = expectedNode, let element = UnretainedLinks.element(node) else { return nil }
+        return element._withUnsafeGuaranteedRef { element -> [Attribute]? in
+            let same = withBuffer(inPlace: &element.attributes) { expected in
+                attributes.withUnsafeBufferPointer { TreeComparison.sameAttributes(expected, $0) }
+            }
+            return same ? element.attributes : nil
+        }
+    }
+
     /// The value at the position of the attribute being finished in the expected element's
     /// attributes, when the pending value holds exactly its bytes (``expectedNode``).
     private mutating func expectedAttributeValue() -> String? {
@@ -220,17 +234,33 @@ struct Tokenizer {
     @inline(__always) private mutating func appendText(_ byte: UInt8) { text.append(byte, from: input) }
     @inline(__always) private mutating func appendText(_ bytes: [UInt8]) { text.append(contentsOf: bytes, from: input) }
 
-    private mutating func emitTag() {
+    /// Emits the tag being tokenized, with its attributes, or with `replayed` (a cached
+    /// section's, ``replayAttributeSection()``; the tokenizer's own array is then left as it is).
+    private mutating func emitTag(replaying replayed: [Attribute]? = nil) {
         finishAttribute()
         // Known names come from the interned table (no string is built or validated).
         let id = tagName.withBytes(from: input) { HTMLTag.lookup($0) }
         let name = id == .unknown ? tagName.makeString(from: input) : id.internedName
-        if !isEndTag && attributesStart >= 0 { cacheAttributeSection() }
         // The attributes move into the token (swapped out, leaving `attributes` empty): no
         // retain for the token and release for the tokenizer's copy.
+        // (Without attributes, `attributes` is empty: it stays, with any buffer it has.)
         var taken: [Attribute] = []
-        swap(&taken, &attributes)
-        attributesStored = false
+        if let replayed {
+            taken = replayed
+        } else if attributesStored {
+            if expectedNode != nil && attributesStart >= 0 && !isEndTag, let expected = expectedAttributes() {
+                // Verifying, and the attributes just tokenized (the array is the tokenizer's
+                // own) are exactly the expected element's: the token gets that element's array
+                // (a retain), and the tokenizer keeps its buffer for the next tag's attributes
+                // instead of allocating one per tag.
+                taken = expected
+                attributes.removeAll(keepingCapacity: true)
+            } else {
+                swap(&taken, &attributes)
+            }
+            attributesStored = false
+        }
+        if !isEndTag && attributesStart >= 0 { cacheAttributeSection(taken) }
         let tag = TagToken(tag: id, name: name, attributes: taken, selfClosing: selfClosing)
         if isEndTag {
             if !tag.attributes.isEmpty { error("end-tag-with-attributes") }
@@ -309,9 +339,10 @@ struct Tokenizer {
         }
     }
 
-    /// Called for a start tag as it is emitted: remembers its attribute section when the section
-    /// produced attributes without a parse error and ended at the `>` just consumed.
-    private mutating func cacheAttributeSection() {
+    /// Called for a start tag as it is emitted, with its attributes: remembers its attribute
+    /// section when the section produced attributes without a parse error and ended at the `>`
+    /// just consumed.
+    private mutating func cacheAttributeSection(_ attributes: [Attribute]) {
         guard !attributes.isEmpty, errorTally == attributesErrorMark, pos >= 1, pos <= inputCount,
               pos - 1 > attributesStart, byte(pos - 1) == 0x3E else { return }
         let range = attributesStart..<(pos - 1)
@@ -367,12 +398,10 @@ struct Tokenizer {
                   guard let base = buffer.baseAddress else { return false }
                   return memcmp(base + cached.range.lowerBound, base + range.lowerBound, range.count) == 0
               }) else { return false }
-        attributes = cached.attributes
-        attributesStored = true
         selfClosing = cached.selfClosing
         pos = end + 1
         state = .data
-        emitTag()
+        emitTag(replaying: cached.attributes)
         return true
     }
 
