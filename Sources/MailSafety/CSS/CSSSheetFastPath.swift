@@ -263,6 +263,10 @@ enum CSSSheetFastPath {
     /// one space (one whitespace token each); equal scoped selectors are written once; names
     /// `host`, `part` and `slotted` are refused (here: left to the token path).
     static func scopedSelector(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, scope: String) -> String? {
+        // One selector (the usual case): no list to build.
+        guard ByteSearch.firstIndex(of: 0x2C, in: p, from: range.lowerBound, to: range.upperBound) < range.upperBound else {
+            return scopeOne(p, range, scope: scope)
+        }
         var scoped: [String] = []
         var start = range.lowerBound
         while true {
@@ -323,20 +327,29 @@ enum CSSSheetFastPath {
             mapped = true
         }
         if lo == hi { return mapped ? scope : nil }
-        var out = [UInt8](scope.utf8)
-        out.reserveCapacity(out.count + 1 + hi - lo)
-        out.append(0x20)
-        var i = lo
-        while i < hi {
-            if isSpace(p[i]) {
-                out.append(0x20)
-                while i < hi && isSpace(p[i]) { i += 1 }
-            } else {
-                out.append(p[i])
-                i += 1
+        // The scope, a space, the selector with each whitespace run as one space: written
+        // straight into the new string (never longer than the scope + 1 + the selector).
+        var scope = scope
+        return scope.withUTF8 { scopeBytes in
+            String(unsafeUninitializedCapacity: scopeBytes.count + 1 + hi - lo) { out in
+                var count = 0
+                for b in scopeBytes { out[count] = b; count += 1 }
+                out[count] = 0x20
+                count += 1
+                var i = lo
+                while i < hi {
+                    if isSpace(p[i]) {
+                        out[count] = 0x20
+                        while i < hi && isSpace(p[i]) { i += 1 }
+                    } else {
+                        out[count] = p[i]
+                        i += 1
+                    }
+                    count += 1
+                }
+                return count
             }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Whether `p[range]` is `word` (lowercase ASCII) in any case.
