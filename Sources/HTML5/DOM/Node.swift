@@ -442,17 +442,26 @@ public final class Element: Node {
     public let localName: String
     /// Attributes in source order; names are unique.
     ///
-    /// No dynamic exclusivity check (`@exclusivity(unchecked)`, as ``Text/data`` and
-    /// ``Comment/data``): the serializer, the re-parse check and the sanitizer read the array in
-    /// place through an `inout` access (a plain read copies it out, a retain and release), and
-    /// for a public property each such access was a `swift_beginAccess` call (163 000 per
-    /// mail-sanitizer bench round over the three properties, ~13 M instructions). Accesses still
-    /// must not overlap, which now nothing checks at run time, so every access that runs other
-    /// code while it lasts runs only code that does not touch the same property: the in-place
-    /// reads call byte copies and comparisons, and ``filterAttributes(_:)`` filters a copy
-    /// rather than calling its closure during an access. The tree is used by one thread at a
-    /// time (nodes are not `Sendable`), so no access can overlap from elsewhere either.
-    @exclusivity(unchecked) public var attributes: [Attribute]
+    /// A plain get and set: a change through it (`element.attributes.append(...)`) copies the
+    /// array, so whatever the caller's code does meanwhile (even reading the attributes from a
+    /// closure) it never overlaps an access to the storage, ``storedAttributes``.
+    public var attributes: [Attribute] {
+        get { storedAttributes }
+        set { storedAttributes = newValue }
+    }
+    /// The storage behind ``attributes``, for this package's in-place reads and changes.
+    ///
+    /// No dynamic exclusivity check (`@exclusivity(unchecked)`, as ``Text/storedData`` and
+    /// ``Comment/storedData``): the serializer, the re-parse check and the sanitizer read the
+    /// array in place through an `inout` access (a plain read copies it out, a retain and
+    /// release), and each such access of a checked property was a `swift_beginAccess` call
+    /// (163 000 per mail-sanitizer bench round over the three properties, ~13 M instructions).
+    /// Accesses still must not overlap, which now nothing checks at run time, so every access
+    /// that runs other code while it lasts runs only code that does not touch the same property:
+    /// the in-place reads call byte copies and comparisons. Only this package's code reaches the
+    /// storage (the public property is a get and a set, which cannot overlap), and the tree is
+    /// used by one thread at a time (nodes are not `Sendable`).
+    @exclusivity(unchecked) package var storedAttributes: [Attribute]
     /// The contents of a `<template>` element (HTML namespace), else `nil`.
     public internal(set) var templateContent: DocumentFragment? {
         @inline(__always) get { storedTemplateContent }
@@ -477,7 +486,7 @@ public final class Element: Node {
         self.tag = tag
         self.localName = tag == .unknown ? localName : tag.name
         self.namespace = namespace
-        self.attributes = attributes
+        self.storedAttributes = attributes
         if namespace == .html && tag == .template { storedTemplateContent = DocumentFragment() }
         super.init()
     }
@@ -489,7 +498,7 @@ public final class Element: Node {
         self.tag = tag
         self.localName = localName
         self.namespace = namespace
-        self.attributes = attributes
+        self.storedAttributes = attributes
         if namespace == .html && tag == .template { storedTemplateContent = DocumentFragment() }
         super.init()
     }
@@ -544,8 +553,7 @@ public final class Element: Node {
         return true
     }
 
-    /// Keeps only the attributes for which `keep` returns `true`.
-    /// (`keep` runs while no access to ``attributes`` is in progress: it may read them.)
+    /// Keeps only the attributes for which `keep` returns `true` (`keep` may read them).
     public func filterAttributes(_ keep: (Attribute) -> Bool) {
         let kept = attributes.filter(keep)
         if kept.count != attributes.count { attributes = kept }
@@ -556,10 +564,16 @@ public final class Element: Node {
 ///
 /// Trust-model row: inbox — text is what the user reads; it is escaped when serialized.
 public final class Text: Node {
-    /// No dynamic exclusivity check, for the in-place reads of the serializer and the re-parse
-    /// check: see ``Element/attributes``.
-    @exclusivity(unchecked) public var data: String
-    public init(_ data: String) { self.data = data; super.init() }
+    /// The text. A plain get and set over ``storedData`` (see ``Element/attributes``).
+    public var data: String {
+        get { storedData }
+        set { storedData = newValue }
+    }
+    /// The storage behind ``data``: no dynamic exclusivity check, for this package's in-place
+    /// reads (the serializer, the re-parse check) and appends (the parser): see
+    /// ``Element/storedAttributes``.
+    @exclusivity(unchecked) package var storedData: String
+    public init(_ data: String) { self.storedData = data; super.init() }
     override func shallowClone() -> Node { Text(data) }
 }
 
@@ -567,9 +581,14 @@ public final class Text: Node {
 ///
 /// Trust-model row: inbox — comments can hide conditional-comment tricks; sanitizers drop them.
 public final class Comment: Node {
-    /// No dynamic exclusivity check: see ``Element/attributes``.
-    @exclusivity(unchecked) public var data: String
-    public init(_ data: String) { self.data = data; super.init() }
+    /// The comment's text. A plain get and set over ``storedData`` (see ``Element/attributes``).
+    public var data: String {
+        get { storedData }
+        set { storedData = newValue }
+    }
+    /// The storage behind ``data``: see ``Text/storedData``.
+    @exclusivity(unchecked) package var storedData: String
+    public init(_ data: String) { self.storedData = data; super.init() }
     override func shallowClone() -> Node { Comment(data) }
 }
 

@@ -272,7 +272,7 @@ public enum HTMLSerializer {
         element._withUnsafeGuaranteedRef { element in
             out.append(0x3C)
             appendUTF8(element.localName, to: &out)
-            withBuffer(inPlace: &element.attributes) { attributes in
+            withBuffer(inPlace: &element.storedAttributes) { attributes in
                 guard let base = attributes.baseAddress else { return }
                 // Mutable only for the type: ``withUTF8Bytes(inPlace:_:)`` never writes.
                 let attribute = UnsafeMutablePointer(mutating: base)
@@ -308,13 +308,13 @@ public enum HTMLSerializer {
             case ObjectIdentifier(Text.self):
                 let text = unsafeDowncast(node, to: Text.self)
                 if raw {
-                    withUTF8Bytes(inPlace: &text.data) { out.append($0) }
+                    withUTF8Bytes(inPlace: &text.storedData) { out.append($0) }
                 } else {
-                    withUTF8Bytes(inPlace: &text.data) { escapeText($0, into: &out) }
+                    withUTF8Bytes(inPlace: &text.storedData) { escapeText($0, into: &out) }
                 }
             case ObjectIdentifier(Comment.self):
                 out.append("<!--" as StaticString)
-                withUTF8Bytes(inPlace: &unsafeDowncast(node, to: Comment.self).data) { out.append($0) }
+                withUTF8Bytes(inPlace: &unsafeDowncast(node, to: Comment.self).storedData) { out.append($0) }
                 out.append("-->" as StaticString)
             case ObjectIdentifier(DocumentType.self):
                 out.append("<!DOCTYPE " as StaticString)

@@ -187,7 +187,7 @@ struct Tokenizer {
         guard let node = expectedNode, UnretainedLinks.isText(node) else { return nil }
         return node._withUnsafeGuaranteedRef { node -> String? in
             let expected = unsafeDowncast(node, to: Text.self)
-            return withUTF8Bytes(inPlace: &expected.data) { text.holds(exactly: $0, from: input) } ? expected.data : nil
+            return withUTF8Bytes(inPlace: &expected.storedData) { text.holds(exactly: $0, from: input) } ? expected.data : nil
         }
     }
 
@@ -196,7 +196,7 @@ struct Tokenizer {
     private mutating func expectedAttributes() -> [Attribute]? {
         guard let node = expectedNode, let element = UnretainedLinks.element(node) else { return nil }
         return element._withUnsafeGuaranteedRef { element -> [Attribute]? in
-            let same = withBuffer(inPlace: &element.attributes) { expected in
+            let same = withBuffer(inPlace: &element.storedAttributes) { expected in
                 attributes.withUnsafeBufferPointer { TreeComparison.sameAttributes(expected, $0) }
             }
             return same ? element.attributes : nil
@@ -209,7 +209,7 @@ struct Tokenizer {
         guard let node = expectedNode, let element = UnretainedLinks.element(node) else { return nil }
         let index = attributes.count
         return element._withUnsafeGuaranteedRef { element -> String? in
-            withBuffer(inPlace: &element.attributes) { expected -> String? in
+            withBuffer(inPlace: &element.storedAttributes) { expected -> String? in
                 guard index < expected.count, let base = expected.baseAddress else { return nil }
                 // Mutable only for the type: ``withUTF8Bytes(inPlace:_:)`` never writes.
                 let attribute = UnsafeMutablePointer(mutating: base + index)

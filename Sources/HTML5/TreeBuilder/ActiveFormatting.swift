@@ -77,7 +77,7 @@ extension TreeBuilder {
     }
 
     private static func takeFormattingDigest(of element: Element) -> UInt32 {
-        let digest = withBuffer(inPlace: &element.attributes) { attributes in
+        let digest = withBuffer(inPlace: &element.storedAttributes) { attributes in
             var sum = UInt32(truncatingIfNeeded: attributes.count)
             for attribute in attributes {
                 let namespace: UInt32 = switch attribute.namespace {

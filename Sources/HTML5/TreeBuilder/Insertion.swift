@@ -76,7 +76,7 @@ extension TreeBuilder {
     /// (`Text` is final): no retain, release or dynamic cast per character run.
     @inline(__always) private static func appendText(_ s: consuming String, to parent: inout Element) {
         if let last = UnretainedLinks.lastChild(Unmanaged.passUnretained(parent)), UnretainedLinks.isText(last) {
-            last._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Text.self).data += s }
+            last._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Text.self).storedData += s }
         } else {
             parent.appendDetached(Text(s))
         }
@@ -111,7 +111,7 @@ extension TreeBuilder {
             return
         }
         let previous = place.before == nil ? place.parent.lastChild : place.before!.previousSibling
-        if let text = previous as? Text { text.data += s; return }
+        if let text = previous as? Text { text.storedData += s; return }
         insert(Text(s), at: place)
     }
 

@@ -182,7 +182,7 @@ struct ReparseVerifier {
                 && element.storedTemplateContent == nil && !(namespace == .html && tag == .template)
                 && (tag != .unknown || UTF8Bytes.equal(element.localName, localName))
             else { return false }
-            return withBuffer(inPlace: &element.attributes) { ax in
+            return withBuffer(inPlace: &element.storedAttributes) { ax in
                 attributes.withUnsafeBufferPointer { ay in TreeComparison.sameAttributes(ax, ay) }
             }
         }
@@ -227,7 +227,7 @@ struct ReparseVerifier {
             // happen, empty texts are skipped), and the node's length.
             let (matched, count) = node._withUnsafeGuaranteedRef { n -> (Int, Int) in
                 // The node's string read in place (a copy of it was a retain and a release).
-                withUTF8Bytes(inPlace: &unsafeDowncast(n, to: Text.self).data) { expected -> (Int, Int) in
+                withUTF8Bytes(inPlace: &unsafeDowncast(n, to: Text.self).storedData) { expected -> (Int, Int) in
                     let count = expected.count
                     let n = min(count - offset, incoming.count - from)
                     guard n > 0, let base = expected.baseAddress else { return (-1, count) }

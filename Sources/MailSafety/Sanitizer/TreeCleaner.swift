@@ -279,7 +279,7 @@ struct TreeCleaner {
     /// every name and value) only to be read.
     private func cleanAttributes(_ element: Element) {
         // (Empty: nothing to clean, and nothing to add: target/rel go only with a kept href.)
-        let changed = Self.withAttributesInPlace(&element.attributes) { $0.isEmpty ? nil : cleanAttributes($0, of: element) }
+        let changed = Self.withAttributesInPlace(&element.storedAttributes) { $0.isEmpty ? nil : cleanAttributes($0, of: element) }
         if let changed { element.attributes = changed }
     }
 

@@ -58,7 +58,7 @@ extension TreeBuilder {
             if (openCount(.template)) > 0 { return }
             if verifier != nil { verifier!.fail(); return }  // changes an element already in the tree
             let html = openElements[0]
-            for attribute in tag.attributes where html.attribute(attribute.name) == nil { html.attributes.append(attribute) }
+            for attribute in tag.attributes where html.attribute(attribute.name) == nil { html.storedAttributes.append(attribute) }
         case .base, .basefont, .bgsound, .link, .meta, .noframes, .script, .style, .template, .title:
             inHead(.startTag(tag))
         case .body:
@@ -67,7 +67,7 @@ extension TreeBuilder {
             framesetOK = false
             if verifier != nil { verifier!.fail(); return }  // changes an element already in the tree
             let body = openElements[1]
-            for attribute in tag.attributes where body.attribute(attribute.name) == nil { body.attributes.append(attribute) }
+            for attribute in tag.attributes where body.attribute(attribute.name) == nil { body.storedAttributes.append(attribute) }
         case .frameset:
             error("unexpected-start-tag")
             if openElements.count == 1 || !openElements[1].isHTML(.body) || !framesetOK { return }
