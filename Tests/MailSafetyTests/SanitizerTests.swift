@@ -171,6 +171,17 @@ private func clean(_ html: String, _ options: SanitizerOptions = SanitizerOption
         #expect(try clean("<p\(attributes)>x</p>").report.hostileMarkup)
     }
 
+    @Test func aReportRoundTripsAndOneSavedBeforeHostileMarkupStillDecodes() throws {
+        var report = try clean("<p><b a=1>x</p><img src=https://t.example/p.gif width=1 height=1>").report
+        report.hostileMarkup = true
+        let data = try JSONEncoder().encode(report)
+        #expect(try JSONDecoder().decode(SanitizationReport.self, from: data) == report)
+        let older = Data(#"{"removed":{"attribute":1},"blockedRemote":[],"trackers":[],"truncated":false}"#.utf8)
+        let decoded = try JSONDecoder().decode(SanitizationReport.self, from: older)
+        #expect(!decoded.hostileMarkup)
+        #expect(decoded.count(.attribute) == 1)
+    }
+
     @Test func unknownElementsAreUnwrappedKeepingText() throws {
         let result = try clean("<custom-el onclick=x><blink>hello</blink></custom-el>")
         #expect(result.html == "hello")

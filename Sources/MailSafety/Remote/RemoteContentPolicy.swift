@@ -123,6 +123,18 @@ public struct SanitizationReport: Sendable, Codable, Equatable {
 
     public init() {}
 
+    private enum CodingKeys: String, CodingKey { case removed, blockedRemote, trackers, truncated, hostileMarkup }
+
+    /// Decodes a report; one saved before ``hostileMarkup`` existed reads as `false` there.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        removed = try container.decode([String: Int].self, forKey: .removed)
+        blockedRemote = try container.decode([BlockedResource].self, forKey: .blockedRemote)
+        trackers = try container.decode([TrackerFinding].self, forKey: .trackers)
+        truncated = try container.decode(Bool.self, forKey: .truncated)
+        hostileMarkup = try container.decodeIfPresent(Bool.self, forKey: .hostileMarkup) ?? false
+    }
+
     /// How many things of `kind` were removed.
     public func count(_ kind: RemovalKind) -> Int { removed[kind.rawValue] ?? 0 }
 

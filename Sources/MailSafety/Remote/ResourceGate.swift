@@ -288,7 +288,7 @@ struct FindingIndex {
     mutating func append<Item: Equatable & HasFindingURL>(_ item: Item, to items: inout [Item]) {
         var hasher = Hasher()
         hasher.combine(item.url)
-        let hash = UInt64(UInt(bitPattern: hasher.finalize())) >> 32
+        let hash = UInt64(UInt32(truncatingIfNeeded: hasher.finalize()))
         // Room for a message's usual findings (24 before the first growth), in 256 bytes.
         if slots.isEmpty { slots = Array(repeating: 0, count: 32) }
         var slot = Int(truncatingIfNeeded: hash) & (slots.count - 1)

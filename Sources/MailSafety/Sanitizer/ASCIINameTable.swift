@@ -132,7 +132,9 @@ struct PackedASCIIName: Equatable {
     private init(low: UInt64, high: UInt64, count: Int) { (self.low, self.high, self.count) = (low, high, count) }
 
     /// The name with ASCII `A`–`Z` lowered.
-    var lowercased: PackedASCIIName { PackedASCIIName(low: Self.lower(low), high: Self.lower(high), count: count) }
+    var lowercased: PackedASCIIName {
+        PackedASCIIName(low: ASCIIWords.lowercased(low), high: ASCIIWords.lowercased(high), count: count)
+    }
 
     /// Whether the name starts with `prefix` (ASCII, at most 8 bytes), byte for byte.
     @inline(__always)
@@ -171,18 +173,6 @@ struct PackedASCIIName: Equatable {
             low = UInt64(base[0]) | UInt64(base[middle]) << UInt64(8 * middle) | UInt64(base[count - 1]) << UInt64(8 * (count - 1))
         }
         return (low, high)
-    }
-
-    /// ASCII-lowercases the bytes of `x` (all below 0x80).
-    @inline(__always)
-    static func lower(_ x: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        // Per byte: 0x80 set iff byte >= 'A' (0x41), and iff byte > 'Z' (0x5A); no carries
-        // cross bytes because every byte is below 0x80.
-        let atLeastA = x &+ ones &* (0x80 - 0x41)
-        let aboveZ = x &+ ones &* (0x80 - 0x5B)
-        let upper = atLeastA & ~aboveZ & (ones &* 0x80)
-        return x | (upper >> 2)
     }
 }
 

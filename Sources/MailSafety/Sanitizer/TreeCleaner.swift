@@ -279,6 +279,9 @@ struct TreeCleaner {
     /// every name and value) only to be read.
     private func cleanAttributes(_ element: Element) {
         // (Empty: nothing to clean, and nothing to add: target/rel go only with a kept href.)
+        // The storage is unchecked for exclusivity (`Element.storedAttributes`): what runs during
+        // this access reads the element's name, namespace and parent, never its attributes but
+        // through the buffer it is given.
         let changed = Self.withAttributesInPlace(&element.storedAttributes) { $0.isEmpty ? nil : cleanAttributes($0, of: element) }
         if let changed { element.attributes = changed }
     }
