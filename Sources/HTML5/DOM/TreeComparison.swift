@@ -186,8 +186,11 @@ public enum UTF8Bytes {
         // unchanging, buffer). Most attribute names and values the re-parse check compares are
         // one or the other; any other pair is compared byte by byte.
         // (That test inline, the comparison out of line: `equal` as a whole was not inlined,
-        // and each call paid a prologue and an epilogue even when the test settled it.)
-        unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) || equalBytes(a, b)
+        // and each call paid a prologue and an epilogue even when the test settled it.) The bits
+        // are read as two words where a `String` is two words (64-bit targets; the size test is
+        // folded away), elsewhere every pair is compared by bytes.
+        (MemoryLayout<String>.size == 16
+            && unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)) || equalBytes(a, b)
     }
 
     /// ``equal(_:_:)`` byte by byte.
