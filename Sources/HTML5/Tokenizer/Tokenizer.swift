@@ -334,7 +334,14 @@ struct Tokenizer {
                 h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
                 i += 8
             }
-            while i < range.upperBound { h = (h ^ UInt64(buffer[i])) &* 0xC4CE_B9FE_1A85_EC53; i += 1 }
+            // The last 1-7 bytes: when the section has at least eight, as the (overlapping)
+            // word that ends it, one step instead of one per byte; the load lies inside the
+            // section (it starts at `upperBound - 8 >= lowerBound`).
+            if i < range.upperBound && range.count >= 8 {
+                h = (h ^ raw.loadUnaligned(fromByteOffset: range.upperBound - 8, as: UInt64.self)) &* 0xC4CE_B9FE_1A85_EC53
+            } else {
+                while i < range.upperBound { h = (h ^ UInt64(buffer[i])) &* 0xC4CE_B9FE_1A85_EC53; i += 1 }
+            }
             return Int(truncatingIfNeeded: (h ^ (h >> 33)) & 63)
         }
     }
