@@ -107,7 +107,8 @@ struct Tokenizer {
     /// tokenizer keeps its own for the next tag. A cache of one entry, not a shortcut of the
     /// check: the verifier still compares the token with the tree, and anything else is
     /// decoded as usual. The node is read without a retain: the caller of
-    /// `parsesBack` holds the expected tree, which nothing changes while the parse runs.
+    /// `parsesBack` holds the expected tree, whose nodes, attributes and texts nothing changes
+    /// while the parse runs.
     var expectedNode: Unmanaged<Node>?
 
     // Token under construction.

@@ -28,8 +28,10 @@ extension HTML5Parser {
     /// once, without touching `root`'s tree. `false` means only "not shown here": parse the fragment and compare as before.
     ///
     /// `root`'s nodes are used as the parser's own while it runs (they sit on its stack of open
-    /// elements), so `root` must not be used from another thread meanwhile; the tree is not
-    /// changed.
+    /// elements), so `root` must not be used from another thread meanwhile; none of its nodes,
+    /// links, attributes or texts is changed (only the parser's bookkeeping on them: the stack
+    /// count, cleared again, and the Noah's Ark digest, cleared whenever a node enters the list of
+    /// active formatting elements).
     ///
     /// Trust-model row: inbox (incoming mail) — the mail sanitizer's re-parse check (the guard
     /// against mutation XSS: its output must parse, in the viewer's context, to the tree it
