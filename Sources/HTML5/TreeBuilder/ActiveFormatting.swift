@@ -18,17 +18,13 @@ extension TreeBuilder {
         var count = 0
         var earliest = -1
         let stop = max(activeFormatting.count - TreeBuilder.noahsArkWindow, 0)
-        // The entries are read in place, as the bits of their references (as in
-        // `lastFormattingIndex`): binding each as `Element?` retained and released it, most of
-        // the cost of a scan that finds nothing. The list holds them for the whole scan.
+        // The entries are read in place (`entry(at:of:)`): binding each as `Element?` retained
+        // and released it, most of the cost of a scan that finds nothing.
         let scanned = activeFormatting.withUnsafeBufferPointer { list -> Int in
-            guard let base = list.baseAddress else { return -1 }
-            let raw = UnsafeRawPointer(base)
             var i = list.count - 1
             while i >= stop {
-                guard let bits = raw.load(fromByteOffset: i * MemoryLayout<Element?>.stride, as: UnsafeRawPointer?.self)
-                else { break }  // a marker
-                let equal = Unmanaged<Element>.fromOpaque(bits)._withUnsafeGuaranteedRef { e -> Bool in
+                guard let entry = Self.entry(at: i, of: list) else { break }  // a marker
+                let equal = entry._withUnsafeGuaranteedRef { e -> Bool in
                     guard e.tag == tag && e.namespace == namespace
                         && (tag != .unknown || UTF8Bytes.equal(e.localName, element.localName)) else { return false }
                     if digest == 0 { digest = Self.formattingDigest(of: element) }
@@ -167,21 +163,27 @@ extension TreeBuilder {
 
     // MARK: Adoption agency (§13.2.6.4.7)
 
+    /// The entry at `index` of the list read in place, as the bits of its reference (an
+    /// `Optional` of a class is a nullable pointer; `nil` is a marker), without a retain: the
+    /// list holds it while `list` is borrowed.
+    @inline(__always)
+    private static func entry(at index: Int, of list: UnsafeBufferPointer<Element?>) -> Unmanaged<Element>? {
+        UnsafeRawPointer(list.baseAddress!).load(fromByteOffset: index * MemoryLayout<Element?>.stride, as: UnsafeRawPointer?.self)
+            .map { Unmanaged<Element>.fromOpaque($0) }
+    }
+
     /// The index of the last element named `subject` in the list of active formatting elements
     /// after its last marker, read in place.
     ///
-    /// An entry is read as the bits of its reference (an `Optional` of a class is a nullable
-    /// pointer; `nil` is a marker) and looked at through `_withUnsafeGuaranteedRef`: binding it
-    /// as `Element?` retained and released each entry looked at.
+    /// Each entry is read in place (``entry(at:of:)``) and looked at through
+    /// `_withUnsafeGuaranteedRef`: binding it as `Element?` retained and released each entry
+    /// looked at.
     private func lastFormattingIndex(_ subject: HTMLTag) -> Int? {
         activeFormatting.withUnsafeBufferPointer { list in
-            guard let base = list.baseAddress else { return nil }
-            let raw = UnsafeRawPointer(base)
             var i = list.count - 1
             while i >= 0 {
-                guard let bits = raw.load(fromByteOffset: i * MemoryLayout<Element?>.stride, as: UnsafeRawPointer?.self)
-                else { return nil }  // a marker
-                if Unmanaged<Element>.fromOpaque(bits)._withUnsafeGuaranteedRef({ $0.isHTML(subject) }) { return i }
+                guard let entry = Self.entry(at: i, of: list) else { return nil }  // a marker
+                if entry._withUnsafeGuaranteedRef({ $0.isHTML(subject) }) { return i }
                 i -= 1
             }
             return nil
