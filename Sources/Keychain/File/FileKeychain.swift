@@ -349,9 +349,7 @@ public final class FileKeychain: Keychain {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
+            let name = directoryEntryName(entry)
             if name.hasSuffix(".item"), !name.hasPrefix(".") { names.append(name) }
         }
         return names
@@ -377,9 +375,7 @@ public final class FileKeychain: Keychain {
         guard let dir = opendir(group.path) else { return }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
+            let name = directoryEntryName(entry)
             if name.hasPrefix("."), name.hasSuffix(".tmp") {
                 unlink(group.appendingPathComponent(name).path)
             }
@@ -404,6 +400,17 @@ public final class FileKeychain: Keychain {
         case .ioFailure(let path, let operation, let code): ioError(path: path, operation: operation, code: code)
         }
     }
+}
+
+/// The name in a `readdir(3)` entry, read in place.
+///
+/// Not `entry.pointee.d_name`: that copies the whole declared array (256 bytes), but the C
+/// library packs entries at their real length (`d_reclen`), so the copy of the last entry of a
+/// buffer can run past its end into an unmapped page. It did: a writer of the two-process test
+/// died with SIGSEGV in `memcpy` under `removeStaleTemporaryFiles`.
+private func directoryEntryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+    let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+    return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
 }
 
 /// `read(2)` (the name `read` is taken by ``FileKeychain/read(_:)`` inside the class).
