@@ -349,7 +349,7 @@ public final class FileKeychain: Keychain {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = directoryEntryName(entry)
+            let name = directoryEntryName(UnsafePointer(entry))
             if name.hasSuffix(".item"), !name.hasPrefix(".") { names.append(name) }
         }
         return names
@@ -375,7 +375,7 @@ public final class FileKeychain: Keychain {
         guard let dir = opendir(group.path) else { return }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
-            let name = directoryEntryName(entry)
+            let name = directoryEntryName(UnsafePointer(entry))
             if name.hasPrefix("."), name.hasSuffix(".tmp") {
                 unlink(group.appendingPathComponent(name).path)
             }
@@ -408,7 +408,7 @@ public final class FileKeychain: Keychain {
 /// library packs entries at their real length (`d_reclen`), so the copy of the last entry of a
 /// buffer can run past its end into an unmapped page. It did: a writer of the two-process test
 /// died with SIGSEGV in `memcpy` under `removeStaleTemporaryFiles`.
-private func directoryEntryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+package func directoryEntryName(_ entry: UnsafePointer<dirent>) -> String {
     let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
     return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
 }
