@@ -146,9 +146,11 @@ public enum HTML5Parser {
         return try parseFragment(html, context: element, options: options)
     }
 
-    /// Parses `input`, already preprocessed (``InputStream``).
+    /// Parses `input`, already preprocessed (``InputStream``) and well-formed UTF-8.
     static func run(input: [UInt8], encoding: String, options: HTML5ParserOptions, context: Element?) -> ParseResult<Document> {
-        var tokenizer = Tokenizer(input: input, maxAttributes: options.maxAttributesPerElement)
+        // Every caller's input is well-formed UTF-8: `EncodingSniffer.decode`'s output (validated,
+        // repaired or transcoded) or a `String`'s UTF-8, with CRs normalized (ASCII for ASCII).
+        var tokenizer = Tokenizer(input: input, maxAttributes: options.maxAttributesPerElement, inputIsValidUTF8: true)
         tokenizer.recordErrors = options.recordParseErrors
         // Moved, not copied: with a second reference to each of its arrays alive until the end of
         // this function, the first write to every one of them (the caches included) copied it.

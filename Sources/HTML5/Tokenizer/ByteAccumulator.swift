@@ -25,6 +25,12 @@ struct ByteAccumulator {
     private var hasBuffered = false
     private var runStart = 0
     private var runEnd = 0
+    /// Set when a byte went into `buffer` that may leave it ill-formed UTF-8: a non-ASCII byte
+    /// on its own, or a run of the input not cut on scalar boundaries (or of an input not known
+    /// to be well-formed). Clear while `buffer` is a concatenation of well-formed pieces (runs
+    /// of a well-formed input cut on scalar boundaries, ASCII bytes, whole encoded scalars),
+    /// which is itself well-formed.
+    private var bufferMayBeIllFormed = false
 
     var isEmpty: Bool { runStart == runEnd && !hasBuffered }
 
@@ -47,20 +53,40 @@ struct ByteAccumulator {
         if runStart != runEnd { materialize(input) }
         buffer.append(byte)
         hasBuffered = true
+        if byte >= 0x80 { bufferMayBeIllFormed = true }
+    }
+
+    /// Appends one byte of the UTF-8 encoding of a scalar (a character reference's value), whose
+    /// other bytes the caller appends right after it the same way: the buffer stays well-formed
+    /// once the scalar is complete, and nothing reads it in between.
+    @inline(__always) mutating func appendEncodedScalarByte(_ byte: UInt8, from input: [UInt8]) {
+        if runStart != runEnd { materialize(input) }
+        buffer.append(byte)
+        hasBuffered = true
     }
 
     @inline(__always) mutating func append(contentsOf bytes: [UInt8], from input: [UInt8]) {
         if runStart != runEnd { materialize(input) }
         buffer.append(contentsOf: bytes)
         hasBuffered = !buffer.isEmpty
+        // The callers append ASCII and U+FFFD; anything else counts as possibly ill-formed.
+        if bytes != ByteAccumulator.replacementCharacter && bytes.contains(where: { $0 >= 0x80 }) { bufferMayBeIllFormed = true }
     }
+
+    /// U+FFFD in UTF-8.
+    static let replacementCharacter: [UInt8] = [0xEF, 0xBF, 0xBD]
 
     private mutating func materialize(_ input: [UInt8]) {
         guard runStart != runEnd else { return }
         // Copied from the input's buffer (bounds checked by `checkRun`): an `ArraySlice` of the
         // input retained the array and took the generic append path.
         checkRun(in: input)
-        input.withUnsafeBufferPointer { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: $0[runStart..<runEnd])) }
+        let start = runStart, end = runEnd
+        let wellFormed = input.withUnsafeBufferPointer { all in
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<end]))
+            return inputIsValidUTF8 && ByteAccumulator.isScalarBoundary(start, in: all) && ByteAccumulator.isScalarBoundary(end, in: all)
+        }
+        if !wellFormed { bufferMayBeIllFormed = true }
         hasBuffered = true
         runStart = 0
         runEnd = 0
@@ -71,14 +97,74 @@ struct ByteAccumulator {
         precondition(0 <= runStart && runStart <= runEnd && runEnd <= input.count, "token run outside the input")
     }
 
-    /// The pending bytes as a `String` (decoded, with U+FFFD for invalid sequences).
+    /// Set by the tokenizer when its input is well-formed UTF-8 (the parser's inputs always are:
+    /// decoded bytes, or a `String`'s UTF-8). A run of such an input that starts and ends on
+    /// scalar boundaries is well-formed UTF-8 too, so ``makeString(from:)`` copies it without
+    /// validating it a second time.
+    var inputIsValidUTF8 = false
+
+    /// The pending bytes as a `String` (decoded, with U+FFFD for invalid sequences). Bytes known
+    /// to be well-formed (see ``inputIsValidUTF8`` and `bufferMayBeIllFormed`) are copied
+    /// without validating them again.
     mutating func makeString(from input: [UInt8]) -> String {
         if !hasBuffered {
             checkRun(in: input)
-            return input.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[runStart..<runEnd]), as: UTF8.self) }
+            let start = runStart, end = runEnd, valid = inputIsValidUTF8
+            return input.withUnsafeBufferPointer { all in
+                let bytes = UnsafeBufferPointer(rebasing: all[start..<end])
+                if valid && ByteAccumulator.isScalarBoundary(end, in: all) && ByteAccumulator.isScalarBoundary(start, in: all) {
+                    return ByteAccumulator.stringFromValidUTF8(bytes)
+                }
+                return String(decoding: bytes, as: UTF8.self)
+            }
         }
         materialize(input)
+        if !bufferMayBeIllFormed { return buffer.withUnsafeBufferPointer { ByteAccumulator.stringFromValidUTF8($0) } }
         return String(decoding: buffer, as: UTF8.self)
+    }
+
+    /// Whether a scalar of `all` starts at `index` (or `index` is the end): its byte is not a
+    /// continuation byte (`10xxxxxx`).
+    @inline(__always) static func isScalarBoundary(_ index: Int, in all: UnsafeBufferPointer<UInt8>) -> Bool {
+        index == all.count || all[index] & 0xC0 != 0x80
+    }
+
+    /// `bytes`, which must be well-formed UTF-8, as a `String`, without validating them again.
+    ///
+    /// Trust-model row: inbox (incoming mail) — a `String` holding ill-formed UTF-8 breaks the
+    /// standard library's invariants, so only two kinds of bytes come here: a run of a
+    /// well-formed input that begins and ends on scalar boundaries (checked by the caller; a
+    /// slice of well-formed UTF-8 cut on scalar boundaries is well-formed), and a buffer made
+    /// only of such runs, ASCII bytes and whole encoded scalars. The input's own
+    /// well-formedness is established by the parser's decoding stage (``EncodingSniffer``), and
+    /// debug builds check it again when the tokenizer is made (every test parse).
+    @inline(__always) static func stringFromValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            // The string's ASCII flag must be right (an ASCII string flagged as not ASCII compares
+            // and hashes through the slow, normalizing path): one word-at-a-time scan, cheaper
+            // than validation (which is a scan plus decoding of every non-ASCII sequence).
+            let span = unsafe Span(_unsafeElements: bytes)
+            return String(copying: unsafe UTF8Span(unchecked: span, isKnownASCII: isASCII(bytes)))
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether every byte is below 0x80 (eight at a time).
+    @inline(__always) static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        let count = bytes.count
+        var i = 0
+        var any: UInt64 = 0
+        while i &+ 8 <= count {
+            any |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i &+= 8
+        }
+        while i < count {
+            any |= UInt64(bytes[i])
+            i &+= 1
+        }
+        return any & SWAR.highs == 0
     }
 
     /// The pending bytes as a `String`, through `cache` when they are at most 15 bytes (the
@@ -152,7 +238,7 @@ struct ByteAccumulator {
         runStart = 0
         runEnd = 0
         assert(hasBuffered == !buffer.isEmpty)
-        if hasBuffered { buffer.removeAll(keepingCapacity: true); hasBuffered = false }
+        if hasBuffered { buffer.removeAll(keepingCapacity: true); hasBuffered = false; bufferMayBeIllFormed = false }
     }
 }
 

@@ -146,7 +146,15 @@ struct Tokenizer {
     private static let eof = -1
     private static let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
 
-    init(input: [UInt8], maxAttributes: Int = .max) {
+    /// - Parameter inputIsValidUTF8: `true` only when `input` is known to be well-formed UTF-8
+    ///   (the parser's decoded bytes, a `String`'s UTF-8): token strings cut from it on scalar
+    ///   boundaries are then made without validating them again (checked in debug builds).
+    init(input: [UInt8], maxAttributes: Int = .max, inputIsValidUTF8: Bool = false) {
+        assert(!inputIsValidUTF8 || EncodingSniffer.isValidUTF8(input), "the tokenizer's input was said to be well-formed UTF-8 and is not")
+        text.inputIsValidUTF8 = inputIsValidUTF8
+        tagName.inputIsValidUTF8 = inputIsValidUTF8
+        attrName.inputIsValidUTF8 = inputIsValidUTF8
+        attrValue.inputIsValidUTF8 = inputIsValidUTF8
         self.input = input
         self.inputCount = input.count
         self.inputHasNUL = input.withUnsafeBufferPointer { buffer in
@@ -554,10 +562,15 @@ struct Tokenizer {
                 return NamedCharacterReferences.index.lookup(UnsafeBufferPointer(rebasing: buffer[range]))
             }
         }
+        // A reference's value goes in whole scalars (the table's values are encoded scalars):
+        // the pending bytes stay well-formed UTF-8 (``ByteAccumulator/appendEncodedScalarByte``).
+        @inline(__always) func putEncoded(_ byte: UInt8) {
+            if inAttribute { attrValue.appendEncodedScalarByte(byte, from: input) } else { text.appendEncodedScalarByte(byte, from: input) }
+        }
         @inline(__always) func putValue(_ value: Range<Int>) {
             NamedCharacterReferences.index.values.withUnsafeBufferPointer { values in
                 precondition(value.lowerBound >= 0 && value.upperBound <= values.count)
-                for i in value { put(values[i]) }
+                for i in value { putEncoded(values[i]) }
             }
         }
         let c = peek()
@@ -620,7 +633,7 @@ struct Tokenizer {
                 error("control-character-reference"); code = mapped
             }
             // `code` is a scalar value here: surrogates and values above U+10FFFF became U+FFFD.
-            UTF8.encode(Unicode.Scalar(code) ?? "\u{FFFD}") { put($0) }
+            UTF8.encode(Unicode.Scalar(code) ?? "\u{FFFD}") { putEncoded($0) }
             return
         }
         put(0x26)

@@ -46,7 +46,7 @@ extension HTML5Parser {
     /// ```
     public static func parsesBack(_ html: String, to root: DocumentFragment, context: Element, options: HTML5ParserOptions = .init()) -> Bool {
         guard html.utf8.count <= options.maxInputBytes else { return false }
-        var tokenizer = Tokenizer(input: InputStream.preprocess(html), maxAttributes: options.maxAttributesPerElement)
+        var tokenizer = Tokenizer(input: InputStream.preprocess(html), maxAttributes: options.maxAttributesPerElement, inputIsValidUTF8: true)
         tokenizer.recordErrors = false
         var builder = TreeBuilder(tokenizer: consume tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
         builder.maxReconstructedElements = options.maxReconstructedElements
