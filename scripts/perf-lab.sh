@@ -62,8 +62,14 @@ case "html5":
     print("machine: \(BenchMachine.describe())")
     let corpus = MailCorpus.generate()
     var samples = BenchSamples()
-    for _ in 0..<runs { try samples.measure { for d in corpus { _ = try HTML5Parser.parseDocument(d, options: options) } } }
+    let probe = BenchProbe()
+    var reads: [String] = []
+    for _ in 0..<runs {
+        try samples.measure { for d in corpus { _ = try HTML5Parser.parseDocument(d, options: options) } }
+        reads.append(String(format: "%.0f", probe.randomReadNanoseconds()))
+    }
     report("html5 parse", samples, bytes: corpus.reduce(0) { $0 + $1.count })
+    print("random read after each run: [\(reads.joined(separator: " "))] ns")
 case "sanitize":
     print("machine: \(BenchMachine.describe())")
     let sanitizer = MailSanitizer()

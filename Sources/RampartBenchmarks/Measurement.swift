@@ -55,3 +55,63 @@ public struct BenchSamples: Sendable {
     /// MB/s (10^6 bytes per second) of each run over `bytes`.
     public func megabytesPerSecond(_ bytes: Int) -> [Double] { seconds.map { Double(bytes) / 1e6 / $0 } }
 }
+
+/// How fast the machine is right now at the two things a benchmark's time hangs on: one
+/// dependent multiply-add (the core's clock) and one random read from 4 MiB (the caches and
+/// memory, which the other tenants of a VM share).
+///
+/// On the shared 2-core VMs the figures in docs/performance.md come from, the core's speed stays
+/// put while random reads swing from about 25 to over 100 ns within seconds, and
+/// allocation-heavy work (the parser, the sanitizer) swings with them. Read next to each timed
+/// pass, this tells a slow run of the code from a run on a slow machine.
+public struct BenchProbe {
+    /// One random cycle through all the slots (Sattolo's algorithm), so that every read depends
+    /// on the one before and no prefetcher can guess it.
+    private let next: [UInt32]
+    private static let slots = 1 << 20
+
+    /// Builds the 4 MiB table (a few milliseconds).
+    public init() {
+        var generator = SplitMix64(seed: 0x9E37)
+        let count = Self.slots
+        var table = [UInt32](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for i in 0..<count { buffer[i] = UInt32(i) }
+            initialized = count
+        }
+        var i = count - 1
+        while i > 0 {
+            table.swapAt(i, Int(generator.next() % UInt64(i)))
+            i -= 1
+        }
+        next = table
+    }
+
+    /// Nanoseconds per dependent random read (2 million reads, 0.05-0.3 s).
+    public func randomReadNanoseconds() -> Double {
+        let reads = 1 << 21
+        var slot: UInt32 = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        next.withUnsafeBufferPointer { table in
+            for _ in 0..<reads { slot = table[Int(slot)] }
+        }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
+        // The last slot feeds the result, so the loop cannot be dropped.
+        return elapsed / Double(reads) + (slot == UInt32.max ? 1 : 0)
+    }
+
+    /// Nanoseconds per dependent 64-bit multiply-add (50 million, about 0.07 s).
+    public func multiplyAddNanoseconds() -> Double {
+        let steps = 50_000_000
+        var value = UInt64(next[1]) | 1
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<steps { value = value &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
+        return elapsed / Double(steps) + (value == 0 ? 1 : 0)
+    }
+
+    /// "machine state: random read from 4 MiB 71 ns, dependent multiply-add 1.35 ns".
+    public func describe() -> String {
+        String(format: "machine state: random read from 4 MiB %.0f ns, dependent multiply-add %.2f ns",
+               randomReadNanoseconds(), multiplyAddNanoseconds())
+    }
+}

@@ -80,8 +80,13 @@ struct HTML5Bench: ParsableCommand {
         var samples = BenchSamples()
         var serializeSamples = BenchSamples()
         var serializedBytes = 0
+        // The machine's memory speed after each parse pass: on a shared VM it swings within
+        // seconds, and the parse rate swings with it (docs/performance.md).
+        let probe = BenchProbe()
+        var readNanoseconds: [Double] = []
         for _ in 0..<max(repetitions, 1) {
             try samples.measure { for document in corpus { _ = try HTML5Parser.parseDocument(document, options: options) } }
+            readNanoseconds.append(probe.randomReadNanoseconds())
             // Parse + serialize (what the sanitizer pays per message, without the cleaning).
             var bytesOut = 0
             try serializeSamples.measure {
@@ -98,6 +103,8 @@ struct HTML5Bench: ParsableCommand {
                      samples.megabytesPerSecond(totalBytes).map { String(format: "%.1f", $0) }.joined(separator: " "), swiftRate))
         print(String(format: "HTML5 parse + serialize (Swift): median %.1f MB/s of input (%d KiB out)",
                      Double(totalBytes) / 1e6 / serializeSamples.median, serializedBytes / 1024))
+        print(String(format: "machine state after each parse pass: random read from 4 MiB [%@] ns; dependent multiply-add %.2f ns",
+                     readNanoseconds.map { String(format: "%.0f", $0) }.joined(separator: " "), probe.multiplyAddNanoseconds()))
 
         if !noPython, let python = pythonPath() {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-html5-bench-\(getpid())")

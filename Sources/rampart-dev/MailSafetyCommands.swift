@@ -115,6 +115,9 @@ struct BenchSanitizeCommand: ParsableCommand {
 
     func run() throws {
         print("rampart-dev bench sanitize — \(BenchMachine.describe())")
+        let probe = BenchProbe()
+        print(probe.describe())
+        defer { print(probe.describe() + " (at the end)") }
         let rounds = max(rounds, 1)
         let corpora: [(String, [String])] = [
             ("bench corpus", MailSafetyBenchCorpus.generate(count: messages)),
