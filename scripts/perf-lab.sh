@@ -69,7 +69,7 @@ case "html5":
         reads.append(String(format: "%.0f", probe.randomReadNanoseconds()))
     }
     report("html5 parse", samples, bytes: corpus.reduce(0) { $0 + $1.count })
-    print("random read after each run: [\(reads.joined(separator: " "))] ns")
+    print("random read after each run: [\(reads.joined(separator: " "))] ns; \(probe.describe())")
 case "sanitize":
     print("machine: \(BenchMachine.describe())")
     let sanitizer = MailSanitizer()

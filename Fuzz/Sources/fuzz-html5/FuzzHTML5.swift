@@ -3,6 +3,8 @@
 //
 // Oracles:
 // - no crash, no hang, no unbounded memory (libFuzzer's -timeout / -rss_limit_mb);
+// - every string of the tree parsed from the bytes is well-formed UTF-8 with the right ASCII
+//   flag (token strings are made without a second validation);
 // - idempotence: serialize(parse(x)) parses to the same tree, i.e. serialize(parse(s)) == s for
 //   s = serialize(parse(x)), in the sanitizer's context (the innerHTML of a <div>) and, for whole
 //   documents, once the doctype has been normalized by one round (the serializer writes only
@@ -39,6 +41,16 @@ public func fuzzHTML5(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let result = try? HTML5Parser.parseDocument(bytes, options: options) else { return 0 }
     let truncated = result.depthTruncated || result.attributesTruncated
     _ = result.root.html5libTreeDump
+    // 1b. Every string of the tree is well-formed UTF-8 and flagged ASCII exactly when it is: the
+    // tokenizer makes strings of its (decoded, well-formed) input without validating them again.
+    for node in result.root.descendants {
+        if let text = node as? Text { checkWellFormed(text.data) }
+        if let comment = node as? Comment { checkWellFormed(comment.data) }
+        if let element = node as? Element {
+            checkWellFormed(element.localName)
+            for attribute in element.attributes { checkWellFormed(attribute.name); checkWellFormed(attribute.value) }
+        }
+    }
 
     // 2. Fragment idempotence (what the sanitizer relies on).
     let text = fuzzText(bytes)
@@ -77,6 +89,17 @@ public func fuzzHTML5(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
     }
     return 0
+}
+
+func checkWellFormed(_ string: String) {
+    let bytes = Array(string.utf8)
+    guard String(validating: bytes, as: UTF8.self) == string else {
+        Fuzz.violation(target, "a string of the tree is not well-formed UTF-8: \(bytes)")
+        return
+    }
+    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *), string.utf8Span.isKnownASCII != bytes.allSatisfy({ $0 < 0x80 }) {
+        Fuzz.violation(target, "a string of the tree has the wrong ASCII flag: \(bytes)")
+    }
 }
 
 /// The process entry point (see `Fuzz.main`).
