@@ -149,21 +149,30 @@ struct ByteAccumulator {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Whether every byte is below 0x80 (eight at a time).
+    /// Whether every byte is below 0x80: 32 bytes per step, then 8, then the last eight bytes
+    /// again (an overlapping load instead of a byte loop for the tail). Every load lies inside
+    /// `bytes` (guarded by the count).
     @inline(__always) static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
-        let raw = UnsafeRawPointer(base)
         let count = bytes.count
-        var i = 0
+        guard count >= 8 else {
+            var any: UInt8 = 0
+            for byte in bytes { any |= byte }
+            return any < 0x80
+        }
+        let raw = UnsafeRawPointer(base)
         var any: UInt64 = 0
+        var i = 0
+        while i &+ 32 <= count {
+            any |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) | raw.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self)
+                | raw.loadUnaligned(fromByteOffset: i &+ 16, as: UInt64.self) | raw.loadUnaligned(fromByteOffset: i &+ 24, as: UInt64.self)
+            i &+= 32
+        }
         while i &+ 8 <= count {
             any |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
             i &+= 8
         }
-        while i < count {
-            any |= UInt64(bytes[i])
-            i &+= 1
-        }
+        any |= raw.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
         return any & SWAR.highs == 0
     }
 
