@@ -95,7 +95,6 @@ func checkWellFormed(_ string: String) {
     let bytes = Array(string.utf8)
     guard String(validating: bytes, as: UTF8.self) == string else {
         Fuzz.violation(target, "a string of the tree is not well-formed UTF-8: \(bytes)")
-        return
     }
     if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *), string.utf8Span.isKnownASCII != bytes.allSatisfy({ $0 < 0x80 }) {
         Fuzz.violation(target, "a string of the tree has the wrong ASCII flag: \(bytes)")
