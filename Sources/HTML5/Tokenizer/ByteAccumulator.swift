@@ -70,11 +70,8 @@ struct ByteAccumulator {
         buffer.append(contentsOf: bytes)
         hasBuffered = !buffer.isEmpty
         // The callers append ASCII and U+FFFD; anything else counts as possibly ill-formed.
-        if bytes != ByteAccumulator.replacementCharacter && bytes.contains(where: { $0 >= 0x80 }) { bufferMayBeIllFormed = true }
+        if bytes != Tokenizer.replacement && bytes.contains(where: { $0 >= 0x80 }) { bufferMayBeIllFormed = true }
     }
-
-    /// U+FFFD in UTF-8.
-    static let replacementCharacter: [UInt8] = [0xEF, 0xBF, 0xBD]
 
     private mutating func materialize(_ input: [UInt8]) {
         guard runStart != runEnd else { return }

@@ -144,7 +144,8 @@ struct Tokenizer {
     private var temp: [UInt8] = []
 
     private static let eof = -1
-    private static let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
+    /// U+FFFD in UTF-8 (also what ``ByteAccumulator`` knows to be well-formed when appended).
+    static let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
 
     /// - Parameter inputIsValidUTF8: `true` only when `input` is known to be well-formed UTF-8
     ///   (the parser's decoded bytes, a `String`'s UTF-8): token strings cut from it on scalar
