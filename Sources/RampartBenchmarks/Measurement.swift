@@ -57,8 +57,8 @@ public struct BenchSamples: Sendable {
 }
 
 /// How fast the machine is right now at the two things a benchmark's time hangs on: one
-/// dependent multiply-and-mix step (the core's clock) and one random read from 4 MiB (the caches and
-/// memory, which the other tenants of a VM share).
+/// dependent multiply-and-mix step (the core's clock) and one random read from 4 MiB (the caches
+/// and memory, which the other tenants of a VM share).
 ///
 /// On the shared 2-core VMs the figures in docs/performance.md come from, the core's speed stays
 /// put while random reads swing from about 25 to over 100 ns within seconds, and
@@ -115,7 +115,7 @@ public struct BenchProbe {
         return elapsed / Double(steps) + (value == 0 ? 1 : 0)
     }
 
-    /// "machine state: random read from 4 MiB 71 ns, dependent multiply-and-mix 1.35 ns".
+    /// "machine state: random read from 4 MiB 23 ns, dependent multiply-and-mix 1.98 ns".
     public func describe() -> String {
         String(format: "machine state: random read from 4 MiB %.0f ns, dependent multiply-and-mix %.2f ns",
                randomReadNanoseconds(), multiplyChainNanoseconds())
