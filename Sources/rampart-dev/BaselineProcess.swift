@@ -30,6 +30,8 @@ final class ServedBaseline {
     private let toProcess = Pipe()
     private let fromProcess = Pipe()
     private var pending = Data()
+    /// What the program said when it was ready (its one JSON line: `{"ready": …, "version": …}`).
+    private(set) var readyInfo: [String: Any] = [:]
 
     /// Starts the program; `nil` when it cannot be started or does not say it is ready.
     init?(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) {
@@ -42,6 +44,7 @@ final class ServedBaseline {
         process.standardError = FileHandle.nullDevice
         do { try process.run() } catch { return nil }
         guard let ready = readLine(), ready.hasPrefix("{") else { close(); return nil }
+        readyInfo = (try? JSONSerialization.jsonObject(with: Data(ready.utf8))) as? [String: Any] ?? [:]
     }
 
     deinit { close() }

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Other HTML parsers, timed on the `rampart-dev bench html5` corpus, as same-run baselines.
+
+Usage: .venv/bin/python3 bench-parsers.py DIR PARSER --serve
+
+DIR holds the corpus as files (read as bytes, in name order). PARSER is one of:
+  lxml     lxml.html.document_fromstring (libxml2's HTML 4 parser: not HTML5, the fastest here)
+  lexbor   selectolax's LexborHTMLParser (lexbor, a C HTML5 parser)
+  myhtml   selectolax's HTMLParser (Modest/myhtml, the C HTML5 parser issue 24 names; selectolax
+           dropped it in 1.0, so scripts/deps/html5.pip pins 0.4.13, the last release with both)
+
+The script prints {"ready": bytes, "parser": ..., "version": ...} on one line, then for every
+line "round" read on standard input parses every document once and prints that pass's seconds on
+a line of its own (until end of input or "quit"). Each parse builds the whole tree and frees it
+before the next document, as Rampart's pass does. myhtml is given detect_encoding=False (its
+faster path: the documents are UTF-8 and say so).
+"""
+import json
+import os
+import sys
+import time
+
+directory, parser = sys.argv[1], sys.argv[2]
+if "--serve" not in sys.argv[3:]:
+    sys.exit(__doc__)
+docs = [open(os.path.join(directory, name), "rb").read() for name in sorted(os.listdir(directory))]
+
+if parser == "lxml":
+    import lxml.etree
+    import lxml.html
+    parse = lxml.html.document_fromstring
+    version = "lxml %s, libxml2 %s" % (lxml.__version__, ".".join(map(str, lxml.etree.LIBXML_VERSION)))
+elif parser in ("lexbor", "myhtml"):
+    import selectolax
+    version = "selectolax %s" % getattr(selectolax, "__version__", "?")
+    if parser == "lexbor":
+        from selectolax.lexbor import LexborHTMLParser as parse
+    else:
+        from selectolax.parser import HTMLParser
+        parse = lambda document: HTMLParser(document, detect_encoding=False)
+else:
+    sys.exit("unknown parser %r (lxml, lexbor, myhtml)" % parser)
+
+# One untimed pass, so the first timed one does not pay for loading and first allocations.
+for document in docs:
+    parse(document)
+print(json.dumps({"ready": sum(map(len, docs)), "parser": parser, "version": version}), flush=True)
+for line in sys.stdin:
+    if line.strip() != "round":
+        break
+    start = time.perf_counter()
+    for document in docs:
+        parse(document)
+    print(repr(time.perf_counter() - start), flush=True)
