@@ -6,6 +6,8 @@
 #   scripts/perf-lab.sh                 create/refresh .build-lab and build `lab` (release)
 #   .build-lab/.build/release/lab html5 [RUNS]        parse MB/s on the bench html5 corpus (medians)
 #   .build-lab/.build/release/lab sanitize [RUNS]     sanitize MB/s on both bench sanitize corpora
+#   .build-lab/.build/release/lab split [RUNS]       per run: tokenizer alone, then a whole parse (MB/s),
+#                                                   then the machine's state (BenchProbe)
 #   .build-lab/.build/release/lab parse-loop N | sanitize-loop N | bench-loop N   (for perf/callgrind)
 #   .build-lab/.build/release/lab tiny-parse N | tiny-sanitize N   (fixed cost per call: `<p>x</p>`)
 #   .build-lab/.build/release/lab dump DIR            both sanitize corpora as JSON (for bench-nh3.py)
@@ -70,6 +72,22 @@ case "html5":
     }
     report("html5 parse", samples, bytes: corpus.reduce(0) { $0 + $1.count })
     print("random read after each run: [\(reads.joined(separator: " "))] ns; \(probe.describe())")
+case "split":
+    // The tokenizer alone (no tree) and the whole parse, one after the other, then the probes:
+    // which part of a pass slows down when the machine does (docs/performance.md).
+    print("machine: \(BenchMachine.describe())")
+    let corpus = newsletters()
+    let bytes = corpus.reduce(0) { $0 + $1.utf8.count }
+    let probe = BenchProbe()
+    for _ in 0..<runs {
+        var tokens = 0
+        var tokenize = BenchSamples(), parse = BenchSamples()
+        tokenize.measure { for d in corpus { tokens += TokenizerOnly.tokenCount(d) } }
+        try parse.measure { for d in corpus { _ = try HTML5Parser.parseDocument(d, options: options) } }
+        print(String(format: "tokenizer alone %.1f MB/s (%d tokens), parse %.1f MB/s; independent work %.2f ns/step, random read %.0f ns",
+                     Double(bytes) / 1e6 / tokenize.median, tokens, Double(bytes) / 1e6 / parse.median,
+                     probe.independentWorkNanoseconds(), probe.randomReadNanoseconds()))
+    }
 case "sanitize":
     print("machine: \(BenchMachine.describe())")
     let sanitizer = MailSanitizer()

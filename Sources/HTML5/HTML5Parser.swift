@@ -221,3 +221,25 @@ enum InputStream {
         return UnsafeRawPointer(found) - UnsafeRawPointer(base)
     }
 }
+
+/// The tokenizer alone, for the perf lab (`scripts/perf-lab.sh`, `lab split`): how much of a
+/// parse pass the tokenizer is, and whether a slowdown of the machine hits it as hard as the
+/// whole parse (docs/performance.md, "The slow state is the core's").
+///
+/// It runs the tokenizer over the preprocessed input to the end and builds no tree. Nothing
+/// switches its state as the tree builder does (to RAWTEXT after `<style>`, to RCDATA after
+/// `<title>`, ...), so the contents of such elements are tokenized as markup: the token count
+/// differs from a parse's, the work per byte hardly does.
+package enum TokenizerOnly {
+    /// Tokenizes `html` and returns the number of tokens before the end of file.
+    package static func tokenCount(_ html: String) -> Int {
+        var tokenizer = Tokenizer(input: InputStream.preprocess(html), maxAttributes: HTML5ParserOptions().maxAttributesPerElement,
+                                  inputIsValidUTF8: true)
+        tokenizer.recordErrors = false
+        var count = 0
+        while true {
+            if case .eof = tokenizer.nextToken() { return count }
+            count += 1
+        }
+    }
+}

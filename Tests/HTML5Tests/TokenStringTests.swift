@@ -130,4 +130,29 @@ import Testing
             }
         }
     }
+
+    @Test func serializationsAreWellFormedAndRightlyFlagged() throws {
+        // The serializer's output is made into a `String` without a second validation
+        // (`UTF8Buffer.string()`): it must be well-formed with the right ASCII flag for every
+        // entry point, around U+00A0 (escaped, cut around) and its look-alikes (C2 + another byte).
+        var g = InputStageTests.Generator(state: 91)
+        let extra = ["\u{A0}", "a\u{A0}b", "\u{A9}", "\u{80}", "&#xA0;", "<p title=\"\u{A0}&\u{A9}\">", "\u{C2}"]
+        var checked = 0, nonASCII = 0
+        for _ in 0..<1500 {
+            var html = String(decoding: Self.sample(&g), as: UTF8.self)
+            for _ in 0..<g.below(3) { html += extra[g.below(extra.count)] }
+            let document = try HTML5Parser.parseDocument(html).root
+            let fragment = try HTML5Parser.parseFragment(html, contextName: "div").root
+            var serialized = ""
+            HTMLSerializer.serialize(document, into: &serialized)
+            var escaped = ""
+            HTMLSerializer.escape(html, attributeMode: g.below(2) == 0, into: &escaped)
+            for output in [document.outerHTML, document.serialized(scripting: true), fragment.innerHTML, serialized, escaped] {
+                #expect(Self.isWellFormedAndRightlyFlagged(output), "\(output.debugDescription)")
+                checked += 1
+                if output.utf8.contains(where: { $0 >= 0x80 }) { nonASCII += 1 }
+            }
+        }
+        #expect(checked == 7500 && nonASCII > 2000)
+    }
 }

@@ -27,6 +27,19 @@ public enum Fuzz {
     public static func check(_ condition: Bool, _ target: String, _ message: @autoclosure () -> String) {
         if !condition { violation(target, message()) }
     }
+
+    /// Checks that `string` is well-formed UTF-8 and flagged ASCII exactly when it is: the
+    /// parser's token strings and the serializer's output are made without a second validation
+    /// (`what` names the string in the report).
+    public static func checkWellFormed(_ string: String, _ target: String, _ what: String) {
+        let bytes = Array(string.utf8)
+        guard String(validating: bytes, as: UTF8.self) == string else {
+            violation(target, "\(what) is not well-formed UTF-8: \(bytes)")
+        }
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *), string.utf8Span.isKnownASCII != bytes.allSatisfy({ $0 < 0x80 }) {
+            violation(target, "\(what) has the wrong ASCII flag: \(bytes)")
+        }
+    }
 }
 
 /// Reads typed choices from the front of a fuzz input (so that one input can pick a mode, sizes,

@@ -23,13 +23,15 @@ public enum SanitizerRun {
         return (try? HTML5Parser.parseFragment(html, context: Element(localName: "div"), options: options).root) ?? DocumentFragment()
     }
 
-    /// Sanitizes `html` and checks: idempotence (sanitize(sanitize(x)) == sanitize(x)), the
-    /// output reparses (as the innerHTML of the wrapper <div>) to a tree that serializes to the
-    /// same text, and the safety oracle on that reparsed tree.
+    /// Sanitizes `html` and checks: the output is well-formed UTF-8 with the right ASCII flag (the
+    /// serializer makes it without a second validation), idempotence (sanitize(sanitize(x)) ==
+    /// sanitize(x)), the output reparses (as the innerHTML of the wrapper <div>) to a tree that
+    /// serializes to the same text, and the safety oracle on that reparsed tree.
     public static func check(_ html: String, options: SanitizerOptions, target: String) {
         let sanitizer = MailSanitizer(options: options)
         let first: SanitizedMessage
         do { first = try sanitizer.sanitize(html) } catch { return }
+        Fuzz.checkWellFormed(first.html, target, "the sanitized output")
         let tree = reparse(first.html)
         Fuzz.check(tree.innerHTML == first.html, target,
                    "the output does not reparse to itself\n out=\(first.html.debugDescription)\n reparsed=\(tree.innerHTML.debugDescription)")

@@ -3,8 +3,9 @@
 //
 // Oracles:
 // - no crash, no hang, no unbounded memory (libFuzzer's -timeout / -rss_limit_mb);
-// - every string of the tree parsed from the bytes is well-formed UTF-8 with the right ASCII
-//   flag (token strings are made without a second validation);
+// - every string of the tree parsed from the bytes, and every serialization this target makes,
+//   is well-formed UTF-8 with the right ASCII flag (token strings and the serializer's output are
+//   made without a second validation);
 // - idempotence: serialize(parse(x)) parses to the same tree, i.e. serialize(parse(s)) == s for
 //   s = serialize(parse(x)), in the sanitizer's context (the innerHTML of a <div>) and, for whole
 //   documents, once the doctype has been normalized by one round (the serializer writes only
@@ -56,6 +57,7 @@ public func fuzzHTML5(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let text = fuzzText(bytes)
     if let first = parseFragment(text) {
         let s1 = first.innerHTML
+        checkWellFormed(s1, "a serialization")
         if let second = parseFragment(s1) {
             let s2 = second.innerHTML
             if s2 != s1 && !truncated && !SpecRoundTrip.isSpecNonRoundTrip(first) {
@@ -81,6 +83,8 @@ public func fuzzHTML5(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // 3. Document idempotence after one normalizing round.
     if let d1 = parseDocument(text), let d2 = parseDocument(d1.outerHTML) {
         let s2 = d2.outerHTML
+        checkWellFormed(s2, "a serialization")
+        checkWellFormed(result.root.serialized(scripting: options.scripting), "a serialization")
         if let d3 = parseDocument(s2) {
             let s3 = d3.outerHTML
             if s3 != s2 && !truncated && !SpecRoundTrip.isSpecNonRoundTrip(d2) {
@@ -91,14 +95,8 @@ public func fuzzHTML5(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
-func checkWellFormed(_ string: String) {
-    let bytes = Array(string.utf8)
-    guard String(validating: bytes, as: UTF8.self) == string else {
-        Fuzz.violation(target, "a string of the tree is not well-formed UTF-8: \(bytes)")
-    }
-    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *), string.utf8Span.isKnownASCII != bytes.allSatisfy({ $0 < 0x80 }) {
-        Fuzz.violation(target, "a string of the tree has the wrong ASCII flag: \(bytes)")
-    }
+func checkWellFormed(_ string: String, _ what: String = "a string of the tree") {
+    Fuzz.checkWellFormed(string, target, what)
 }
 
 /// The process entry point (see `Fuzz.main`).

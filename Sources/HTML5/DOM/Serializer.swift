@@ -126,9 +126,20 @@ struct UTF8Buffer: ~Copyable {
         capacity = newCapacity
     }
 
-    /// The bytes as a `String` (validated, as `String(decoding:as:)` does).
+    /// The bytes as a `String`, copied without validating them again.
+    ///
+    /// Trust-model row: inbox (incoming mail) — a `String` holding ill-formed UTF-8 would break
+    /// the standard library's invariants, so this relies on what every append puts here being
+    /// well-formed: ASCII bytes and ASCII literals, whole strings (a `String`'s UTF-8 is
+    /// well-formed), and runs of a string cut only before an ASCII byte, before the lead byte
+    /// C2 of U+00A0 or after its A0 (the escaping's cuts, `escapeRuns`): all on scalar
+    /// boundaries, so every run is well-formed too. Debug builds validate the bytes here again
+    /// (every test serialization), `TokenStringTests` checks serializations of generated
+    /// non-ASCII documents, and the `html5` fuzz target checks every serialization it makes.
     func string() -> String {
-        String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+        let bytes = UnsafeBufferPointer(start: base, count: count)
+        assert(String(validating: bytes, as: UTF8.self) != nil, "the serializer wrote ill-formed UTF-8")
+        return ByteAccumulator.stringFromValidUTF8(bytes)
     }
 
     /// Whether the bytes are exactly the UTF-8 of `text`.

@@ -81,7 +81,7 @@ struct ByteAccumulator {
         let start = runStart, end = runEnd
         let wellFormed = input.withUnsafeBufferPointer { all in
             buffer.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<end]))
-            return inputIsValidUTF8 && ByteAccumulator.isScalarBoundary(start, in: all) && ByteAccumulator.isScalarBoundary(end, in: all)
+            return ByteAccumulator.isWellFormedRun(start, end, in: all, inputIsValidUTF8: inputIsValidUTF8)
         }
         if !wellFormed { bufferMayBeIllFormed = true }
         hasBuffered = true
@@ -109,7 +109,7 @@ struct ByteAccumulator {
             let start = runStart, end = runEnd, valid = inputIsValidUTF8
             return input.withUnsafeBufferPointer { all in
                 let bytes = UnsafeBufferPointer(rebasing: all[start..<end])
-                if valid && ByteAccumulator.isScalarBoundary(end, in: all) && ByteAccumulator.isScalarBoundary(start, in: all) {
+                if ByteAccumulator.isWellFormedRun(start, end, in: all, inputIsValidUTF8: valid) {
                     return ByteAccumulator.stringFromValidUTF8(bytes)
                 }
                 return String(decoding: bytes, as: UTF8.self)
@@ -118,6 +118,12 @@ struct ByteAccumulator {
         materialize(input)
         if !bufferMayBeIllFormed { return buffer.withUnsafeBufferPointer { ByteAccumulator.stringFromValidUTF8($0) } }
         return String(decoding: buffer, as: UTF8.self)
+    }
+
+    /// Whether `all[start..<end]` is known to be well-formed UTF-8: `all` is (the tokenizer's
+    /// input, when `inputIsValidUTF8`), and the run begins and ends on scalar boundaries.
+    @inline(__always) static func isWellFormedRun(_ start: Int, _ end: Int, in all: UnsafeBufferPointer<UInt8>, inputIsValidUTF8: Bool) -> Bool {
+        inputIsValidUTF8 && isScalarBoundary(start, in: all) && isScalarBoundary(end, in: all)
     }
 
     /// Whether a scalar of `all` starts at `index` (or `index` is the end): its byte is not a
