@@ -123,7 +123,7 @@ public struct BenchProbe {
     /// Nanoseconds per step of six independent add/xor/shift chains (20 million steps, about
     /// 0.03 s): work the core can overlap, so its time falls when the core retires more
     /// instructions per cycle and rises when something else takes its execution units. On the
-    /// AMD EPYC VM: ~1.55 ns in the fast state, 2.0–2.3 ns in the slow one.
+    /// AMD EPYC VM: 1.5–1.9 ns in the fast state, 2.0–3.1 ns in the slow one.
     public func independentWorkNanoseconds() -> Double {
         let steps = 20_000_000
         var a: UInt64 = UInt64(next[2]), b: UInt64 = 2, c: UInt64 = 3, d: UInt64 = 4, e: UInt64 = 5, f: UInt64 = 6
