@@ -114,7 +114,7 @@ case "dump":
     try JSONSerialization.data(withJSONObject: MailSafetyBenchCorpus.generate(count: 300)).write(to: URL(fileURLWithPath: folder + "/bench.json"))
     try JSONSerialization.data(withJSONObject: newsletters()).write(to: URL(fileURLWithPath: folder + "/newsletter.json"))
 default:
-    print("usage: lab html5|sanitize [RUNS] | parse-loop|sanitize-loop|bench-loop|tiny-parse|tiny-sanitize N | dump DIR")
+    print("usage: lab html5|sanitize|split [RUNS] | parse-loop|sanitize-loop|bench-loop|tiny-parse|tiny-sanitize N | dump DIR")
     exit(2)
 }
 SWIFT

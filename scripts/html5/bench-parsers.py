@@ -4,7 +4,8 @@
 Usage: .venv/bin/python3 bench-parsers.py DIR PARSER --serve
 
 DIR holds the corpus as files (read as bytes, in name order). PARSER is one of:
-  lxml     lxml.html.document_fromstring (libxml2's HTML 4 parser: not HTML5, the fastest here)
+  lxml     lxml.html.document_fromstring (libxml2's HTML 4 parser, not HTML5: the fastest of the
+           three here)
   lexbor   selectolax's LexborHTMLParser (lexbor, a C HTML5 parser)
   myhtml   selectolax's HTMLParser (Modest/myhtml, the C HTML5 parser issue 24 names; selectolax
            dropped it in 1.0, so scripts/deps/html5.pip pins 0.4.13, the last release with both)
