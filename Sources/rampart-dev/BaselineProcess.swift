@@ -56,6 +56,19 @@ final class ServedBaseline {
         return readLine().flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
     }
 
+    /// One turn of a benchmark that takes turns with served baselines: `ours` runs one timed
+    /// round and each baseline one round, the baselines after `ours` on even turns and before it,
+    /// in reverse order, on odd ones, so that no side always runs first. Returns the seconds of
+    /// `ours` and of each baseline (`nil` for one that is absent or stopped answering).
+    static func turn(_ turn: Int, with baselines: [ServedBaseline?], ours: () throws -> Double) rethrows -> (ours: Double, theirs: [Double?]) {
+        let oursFirst = turn.isMultiple(of: 2)
+        var theirs = [Double?](repeating: nil, count: baselines.count)
+        if !oursFirst { for k in baselines.indices.reversed() { theirs[k] = baselines[k]?.round() } }
+        let seconds = try ours()
+        if oursFirst { for k in baselines.indices { theirs[k] = baselines[k]?.round() } }
+        return (seconds, theirs)
+    }
+
     /// Ends the program (idempotent).
     func close() {
         guard process.isRunning else { return }

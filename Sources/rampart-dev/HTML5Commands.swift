@@ -125,17 +125,16 @@ struct HTML5Bench: ParsableCommand {
         var readNanoseconds: [Double] = []
         var workNanoseconds: [Double] = []
         for turn in 0..<max(repetitions, 1) {
-            let swiftFirst = turn.isMultiple(of: 2)
-            var theirs = [Double?](repeating: nil, count: served.count)
-            if !swiftFirst { for k in served.indices.reversed() { theirs[k] = served[k].baseline.round() } }
-            var one = BenchSamples()
-            try one.measure { for document in corpus { _ = try HTML5Parser.parseDocument(document, options: options) } }
-            samples.append(one.seconds[0])
-            if swiftFirst { for k in served.indices { theirs[k] = served[k].baseline.round() } }
+            let (ours, theirs) = try ServedBaseline.turn(turn, with: served.map(\.baseline)) {
+                var one = BenchSamples()
+                try one.measure { for document in corpus { _ = try HTML5Parser.parseDocument(document, options: options) } }
+                return one.seconds[0]
+            }
+            samples.append(ours)
             for k in served.indices {
                 guard let seconds = theirs[k] else { continue }
                 peerSamples[k].append(seconds)
-                peerRatios[k].append(seconds / one.seconds[0])
+                peerRatios[k].append(seconds / ours)
             }
             workNanoseconds.append(probe.independentWorkNanoseconds())
             readNanoseconds.append(probe.randomReadNanoseconds())

@@ -152,14 +152,12 @@ struct BenchSanitizeCommand: ParsableCommand {
             var nh3 = [BenchSamples(), BenchSamples()]
             var ratios: [[Double]] = [[], []]
             for turn in 0..<rounds {
-                let rampartFirst = turn.isMultiple(of: 2)
-                var theirs: [Double?] = [nil, nil]
-                if !rampartFirst { for k in served.indices.reversed() { theirs[k] = served[k]?.round() } }
-                var one = BenchSamples()
-                try one.measure { for message in corpus { _ = try sanitizer.sanitize(message) } }
-                let ours = one.seconds[0]
+                let (ours, theirs) = try ServedBaseline.turn(turn, with: served) {
+                    var one = BenchSamples()
+                    try one.measure { for message in corpus { _ = try sanitizer.sanitize(message) } }
+                    return one.seconds[0]
+                }
                 rampart.append(ours)
-                if rampartFirst { for k in served.indices { theirs[k] = served[k]?.round() } }
                 for k in served.indices {
                     guard let seconds = theirs[k] else { continue }
                     nh3[k].append(seconds)
