@@ -8,6 +8,9 @@
 #   .build-lab/.build/release/lab sanitize [RUNS]     sanitize MB/s on both bench sanitize corpora
 #   .build-lab/.build/release/lab split [RUNS]       per run: tokenizer alone, then a whole parse (MB/s),
 #                                                   then the machine's state (BenchProbe)
+#   .build-lab/.build/release/lab floor [RUNS]       per MB: the whole parse, and the corpus's nodes made (and
+#                                                   freed) as class nodes or as rows of one array; then the
+#                                                   same with the corpus's strings kept alive
 #   .build-lab/.build/release/lab parse-loop N | sanitize-loop N | bench-loop N   (for perf/callgrind)
 #   .build-lab/.build/release/lab tiny-parse N | tiny-sanitize N   (fixed cost per call: `<p>x</p>`)
 #   .build-lab/.build/release/lab dump DIR            both sanitize corpora as JSON (for bench-nh3.py)
@@ -88,6 +91,110 @@ case "split":
                      Double(bytes) / 1e6 / tokenize.median, tokens, Double(bytes) / 1e6 / parse.median,
                      probe.independentWorkNanoseconds(), probe.randomReadNanoseconds()))
     }
+case "floor":
+    // What the tree's storage costs apart from the parser's logic (docs/performance.md, "What a
+    // node costs"). The corpus's node shapes (kind and parent of every element, text and comment)
+    // are taken from one parse; then, per MB of input, the whole parse against the same nodes
+    // made bare (no strings, no attributes) as class nodes, linked as the tree builder links them
+    // (its initializer and `appendDetached`) and freed, and as rows of integers in one array (an
+    // arena). Phase 2 keeps every node's strings and attribute arrays alive as rows (as an app
+    // keeps data, here the corpus's: the freed trees leave holes between them) and measures the
+    // whole parse, class nodes holding those strings, and rows holding them, in that heap.
+    print("machine: \(BenchMachine.describe())")
+    let corpus = MailCorpus.generate()
+    let megabytes = Double(corpus.reduce(0) { $0 + $1.count }) / 1e6
+    struct Row { var kind: UInt8; var parent: Int32; var name: String; var text: String; var attributes: [Attribute] }
+    func rows(of d: [UInt8], withData: Bool) throws -> [Row] {
+        let root = try HTML5Parser.parseDocument(d, options: options).root
+        var rows: [Row] = []
+        var index: [ObjectIdentifier: Int32] = [ObjectIdentifier(root): -1]
+        for node in root.descendants {
+            let parent = index[ObjectIdentifier(node.parent!)]!
+            index[ObjectIdentifier(node)] = Int32(rows.count)
+            if let e = node as? Element {
+                rows.append(Row(kind: 0, parent: parent, name: withData ? e.localName : "div", text: "", attributes: withData ? e.attributes : []))
+            } else if let t = node as? Text {
+                rows.append(Row(kind: 1, parent: parent, name: "", text: withData ? t.data : "", attributes: []))
+            } else if let c = node as? Comment {
+                rows.append(Row(kind: 2, parent: parent, name: "", text: withData ? c.data : "", attributes: []))
+            }
+        }
+        return rows
+    }
+    /// Links as indexes into the arena (-1: none); row 0 is the document.
+    struct Links { var parent: Int32; var firstChild: Int32 = -1; var lastChild: Int32 = -1; var next: Int32 = -1 }
+    struct ValueRow { var kind: UInt8; var links: Links; var name: String; var text: String; var attributes: [Attribute] }
+    struct PlainRow { var kind: UInt8; var links: Links; var start: Int32; var end: Int32 }
+    nonisolated func classNodes(_ documents: [[Row]]) {
+        for rows in documents {
+            let root = Document()
+            var nodes: [Unmanaged<Node>] = []
+            nodes.reserveCapacity(rows.count)
+            for k in rows.indices {
+                let kind = rows[k].kind, parent = rows[k].parent
+                let node: Node = kind == 0
+                    ? Element(tag: HTMLTag(localName: rows[k].name), localName: rows[k].name, namespace: .html, attributes: rows[k].attributes)
+                    : kind == 1 ? Text(rows[k].text) : Comment(rows[k].text)
+                nodes.append(Unmanaged.passUnretained(node))
+                if parent < 0 { root.appendDetached(node) } else { nodes[Int(parent)]._withUnsafeGuaranteedRef { $0.appendDetached(node) } }
+            }
+            withExtendedLifetime(root) {}
+        }
+    }
+    nonisolated func valueRows(_ documents: [[Row]]) {
+        for rows in documents {
+            var arena: [ValueRow] = [ValueRow(kind: 9, links: Links(parent: -1), name: "", text: "", attributes: [])]
+            arena.reserveCapacity(rows.count + 1)
+            for k in rows.indices {
+                let i = Int32(arena.count), parent = Int(rows[k].parent + 1)
+                arena.append(ValueRow(kind: rows[k].kind, links: Links(parent: Int32(parent)), name: rows[k].name, text: rows[k].text, attributes: rows[k].attributes))
+                let last = arena[parent].links.lastChild
+                if last >= 0 { arena[Int(last)].links.next = i } else { arena[parent].links.firstChild = i }
+                arena[parent].links.lastChild = i
+            }
+            withExtendedLifetime(arena) {}
+        }
+    }
+    nonisolated func plainRows(_ documents: [[Row]]) {
+        for rows in documents {
+            var arena: [PlainRow] = [PlainRow(kind: 9, links: Links(parent: -1), start: 0, end: 0)]
+            arena.reserveCapacity(rows.count + 1)
+            var offset: Int32 = 0
+            for k in rows.indices {
+                let i = Int32(arena.count), parent = Int(rows[k].parent + 1)
+                let length: Int32 = rows[k].kind == 0 ? 24 : 16
+                arena.append(PlainRow(kind: rows[k].kind, links: Links(parent: Int32(parent)), start: offset, end: offset &+ length))
+                offset &+= length
+                let last = arena[parent].links.lastChild
+                if last >= 0 { arena[Int(last)].links.next = i } else { arena[parent].links.firstChild = i }
+                arena[parent].links.lastChild = i
+            }
+            withExtendedLifetime(arena) {}
+        }
+    }
+    func perMB(_ samples: BenchSamples) -> Double { samples.median * 1e3 / megabytes }
+    let probe = BenchProbe()
+    let shapes = try corpus.map { try rows(of: $0, withData: false) }
+    print("nodes: \(shapes.reduce(0) { $0 + $1.count }) (elements, texts and comments under the documents)")
+    print("phase 1, the heap as the parser leaves it (ms per MB of input):")
+    for _ in 0..<runs {
+        var parse = BenchSamples(), classes = BenchSamples(), plain = BenchSamples()
+        try parse.measure { for d in corpus { _ = try HTML5Parser.parseDocument(d, options: options) } }
+        classes.measure { classNodes(shapes) }
+        plain.measure { plainRows(shapes) }
+        print(String(format: "  whole parse %.2f (%.1f MB/s); bare class nodes %.2f, rows of integers %.2f; independent work %.2f ns/step",
+                     perMB(parse), megabytes / parse.median, perMB(classes), perMB(plain), probe.independentWorkNanoseconds()))
+    }
+    let documents = try corpus.map { try rows(of: $0, withData: true) }
+    print("phase 2, the corpus's strings and attribute arrays kept alive (ms per MB of input):")
+    for _ in 0..<runs {
+        var parse = BenchSamples(), classes = BenchSamples(), values = BenchSamples()
+        try parse.measure { for d in corpus { _ = try HTML5Parser.parseDocument(d, options: options) } }
+        classes.measure { classNodes(documents) }
+        values.measure { valueRows(documents) }
+        print(String(format: "  whole parse %.2f (%.1f MB/s); class nodes holding them %.2f, rows holding them %.2f; independent work %.2f ns/step",
+                     perMB(parse), megabytes / parse.median, perMB(classes), perMB(values), probe.independentWorkNanoseconds()))
+    }
 case "sanitize":
     print("machine: \(BenchMachine.describe())")
     let sanitizer = MailSanitizer()
@@ -114,7 +221,7 @@ case "dump":
     try JSONSerialization.data(withJSONObject: MailSafetyBenchCorpus.generate(count: 300)).write(to: URL(fileURLWithPath: folder + "/bench.json"))
     try JSONSerialization.data(withJSONObject: newsletters()).write(to: URL(fileURLWithPath: folder + "/newsletter.json"))
 default:
-    print("usage: lab html5|sanitize|split [RUNS] | parse-loop|sanitize-loop|bench-loop|tiny-parse|tiny-sanitize N | dump DIR")
+    print("usage: lab html5|sanitize|split|floor [RUNS] | parse-loop|sanitize-loop|bench-loop|tiny-parse|tiny-sanitize N | dump DIR")
     exit(2)
 }
 SWIFT

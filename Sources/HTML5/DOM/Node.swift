@@ -225,8 +225,9 @@ public class Node {
 
     /// Appends a node that has no parent and no siblings (one the parser has just created): the
     /// parser's common insertion, without the detaching step of ``appendChild(_:)`` and without
-    /// retaining the current last child.
-    @inline(__always) final func appendDetached(_ child: consuming Node) {
+    /// retaining the current last child. `package` for the perf lab's `lab floor`
+    /// (scripts/perf-lab.sh), which links nodes as the parser does to measure what they cost.
+    @inline(__always) package final func appendDetached(_ child: consuming Node) {
         assert(child.storedParent == nil && child.storedNextSibling == nil && child.storedPreviousSibling == nil)
         child.storedParent = self
         // The strong link is stored last, so the caller's reference can move into it.
@@ -496,8 +497,8 @@ public final class Element: Node {
     }
 
     /// The parser's initializer: `tag` is already interned (``HTMLTag/unknown`` or the identifier
-    /// of `localName`).
-    init(tag: HTMLTag, localName: String, namespace: Namespace, attributes: [Attribute]) {
+    /// of `localName`). `package` for the perf lab's `lab floor`, as ``Node/appendDetached(_:)``.
+    package init(tag: HTMLTag, localName: String, namespace: Namespace, attributes: [Attribute]) {
         assert(tag == .unknown ? HTMLTag(localName: localName) == .unknown : tag.name == localName)
         self.tag = tag
         self.localName = localName
