@@ -124,8 +124,17 @@ case "floor":
     }
     /// Links as indexes into the arena (-1: none); row 0 is the document.
     struct Links { var parent: Int32; var firstChild: Int32 = -1; var lastChild: Int32 = -1; var next: Int32 = -1 }
-    struct ValueRow { var kind: UInt8; var links: Links; var name: String; var text: String; var attributes: [Attribute] }
-    struct PlainRow { var kind: UInt8; var links: Links; var start: Int32; var end: Int32 }
+    protocol ArenaRow { var links: Links { get set } }
+    struct ValueRow: ArenaRow { var kind: UInt8; var links: Links; var name: String; var text: String; var attributes: [Attribute] }
+    struct PlainRow: ArenaRow { var kind: UInt8; var links: Links; var start: Int32; var end: Int32 }
+    /// Appends `row` as the last child of row `parent`, as the tree builder appends a node.
+    nonisolated func append<R: ArenaRow>(_ row: R, to arena: inout [R]) {
+        let i = Int32(arena.count), parent = Int(row.links.parent)
+        arena.append(row)
+        let last = arena[parent].links.lastChild
+        if last >= 0 { arena[Int(last)].links.next = i } else { arena[parent].links.firstChild = i }
+        arena[parent].links.lastChild = i
+    }
     nonisolated func classNodes(_ documents: [[Row]]) {
         for rows in documents {
             let root = Document()
@@ -147,11 +156,8 @@ case "floor":
             var arena: [ValueRow] = [ValueRow(kind: 9, links: Links(parent: -1), name: "", text: "", attributes: [])]
             arena.reserveCapacity(rows.count + 1)
             for k in rows.indices {
-                let i = Int32(arena.count), parent = Int(rows[k].parent + 1)
-                arena.append(ValueRow(kind: rows[k].kind, links: Links(parent: Int32(parent)), name: rows[k].name, text: rows[k].text, attributes: rows[k].attributes))
-                let last = arena[parent].links.lastChild
-                if last >= 0 { arena[Int(last)].links.next = i } else { arena[parent].links.firstChild = i }
-                arena[parent].links.lastChild = i
+                append(ValueRow(kind: rows[k].kind, links: Links(parent: rows[k].parent + 1), name: rows[k].name, text: rows[k].text,
+                                attributes: rows[k].attributes), to: &arena)
             }
             withExtendedLifetime(arena) {}
         }
@@ -162,13 +168,9 @@ case "floor":
             arena.reserveCapacity(rows.count + 1)
             var offset: Int32 = 0
             for k in rows.indices {
-                let i = Int32(arena.count), parent = Int(rows[k].parent + 1)
                 let length: Int32 = rows[k].kind == 0 ? 24 : 16
-                arena.append(PlainRow(kind: rows[k].kind, links: Links(parent: Int32(parent)), start: offset, end: offset &+ length))
+                append(PlainRow(kind: rows[k].kind, links: Links(parent: rows[k].parent + 1), start: offset, end: offset &+ length), to: &arena)
                 offset &+= length
-                let last = arena[parent].links.lastChild
-                if last >= 0 { arena[Int(last)].links.next = i } else { arena[parent].links.firstChild = i }
-                arena[parent].links.lastChild = i
             }
             withExtendedLifetime(arena) {}
         }
