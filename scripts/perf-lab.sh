@@ -111,14 +111,18 @@ case "floor":
         var index: [ObjectIdentifier: Int32] = [ObjectIdentifier(root): -1]
         for node in root.descendants {
             let parent = index[ObjectIdentifier(node.parent!)]!
-            index[ObjectIdentifier(node)] = Int32(rows.count)
+            let row: Row
             if let e = node as? Element {
-                rows.append(Row(kind: 0, parent: parent, name: withData ? e.localName : "div", text: "", attributes: withData ? e.attributes : []))
+                row = Row(kind: 0, parent: parent, name: withData ? e.localName : "div", text: "", attributes: withData ? e.attributes : [])
             } else if let t = node as? Text {
-                rows.append(Row(kind: 1, parent: parent, name: "", text: withData ? t.data : "", attributes: []))
+                row = Row(kind: 1, parent: parent, name: "", text: withData ? t.data : "", attributes: [])
             } else if let c = node as? Comment {
-                rows.append(Row(kind: 2, parent: parent, name: "", text: withData ? c.data : "", attributes: []))
+                row = Row(kind: 2, parent: parent, name: "", text: withData ? c.data : "", attributes: [])
+            } else {
+                continue  // the doctype: no row, and no children to point at one
             }
+            index[ObjectIdentifier(node)] = Int32(rows.count)
+            rows.append(row)
         }
         return rows
     }
@@ -127,7 +131,8 @@ case "floor":
     protocol ArenaRow { var links: Links { get set } }
     struct ValueRow: ArenaRow { var kind: UInt8; var links: Links; var name: String; var text: String; var attributes: [Attribute] }
     struct PlainRow: ArenaRow { var kind: UInt8; var links: Links; var start: Int32; var end: Int32 }
-    /// Appends `row` as the last child of row `parent`, as the tree builder appends a node.
+    /// Appends `row` as the last child of its parent (the row `row.links.parent`), as the tree
+    /// builder appends a node.
     nonisolated func append<R: ArenaRow>(_ row: R, to arena: inout [R]) {
         let i = Int32(arena.count), parent = Int(row.links.parent)
         arena.append(row)
