@@ -135,33 +135,44 @@ public enum HTML5Parser {
     /// `math mi`.
     /// - Throws: ``HTML5Error``.
     public static func parseFragment(_ html: String, contextName: String, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> ParseResult<DocumentFragment> {
+        try parseFragment(html, context: try contextElement(contextName), options: options)
+    }
+
+    /// The fragment context element named as html5lib writes it: `body`, `svg path`, `math mi`.
+    /// - Throws: ``HTML5Error/invalidContext(_:)``.
+    static func contextElement(_ contextName: String) throws(HTML5Error) -> Element {
         let parts = contextName.split(separator: " ")
-        let element: Element
         switch parts.count {
-        case 1: element = Element(localName: String(parts[0]).lowercased())
-        case 2 where parts[0] == "svg": element = Element(localName: String(parts[1]), namespace: .svg)
-        case 2 where parts[0] == "math": element = Element(localName: String(parts[1]), namespace: .mathml)
+        case 1: return Element(localName: String(parts[0]).lowercased())
+        case 2 where parts[0] == "svg": return Element(localName: String(parts[1]), namespace: .svg)
+        case 2 where parts[0] == "math": return Element(localName: String(parts[1]), namespace: .mathml)
         default: throw .invalidContext(contextName)
         }
-        return try parseFragment(html, context: element, options: options)
     }
 
     /// Parses `input`, already preprocessed (``InputStream``) and well-formed UTF-8.
     static func run(input: [UInt8], encoding: String, options: HTML5ParserOptions, context: Element?) -> ParseResult<Document> {
+        let builder = build(input: input, sink: DOMSink(), options: options, context: context)
+        return ParseResult(root: builder.sink.documentNode, errors: builder.tokenizer.errors, encoding: encoding,
+                           depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes,
+                           selectedContentLimited: builder.selectedContentLimited, formattingLimited: builder.formattingLimited,
+                           selectedContentSearchSteps: builder.selectedContentSearchSteps)
+    }
+
+    /// Runs the tree builder over `input` (preprocessed, well-formed UTF-8) into `sink`, and
+    /// returns the builder when it has finished (its sink holds the tree).
+    static func build<Sink: TreeSink>(input: [UInt8], sink: consuming Sink, options: HTML5ParserOptions, context: Element?) -> TreeBuilder<Sink> {
         // Every caller's input is well-formed UTF-8: `EncodingSniffer.decode`'s output (validated,
         // repaired or transcoded) or a `String`'s UTF-8, with CRs normalized (ASCII for ASCII).
         var tokenizer = Tokenizer(input: input, maxAttributes: options.maxAttributesPerElement, inputIsValidUTF8: true)
         tokenizer.recordErrors = options.recordParseErrors
         // Moved, not copied: with a second reference to each of its arrays alive until the end of
         // this function, the first write to every one of them (the caches included) copied it.
-        var builder = TreeBuilder(tokenizer: consume tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
+        var builder = TreeBuilder(tokenizer: consume tokenizer, sink: sink, scripting: options.scripting, maxDepth: options.maxNestingDepth)
         builder.maxReconstructedElements = options.maxReconstructedElements
         if let context { builder.prepareFragment(context: context) }
         builder.run()
-        return ParseResult(root: builder.document, errors: builder.tokenizer.errors, encoding: encoding,
-                           depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes,
-                           selectedContentLimited: builder.selectedContentLimited, formattingLimited: builder.formattingLimited,
-                           selectedContentSearchSteps: builder.selectedContentSearchSteps)
+        return builder
     }
 }
 

@@ -2,7 +2,7 @@ import ArgumentParser
 import RampartCLIKit
 import Foundation
 import RampartBenchmarks
-import HTML5
+@_spi(ArenaTree) import HTML5
 #if canImport(RampartCore)
 import RampartCore
 
@@ -72,6 +72,11 @@ struct HTML5Command: ParsableCommand {
 /// two states within seconds (docs/performance.md), the per-turn ratio is the figure that does
 /// not move with the machine; the absolute MB/s does. html5lib (pure Python) parses once.
 ///
+/// Each turn also parses the corpus into the arena tree (`HTMLTree`, the tree builder's second
+/// sink: docs/arena-tree.md), right after the other parsers' passes, and reports it beside the
+/// class DOM's figure with its own per-turn ratios (the arena's pass time against the class
+/// DOM's and against each other parser's in the same turn).
+///
 /// Trust-model row: inbox (incoming mail) — every message the user opens is parsed.
 struct HTML5Bench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "html5", abstract: "Benchmark the HTML5 parser on generated mail HTML.")
@@ -115,6 +120,7 @@ struct HTML5Bench: ParsableCommand {
         }
 
         var samples = BenchSamples()
+        var treeSamples = BenchSamples()
         var serializeSamples = BenchSamples()
         var serializedBytes = 0
         var peerSamples = [BenchSamples](repeating: BenchSamples(), count: served.count)
@@ -136,6 +142,8 @@ struct HTML5Bench: ParsableCommand {
                 peerSamples[k].append(seconds)
                 peerRatios[k].append(seconds / ours)
             }
+            // The same corpus into the arena tree, in the same turn.
+            try treeSamples.measure { for document in corpus { _ = try HTML5Parser.parseTree(document, options: options) } }
             workNanoseconds.append(probe.independentWorkNanoseconds())
             readNanoseconds.append(probe.randomReadNanoseconds())
             // Parse + serialize (what the sanitizer pays per message, without the cleaning).
@@ -152,6 +160,11 @@ struct HTML5Bench: ParsableCommand {
         let swiftRate = Double(totalBytes) / 1e6 / samples.median
         print(String(format: "HTML5 parse (Swift):             runs [%@] MB/s, median %.1f MB/s (goal >= 100)",
                      samples.megabytesPerSecond(totalBytes).map { String(format: "%.1f", $0) }.joined(separator: " "), swiftRate))
+        let treeRate = Double(totalBytes) / 1e6 / treeSamples.median
+        let treeRatios = zip(samples.seconds, treeSamples.seconds).map { $0 / $1 }
+        print(String(format: "HTML5 parse into HTMLTree (arena): runs [%@] MB/s, median %.1f MB/s (goal >= 100); arena/class DOM per turn [%@]",
+                     treeSamples.megabytesPerSecond(totalBytes).map { String(format: "%.1f", $0) }.joined(separator: " "), treeRate,
+                     treeRatios.map { String(format: "%.2f", $0) }.joined(separator: " ")))
         print(String(format: "HTML5 parse + serialize (Swift): median %.1f MB/s of input (%d KiB out)",
                      Double(totalBytes) / 1e6 / serializeSamples.median, serializedBytes / 1024))
         print(String(format: "machine state after each parse pass: independent work [%@] ns/step, random read from 4 MiB [%@] ns; dependent multiply-and-mix %.2f ns",
@@ -168,6 +181,9 @@ struct HTML5Bench: ParsableCommand {
                          served[k].name, ratios.map { String(format: "%.2f", $0) }.joined(separator: " ")))
             summary.append(String(format: "Swift/%@: %.2fx (ratio of medians), paired median %.2fx (%.2f–%.2fx over %d turns)", served[k].name,
                                   swiftRate / rate, BenchSamples.median(ratios), ratios.min() ?? .nan, ratios.max() ?? .nan, ratios.count))
+            let treePaired = zip(peerSamples[k].seconds, treeSamples.seconds).map { $0 / $1 }
+            summary.append(String(format: "Swift arena/%@: %.2fx (ratio of medians), paired median %.2fx (%.2f–%.2fx over %d turns)", served[k].name,
+                                  treeRate / rate, BenchSamples.median(treePaired), treePaired.min() ?? .nan, treePaired.max() ?? .nan, treePaired.count))
         }
         for k in served.indices where peerSamples[k].seconds.count != samples.seconds.count {
             print("\(served[k].name): stopped answering after \(peerSamples[k].seconds.count) passes (not summarized)")
@@ -184,7 +200,8 @@ struct HTML5Bench: ParsableCommand {
             print("other parsers: no python found (.venv/bin/python3 or RAMPART_PYTHON; scripts/setup.sh makes .venv)")
         }
         if !summary.isEmpty {
-            print(String(format: "summary (goal: Swift >= 100 MB/s; median %.1f MB/s):", swiftRate))
+            print(String(format: "summary (goal: Swift >= 100 MB/s; median %.1f MB/s, arena tree %.1f MB/s, arena/class DOM paired median %.2fx):",
+                         swiftRate, treeRate, BenchSamples.median(treeRatios)))
             for line in summary { print("  " + line) }
         }
 

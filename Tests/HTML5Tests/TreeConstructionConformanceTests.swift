@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import HTML5
+@_spi(ArenaTree) @testable import HTML5
 
 /// Runs every html5lib tree-construction test (scripting-off, and the scripting-on variants with
 /// the flag on) and fails if the pass rate drops below the level reached.
@@ -19,6 +19,55 @@ import Testing
         } catch {
             return "error: \(error)"
         }
+    }
+
+    /// The same test parsed into the arena tree (``HTMLTree``, through ``ArenaSink``).
+    static func runTree(_ test: TreeTest) -> String {
+        var options = HTML5ParserOptions(scripting: test.scripting ?? false)
+        options.recordParseErrors = false
+        do {
+            if let context = test.fragmentContext {
+                return try HTML5Parser.parseTreeFragment(test.data, contextName: context, options: options).html5libTreeDump
+            }
+            return try HTML5Parser.parseTree(test.data, options: options).html5libTreeDump
+        } catch {
+            return "error: \(error)"
+        }
+    }
+
+    /// Every test of the suite, both scripting modes, parsed into the arena tree: its dump must be
+    /// the expected tree wherever the class DOM's is, and equal to the class DOM's everywhere
+    /// (docs/arena-tree.md, step 2). Also the trees turned back into class nodes
+    /// (``HTMLTree/materialize()``) must dump the same.
+    @Test func arenaTreeGivesTheClassTreeOnEveryTest() throws {
+        guard let files = Html5libSuite.filesOrSkip("tree-construction", ext: "dat") else { return }
+        var compared = 0, expectedMatches = 0, classMatches = 0
+        var differences: [String] = []
+        for file in files {
+            for test in DatParser.parse(try String(contentsOf: file, encoding: .utf8)) {
+                var variants = [test]
+                if test.scripting == nil { var on = test; on.scripting = true; variants.append(on) }
+                for variant in variants {
+                    compared += 1
+                    let classDump = Self.run(variant)
+                    let treeDump = Self.runTree(variant)
+                    if treeDump == classDump { classMatches += 1 } else if differences.count < 10 {
+                        differences.append("\(file.lastPathComponent) #\(variant.index): class\n\(classDump)\narena\n\(treeDump)")
+                    }
+                    if treeDump.trimmingCharacters(in: .newlines) == variant.document { expectedMatches += 1 }
+                    if variant.fragmentContext == nil, let result = try? HTML5Parser.parseTree(variant.data, options: HTML5ParserOptions(scripting: variant.scripting ?? false)) {
+                        let materialized = result.tree.materialize().html5libTreeDump
+                        if materialized != treeDump, differences.count < 10 {
+                            differences.append("\(file.lastPathComponent) #\(variant.index): materialized\n\(materialized)\narena\n\(treeDump)")
+                        }
+                    }
+                }
+            }
+        }
+        print("arena tree: \(expectedMatches)/\(compared) as expected, \(classMatches)/\(compared) as the class DOM")
+        #expect(compared > 3000)
+        #expect(classMatches == compared, "\(differences.joined(separator: "\n\n"))")
+        #expect(Double(expectedMatches) / Double(max(compared, 1)) >= Self.minimumPassRate)
     }
 
     @Test func treeConstructionSuitePassesAboveThreshold() throws {

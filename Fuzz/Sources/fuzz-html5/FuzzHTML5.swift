@@ -15,8 +15,10 @@
 //   decides with) says yes only when the real parse of the markup serializes as the tree does
 //   (the output against the first tree, the input against the re-parsed tree, ...), and it
 //   leaves the tree it checks against as it was.
+// - the arena tree (`HTML5Parser.parseTree`, the tree builder's second sink; docs/arena-tree.md)
+//   is the class DOM's tree node for node: same html5lib dump, for the bytes and for the fragment.
 import FuzzSupport
-import HTML5
+@_spi(ArenaTree) import HTML5
 
 let target = "html5"
 
@@ -41,7 +43,11 @@ public func fuzzHTML5(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     options.maxNestingDepth = 128
     guard let result = try? HTML5Parser.parseDocument(bytes, options: options) else { return 0 }
     let truncated = result.depthTruncated || result.attributesTruncated
-    _ = result.root.html5libTreeDump
+    let dump = result.root.html5libTreeDump
+    // 1a. The arena tree: the same bytes and options, the same tree.
+    if let arena = try? HTML5Parser.parseTree(bytes, options: options), arena.html5libTreeDump != dump {
+        Fuzz.violation(target, "the arena tree differs from the class DOM (document)\n class=\(dump.debugDescription)\n arena=\(arena.html5libTreeDump.debugDescription)")
+    }
     // 1b. Every string of the tree is well-formed UTF-8 and flagged ASCII exactly when it is: the
     // tokenizer makes strings of its (decoded, well-formed) input without validating them again.
     for node in result.root.descendants {
@@ -56,6 +62,12 @@ public func fuzzHTML5(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // 2. Fragment idempotence (what the sanitizer relies on).
     let text = fuzzText(bytes)
     if let first = parseFragment(text) {
+        var fragmentOptions = HTML5ParserOptions(scripting: false)
+        fragmentOptions.recordParseErrors = false
+        if let arena = try? HTML5Parser.parseTreeFragment(text, context: Element(localName: "div"), options: fragmentOptions),
+           arena.html5libTreeDump != first.html5libTreeDump {
+            Fuzz.violation(target, "the arena tree differs from the class DOM (fragment)\n class=\(first.html5libTreeDump.debugDescription)\n arena=\(arena.html5libTreeDump.debugDescription)")
+        }
         let s1 = first.innerHTML
         checkWellFormed(s1, "a serialization")
         if let second = parseFragment(s1) {

@@ -18,13 +18,13 @@ extension TreeBuilder {
         var count = 0
         var earliest = -1
         let stop = max(activeFormatting.count - TreeBuilder.noahsArkWindow, 0)
-        // The entries are read in place (`entry(at:of:)`): binding each as `Element?` retained
+        // The entries are read in place (`Element.borrowEntry(at:of:)`): binding each as `Element?` retained
         // and released it, most of the cost of a scan that finds nothing.
         let scanned = activeFormatting.withUnsafeBufferPointer { list -> Int in
             var i = list.count - 1
             while i >= stop {
-                guard let entry = Self.entry(at: i, of: list) else { break }  // a marker
-                let equal = entry._withUnsafeGuaranteedRef { e -> Bool in
+                guard let entry = Element.borrowEntry(at: i, of: list) else { break }  // a marker
+                let equal = Element.withBorrowed(entry) { e -> Bool in
                     guard e.tag == tag && e.namespace == namespace
                         && (tag != .unknown || UTF8Bytes.equal(e.localName, element.localName)) else { return false }
                     if digest == 0 { digest = Self.formattingDigest(of: element) }
@@ -46,7 +46,7 @@ extension TreeBuilder {
     /// How many entries of the list Noah's Ark compares at most (see ``pushFormatting(_:)``):
     /// more than the sanitizer's output can hold open (it removes elements nested deeper than
     /// 256), so a cleaned message never reaches it.
-    static let noahsArkWindow = 320
+    static var noahsArkWindow: Int { 320 }
 
     /// `element`, its ``Element/formattingDigest`` cleared: every element that enters the list of
     /// active formatting elements passes through here (the push above, and the re-created and
@@ -73,7 +73,7 @@ extension TreeBuilder {
     }
 
     private static func takeFormattingDigest(of element: Element) -> UInt32 {
-        let digest = withBuffer(inPlace: &element.storedAttributes) { attributes in
+        let digest = element.withAttributeBuffer { attributes in
             var sum = UInt32(truncatingIfNeeded: attributes.count)
             for attribute in attributes {
                 let namespace: UInt32 = switch attribute.namespace {
@@ -98,20 +98,24 @@ extension TreeBuilder {
     /// The same attributes as a set (names and values compared as bytes, as the spec compares
     /// them; `==` on `String` would take canonically equivalent values for the same).
     func sameAttributes(_ a: Element, _ b: Element) -> Bool {
-        guard a.attributes.count == b.attributes.count else { return false }
-        for x in a.attributes {
-            guard b.attributes.contains(where: { y in
-                x.namespace == y.namespace && UTF8Bytes.equal(x.name, y.name) && UTF8Bytes.equal(x.value, y.value)
-            }) else { return false }
+        a.withAttributeBuffer { ax in
+            b.withAttributeBuffer { bx in
+                guard ax.count == bx.count else { return false }
+                for x in ax {
+                    guard bx.contains(where: { y in
+                        x.namespace == y.namespace && UTF8Bytes.equal(x.name, y.name) && UTF8Bytes.equal(x.value, y.value)
+                    }) else { return false }
+                }
+                return true
+            }
         }
-        return true
     }
 
     /// A bound for hostile input was reached: the tree departs from the spec's from here on
     /// (``ParseResult/formattingLimited``), and a verification cannot vouch for it.
     mutating func markFormattingLimited() {
         if !formattingLimited { formattingLimited = true; error("formatting-elements-limit") }
-        if verifier != nil { verifier!.fail() }
+        sink.failVerification()
     }
 
     /// "Reconstruct the active formatting elements": nothing to do when the list is empty, ends
@@ -145,7 +149,7 @@ extension TreeBuilder {
         reconstructedElements += needed
         while index < activeFormatting.count {
             let entry = activeFormatting[index]!
-            let element = makeElement(tag: entry.tag, localName: entry.localName, namespace: entry.namespace, attributes: entry.attributes)
+            let element = sink.makeElement(copying: entry)
             insertAtAppropriatePlace(element)
             push(element)
             activeFormatting[index] = formattingEntry(element)
@@ -158,32 +162,24 @@ extension TreeBuilder {
     }
 
     mutating func formattingIndex(_ element: Element) -> Int? {  // mutating: see `inScope`
-        activeFormatting.lastIndex { $0 === element }
+        let id = element.identity
+        return activeFormatting.lastIndex { $0?.identity == id }
     }
 
     // MARK: Adoption agency (§13.2.6.4.7)
 
-    /// The entry at `index` of the list read in place, as the bits of its reference (an
-    /// `Optional` of a class is a nullable pointer; `nil` is a marker), without a retain: the
-    /// list holds it while `list` is borrowed.
-    @inline(__always)
-    private static func entry(at index: Int, of list: UnsafeBufferPointer<Element?>) -> Unmanaged<Element>? {
-        UnsafeRawPointer(list.baseAddress!).load(fromByteOffset: index * MemoryLayout<Element?>.stride, as: UnsafeRawPointer?.self)
-            .map { Unmanaged<Element>.fromOpaque($0) }
-    }
-
     /// The index of the last element named `subject` in the list of active formatting elements
     /// after its last marker, read in place.
     ///
-    /// Each entry is read in place (``entry(at:of:)``) and looked at through
-    /// `_withUnsafeGuaranteedRef`: binding it as `Element?` retained and released each entry
+    /// Each entry is read in place (``TreeElement/borrowEntry(at:of:)``) and looked at through
+    /// `Element.withBorrowed`: binding it as `Element?` retained and released each entry
     /// looked at.
     private func lastFormattingIndex(_ subject: HTMLTag) -> Int? {
         activeFormatting.withUnsafeBufferPointer { list in
             var i = list.count - 1
             while i >= 0 {
-                guard let entry = Self.entry(at: i, of: list) else { return nil }  // a marker
-                if entry._withUnsafeGuaranteedRef({ $0.isHTML(subject) }) { return i }
+                guard let entry = Element.borrowEntry(at: i, of: list) else { return nil }  // a marker
+                if Element.withBorrowed(entry, { $0.isHTML(subject) }) { return i }
                 i -= 1
             }
             return nil
@@ -201,9 +197,9 @@ extension TreeBuilder {
             // identities: no element is retained and released per entry looked at (most end
             // tags of formatting elements end here, with no furthest block).
             guard let formattingAt = lastFormattingIndex(subject) else { return false }
-            let formattingID = activeFormatting.withUnsafeBufferPointer { ObjectIdentifier($0[formattingAt]!) }
+            let formattingID = activeFormatting.withUnsafeBufferPointer { $0[formattingAt]!.identity }
             guard let stackIndex = openElements.withUnsafeBufferPointer({ stack in
-                stack.lastIndex { ObjectIdentifier($0) == formattingID }
+                stack.lastIndex { $0.identity == formattingID }
             }) else {
                 error("adoption-agency-1.2")
                 activeFormatting.remove(at: formattingAt)  // (an element is in the list at most once)
@@ -228,7 +224,7 @@ extension TreeBuilder {
             let formatting = activeFormatting[formattingAt]!
             let furthest = openElements[furthestIndex]
             // The steps below move nodes already in the tree: not a verification's appends.
-            if verifier != nil { verifier!.fail(); return true }
+            if sink.isVerifying { sink.failVerification(); return true }
             let commonAncestor = openElements[stackIndex - 1]
             var bookmark = formattingIndex(formatting)!
             var node = furthest
@@ -239,7 +235,7 @@ extension TreeBuilder {
                 inner += 1
                 nodeIndex -= 1
                 node = openElements[nodeIndex]
-                if node === formatting { break }
+                if node.isSame(formatting) { break }
                 if inner > 3, let fi = formattingIndex(node) {
                     activeFormatting.remove(at: fi)
                     if fi < bookmark { bookmark -= 1 }
@@ -250,26 +246,26 @@ extension TreeBuilder {
                     if node.namespace == .html { openCounts[Int(node.tag.rawValue)] -= 1 }
                     continue
                 }
-                let replacement = Element(tag: node.tag, localName: node.localName, namespace: node.namespace, attributes: node.attributes)
+                let replacement = sink.newElement(copying: node)
                 activeFormatting[fi] = formattingEntry(replacement)
                 openElements[nodeIndex] = replacement
                 node.stackCount -= 1
                 replacement.stackCount += 1
                 node = replacement
-                if lastNode === furthest { bookmark = fi + 1 }
-                node.appendChild(lastNode)
+                if lastNode.isSame(furthest) { bookmark = fi + 1 }
+                sink.appendChild(lastNode, to: node)
                 lastNode = node
             }
             insert(lastNode, at: appropriatePlace(override: commonAncestor))
-            let newElement = Element(tag: formatting.tag, localName: formatting.localName, namespace: formatting.namespace, attributes: formatting.attributes)
-            furthest.moveChildren(to: newElement)
-            furthest.appendChild(newElement)
+            let newElement = sink.newElement(copying: formatting)
+            sink.moveChildren(of: furthest, to: newElement)
+            sink.appendChild(newElement, to: furthest)
             let oldIndex = formattingIndex(formatting)!
             activeFormatting.remove(at: oldIndex)
             if oldIndex < bookmark { bookmark -= 1 }
             activeFormatting.insert(formattingEntry(newElement), at: min(bookmark, activeFormatting.count))
             removeFromStack(formatting)
-            let fbIndex = openElements.lastIndex { $0 === furthest }!
+            let fbIndex = openElements.lastIndex { $0.isSame(furthest) }!
             openElements.insert(newElement, at: fbIndex + 1)
             newElement.stackCount += 1
             openCounts[Int(newElement.tag.rawValue)] += 1

@@ -22,7 +22,7 @@ enum ElementSets {
     // .h1, .h2, .h3, .h4, .h5, .h6
     static let headings = HTMLTagSet(words: 0x01F8000000000000, 0x0000000000000000, 0x0000000000000000, 0x0000000000000000)
 
-    static func isSpecial(_ element: Element) -> Bool { isSpecial(namespace: element.namespace, tag: element.tag) }
+    static func isSpecial<E: TreeElement>(_ element: E) -> Bool { isSpecial(namespace: element.namespace, tag: element.tag) }
 
     /// ``isSpecial(_:)`` on an element's namespace and interned name.
     @inline(__always) static func isSpecial(namespace: Namespace, tag: HTMLTag) -> Bool {

@@ -5,6 +5,12 @@ extension TreeBuilder {
     // MARK: Stack helpers
 
     var currentNode: Element? { openElements.last }
+
+    /// `true` if `element` is the current node.
+    @inline(__always) func currentIs(_ element: Element) -> Bool {
+        let count = openElements.count
+        return count > 0 && openElements[count - 1].identity == element.identity
+    }
     var adjustedCurrentNode: Element? {
         if let context, openElements.count == 1 { return context }
         return openElements.last
@@ -13,16 +19,20 @@ extension TreeBuilder {
     /// The namespace of the adjusted current node (`nil` when the stack is empty), read once per
     /// token by the dispatcher without handing out the node itself.
     @inline(__always) var adjustedCurrentNamespace: Namespace? {
-        if openElements.count == 1, let context { return context.namespace }
-        return openElements.last?.namespace
+        // Read through the stack's subscript, not `last`: in the generic builder `last` is a call
+        // that hands back a retained element (a retain and release per token for the class DOM).
+        let count = openElements.count
+        if count == 1, let context { return context.namespace }
+        return count > 0 ? openElements[count - 1].namespace : nil
     }
 
     /// The interned name of the current node when it is an HTML element; `nil` for a foreign
     /// current node or an empty stack. A name test through this takes no reference to the node
     /// (a node bound with `while let e = currentNode` is retained across the loop's `pop()`).
     @inline(__always) var currentHTMLTag: HTMLTag? {
-        guard let last = openElements.last, last.namespace == .html else { return nil }
-        return last.tag
+        let count = openElements.count
+        guard count > 0, openElements[count - 1].namespace == .html else { return nil }
+        return openElements[count - 1].tag
     }
 
     /// `true` if the current node is the HTML element `tag` (as `currentNode?.isHTML(tag) == true`:
@@ -73,46 +83,20 @@ extension TreeBuilder {
         guard selectedContentMade > 0, !selectedContentLimited else { return }
         // A verification does not copy: an option closing where a <selectedcontent> exists is not
         // one of its steps.
-        if verifier != nil { verifier!.fail(); return }
+        if sink.isVerifying { sink.failVerification(); return }
         var budget = selectedContentSearchLimit - selectedContentSearchSteps
         defer { selectedContentSearchSteps = selectedContentSearchLimit - max(budget, 0) }
-        // The walks read the links without reference counting (`UnretainedLinks`): the tree holds
-        // every node they visit, and nothing changes it while they run.
-        typealias Links = UnretainedLinks
-        var node = Links.parent(Unmanaged.passUnretained(option))
-        while let n = node, !Links.isHTMLElement(n, .select) {
-            budget -= 1
-            if budget < 0 { selectedContentLimited = true; error("selectedcontent-search-limit"); return }
-            node = Links.parent(n)
+        switch sink.findSelectedContent(for: option, budget: &budget) {
+        case .notFound: return
+        case .limited:
+            selectedContentLimited = true
+            error("selectedcontent-search-limit")
+        case .found(let select, let target):
+            let hasSelected = option.attributeValue("selected") != nil
+            if selectedContentChosen[select] != nil && !hasSelected { return }
+            selectedContentChosen[select] = hasSelected
+            sink.replaceChildren(of: target, withCopiesOfChildrenOf: option)
         }
-        guard let selectRef = node else { return }
-        let select = unsafeDowncast(selectRef.takeUnretainedValue(), to: Element.self)
-        // The first <selectedcontent> among the select's descendants in tree order (an iterative
-        // walk over the links, within the budget).
-        var selectedContent: Element?
-        var current = Links.firstChild(selectRef)
-        walk: while let n = current {
-            budget -= 1
-            if budget < 0 { selectedContentLimited = true; error("selectedcontent-search-limit"); return }
-            if Links.isHTMLElement(n, .selectedcontent) {
-                selectedContent = unsafeDowncast(n.takeUnretainedValue(), to: Element.self)
-                break
-            }
-            if let child = Links.firstChild(n) { current = child; continue }
-            var up: Unmanaged<Node>? = n
-            while let u = up, u.toOpaque() != selectRef.toOpaque() {
-                if let sibling = Links.nextSibling(u) { current = sibling; continue walk }
-                up = Links.parent(u)
-            }
-            current = nil
-        }
-        guard let target = selectedContent else { return }
-        let hasSelected = option.attribute("selected") != nil
-        let key = ObjectIdentifier(select)
-        if selectedContentChosen[key] != nil && !hasSelected { return }
-        selectedContentChosen[key] = hasSelected
-        target.removeAllChildren()
-        for child in option.children { target.appendChild(child.clone(deep: true)) }
     }
 
     /// The bound on the nodes the `<selectedcontent>` searches of one parse may visit: one per
@@ -121,7 +105,7 @@ extension TreeBuilder {
     var selectedContentSearchLimit: Int { tokenizer.input.count &+ 65_536 }
 
     mutating func removeFromStack(_ element: Element) {
-        if let index = openElements.lastIndex(where: { $0 === element }) {
+        if let index = openElements.lastIndex(where: { $0.isSame(element) }) {
             openElements.remove(at: index)
             element.stackCount -= 1
             if element.namespace == .html { openCounts[Int(element.tag.rawValue)] -= 1 }
@@ -131,7 +115,7 @@ extension TreeBuilder {
     mutating func stackContains(_ element: Element) -> Bool {  // mutating: see `inScope`
         // Debug builds cross-check the counter against the stack (small stacks only, so the
         // deep-nesting tests stay linear).
-        assert(openElements.count > 256 || (element.stackCount > 0) == openElements.contains { $0 === element })
+        assert(openElements.count > 256 || (element.stackCount > 0) == openElements.contains { $0.isSame(element) })
         return element.stackCount > 0
     }
 
@@ -152,7 +136,7 @@ extension TreeBuilder {
 
     mutating func popUntil(_ element: Element) {
         while !openElements.isEmpty {
-            if pop() === element { return }
+            if pop().isSame(element) { return }
         }
     }
 
@@ -176,7 +160,7 @@ extension TreeBuilder {
                 if scope == .button && tag == .button { return true }
                 return false
             case .mathml:
-                return TreeBuilder.set0.contains(tag)
+                return TreeBuilderSets.set0.contains(tag)
             case .svg:
                 return tag == .foreignObject || tag == .desc || tag == .title
             }
@@ -230,8 +214,8 @@ extension TreeBuilder {
     /// Whether `target` is on the stack with no scope boundary above it (it is there at most
     /// once): ``inScope(stackIndex:)`` at its index.
     mutating func inScope(element target: Element) -> Bool {
-        let id = ObjectIdentifier(target)
-        guard let index = openElements.withUnsafeBufferPointer({ stack in stack.lastIndex { ObjectIdentifier($0) == id } })
+        let id = target.identity
+        guard let index = openElements.withUnsafeBufferPointer({ stack in stack.lastIndex { $0.identity == id } })
         else { return false }
         return inScope(stackIndex: index)
     }

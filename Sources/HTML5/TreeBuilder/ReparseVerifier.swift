@@ -48,15 +48,15 @@ extension HTML5Parser {
         guard html.utf8.count <= options.maxInputBytes else { return false }
         var tokenizer = Tokenizer(input: InputStream.preprocess(html), maxAttributes: options.maxAttributesPerElement, inputIsValidUTF8: true)
         tokenizer.recordErrors = false
-        var builder = TreeBuilder(tokenizer: consume tokenizer, scripting: options.scripting, maxDepth: options.maxNestingDepth)
+        var builder = TreeBuilder(tokenizer: consume tokenizer, sink: DOMSink(), scripting: options.scripting, maxDepth: options.maxNestingDepth)
         builder.maxReconstructedElements = options.maxReconstructedElements
         builder.prepareFragment(context: context)
         guard let rootElement = builder.openElements.first else { return false }
-        builder.verifier = ReparseVerifier(root: root, rootElement: rootElement)
+        builder.sink.verifier = ReparseVerifier(root: root, rootElement: rootElement)
         builder.run()
         // An early stop leaves `root`'s elements counted as open: clear the parser's bookkeeping.
         for element in builder.openElements { element.stackCount = 0 }
-        return builder.verifier?.finished ?? false
+        return builder.sink.verifier?.finished ?? false
     }
 }
 

@@ -10,8 +10,9 @@ import Musl
 import Darwin
 #endif
 
-struct TreeBuilder {
-    // Name sets used by the insertion modes (hoisted so no array is built per token).
+/// Name sets of the insertion modes (hoisted so no array is built per token; outside
+/// ``TreeBuilder`` because a generic type cannot have static stored properties).
+enum TreeBuilderSets {
     // .mi, .mo, .mn, .ms, .mtext, .annotationXml
     static let set0 = HTMLTagSet(words: 0x0000000000000000, 0x0000000000000000, 0x0009F00000000000, 0x0000000000000000)
     // .table, .tbody, .tfoot, .thead, .tr
@@ -48,6 +49,17 @@ struct TreeBuilder {
     static let set16 = HTMLTagSet(words: 0x2000000018880000, 0x0000000000000000, 0x0000000000000000, 0x0000000000000000)
     // .table, .template, .html
     static let tableContext = HTMLTagSet(words: 0x2000000000000000, 0x8000000000000000, 0x0000000000000004, 0x0000000000000000)
+}
+
+/// The tree-construction stage, generic over the tree it builds (``TreeSink``; docs/arena-tree.md):
+/// the class DOM (``DOMSink``) or the arena (``ArenaSink``). Specialised at compile time for each.
+///
+/// Inside the builder, `Element` and `Node` name the sink's handles (``TreeSink/ElementRef``,
+/// ``TreeSink/NodeRef``), so the insertion modes read as the spec does; the class DOM's own types
+/// are `HTML5.Element` and `HTML5.Node` here.
+struct TreeBuilder<Sink: TreeSink> {
+    typealias Element = Sink.ElementRef
+    typealias Node = Sink.NodeRef
 
     enum Mode {
         case initial, beforeHTML, beforeHead, inHead, inHeadNoscript, afterHead, inBody, text, inTable, inTableText
@@ -56,7 +68,8 @@ struct TreeBuilder {
     }
 
     var tokenizer: Tokenizer
-    let document = Document()
+    /// The tree being built.
+    var sink: Sink
     let scripting: Bool
     let maxDepth: Int
     var depthTruncated = false
@@ -83,7 +96,7 @@ struct TreeBuilder {
     var iframeSrcdoc = false
     /// Select elements whose `<selectedcontent>` already holds an option's clone; `true` when
     /// that option had the `selected` attribute.
-    var selectedContentChosen: [ObjectIdentifier: Bool] = [:]
+    var selectedContentChosen: [Element.Identity: Bool] = [:]
     /// HTML `<selectedcontent>` elements the parser has pushed (never decremented). While it is 0
     /// the document holds none (the parser makes every element; clones copy existing ones), so
     /// closing an option has nothing to look for.
@@ -98,12 +111,9 @@ struct TreeBuilder {
     /// that search hit its bound (``selectedContentSearchLimit``) and stopped.
     var selectedContentSearchSteps = 0
     var selectedContentLimited = false
-    /// Set when this parse only verifies a tree (``HTML5Parser/parsesBack(_:to:context:options:)``):
-    /// the insertion steps match the nodes they would create against it instead.
-    var verifier: ReparseVerifier?
-
-    init(tokenizer: Tokenizer, scripting: Bool, maxDepth: Int) {
+    init(tokenizer: Tokenizer, sink: Sink, scripting: Bool, maxDepth: Int) {
         self.tokenizer = tokenizer
+        self.sink = sink
         self.scripting = scripting
         self.maxDepth = max(maxDepth, 4)
         // Room for the nesting of ordinary mail up front: growing from empty took four
@@ -120,10 +130,10 @@ struct TreeBuilder {
 
     mutating func run() {
         while true {
-            if verifier != nil {
+            if sink.isVerifying {
                 // A verification stops at its first mismatch.
-                if verifier!.failed { break }
-                tokenizer.expectedNode = verifier!.expectedNode
+                if sink.verificationFailed { break }
+                tokenizer.expectedNode = sink.expectedNode
             }
             let token = tokenizer.nextToken()
             if !skipNextNewline && takesInBodyFastPath(token) {
@@ -163,13 +173,14 @@ struct TreeBuilder {
         if let namespace = adjustedCurrentNamespace, namespace != .html { return false }
         switch token {
         case .characters(let s): return !runContainsNUL(s)
-        case .startTag(let tag): return mode == .inBody || !TreeBuilder.set9.contains(tag.tag)
+        case .startTag(let tag): return mode == .inBody || !TreeBuilderSets.set9.contains(tag.tag)
         default: return false
         }
     }
 
     /// Sets up fragment parsing with `context` (§13.4 "parsing HTML fragments").
-    mutating func prepareFragment(context: Element) {
+    mutating func prepareFragment(context classContext: HTML5.Element) {
+        let (context, form) = sink.importContext(classContext)
         self.context = context
         if context.namespace == .html {
             switch context.tag {
@@ -181,16 +192,12 @@ struct TreeBuilder {
             default: break
             }
         }
-        let root = Element(tag: .html, localName: "html", namespace: .html, attributes: [])
-        document.appendChild(root)
+        let root = sink.newElement(tag: .html, localName: "html", namespace: .html, attributes: [])
+        sink.appendToDocument(root)
         push(root)
         if context.isHTML(.template) { templateModes.append(.inTemplate) }
         resetInsertionMode()
-        var node: Node? = context
-        while let n = node {
-            if let e = n as? Element, e.isHTML(.form) { formElement = e; break }
-            node = n.parent
-        }
+        formElement = form
         tokenizer.allowCDATA = context.namespace != .html
     }
 

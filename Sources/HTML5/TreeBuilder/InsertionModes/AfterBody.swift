@@ -7,7 +7,7 @@ extension TreeBuilder {
     mutating func afterBody(_ token: Token) {
         switch token {
         case .characters(let s): afterBodyCharacters(s)
-        case .comment(let data): insertComment(data, at: Place(parent: openElements[0], before: nil))
+        case .comment(let data): insertComment(data, at: Place(parent: Sink.node(openElements[0]), before: nil))
         case .doctype: error("unexpected-doctype")
         case .startTag(let tag) where tag.tag == .html: inBody(token)
         case .endTag(let tag) where tag.tag == .html:
@@ -77,7 +77,7 @@ extension TreeBuilder {
 
     mutating func afterAfterBody(_ token: Token) {
         switch token {
-        case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
+        case .comment(let data): insertComment(data, at: Place(parent: sink.document, before: nil))
         case .doctype: inBody(token)
         case .startTag(let tag) where tag.tag == .html: inBody(token)
         case .characters(let s): afterBodyCharacters(s)
@@ -89,7 +89,7 @@ extension TreeBuilder {
 
     mutating func afterAfterFrameset(_ token: Token) {
         switch token {
-        case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
+        case .comment(let data): insertComment(data, at: Place(parent: sink.document, before: nil))
         case .doctype: inBody(token)
         case .startTag(let tag) where tag.tag == .html: inBody(token)
         case .characters(let s):

@@ -9,14 +9,14 @@ extension TreeBuilder {
             if rest.isEmpty { return }
             initialAnythingElse()
             process(.characters(rest), mode)
-        case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
+        case .comment(let data): insertComment(data, at: Place(parent: sink.document, before: nil))
         case .doctype(let d):
             let name = d.name ?? ""
             if name != "html" || d.publicId != nil || (d.systemId != nil && d.systemId != "about:legacy-compat") {
                 error("bad-doctype")
             }
-            document.appendChild(DocumentType(name: name, publicId: d.publicId ?? "", systemId: d.systemId ?? ""))
-            if !iframeSrcdoc { document.quirksMode = quirksMode(for: d) }
+            sink.appendDoctype(name: name, publicId: d.publicId ?? "", systemId: d.systemId ?? "")
+            if !iframeSrcdoc { sink.quirksMode = quirksMode(for: d) }
             mode = .beforeHTML
         default:
             initialAnythingElse()
@@ -25,7 +25,7 @@ extension TreeBuilder {
     }
 
     mutating func initialAnythingElse() {
-        if !iframeSrcdoc { error("expected-doctype"); document.quirksMode = .quirks }
+        if !iframeSrcdoc { error("expected-doctype"); sink.quirksMode = .quirks }
         mode = .beforeHTML
     }
 
@@ -49,7 +49,7 @@ extension TreeBuilder {
     mutating func beforeHTML(_ token: Token) {
         switch token {
         case .doctype: error("unexpected-doctype")
-        case .comment(let data): insertComment(data, at: Place(parent: document, before: nil))
+        case .comment(let data): insertComment(data, at: Place(parent: sink.document, before: nil))
         case .characters(let s):
             let (_, rest) = splitWhitespace(s)
             if rest.isEmpty { return }
@@ -57,12 +57,12 @@ extension TreeBuilder {
             process(.characters(rest), mode)
         case .startTag(let tag) where tag.tag == .html:
             // (Not reached in fragment parsing, which a verification is: it would append there.)
-            if verifier != nil { verifier!.fail(); return }
+            if sink.isVerifying { sink.failVerification(); return }
             let element = createElement(tag, .html)
-            document.appendChild(element)
+            sink.appendToDocument(element)
             push(element)
             mode = .beforeHead
-        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.tag):
+        case .endTag(let tag) where !TreeBuilderSets.set3.contains(tag.tag):
             error("unexpected-end-tag")
         default:
             beforeHTMLAnythingElse()
@@ -71,8 +71,8 @@ extension TreeBuilder {
     }
 
     mutating func beforeHTMLAnythingElse() {
-        let element = Element(tag: .html, localName: "html", namespace: .html, attributes: [])
-        document.appendChild(element)
+        let element = sink.newElement(tag: .html, localName: "html", namespace: .html, attributes: [])
+        sink.appendToDocument(element)
         push(element)
         mode = .beforeHead
     }
@@ -91,7 +91,7 @@ extension TreeBuilder {
         case .startTag(let tag) where tag.tag == .head:
             headElement = insertElementReturning(tag)
             mode = .inHead
-        case .endTag(let tag) where !TreeBuilder.set3.contains(tag.tag):
+        case .endTag(let tag) where !TreeBuilderSets.set3.contains(tag.tag):
             error("unexpected-end-tag")
         default:
             headElement = insertElementReturning(TagToken(.head))
@@ -171,7 +171,7 @@ extension TreeBuilder {
             if rest.isEmpty { return }
             error("unexpected-character"); pop(); mode = .inHead; process(.characters(rest), mode)
         case .comment: inHead(token)
-        case .startTag(let tag) where TreeBuilder.set4.contains(tag.tag):
+        case .startTag(let tag) where TreeBuilderSets.set4.contains(tag.tag):
             inHead(token)
         case .startTag(let tag) where tag.tag == .head || tag.tag == .noscript:
             error("unexpected-start-tag")

@@ -28,12 +28,12 @@ extension TreeBuilder {
     // MARK: Integration points
 
     func isMathMLTextIntegrationPoint(_ e: Element) -> Bool {
-        e.namespace == .mathml && TreeBuilder.set2.contains(e.tag)
+        e.namespace == .mathml && TreeBuilderSets.set2.contains(e.tag)
     }
 
     func isHTMLIntegrationPoint(_ e: Element) -> Bool {
         if e.namespace == .mathml && e.tag == .annotationXml {
-            guard let encoding = e.attribute("encoding")?.lowercased() else { return false }
+            guard let encoding = e.attributeValue("encoding")?.lowercased() else { return false }
             return encoding == "text/html" || encoding == "application/xhtml+xml"
         }
         return e.namespace == .svg && (e.tag == .foreignObject || e.tag == .desc || e.tag == .title)

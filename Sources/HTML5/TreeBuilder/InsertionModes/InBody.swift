@@ -56,23 +56,21 @@ extension TreeBuilder {
         case .html:
             error("unexpected-start-tag")
             if (openCount(.template)) > 0 { return }
-            if verifier != nil { verifier!.fail(); return }  // changes an element already in the tree
-            let html = openElements[0]
-            for attribute in tag.attributes where html.attribute(attribute.name) == nil { html.storedAttributes.append(attribute) }
+            if sink.isVerifying { sink.failVerification(); return }  // changes an element already in the tree
+            sink.mergeAttributes(tag.attributes, into: openElements[0])
         case .base, .basefont, .bgsound, .link, .meta, .noframes, .script, .style, .template, .title:
             inHead(.startTag(tag))
         case .body:
             error("unexpected-start-tag")
             if openElements.count == 1 || !openElements[1].isHTML(.body) || (openCount(.template)) > 0 { return }
             framesetOK = false
-            if verifier != nil { verifier!.fail(); return }  // changes an element already in the tree
-            let body = openElements[1]
-            for attribute in tag.attributes where body.attribute(attribute.name) == nil { body.storedAttributes.append(attribute) }
+            if sink.isVerifying { sink.failVerification(); return }  // changes an element already in the tree
+            sink.mergeAttributes(tag.attributes, into: openElements[1])
         case .frameset:
             error("unexpected-start-tag")
             if openElements.count == 1 || !openElements[1].isHTML(.body) || !framesetOK { return }
-            if verifier != nil { verifier!.fail(); return }  // removes a node from the tree
-            openElements[1].remove()
+            if sink.isVerifying { sink.failVerification(); return }  // removes a node from the tree
+            sink.remove(openElements[1])
             while openElements.count > 1 { pop() }
             insertElement(tag)
             mode = .inFrameset
@@ -109,7 +107,7 @@ extension TreeBuilder {
                     popUntil(node.tag)
                     break
                 }
-                if ElementSets.isSpecial(node) && !(node.namespace == .html && TreeBuilder.set5.contains(node.tag)) { break }
+                if ElementSets.isSpecial(node) && !(node.namespace == .html && TreeBuilderSets.set5.contains(node.tag)) { break }
                 i -= 1
             }
             closePIfInButtonScope()
@@ -158,7 +156,7 @@ extension TreeBuilder {
             activeFormatting.append(nil)
             framesetOK = false
         case .table:
-            if document.quirksMode != .quirks { closePIfInButtonScope() }
+            if sink.quirksMode != .quirks { closePIfInButtonScope() }
             insertElement(tag)
             framesetOK = false
             mode = .inTable
@@ -289,7 +287,7 @@ extension TreeBuilder {
                 formElement = nil
                 guard let node, inScope(element: node) else { error("unexpected-end-tag"); return }
                 generateImpliedEndTags()
-                if currentNode !== node { error("unexpected-end-tag") }
+                if !currentIs(node) { error("unexpected-end-tag") }
                 removeFromStack(node)
             } else {
                 if !inScope(.form) { error("unexpected-end-tag"); return }
@@ -347,7 +345,7 @@ extension TreeBuilder {
             // element that is outside the table too, by its string.
             if node.namespace == .html && node.tag == tag.tag && (tag.tag != .unknown || node.localName == tag.name) {
                 generateImpliedEndTags(except: tag.tag == .unknown ? nil : tag.tag)
-                if currentNode !== node { error("unexpected-end-tag") }
+                if !currentIs(node) { error("unexpected-end-tag") }
                 popUntil(node)
                 return
             }

@@ -5,21 +5,21 @@ extension TreeBuilder {
     // MARK: Tables
 
     mutating func clearStackToTableContext() {
-        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilder.tableContext) { pop() }
+        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilderSets.tableContext) { pop() }
     }
 
     mutating func clearStackToTableBodyContext() {
-        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilder.set6) { pop() }
+        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilderSets.set6) { pop() }
     }
 
     mutating func clearStackToTableRowContext() {
-        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilder.set7) { pop() }
+        while !openElements.isEmpty, !currentIsHTML(in: TreeBuilderSets.set7) { pop() }
     }
 
     mutating func inTable(_ token: Token) {
         switch token {
         case .characters:
-            if currentIsHTML(in: TreeBuilder.set8) {
+            if currentIsHTML(in: TreeBuilderSets.set8) {
                 pendingTableText = ""
                 originalMode = mode
                 mode = .inTableText
@@ -119,11 +119,11 @@ extension TreeBuilder {
         switch token {
         case .endTag(let tag) where tag.tag == .caption:
             closeCaption()
-        case .startTag(let tag) where TreeBuilder.set9.contains(tag.tag):
+        case .startTag(let tag) where TreeBuilderSets.set9.contains(tag.tag):
             if closeCaption() { process(token, mode) }
         case .endTag(let tag) where tag.tag == .table:
             if closeCaption() { process(token, mode) }
-        case .endTag(let tag) where TreeBuilder.set10.contains(tag.tag):
+        case .endTag(let tag) where TreeBuilderSets.set10.contains(tag.tag):
             error("unexpected-end-tag")
         default:
             inBody(token)
@@ -176,16 +176,16 @@ extension TreeBuilder {
             insertElement(TagToken(.tr))
             mode = .inRow
             process(token, mode)
-        case .endTag(let tag) where TreeBuilder.set11.contains(tag.tag):
+        case .endTag(let tag) where TreeBuilderSets.set11.contains(tag.tag):
             if !inScope(tag.tag, .table) { error("unexpected-end-tag"); return }
             clearStackToTableBodyContext()
             pop()
             mode = .inTable
-        case .startTag(let tag) where TreeBuilder.set12.contains(tag.tag):
+        case .startTag(let tag) where TreeBuilderSets.set12.contains(tag.tag):
             tableBodyEscape(token)
         case .endTag(let tag) where tag.tag == .table:
             tableBodyEscape(token)
-        case .endTag(let tag) where TreeBuilder.set13.contains(tag.tag):
+        case .endTag(let tag) where TreeBuilderSets.set13.contains(tag.tag):
             error("unexpected-end-tag")
         default:
             inTable(token)
@@ -212,17 +212,17 @@ extension TreeBuilder {
             clearStackToTableRowContext()
             pop()
             mode = .inTableBody
-        case .startTag(let tag) where TreeBuilder.set14.contains(tag.tag):
+        case .startTag(let tag) where TreeBuilderSets.set14.contains(tag.tag):
             if !inScope(.tr, .table) { error("unexpected-start-tag"); return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
         case .endTag(let tag) where tag.tag == .table:
             if !inScope(.tr, .table) { error("unexpected-end-tag"); return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
-        case .endTag(let tag) where TreeBuilder.set11.contains(tag.tag):
+        case .endTag(let tag) where TreeBuilderSets.set11.contains(tag.tag):
             if !inScope(tag.tag, .table) { error("unexpected-end-tag"); return }
             if !inScope(.tr, .table) { return }
             clearStackToTableRowContext(); pop(); mode = .inTableBody; process(token, mode)
-        case .endTag(let tag) where TreeBuilder.set15.contains(tag.tag):
+        case .endTag(let tag) where TreeBuilderSets.set15.contains(tag.tag):
             error("unexpected-end-tag")
         default:
             inTable(token)
@@ -246,13 +246,13 @@ extension TreeBuilder {
             popUntil(tag.tag)
             clearFormattingToMarker()
             mode = .inRow
-        case .startTag(let tag) where TreeBuilder.set9.contains(tag.tag):
+        case .startTag(let tag) where TreeBuilderSets.set9.contains(tag.tag):
             if !inScope(.td, .table) && !inScope(.th, .table) { error("unexpected-start-tag"); return }
             closeCell()
             process(token, mode)
-        case .endTag(let tag) where TreeBuilder.set16.contains(tag.tag):
+        case .endTag(let tag) where TreeBuilderSets.set16.contains(tag.tag):
             error("unexpected-end-tag")
-        case .endTag(let tag) where TreeBuilder.set1.contains(tag.tag):
+        case .endTag(let tag) where TreeBuilderSets.set1.contains(tag.tag):
             if !inScope(tag.tag, .table) { error("unexpected-end-tag"); return }
             closeCell()
             process(token, mode)

@@ -1,0 +1,82 @@
+// Parsing into the arena tree (`HTMLTree`, docs/arena-tree.md step 2): the same tokenizer and
+// tree builder as `HTML5Parser.parseDocument`, with `ArenaSink` as the builder's sink instead of
+// the class DOM.
+//
+// Trust-model row: inbox (incoming mail) — the same spec-exact tree, the same limits against
+// hostile input (`HTML5ParserOptions`), built without a class object per node.
+
+/// What parsing into an ``HTMLTree`` produced: the tree, the row of its root, and the facts
+/// ``ParseResult`` reports.
+///
+/// SPI (`@_spi(ArenaTree) import HTML5`) for the fuzz targets, which compare it with the class
+/// parser's tree; not a stable API yet (docs/arena-tree.md, step 5).
+@_spi(ArenaTree) public struct HTMLTreeParseResult {
+    /// The tree (row 0 is the document).
+    package let tree: HTMLTree
+    /// The root of the result: the document (row 0), or for a fragment the `<html>` element whose
+    /// children are the fragment's nodes.
+    package let root: Int32
+    package let errors: [ParseError]
+    /// The character encoding used to decode the bytes.
+    package let encoding: String
+    package let depthTruncated: Bool
+    package let attributesTruncated: Bool
+    package let selectedContentLimited: Bool
+    package let formattingLimited: Bool
+
+    /// The result's nodes in html5lib-tests' format (as ``Node/html5libTreeDump`` of the class
+    /// parser's document or fragment).
+    @_spi(ArenaTree) public var html5libTreeDump: String { tree.html5libTreeDump(of: root) }
+}
+
+extension HTML5Parser {
+    /// Parses a whole document from bytes into an ``HTMLTree`` (encoding sniffed as by
+    /// ``parseDocument(_:options:)-([UInt8],_)``).
+    /// - Throws: ``HTML5Error/inputTooLarge(size:limit:)``.
+    @_spi(ArenaTree) public static func parseTree(_ bytes: [UInt8], options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
+        guard bytes.count <= options.maxInputBytes else { throw .inputTooLarge(size: bytes.count, limit: options.maxInputBytes) }
+        let (utf8, encoding) = EncodingSniffer.decode(bytes, transportCharset: options.transportCharset)
+        return runTree(input: InputStream.preprocess(utf8), encoding: encoding, options: options, context: nil)
+    }
+
+    /// Parses a whole document from a string into an ``HTMLTree``.
+    /// - Throws: ``HTML5Error/inputTooLarge(size:limit:)``.
+    @_spi(ArenaTree) public static func parseTree(_ html: String, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
+        let count = html.utf8.count
+        guard count <= options.maxInputBytes else { throw .inputTooLarge(size: count, limit: options.maxInputBytes) }
+        return runTree(input: InputStream.preprocess(html), encoding: "utf-8", options: options, context: nil)
+    }
+
+    /// Parses a fragment into an ``HTMLTree`` as if it were the `innerHTML` of `context`; the
+    /// result's ``HTMLTreeParseResult/root`` is the `<html>` element that holds the fragment's
+    /// nodes.
+    /// - Throws: ``HTML5Error/inputTooLarge(size:limit:)``.
+    @_spi(ArenaTree) public static func parseTreeFragment(_ html: String, context: Element, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
+        let count = html.utf8.count
+        guard count <= options.maxInputBytes else { throw .inputTooLarge(size: count, limit: options.maxInputBytes) }
+        return runTree(input: InputStream.preprocess(html), encoding: "utf-8", options: options, context: context)
+    }
+
+    /// ``parseTreeFragment(_:context:options:)`` with the context given as html5lib writes it
+    /// (`body`, `svg path`, `math mi`).
+    /// - Throws: ``HTML5Error``.
+    package static func parseTreeFragment(_ html: String, contextName: String, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
+        try parseTreeFragment(html, context: try contextElement(contextName), options: options)
+    }
+
+    private static func runTree(input: [UInt8], encoding: String, options: HTML5ParserOptions, context: Element?) -> HTMLTreeParseResult {
+        let builder = build(input: input, sink: ArenaSink(), options: options, context: context)
+        let tree = builder.sink.tree
+        // A fragment's nodes are the children of the document's `<html>` element (the first
+        // element child of row 0: fragment parsing puts nothing before it).
+        var root: Int32 = 0
+        if context != nil {
+            var child = tree.firstChild(0)
+            while let c = child, tree.kind(c) != .element { child = tree.nextSibling(c) }
+            root = child ?? 0
+        }
+        return HTMLTreeParseResult(tree: tree, root: root, errors: builder.tokenizer.errors, encoding: encoding,
+                                   depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes,
+                                   selectedContentLimited: builder.selectedContentLimited, formattingLimited: builder.formattingLimited)
+    }
+}
