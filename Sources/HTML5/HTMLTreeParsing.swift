@@ -27,6 +27,10 @@
     /// The result's nodes in html5lib-tests' format (as ``Node/html5libTreeDump`` of the class
     /// parser's document or fragment).
     @_spi(ArenaTree) public var html5libTreeDump: String { tree.html5libTreeDump(of: root) }
+
+    /// The result's nodes serialized (as ``Node/innerHTML`` of the class parser's document or
+    /// fragment).
+    @_spi(ArenaTree) public var innerHTML: String { tree.innerHTML(of: root) }
 }
 
 extension HTML5Parser {

@@ -121,6 +121,8 @@ struct HTML5Bench: ParsableCommand {
 
         var samples = BenchSamples()
         var treeSamples = BenchSamples()
+        var treeSerializeSamples = BenchSamples()
+        var treeSerializedBytes = 0
         var serializeSamples = BenchSamples()
         var serializedBytes = 0
         var peerSamples = [BenchSamples](repeating: BenchSamples(), count: served.count)
@@ -156,6 +158,12 @@ struct HTML5Bench: ParsableCommand {
                 }
             }
             serializedBytes = bytesOut
+            // The same into the arena tree and out of it (docs/arena-tree.md, step 3).
+            var treeBytesOut = 0
+            try treeSerializeSamples.measure {
+                for document in corpus { treeBytesOut += try HTML5Parser.parseTree(document, options: options).innerHTML.utf8.count }
+            }
+            treeSerializedBytes = treeBytesOut
         }
         let swiftRate = Double(totalBytes) / 1e6 / samples.median
         print(String(format: "HTML5 parse (Swift):             runs [%@] MB/s, median %.1f MB/s (goal >= 100)",
@@ -167,6 +175,9 @@ struct HTML5Bench: ParsableCommand {
                      treeRatios.map { String(format: "%.2f", $0) }.joined(separator: " ")))
         print(String(format: "HTML5 parse + serialize (Swift): median %.1f MB/s of input (%d KiB out)",
                      Double(totalBytes) / 1e6 / serializeSamples.median, serializedBytes / 1024))
+        print(String(format: "HTML5 parse + serialize (arena):  median %.1f MB/s of input (%d KiB out%@)",
+                     Double(totalBytes) / 1e6 / treeSerializeSamples.median, treeSerializedBytes / 1024,
+                     treeSerializedBytes == serializedBytes ? ", as many bytes as the class DOM's" : "; the class DOM wrote \(serializedBytes) bytes: a defect"))
         print(String(format: "machine state after each parse pass: independent work [%@] ns/step, random read from 4 MiB [%@] ns; dependent multiply-and-mix %.2f ns",
                      workNanoseconds.map { String(format: "%.2f", $0) }.joined(separator: " "),
                      readNanoseconds.map { String(format: "%.0f", $0) }.joined(separator: " "), probe.multiplyChainNanoseconds()))

@@ -37,11 +37,12 @@ import Testing
 
     /// Every test of the suite, both scripting modes, parsed into the arena tree: its dump must be
     /// the expected tree wherever the class DOM's is, and equal to the class DOM's everywhere
-    /// (docs/arena-tree.md, step 2). Also the trees turned back into class nodes
-    /// (``HTMLTree/materialize()``) must dump the same.
+    /// (docs/arena-tree.md, step 2); its serialization must be the class DOM's byte for byte
+    /// (step 3); and the documents turned back into class nodes (``HTMLTree/materialize()``) must
+    /// dump the same.
     @Test func arenaTreeGivesTheClassTreeOnEveryTest() throws {
         guard let files = Html5libSuite.filesOrSkip("tree-construction", ext: "dat") else { return }
-        var compared = 0, expectedMatches = 0, classMatches = 0
+        var compared = 0, expectedMatches = 0, classMatches = 0, serialized = 0, serializedEqual = 0
         var differences: [String] = []
         for file in files {
             for test in DatParser.parse(try String(contentsOf: file, encoding: .utf8)) {
@@ -55,7 +56,29 @@ import Testing
                         differences.append("\(file.lastPathComponent) #\(variant.index): class\n\(classDump)\narena\n\(treeDump)")
                     }
                     if treeDump.trimmingCharacters(in: .newlines) == variant.document { expectedMatches += 1 }
-                    if variant.fragmentContext == nil, let result = try? HTML5Parser.parseTree(variant.data, options: HTML5ParserOptions(scripting: variant.scripting ?? false)) {
+                    // The serializations (docs/arena-tree.md, step 3) and, for documents, the
+                    // tree turned back into class nodes.
+                    let options = HTML5ParserOptions(scripting: variant.scripting ?? false)
+                    if let context = variant.fragmentContext {
+                        if let classFragment = try? HTML5Parser.parseFragment(variant.data, contextName: context, options: options).root,
+                           let tree = try? HTML5Parser.parseTreeFragment(variant.data, contextName: context, options: options) {
+                            serialized += 1
+                            if classFragment.innerHTML != tree.innerHTML, differences.count < 10 {
+                                differences.append("\(file.lastPathComponent) #\(variant.index): serialized\n\(classFragment.innerHTML)\narena\n\(tree.innerHTML)")
+                            } else {
+                                serializedEqual += 1
+                            }
+                        }
+                    } else if let classDocument = try? HTML5Parser.parseDocument(variant.data, options: options).root,
+                              let result = try? HTML5Parser.parseTree(variant.data, options: options) {
+                        serialized += 1
+                        if classDocument.serialized(scripting: options.scripting) != result.tree.serialized(0, scripting: options.scripting) {
+                            if differences.count < 10 {
+                                differences.append("\(file.lastPathComponent) #\(variant.index): serialized\n\(classDocument.outerHTML)\narena\n\(result.innerHTML)")
+                            }
+                        } else {
+                            serializedEqual += 1
+                        }
                         let materialized = result.tree.materialize().html5libTreeDump
                         if materialized != treeDump, differences.count < 10 {
                             differences.append("\(file.lastPathComponent) #\(variant.index): materialized\n\(materialized)\narena\n\(treeDump)")
@@ -64,8 +87,9 @@ import Testing
                 }
             }
         }
-        print("arena tree: \(expectedMatches)/\(compared) as expected, \(classMatches)/\(compared) as the class DOM")
+        print("arena tree: \(expectedMatches)/\(compared) as expected, \(classMatches)/\(compared) as the class DOM, \(serializedEqual)/\(serialized) serialized as the class DOM")
         #expect(compared > 3000)
+        #expect(serialized == compared && serializedEqual == serialized, "\(differences.joined(separator: "\n\n"))")
         #expect(classMatches == compared, "\(differences.joined(separator: "\n\n"))")
         #expect(Double(expectedMatches) / Double(max(compared, 1)) >= Self.minimumPassRate)
     }

@@ -16,7 +16,8 @@
 //   (the output against the first tree, the input against the re-parsed tree, ...), and it
 //   leaves the tree it checks against as it was.
 // - the arena tree (`HTML5Parser.parseTree`, the tree builder's second sink; docs/arena-tree.md)
-//   is the class DOM's tree node for node: same html5lib dump, for the bytes and for the fragment.
+//   is the class DOM's tree node for node: same html5lib dump, for the bytes and for the fragment,
+//   and the same serialization byte for byte (the fragment).
 import FuzzSupport
 @_spi(ArenaTree) import HTML5
 
@@ -64,12 +65,19 @@ public func fuzzHTML5(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     if let first = parseFragment(text) {
         var fragmentOptions = HTML5ParserOptions(scripting: false)
         fragmentOptions.recordParseErrors = false
-        if let arena = try? HTML5Parser.parseTreeFragment(text, context: Element(localName: "div"), options: fragmentOptions),
-           arena.html5libTreeDump != first.html5libTreeDump {
+        let arena = try? HTML5Parser.parseTreeFragment(text, context: Element(localName: "div"), options: fragmentOptions)
+        if let arena, arena.html5libTreeDump != first.html5libTreeDump {
             Fuzz.violation(target, "the arena tree differs from the class DOM (fragment)\n class=\(first.html5libTreeDump.debugDescription)\n arena=\(arena.html5libTreeDump.debugDescription)")
         }
         let s1 = first.innerHTML
         checkWellFormed(s1, "a serialization")
+        if let arena {
+            let arenaHTML = arena.innerHTML
+            checkWellFormed(arenaHTML, "the arena tree's serialization")
+            if Array(arenaHTML.utf8) != Array(s1.utf8) {
+                Fuzz.violation(target, "the arena tree serializes otherwise than the class DOM\n class=\(s1.debugDescription)\n arena=\(arenaHTML.debugDescription)")
+            }
+        }
         if let second = parseFragment(s1) {
             let s2 = second.innerHTML
             if s2 != s1 && !truncated && !SpecRoundTrip.isSpecNonRoundTrip(first) {

@@ -360,12 +360,12 @@ public enum HTMLSerializer {
 
     // One copy of the loop per mode, each with its byte set as constants.
     @inline(never)
-    private static func escapeText(_ p: UnsafeBufferPointer<UInt8>, into out: inout UTF8Buffer) {
+    static func escapeText(_ p: UnsafeBufferPointer<UInt8>, into out: inout UTF8Buffer) {
         escapeRuns(p, attributeMode: false, into: &out)
     }
 
     @inline(never)
-    private static func escapeAttributeValue(_ p: UnsafeBufferPointer<UInt8>, into out: inout UTF8Buffer) {
+    static func escapeAttributeValue(_ p: UnsafeBufferPointer<UInt8>, into out: inout UTF8Buffer) {
         escapeRuns(p, attributeMode: true, into: &out)
     }
 
