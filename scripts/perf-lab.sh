@@ -12,7 +12,8 @@
 #                                                   freed) as class nodes or as rows of one array; then the
 #                                                   same with the corpus's strings kept alive
 #   .build-lab/.build/release/lab tree [RUNS]        per run: a parse into the class DOM, then into the arena tree
-#                                                   (HTMLTree, docs/arena-tree.md): MB/s of each and their ratio
+#                                                   (HTMLTree, docs/arena-tree.md): MB/s of each and their ratio;
+#                                                   then the same while the heap holds the corpus's class trees
 #   .build-lab/.build/release/lab parse-loop N | tree-loop N | sanitize-loop N | bench-loop N   (for perf/callgrind)
 #   .build-lab/.build/release/lab tiny-parse N | tiny-sanitize N   (fixed cost per call: `<p>x</p>`)
 #   .build-lab/.build/release/lab dump DIR            both sanitize corpora as JSON (for bench-nh3.py)
@@ -90,6 +91,18 @@ case "tree":
     report("html5 parse, class DOM", classes, bytes: bytes)
     report("html5 parse, arena tree", rows, bytes: bytes)
     print("arena/class DOM per run: [" + zip(classes.seconds, rows.seconds).map { String(format: "%.2f", $0 / $1) }.joined(separator: " ") + "]")
+    // Phase 2: the same while the heap holds data, as an app's does (the corpus's class trees,
+    // every node and string of them, kept alive): what `lab floor` found halves the class parse.
+    let held = try corpus.map { try HTML5Parser.parseDocument($0, options: options).root }
+    var heldClasses = BenchSamples(), heldRows = BenchSamples()
+    for _ in 0..<runs {
+        try heldClasses.measure { for d in corpus { _ = try HTML5Parser.parseDocument(d, options: options) } }
+        try heldRows.measure { for d in corpus { _ = try HTML5Parser.parseTree(d, options: options) } }
+    }
+    report("heap holding the corpus's class trees: class DOM", heldClasses, bytes: bytes)
+    report("heap holding the corpus's class trees: arena tree", heldRows, bytes: bytes)
+    print("arena/class DOM per run: [" + zip(heldClasses.seconds, heldRows.seconds).map { String(format: "%.2f", $0 / $1) }.joined(separator: " ") + "]")
+    withExtendedLifetime(held) {}
 case "split":
     // The tokenizer alone (no tree) and the whole parse, one after the other, then the probes:
     // which part of a pass slows down when the machine does (docs/performance.md).

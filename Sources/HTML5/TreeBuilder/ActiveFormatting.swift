@@ -12,7 +12,7 @@ extension TreeBuilder {
         // Entries of the same name are compared by their attribute digests first: comparing the
         // attributes of 320 entries still cost 25-30 µs per push of such markup (100 000 of
         // them: 3 s).
-        formattingEntry(element)
+        element.formattingDigest = 0  // (``formattingEntry(_:)`` without handing the element back: no retain)
         let tag = element.tag, namespace = element.namespace
         var digest: UInt32 = 0  // the element's, taken at the first entry of the same name
         var count = 0
@@ -49,8 +49,9 @@ extension TreeBuilder {
     static var noahsArkWindow: Int { 320 }
 
     /// `element`, its ``Element/formattingDigest`` cleared: every element that enters the list of
-    /// active formatting elements passes through here (the push above, and the re-created and
-    /// replacing elements of reconstruction and the adoption agency), so a digest left from an
+    /// active formatting elements passes through here (the push above clears it in place, the
+    /// same step; the re-created and replacing elements of reconstruction and the adoption agency
+    /// through this), so a digest left from an
     /// earlier parse of the same node (the re-parse check puts the cleaned tree's own nodes in
     /// the list) is never used. The digest is taken when Noah's Ark first compares the entry
     /// (``formattingDigest(of:)``), from its attributes then, which are those it entered with:

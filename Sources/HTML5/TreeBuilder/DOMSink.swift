@@ -91,6 +91,15 @@ struct DOMSink: TreeSink {
         parent.appendDetached(element)
     }
 
+    /// The re-parse check's append: the element is matched by identity, not referenced.
+    @inline(__always) mutating func appendBorrowedElement(_ element: borrowing Element, to parent: inout Element) {
+        if verifier != nil {
+            verifier!.insert(Unmanaged.passUnretained(element), into: Unmanaged.passUnretained(parent))
+            return
+        }
+        parent.appendDetached(copy element)
+    }
+
     mutating func insertElement(_ element: Element, into parent: Node, before: Node?) {
         if verifier != nil { verifier!.insert(element, into: parent, before: before); return }
         parent.insertBefore(element, before)

@@ -142,7 +142,11 @@ extension TreeBuilder {
         // without a retain each (from the mutable parameter they were copied for the call).
         let tag = consume token
         let element = sink.makeElement(tag: tag.tag, localName: tag.name, namespace: namespace, attributes: tag.attributes)
-        if let index = appendTargetIndex() { appendToOpenElement(element, at: index) } else { insert(element, at: appropriatePlace()) }
+        if let index = appendTargetIndex() {
+            sink.appendBorrowedElement(element, to: &openElements[index])
+        } else {
+            insert(element, at: appropriatePlace())
+        }
         push(element)
     }
 }

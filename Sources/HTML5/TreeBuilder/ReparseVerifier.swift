@@ -61,10 +61,10 @@ extension HTML5Parser {
 }
 
 /// The matching behind ``HTML5Parser/parsesBack(_:to:context:options:)``: a cursor over the
-/// expected tree in document order. The tree builder consults it at each of its insertion
-/// primitives (``TreeBuilder/makeElement(tag:localName:namespace:attributes:)``,
-/// ``TreeBuilder/insert(_:at:)``, the text and comment insertions) and at every other place it
-/// would change the tree (there it fails).
+/// expected tree in document order. It rides on the class DOM's sink (``DOMSink/verifier``): the
+/// sink consults it at each of its insertion primitives (``DOMSink/makeElement(tag:localName:namespace:attributes:)``,
+/// the element, text and comment insertions), and the tree builder fails it at every other place
+/// it would change the tree (``TreeSink/failVerification()``).
 ///
 /// Why a match proves the trees equal: each accepted step appends, to a node the parser already
 /// built, the next node of the expected tree in document order, whose parent there is that node.

@@ -42,6 +42,12 @@ protocol TreeElement {
     static func withBorrowed<R>(_ borrowed: Borrowed, _ body: (Self) -> R) -> R
 }
 
+extension TreeSink {
+    mutating func appendBorrowedElement(_ element: borrowing ElementRef, to parent: inout ElementRef) {
+        appendElement(copy element, to: &parent)
+    }
+}
+
 extension TreeElement {
     /// `true` if this and `other` are the same element.
     @inline(__always) func isSame(_ other: Self) -> Bool { identity == other.identity }
@@ -106,6 +112,11 @@ protocol TreeSink {
 
     /// Appends a new, detached element at the end of the open element `parent`.
     mutating func appendElement(_ element: consuming ElementRef, to parent: inout ElementRef)
+    /// ``appendElement(_:to:)`` on the re-parse check's path (``TreeBuilder/verifyElement(_:_:)``),
+    /// where the element is borrowed: a verifying sink appends nothing, so it needs no reference
+    /// of its own (for the class DOM a consumed element was a second retain per element there).
+    /// The default appends a copy.
+    mutating func appendBorrowedElement(_ element: borrowing ElementRef, to parent: inout ElementRef)
     /// Inserts an element into `parent` before `before` (`nil`: at the end), detaching it first
     /// from wherever it is (the adoption agency inserts an element that is already in the tree).
     mutating func insertElement(_ element: ElementRef, into parent: NodeRef, before: NodeRef?)
