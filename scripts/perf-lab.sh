@@ -15,7 +15,7 @@
 #                                                   (HTMLTree, docs/arena-tree.md): MB/s of each and their ratio;
 #                                                   then the same while the heap holds the corpus's class trees
 #   .build-lab/.build/release/lab parse-loop N | tree-loop N | sanitize-loop N | bench-loop N   (for perf/callgrind)
-#   .build-lab/.build/release/lab tiny-parse N | tiny-sanitize N   (fixed cost per call: `<p>x</p>`)
+#   .build-lab/.build/release/lab tiny-parse N | tiny-tree N | tiny-sanitize N   (fixed cost per call: `<p>x</p>`)
 #   .build-lab/.build/release/lab dump DIR            both sanitize corpora as JSON (for bench-nh3.py)
 #
 # The figures to quote come from `rampart-dev bench` (same workloads, same-run baselines);
@@ -273,6 +273,9 @@ case "sanitize-loop", "bench-loop":
 case "tiny-parse":
     // Fixed cost per parse: callgrind N = 2000 minus N = 1000, divided by 1000.
     for _ in 0..<runs { _ = try HTML5Parser.parseFragment("<p>x</p>", context: Element(localName: "div"), options: options) }
+case "tiny-tree":
+    // The same into the arena tree (its first chunk of rows is allocated per parse).
+    for _ in 0..<runs { _ = try HTML5Parser.parseTreeFragment("<p>x</p>", context: Element(localName: "div"), options: options) }
 case "tiny-sanitize":
     let sanitizer = MailSanitizer()
     for _ in 0..<runs { _ = try sanitizer.sanitize("<p>x</p>") }
@@ -281,7 +284,7 @@ case "dump":
     try JSONSerialization.data(withJSONObject: MailSafetyBenchCorpus.generate(count: 300)).write(to: URL(fileURLWithPath: folder + "/bench.json"))
     try JSONSerialization.data(withJSONObject: newsletters()).write(to: URL(fileURLWithPath: folder + "/newsletter.json"))
 default:
-    print("usage: lab html5|tree|sanitize|split|floor [RUNS] | parse-loop|tree-loop|sanitize-loop|bench-loop|tiny-parse|tiny-sanitize N | dump DIR")
+    print("usage: lab html5|tree|sanitize|split|floor [RUNS] | parse-loop|tree-loop|sanitize-loop|bench-loop|tiny-parse|tiny-tree|tiny-sanitize N | dump DIR")
     exit(2)
 }
 SWIFT
