@@ -121,9 +121,7 @@ struct ArenaSink: TreeSink {
 
     /// A new detached element with the name, namespace and attributes of `element`.
     mutating func newElement(copying element: ArenaElement) -> ArenaElement {
-        let source = element.row
-        return ArenaElement(row: tree.newElementRow(tag: source.pointee.tag, localName: source.pointee.payload,
-                                                    namespace: source.pointee.namespace, attributes: source.pointee.attributes))
+        ArenaElement(row: tree.shallowCopy(of: element.index))
     }
 
     /// A detached row copy of `context` and, when `context` or one of its ancestors (in the
@@ -253,7 +251,7 @@ struct ArenaSink: TreeSink {
             budget -= 1
             if budget < 0 { return .limited }
             let currentRow = tree.row(current)
-            if currentRow.pointee.kind == .element && currentRow.pointee.namespace == .html && currentRow.pointee.tag == .selectedcontent {
+            if isHTMLElement(currentRow, .selectedcontent) {
                 return .found(select: select, target: ArenaElement(row: currentRow))
             }
             let child = currentRow.pointee.firstChild
@@ -270,9 +268,11 @@ struct ArenaSink: TreeSink {
     }
 
     /// `true` if the row at `index` is the HTML element `tag`.
-    @inline(__always) private func isHTMLElement(_ index: Int32, _ tag: HTMLTag) -> Bool {
-        let pointer = tree.row(index)
-        return pointer.pointee.kind == .element && pointer.pointee.namespace == .html && pointer.pointee.tag == tag
+    @inline(__always) private func isHTMLElement(_ index: Int32, _ tag: HTMLTag) -> Bool { isHTMLElement(tree.row(index), tag) }
+
+    /// `true` if `row` is the HTML element `tag`.
+    @inline(__always) private func isHTMLElement(_ row: UnsafeMutablePointer<HTMLTree.Row>, _ tag: HTMLTag) -> Bool {
+        row.pointee.kind == .element && row.pointee.namespace == .html && row.pointee.tag == tag
     }
 
     /// Detaches the children of `target`, then appends deep copies (template contents included)

@@ -78,13 +78,12 @@ extension HTMLTree {
 
     /// Whether the text children of the element are written raw (``HTMLSerializer``'s rule).
     @inline(__always) private func rawTextChildren(_ element: UnsafeMutablePointer<Row>, scripting: Bool) -> Bool {
-        guard element.pointee.kind == .element, element.pointee.namespace == .html else { return false }
-        let tag = element.pointee.tag
-        return HTMLSerializer.rawTextParentTags.contains(tag) || (scripting && tag == .noscript)
+        guard element.pointee.kind == .element else { return false }
+        return HTMLSerializer.rawTextChildren(namespace: element.pointee.namespace, tag: element.pointee.tag, scripting: scripting)
     }
 
     @inline(__always) private func isVoid(_ element: UnsafeMutablePointer<Row>) -> Bool {
-        element.pointee.namespace == .html && HTMLSerializer.voidTags.contains(element.pointee.tag)
+        HTMLSerializer.isVoid(namespace: element.pointee.namespace, tag: element.pointee.tag)
     }
 
     /// `<name attr="value"...>`, the strings read in place in the row.

@@ -250,10 +250,14 @@ public enum HTMLSerializer {
     /// and `<noscript>` when parsed with scripting on).
     @inline(__always)
     private static func rawTextChildren(_ element: Unmanaged<Element>, scripting: Bool) -> Bool {
-        element._withUnsafeGuaranteedRef { element in
-            guard element.namespace == .html else { return false }
-            return rawTextParentTags.contains(element.tag) || (scripting && element.tag == .noscript)
-        }
+        element._withUnsafeGuaranteedRef { rawTextChildren(namespace: $0.namespace, tag: $0.tag, scripting: scripting) }
+    }
+
+    /// The rule behind ``rawTextChildren(_:scripting:)`` on an element's namespace and interned
+    /// name (the arena tree's serializer asks it of its rows).
+    @inline(__always)
+    static func rawTextChildren(namespace: Namespace, tag: HTMLTag, scripting: Bool) -> Bool {
+        namespace == .html && (rawTextParentTags.contains(tag) || (scripting && tag == .noscript))
     }
 
     /// ``voidElements`` and ``rawTextParents`` as interned names (all of them are in the
@@ -270,7 +274,11 @@ public enum HTMLSerializer {
 
     /// `element` is an HTML void element (no end tag, no children written).
     @inline(__always)
-    static func isVoid(_ element: Element) -> Bool { element.namespace == .html && voidTags.contains(element.tag) }
+    static func isVoid(_ element: Element) -> Bool { isVoid(namespace: element.namespace, tag: element.tag) }
+
+    /// The rule behind ``isVoid(_:)`` on a namespace and an interned name (also the arena tree's).
+    @inline(__always)
+    static func isVoid(namespace: Namespace, tag: HTMLTag) -> Bool { namespace == .html && voidTags.contains(tag) }
 
     /// ``isVoid(_:)`` on an element read without a retain (the walk's).
     @inline(__always)
