@@ -6,7 +6,7 @@
 // consistent, and walk (dump, copy, materialize, free) a 100 000-deep tree without recursion.
 
 import Testing
-@testable import HTML5
+@testable @_spi(ArenaTree) import HTML5
 
 // MARK: Harness
 
@@ -172,6 +172,38 @@ struct Doctypes: SinkScript {
         var (_, body) = sink.skeleton()
         sink.appendText("q", to: &body)
         return ["\(sink.quirksMode)"]
+    }
+}
+
+/// Text appended as bytes (the tokenizer's path for the arena, whose text pool takes them), mixed
+/// with text appended as strings: a run extended at the end of the pool, a run extended after
+/// another text took the pool's end (it moves to its row's string), then strings and bytes again
+/// on both. The class DOM takes the same calls through the protocol's default (a `String`).
+struct PooledText: SinkScript {
+    func script<S: ProbedSink>(_ sink: inout S) -> [String] {
+        var (_, body) = sink.skeleton()
+        func bytes(_ text: String, to parent: inout S.ElementRef, _ sink: inout S) {
+            var text = text
+            text.withUTF8 { sink.appendText(bytes: $0, to: &parent) }
+        }
+        var a = sink.add("p", to: &body)
+        bytes("Grüße", to: &a, &sink)
+        bytes(" aus", to: &a, &sink)  // extends the run at the pool's end
+        var b = sink.add("p", to: &body)
+        bytes("zwei", to: &b, &sink)  // a new run: now the pool's end
+        bytes(" Köln", to: &a, &sink)  // not at the pool's end: moves to a string
+        sink.appendText(" und", to: &a)  // a string onto that string
+        bytes(" 😀", to: &a, &sink)
+        sink.appendText(" drei", to: &b)  // a string onto the run at the pool's end
+        bytes(" vier", to: &b, &sink)
+        bytes("", to: &b, &sink)  // nothing
+        var c = sink.add("i", to: &b)
+        bytes("in <i> & \u{A0}", to: &c, &sink)
+        bytes("nach", to: &b, &sink)  // a new text after the element
+        let bodyNode = S.node(body), bNode = S.node(b)
+        sink.insertText("+vor", into: bNode, before: S.node(c))  // merges into the pooled run before <i>
+        sink.insertText("!", into: bodyNode, before: nil)
+        return [sink.dump(bodyNode)]
     }
 }
 
@@ -686,6 +718,21 @@ struct RandomScript: SinkScript {
         let (dump, _) = expectSameTrees(InsertedText())
         #expect(dump.contains("|     <p>\n|     \"foster1+foster2\"\n|     <span>\n|     \"t3\"\n|     <!-- fostered comment -->\n|     \"t4\"\n|     <table>\n"))
         #expect(dump.contains("\"lead+more\""))
+    }
+
+    @Test func textAsBytesPoolsAndMerges() {
+        let (dump, _) = expectSameTrees(PooledText())
+        #expect(dump.contains("\"Grüße aus Köln und 😀\""))
+        #expect(dump.contains("\"zwei drei vier+vor\""))
+        #expect(dump.contains("\"in <i> & \u{A0}\""))
+        #expect(dump.contains("\"nach\"") && dump.hasSuffix("\"!\"\n"))
+        // And the parser's own use of the pool: every text of a parse comes from it or from a
+        // string, and reads back as the class DOM's text.
+        let html = "<p>a&amp;b<b>c</b>d<table>e<tr><td>f</td></tr></table><pre>\ng</pre><textarea>\nh</textarea><style>i{}</style>"
+        let arena = try! HTML5Parser.parseTree(html)
+        let dom = try! HTML5Parser.parseDocument(html)
+        #expect(arena.tree.html5libTreeDump() == dom.root.html5libTreeDump)
+        #expect(arena.tree.textPool.count > 0)
     }
 
     @Test func templatesHaveContents() {

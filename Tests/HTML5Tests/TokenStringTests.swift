@@ -10,8 +10,9 @@ import Testing
 @Suite struct TokenStringTests {
     /// Every string a token carries, in order (tag names, attribute names and values, text,
     /// comments, doctype fields), tokenized from `state`.
-    static func strings(_ input: [UInt8], state: Tokenizer.State, validInput: Bool) -> [String] {
+    static func strings(_ input: [UInt8], state: Tokenizer.State, validInput: Bool, textAsBytes: Bool = false) -> [String] {
         var tokenizer = Tokenizer(input: input, inputIsValidUTF8: validInput)
+        tokenizer.textAsBytes = textAsBytes
         tokenizer.state = state
         tokenizer.lastStartTagName = "script"
         tokenizer.allowCDATA = true
@@ -24,6 +25,7 @@ import Testing
                 for a in t.attributes { out += [a.name, a.value] }
             case .comment(let c): out.append(c)
             case .characters(let s): out.append(s)
+            case .characterBytes(let range, let inInput): out.append(tokenizer.string(ofTextBytes: range, inInput: inInput))
             case .eof: return out
             }
         }
@@ -75,6 +77,48 @@ import Testing
         }
         // The inputs reach both kinds of string often.
         #expect(checked > 50_000 && nonASCII > 10_000)
+    }
+
+    /// Character runs handed over as bytes (`textAsBytes`, the arena tree's path: a range of the
+    /// input, or bytes copied aside) are the same text as the strings, in every state, whether
+    /// the input is known to be well-formed or not (then only runs proven well-formed come as
+    /// bytes, and the others as repaired strings).
+    @Test func textAsBytesGivesTheSameTextInEveryState() {
+        var g = InputStageTests.Generator(state: 25)
+        let states: [Tokenizer.State] = [.data, .rcdata, .rawtext, .scriptData, .plaintext, .cdataSection]
+        var compared = 0
+        for _ in 0..<3000 {
+            let input = Self.sample(&g)
+            for state in states {
+                for valid in [true, false] {
+                    let strings = Self.strings(input, state: state, validInput: valid)
+                    let viaBytes = Self.strings(input, state: state, validInput: valid, textAsBytes: true)
+                    #expect(strings == viaBytes, "\(String(decoding: input, as: UTF8.self).debugDescription) in \(state), valid \(valid)")
+                    for string in viaBytes { #expect(Self.isWellFormedAndRightlyFlagged(string)) }
+                    compared += strings.count
+                }
+            }
+        }
+        #expect(compared > 50_000)
+    }
+
+    /// A run as bytes stays readable while later tokens are queued behind it (the character run
+    /// before an end of file, a run split by a character reference), and the tokenizer's own
+    /// buffer is emptied only once nothing is queued.
+    @Test func queuedByteRunsStayValid() {
+        var tokenizer = Tokenizer(input: Array("a&amp;b<p>c&lt;".utf8), inputIsValidUTF8: true)
+        tokenizer.textAsBytes = true
+        var texts: [String] = []
+        var tags: [String] = []
+        while true {
+            let token = tokenizer.nextToken()
+            if case .characterBytes(let range, let inInput) = token { texts.append(tokenizer.string(ofTextBytes: range, inInput: inInput)) }
+            if case .characters(let s) = token { texts.append(s) }
+            if case .startTag(let t) = token { tags.append(t.name) }
+            if case .eof = token { break }
+        }
+        #expect(texts.joined() == "a&b" + "c<")
+        #expect(tags == ["p"])
     }
 
     @Test func runsCutInsideAScalarAreNotTrusted() {

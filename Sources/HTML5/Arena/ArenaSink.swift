@@ -164,9 +164,22 @@ struct ArenaSink: TreeSink {
         let last = parent.row.pointee.lastChild
         if last >= 0 {
             let lastRow = tree.row(last)
-            if lastRow.pointee.kind == .text { lastRow.pointee.payload += text; return }
+            if lastRow.pointee.kind == .text { tree.appendText(text, to: lastRow); return }
         }
         tree.appendDetached(tree.newRow(kind: .text, namespace: .html, tag: .unknown, payload: text, attributes: []), to: parent.row)
+    }
+
+    /// The arena stores text as bytes (``HTMLTree/textPool``).
+    static var takesTextBytes: Bool { true }
+
+    /// ``appendText(_:to:)`` from the tokenizer's bytes: no `String` is made.
+    @inline(__always) mutating func appendText(bytes: UnsafeBufferPointer<UInt8>, to parent: inout ArenaElement) {
+        let last = parent.row.pointee.lastChild
+        if last >= 0 {
+            let lastRow = tree.row(last)
+            if lastRow.pointee.kind == .text { tree.appendText(bytes: bytes, to: lastRow); return }
+        }
+        tree.appendDetached(tree.newTextRow(bytes: bytes), to: parent.row)
     }
 
     /// To the text just before the place (`before`'s previous sibling, or `parent`'s last child),
@@ -175,7 +188,7 @@ struct ArenaSink: TreeSink {
         let previous = before.map { tree.row($0).pointee.previousSibling } ?? tree.row(parent).pointee.lastChild
         if previous >= 0 {
             let previousRow = tree.row(previous)
-            if previousRow.pointee.kind == .text { previousRow.pointee.payload += text; return }
+            if previousRow.pointee.kind == .text { tree.appendText(text, to: previousRow); return }
         }
         let textRow = tree.newRow(kind: .text, namespace: .html, tag: .unknown, payload: text, attributes: [])
         tree.insert(textRow.pointee.index, into: parent, before: before)

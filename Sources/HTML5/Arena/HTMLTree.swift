@@ -44,9 +44,11 @@ package final class HTMLTree {
         var previousSibling: Int32
         /// The fragment row of an HTML `<template>`'s contents, `-1` for any other node.
         var templateContents: Int32
-        /// The tree builder's count of this element's entries on the stack of open elements.
+        /// The tree builder's count of this element's entries on the stack of open elements. For a
+        /// text row whose bytes are in ``HTMLTree/textPool``: their start there.
         var stackCount: Int32
-        /// The tree builder's Noah's Ark digest of the attributes (0 until taken).
+        /// The tree builder's Noah's Ark digest of the attributes (0 until taken). For a text row:
+        /// the number of its bytes in ``HTMLTree/textPool``, 0 when its text is ``payload``.
         var formattingDigest: UInt32
         /// The row's own index (what an ``ArenaElement`` reports as its identity).
         let index: Int32
@@ -55,7 +57,8 @@ package final class HTMLTree {
         var namespace: Namespace
         /// The element's interned name (`.unknown` for other kinds).
         var tag: HTMLTag
-        /// An element's local name, a text's or comment's data, a doctype's name.
+        /// An element's local name, a comment's data, a doctype's name; a text's data unless its
+        /// bytes are in ``HTMLTree/textPool``.
         var payload: String
         /// An element's attributes in source order (empty for other kinds).
         var attributes: [Attribute]
@@ -80,6 +83,13 @@ package final class HTMLTree {
     @exclusivity(unchecked) package private(set) var count: Int = 0
     /// The document's compatibility mode.
     package var quirksMode: Document.QuirksMode = .noQuirks
+    /// The bytes of the text rows made from the tokenizer's bytes (``newTextRow(bytes:)``), one
+    /// run per row, well-formed UTF-8: a text costs no `String` of its own (an allocation and,
+    /// when the tree is freed, a release). A run is only ever extended at the end of the pool
+    /// (the text being parsed is the pool's last run); a text appended to elsewhere moves into
+    /// its row's `payload` once, so building stays linear. Same exclusivity reasoning as
+    /// ``chunks``.
+    let textPool = ByteStore()
     /// The public and system identifiers of each doctype row (rare: one per document at most).
     private var doctypeIdentifiers: [Int32: (publicId: String, systemId: String)] = [:]
 
@@ -137,6 +147,69 @@ package final class HTMLTree {
         return element
     }
 
+    /// A new detached text row holding `bytes` (well-formed UTF-8) in ``textPool``; in its
+    /// `payload` if the pool would pass `Int32.max` bytes.
+    @inline(__always)
+    func newTextRow(bytes: UnsafeBufferPointer<UInt8>) -> UnsafeMutablePointer<Row> {
+        let start = textPool.count
+        guard bytes.count > 0, start + bytes.count <= Int(Int32.max) else {
+            return newRow(kind: .text, namespace: .html, tag: .unknown, payload: ByteAccumulator.stringFromValidUTF8(bytes), attributes: [])
+        }
+        let text = newRow(kind: .text, namespace: .html, tag: .unknown, payload: "", attributes: [])
+        textPool.append(bytes)
+        text.pointee.stackCount = Int32(truncatingIfNeeded: start)
+        text.pointee.formattingDigest = UInt32(truncatingIfNeeded: bytes.count)
+        return text
+    }
+
+    /// Appends `bytes` (well-formed UTF-8) to the text row `text`: in place in ``textPool`` when
+    /// its run ends the pool, else to its `payload` (the pooled run is moved there first, once).
+    @inline(__always)
+    func appendText(bytes: UnsafeBufferPointer<UInt8>, to text: UnsafeMutablePointer<Row>) {
+        let count = Int(text.pointee.formattingDigest)
+        if count > 0 {
+            let start = Int(text.pointee.stackCount)
+            if start + count == textPool.count && textPool.count + bytes.count <= Int(Int32.max) {
+                textPool.append(bytes)
+                text.pointee.formattingDigest = UInt32(truncatingIfNeeded: count + bytes.count)
+                return
+            }
+            moveTextToPayload(text)
+        }
+        text.pointee.payload += ByteAccumulator.stringFromValidUTF8(bytes)
+    }
+
+    /// Appends `string` to the text row `text` (``appendText(bytes:to:)`` for a `String`).
+    func appendText(_ string: consuming String, to text: UnsafeMutablePointer<Row>) {
+        if text.pointee.formattingDigest > 0 {
+            var string = string
+            withUTF8Bytes(inPlace: &string) { appendText(bytes: $0, to: text) }
+        } else {
+            text.pointee.payload += string
+        }
+    }
+
+    /// Moves a pooled text's bytes into its row's `payload` (the pool keeps them, unused).
+    private func moveTextToPayload(_ text: UnsafeMutablePointer<Row>) {
+        text.pointee.payload = withTextBytes(text) { ByteAccumulator.stringFromValidUTF8($0) }
+        text.pointee.stackCount = 0
+        text.pointee.formattingDigest = 0
+    }
+
+    /// Calls `body` with the UTF-8 of the text row `text` (read during the call only).
+    @inline(__always)
+    func withTextBytes<R>(_ text: UnsafeMutablePointer<Row>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let count = Int(text.pointee.formattingDigest)
+        guard count > 0 else { return withUTF8Bytes(inPlace: &text.pointee.payload, body) }
+        let start = Int(text.pointee.stackCount)
+        return textPool.withBytes(start..<(start + count), body)
+    }
+
+    /// The data of the text row `text`.
+    func textData(_ text: UnsafeMutablePointer<Row>) -> String {
+        text.pointee.formattingDigest > 0 ? withTextBytes(text) { ByteAccumulator.stringFromValidUTF8($0) } : text.pointee.payload
+    }
+
     /// A new detached doctype row.
     func newDoctypeRow(name: String, publicId: String, systemId: String) -> UnsafeMutablePointer<Row> {
         let doctype = newRow(kind: .doctype, namespace: .html, tag: .unknown, payload: name, attributes: [])
@@ -155,7 +228,14 @@ package final class HTMLTree {
         case .doctype:
             let ids = doctypeIdentifiers[source]
             return newDoctypeRow(name: original.pointee.payload, publicId: ids?.publicId ?? "", systemId: ids?.systemId ?? "")
-        case .document, .fragment, .text, .comment:
+        case .text:
+            // A pooled text's copy names the same bytes (a run of the pool is never changed; an
+            // append to either row extends the pool past it or moves that row to `payload`).
+            let copy = newRow(kind: .text, namespace: .html, tag: .unknown, payload: original.pointee.payload, attributes: [])
+            copy.pointee.stackCount = original.pointee.stackCount
+            copy.pointee.formattingDigest = original.pointee.formattingDigest
+            return copy
+        case .document, .fragment, .comment:
             return newRow(kind: original.pointee.kind, namespace: .html, tag: .unknown, payload: original.pointee.payload, attributes: [])
         }
     }
@@ -349,7 +429,8 @@ package final class HTMLTree {
     package func text(_ index: Int32) -> String? {
         let pointer = row(index)
         switch pointer.pointee.kind {
-        case .text, .comment: return pointer.pointee.payload
+        case .text: return textData(pointer)
+        case .comment: return pointer.pointee.payload
         case .document, .fragment, .element, .doctype: return nil
         }
     }
@@ -397,7 +478,7 @@ package final class HTMLTree {
                     continue
                 }
             case .text:
-                out += "\"\(pointer.pointee.payload)\"\n"
+                out += "\"\(textData(pointer))\"\n"
             case .comment:
                 out += "<!-- \(pointer.pointee.payload) -->\n"
             case .doctype:
@@ -474,7 +555,7 @@ package final class HTMLTree {
         case .element:
             return Element(tag: pointer.pointee.tag, localName: pointer.pointee.payload,
                            namespace: pointer.pointee.namespace, attributes: pointer.pointee.attributes)
-        case .text: return Text(pointer.pointee.payload)
+        case .text: return Text(textData(pointer))
         case .comment: return Comment(pointer.pointee.payload)
         case .doctype:
             let ids = doctypeIdentifiers[index]

@@ -121,9 +121,9 @@ extension HTMLTree {
         switch node.pointee.kind {
         case .text:
             if raw {
-                withUTF8Bytes(inPlace: &node.pointee.payload) { out.append($0) }
+                withTextBytes(node) { out.append($0) }
             } else {
-                withUTF8Bytes(inPlace: &node.pointee.payload) { HTMLSerializer.escapeText($0, into: &out) }
+                withTextBytes(node) { HTMLSerializer.escapeText($0, into: &out) }
             }
         case .comment:
             out.append("<!--" as StaticString)

@@ -210,6 +210,36 @@ struct ByteAccumulator {
         return buffer.withUnsafeBufferPointer { cache.string(for: $0) }
     }
 
+    /// The input range of the pending bytes when they are one run of the input known to be
+    /// well-formed UTF-8 (see ``copyIfWellFormed(into:from:)``), else `nil`.
+    @inline(__always) func wellFormedInputRun(of input: [UInt8]) -> Range<Int>? {
+        guard !hasBuffered else { return nil }
+        checkRun(in: input)
+        let start = runStart, end = runEnd, valid = inputIsValidUTF8
+        return input.withUnsafeBufferPointer { all in
+            ByteAccumulator.isWellFormedRun(start, end, in: all, inputIsValidUTF8: valid) ? start..<end : nil
+        }
+    }
+
+    /// Appends the pending bytes to `out` when they are known to be well-formed UTF-8 (the same
+    /// knowledge ``makeString(from:)`` uses to skip validation) and returns `true`; otherwise
+    /// appends nothing and returns `false` (the caller makes a `String`, which repairs them).
+    mutating func copyIfWellFormed(into out: ByteStore, from input: [UInt8]) -> Bool {
+        if !hasBuffered {
+            checkRun(in: input)
+            let start = runStart, end = runEnd, valid = inputIsValidUTF8
+            return input.withUnsafeBufferPointer { all in
+                guard ByteAccumulator.isWellFormedRun(start, end, in: all, inputIsValidUTF8: valid) else { return false }
+                out.append(UnsafeBufferPointer(rebasing: all[start..<end]))
+                return true
+            }
+        }
+        materialize(input)
+        guard !bufferMayBeIllFormed else { return false }
+        buffer.withUnsafeBufferPointer { out.append($0) }
+        return true
+    }
+
     /// Whether the pending bytes are exactly `bytes` (compared where they are, without making
     /// them contiguous first).
     func holds(exactly bytes: UnsafeBufferPointer<UInt8>, from input: [UInt8]) -> Bool {

@@ -8,6 +8,14 @@ enum Token {
     case comment(String)
     /// A run of characters (may contain U+0000, which the tree builder handles per mode).
     case characters(String)
+    /// A run of characters as bytes (well-formed UTF-8) instead of a `String`: `range` of the
+    /// tokenizer's input when `inInput` (a run copied from the input unchanged), else of
+    /// ``Tokenizer/textBytes``. Only when the tree builder asked for them
+    /// (``Tokenizer/textAsBytes``, a sink that stores text as bytes); ``Tokenizer/textBytes``
+    /// holds them until the next call of ``Tokenizer/nextToken()`` finds no token queued. The
+    /// tree builder turns the token into ``characters(_:)`` wherever it does not take the bytes
+    /// itself.
+    case characterBytes(Range<Int>, inInput: Bool)
     case eof
 }
 

@@ -111,6 +111,29 @@ struct Tokenizer {
     /// while the parse runs.
     var expectedNode: Unmanaged<Node>?
 
+    /// Set by a tree builder whose sink stores text as bytes (the arena tree): character runs
+    /// then come as ``Token/characterBytes(_:inInput:)``, a range of the input or of bytes copied into ``textBytes``, instead of a
+    /// `String` each (an allocation, a copy, and a release when the tree is freed).
+    var textAsBytes = false
+    /// The bytes of the ``Token/characterBytes(_:inInput:)`` tokens not in the input handed out since the queue was last
+    /// empty (emptied, keeping its capacity, when ``nextToken()`` finds no token pending, so the
+    /// ranges of the tokens still queued stay valid). Always well-formed UTF-8.
+    let textBytes = ByteStore()
+
+    /// The run of a ``Token/characterBytes(_:inInput:)`` token as a `String`.
+    func string(ofTextBytes range: Range<Int>, inInput: Bool) -> String {
+        withTextBytes(range, inInput: inInput) { ByteAccumulator.stringFromValidUTF8($0) }
+    }
+
+    /// Calls `body` with the bytes of a ``Token/characterBytes(_:inInput:)`` token.
+    @inline(__always) func withTextBytes<R>(_ range: Range<Int>, inInput: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        guard inInput else { return textBytes.withBytes(range, body) }
+        return input.withUnsafeBufferPointer { all in
+            precondition(range.lowerBound >= 0 && range.upperBound <= all.count, "text run outside the input")
+            return body(UnsafeBufferPointer(rebasing: all[range]))
+        }
+    }
+
     // Token under construction.
     private var text = ByteAccumulator()
     /// The next token, when one is pending (the common case: one token per step; a character run
@@ -186,6 +209,19 @@ struct Tokenizer {
     }
 
     private mutating func flushPendingText() {
+        if textAsBytes && expectedNode == nil {
+            if let range = text.wellFormedInputRun(of: input) {
+                enqueue(.characterBytes(range, inInput: true))
+                text.reset()
+                return
+            }
+            let start = textBytes.count
+            if text.copyIfWellFormed(into: textBytes, from: input) {
+                enqueue(.characterBytes(start..<textBytes.count, inInput: false))
+                text.reset()
+                return
+            }
+        }
         let string = expectedNode != nil ? expectedText() : nil
         enqueue(.characters(string ?? text.makeString(from: input, cache: &shortStrings)))
         text.reset()
@@ -303,6 +339,8 @@ struct Tokenizer {
 
     /// The next token (`.eof` forever once the input is exhausted).
     mutating func nextToken() -> Token {
+        // The bytes of the character runs handed out are no longer read once no token is queued.
+        if textAsBytes && textBytes.count > 0 && !hasPendingToken { textBytes.removeAll() }
         // The previous call took the pending token, so there is usually none now: run the states
         // first instead of emptying an empty slot (the loop below checks everything again).
         step()

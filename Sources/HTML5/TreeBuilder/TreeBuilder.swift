@@ -113,6 +113,7 @@ struct TreeBuilder<Sink: TreeSink> {
     var selectedContentLimited = false
     init(tokenizer: Tokenizer, sink: Sink, scripting: Bool, maxDepth: Int) {
         self.tokenizer = tokenizer
+        self.tokenizer.textAsBytes = Sink.takesTextBytes
         self.sink = sink
         self.scripting = scripting
         self.maxDepth = max(maxDepth, 4)
@@ -135,7 +136,29 @@ struct TreeBuilder<Sink: TreeSink> {
                 if sink.verificationFailed { break }
                 tokenizer.expectedNode = sink.expectedNode
             }
-            let token = tokenizer.nextToken()
+            var token = tokenizer.nextToken()
+            if case .characterBytes(let range, let inInput) = token {
+                // Only when the sink takes text as bytes. The common case (in body, in cell or
+                // in the text mode, nothing to skip, no U+0000) goes to the sink as bytes; any
+                // other gets its `String` and the usual path.
+                if !skipNextNewline && takesTextBytesPath(range, inInput: inInput) {
+                    // Nothing writes the tokenizer's bytes until the next token. (The input is
+                    // read through a reference of its own: the insertion changes `self`.)
+                    if inInput {
+                        let input = tokenizer.input
+                        input.withUnsafeBufferPointer { all in
+                            precondition(range.lowerBound >= 0 && range.upperBound <= all.count, "text run outside the input")
+                            textBytesFastPath(UnsafeBufferPointer(rebasing: all[range]))
+                        }
+                    } else {
+                        tokenizer.textBytes.withBytes(range) { textBytesFastPath($0) }
+                    }
+                    let namespace = adjustedCurrentNamespace
+                    tokenizer.allowCDATA = namespace != nil && namespace != .html
+                    continue
+                }
+                token = .characters(tokenizer.string(ofTextBytes: range, inInput: inInput))
+            }
             if !skipNextNewline && takesInBodyFastPath(token) {
                 // The token is consumed here (not borrowed through the dispatcher), so its
                 // string, or its name and attributes, move into the tree without a retain and
@@ -162,6 +185,36 @@ struct TreeBuilder<Sink: TreeSink> {
             let namespace = adjustedCurrentNamespace
             tokenizer.allowCDATA = namespace != nil && namespace != .html
         }
+    }
+
+    /// `true` when a ``Token/characterBytes(_:inInput:)`` run would reach the "in body" rules unchanged
+    /// (in body or in cell, with an HTML adjusted current node or none, and no U+0000 in the run)
+    /// or the "text" insertion mode's (which inserts characters as they are; the current node
+    /// is the HTML raw-text or RCDATA element).
+    @inline(__always) func takesTextBytesPath(_ range: Range<Int>, inInput: Bool) -> Bool {
+        guard mode == .inBody || mode == .inCell || mode == .text else { return false }
+        if let namespace = adjustedCurrentNamespace, namespace != .html { return false }
+        guard tokenizer.inputHasNUL else { return true }
+        return tokenizer.withTextBytes(range, inInput: inInput) { bytes in
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
+            return memchr(base, 0, bytes.count) == nil
+        }
+    }
+
+    /// ``inBodyCharacters(_:)`` (or the text mode's insertion) for a run given as bytes, appended
+    /// to the sink as bytes where the text goes at the end of an open element (the common case);
+    /// the rare other place (foster parenting) gets a `String`.
+    mutating func textBytesFastPath(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard !bytes.isEmpty else { return }
+        if mode != .text {
+            reconstructFormatting()
+            if framesetOK && containsNonWhitespace(bytes) { framesetOK = false }
+        }
+        if let index = appendTargetIndex() {
+            sink.appendText(bytes: bytes, to: &openElements[index])
+            return
+        }
+        insertText(ByteAccumulator.stringFromValidUTF8(bytes))
     }
 
     /// `true` for the most common tokens of mail, which the dispatcher would hand to the "in body"
@@ -313,6 +366,12 @@ extension TreeBuilder {
     }
 }
 
+/// The insertion modes never see ``Token/characterBytes(_:inInput:)``: ``TreeBuilder/run()`` hands such a
+/// run to the sink itself or turns it into ``Token/characters(_:)`` before dispatching it.
+func characterBytesNotDispatched() -> Never {
+    preconditionFailure("a character run as bytes reached an insertion mode")
+}
+
 /// `true` if the character run holds U+0000 (`memchr` over its contiguous UTF-8, bounded by the
 /// string's own count; a bridged string without contiguous storage is scanned byte by byte).
 /// Runs are scanned once per token, so this is the hottest check of the text path.
@@ -331,6 +390,11 @@ extension TreeBuilder {
         return false
     }) { return found }
     return s.utf8.contains { !isWhitespaceByte($0) }
+}
+
+@inline(__always) func containsNonWhitespace(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    for b in bytes where !isWhitespaceByte(b) { return true }
+    return false
 }
 
 @inline(__always) func isWhitespaceByte(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x09 || b == 0x0C || b == 0x0D }

@@ -43,6 +43,12 @@ protocol TreeElement {
 }
 
 extension TreeSink {
+    static var takesTextBytes: Bool { false }
+
+    mutating func appendText(bytes: UnsafeBufferPointer<UInt8>, to parent: inout ElementRef) {
+        appendText(ByteAccumulator.stringFromValidUTF8(bytes), to: &parent)
+    }
+
     mutating func appendBorrowedElement(_ element: borrowing ElementRef, to parent: inout ElementRef) {
         appendElement(copy element, to: &parent)
     }
@@ -126,6 +132,13 @@ protocol TreeSink {
     /// Inserts text into `parent` (not the document) before `before` (`nil`: at the end): to the
     /// text node just before that place if there is one, else as a new text node.
     mutating func insertText(_ text: consuming String, into parent: NodeRef, before: NodeRef?)
+    /// `true` when the sink stores text as bytes: the tokenizer then hands character runs over as
+    /// bytes (``Token/characterBytes(_:inInput:)``), and the builder's common text path gives them to
+    /// ``appendText(bytes:to:)`` without making a `String`. The default is `false`.
+    static var takesTextBytes: Bool { get }
+    /// ``appendText(_:to:)`` with the text as well-formed UTF-8 bytes (read during the call only).
+    /// The default makes a `String`.
+    mutating func appendText(bytes: UnsafeBufferPointer<UInt8>, to parent: inout ElementRef)
     /// Appends a comment at the end of the open element `parent`.
     mutating func appendComment(_ data: String, to parent: inout ElementRef)
     /// Inserts a comment into `parent` before `before` (`nil`: at the end).

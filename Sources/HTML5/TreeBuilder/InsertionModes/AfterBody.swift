@@ -42,6 +42,7 @@ extension TreeBuilder {
 
     mutating func inFrameset(_ token: Token) {
         switch token {
+        case .characterBytes: characterBytesNotDispatched()
         case .characters(let s): insertFramesetWhitespace(s)
         case .comment(let data): insertComment(data)
         case .doctype: error("unexpected-doctype")

@@ -102,6 +102,7 @@ extension TreeBuilder {
 
     mutating func inHead(_ token: Token) {
         switch token {
+        case .characterBytes: characterBytesNotDispatched()
         case .characters(let s):
             guard let rest = insertLeadingWhitespace(s) else { return }
             pop()
@@ -184,6 +185,7 @@ extension TreeBuilder {
 
     mutating func afterHead(_ token: Token) {
         switch token {
+        case .characterBytes: characterBytesNotDispatched()
         case .characters(let s):
             guard let rest = insertLeadingWhitespace(s) else { return }
             insertElement(TagToken(.body))

@@ -43,6 +43,7 @@ extension TreeBuilder {
 
     mutating func processForeign(_ token: Token) {
         switch token {
+        case .characterBytes: characterBytesNotDispatched()
         case .characters(let s):
             var text = s
             if runContainsNUL(text) { error("unexpected-null-character"); text = text.replacingNUL(with: "\u{FFFD}") }

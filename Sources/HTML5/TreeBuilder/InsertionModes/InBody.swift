@@ -15,6 +15,7 @@ extension TreeBuilder {
 
     mutating func inBody(_ token: Token) {
         switch token {
+        case .characterBytes: characterBytesNotDispatched()
         case .characters(let s):
             if runContainsNUL(s) {
                 error("unexpected-null-character")

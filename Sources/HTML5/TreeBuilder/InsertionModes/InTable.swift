@@ -18,6 +18,7 @@ extension TreeBuilder {
 
     mutating func inTable(_ token: Token) {
         switch token {
+        case .characterBytes: characterBytesNotDispatched()
         case .characters:
             if currentIsHTML(in: TreeBuilderSets.set8) {
                 pendingTableText = ""

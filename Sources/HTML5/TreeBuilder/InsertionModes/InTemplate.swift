@@ -5,6 +5,7 @@ extension TreeBuilder {
 
     mutating func inTemplate(_ token: Token) {
         switch token {
+        case .characterBytes: characterBytesNotDispatched()
         case .characters, .comment, .doctype:
             inBody(token)
         case .startTag(let tag):
