@@ -35,6 +35,32 @@ import Testing
         }
     }
 
+    /// Near misses of every interned name are unknown: one byte changed at each position, one
+    /// byte more or less at either end (the lookup packs the first eight bytes with loads that
+    /// overlap for names shorter than eight, so every length and position is tried).
+    @Test func nearMissesOfEveryNameAreUnknown() {
+        let names = Set(HTMLTag.allCases.map(\.name))
+        var tried = 0
+        for tag in HTMLTag.allCases where tag != .unknown {
+            let bytes = Array(tag.name.utf8)
+            var variants: [[UInt8]] = [Array(bytes.dropLast()), Array(bytes.dropFirst()), bytes + [0x61], [0x61] + bytes]
+            for i in bytes.indices {
+                var changed = bytes
+                changed[i] = changed[i] == 0x7A ? 0x79 : changed[i] &+ 1
+                variants.append(changed)
+            }
+            for variant in variants {
+                let name = String(decoding: variant, as: UTF8.self)
+                let expected = names.contains(name) ? HTMLTag(localName: name) : HTMLTag.unknown
+                let found = variant.withUnsafeBufferPointer { HTMLTag.lookup($0) }
+                #expect(found == expected, "\(name.debugDescription)")
+                if names.contains(name) { #expect(found.name == name) }
+                tried += 1
+            }
+        }
+        #expect(tried > 1000)
+    }
+
     @Test func parsedElementsCarryTheirInternedName() throws {
         let html = """
             <!doctype html><table><tr><td><font color=red>x</font><my-widget>y</my-widget></td></tr></table>

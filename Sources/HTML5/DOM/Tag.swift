@@ -305,43 +305,53 @@ public enum HTMLTag: UInt8, Sendable, Hashable, CaseIterable {
             }
             for raw in 1..<HTMLTag.names.count {
                 let name = Array(HTMLTag.names[raw].utf8)
-                var slot = name.withUnsafeBufferPointer { Table.hash($0) }
+                var slot = Table.hash(head: heads[raw], count: name.count)
                 while slots[slot] != .unknown { slot = (slot + 1) & Table.mask }
                 slots[slot] = HTMLTag(rawValue: UInt8(raw))!
             }
         }
 
-        /// Length, first, second and last byte: distinct enough for ~200 short names, and
-        /// cheaper than hashing every byte (the tokenizer looks up every tag).
-        @inline(__always) static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {
-            let n = name.count
-            var h = UInt32(truncatingIfNeeded: n) &* 0x9E37_79B1
-            h = (h ^ UInt32(name[0])) &* 0x85EB_CA6B
-            h = (h ^ UInt32(name[n > 1 ? 1 : 0])) &* 0xC2B2_AE35
-            h = (h ^ UInt32(name[n - 1])) &* 0x27D4_EB2F
-            return Int(truncatingIfNeeded: h ^ (h >> 16)) & mask
+        /// The slot of a name from its ``head(_:)`` and length: one multiply-xor-multiply of
+        /// the packed bytes, the top nine bits (the head is a name's first eight bytes, so it
+        /// tells apart every name of up to eight bytes; longer ones share a slot chain only
+        /// when they share those bytes too). The tokenizer looks up every tag.
+        @inline(__always) static func hash(head: UInt64, count: Int) -> Int {
+            let h = (head ^ UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15) &* 0xBF58_476D_1CE4_E5B9
+            return Int(truncatingIfNeeded: h &>> 55) & mask
         }
 
-        /// The first `min(count, 8)` bytes of `name` packed little-endian (reads only inside
-        /// `name`).
+        /// The first `min(count, 8)` bytes of `name` packed little-endian: one load of eight
+        /// bytes, or two overlapping loads of four or two (the overlap is the same bytes twice),
+        /// all inside `name`.
         @inline(__always) static func head(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
-            var value: UInt64 = 0
-            var i = 0
-            while i < name.count && i < 8 { value |= UInt64(name[i]) &<< UInt64(8 &* i); i += 1 }
-            return value
+            guard let base = name.baseAddress else { return 0 }
+            let n = name.count
+            let raw = UnsafeRawPointer(base)
+            if n >= 8 { return UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)) }
+            if n >= 4 {
+                let low = UInt64(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+                let high = UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)))
+                return low | high &<< UInt64(8 &* (n &- 4))
+            }
+            if n >= 2 {
+                let low = UInt64(UInt16(littleEndian: raw.loadUnaligned(as: UInt16.self)))
+                let high = UInt64(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: n &- 2, as: UInt16.self)))
+                return low | high &<< UInt64(8 &* (n &- 2))
+            }
+            return n == 1 ? UInt64(base[0]) : 0
         }
     }
 
     private static let lookupTable = Table()
 
     /// The identifier of the name in `name` (UTF-8), or ``unknown``. Reads only inside `name`
-    /// (the hash reads indexes 0, 1 and `count - 1` of a non-empty name) and inside the tables
+    /// (``Table/head(_:)`` loads inside it) and inside the tables
     /// (every index is bounds-checked by `Array`).
     static func lookup(_ name: UnsafeBufferPointer<UInt8>) -> HTMLTag {
         let count = name.count
         guard count > 0, count <= HTMLTag.lookupTable.maxLength else { return .unknown }
-        var slot = Table.hash(name)
         let head = Table.head(name)
+        var slot = Table.hash(head: head, count: count)
         while true {
             let candidate = HTMLTag.lookupTable.slots[slot]
             if candidate == .unknown { return .unknown }
