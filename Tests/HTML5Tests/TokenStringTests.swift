@@ -121,6 +121,26 @@ import Testing
         #expect(tags == ["p"])
     }
 
+    /// The five references recognized from one word of input (`&nbsp;`, `&quot;`, `&amp;`,
+    /// `&lt;`, `&gt;`) decode as the table does, in text and in attribute values, with eight
+    /// bytes or more after the `&` (the word) and fewer (the general path); and near misses
+    /// (no semicolon, another name sharing the start) go through the general path unchanged.
+    @Test func commonReferencesReadFromOneWordMatchTheTable() {
+        // (name, in an attribute value, in text): a legacy name without its semicolon followed by
+        // an alphanumeric is not a reference in an attribute value, and is one in text.
+        let cases: [(String, String, String)] = [
+            ("nbsp;", "\u{A0}", "\u{A0}"), ("quot;", "\"", "\""), ("amp;", "&", "&"), ("lt;", "<", "<"), ("gt;", ">", ">"),
+            ("nbsp", "\u{A0}", "\u{A0}"), ("amp", "&", "&"), ("lt", "<", "<"), ("gtx;", "&gtx;", ">x;"), ("ampx", "&ampx", "&x"),
+            ("nbs;", "&nbs;", "&nbs;"), ("quo;", "&quo;", "&quo;"), ("quota;", "&quota;", "\"a;"), ("ltimes;", "\u{22C9}", "\u{22C9}"),
+        ]
+        for (name, inAttribute, inText) in cases {
+            for tail in ["", "........"] {
+                let strings = Self.strings(Array("<p title=\"&\(name)\">&\(name)\(tail)".utf8), state: .data, validInput: true)
+                #expect(strings == ["p", "title", inAttribute, inText + tail], "&\(name) with \(tail.count) bytes after")
+            }
+        }
+    }
+
     @Test func runsCutInsideAScalarAreNotTrusted() {
         // A run that ends in the middle of a scalar cannot come from the tokenizer's cuts, which
         // are at ASCII bytes; the accumulator still checks both ends, and falls back to

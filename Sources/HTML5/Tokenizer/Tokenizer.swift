@@ -167,6 +167,9 @@ struct Tokenizer {
     private var temp: [UInt8] = []
 
     private static let eof = -1
+    /// `nbsp;`, `quot;`, `amp;`, `lt;` and `gt;` as little-endian words (the bytes after `&`).
+    private static let nbspWord: UInt64 = 0x3B_7073_626E, quotWord: UInt64 = 0x3B_746F_7571
+    private static let ampWord: UInt64 = 0x3B70_6D61, ltWord: UInt64 = 0x3B_746C, gtWord: UInt64 = 0x3B_7467
     /// U+FFFD in UTF-8 (also what ``ByteAccumulator`` knows to be well-formed when appended).
     static let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
 
@@ -610,6 +613,29 @@ struct Tokenizer {
             NamedCharacterReferences.index.values.withUnsafeBufferPointer { values in
                 precondition(value.lowerBound >= 0 && value.upperBound <= values.count)
                 for i in value { putEncoded(values[i]) }
+            }
+        }
+        // The five references mail is full of, recognized from one word of the input: each is a
+        // name with its semicolon, which the general path below would find in the table and
+        // replace the same way (a name ending in `;` is never subject to the attribute rule).
+        if pos + 8 <= inputCount {
+            let word = input.withUnsafeBufferPointer { buffer in
+                precondition(pos >= 0 && pos + 8 <= buffer.count, "tokenizer read out of bounds")
+                return UInt64(littleEndian: UnsafeRawPointer(buffer.baseAddress! + pos).loadUnaligned(as: UInt64.self))
+            }
+            switch word & 0xFF_FFFF_FFFF {
+            case Tokenizer.nbspWord: pos += 5; putEncoded(0xC2); putEncoded(0xA0); return
+            case Tokenizer.quotWord: pos += 5; put(0x22); return
+            default: break
+            }
+            switch word & 0xFFFF_FFFF {
+            case Tokenizer.ampWord: pos += 4; put(0x26); return
+            default: break
+            }
+            switch word & 0xFF_FFFF {
+            case Tokenizer.ltWord: pos += 3; put(0x3C); return
+            case Tokenizer.gtWord: pos += 3; put(0x3E); return
+            default: break
             }
         }
         let c = peek()
