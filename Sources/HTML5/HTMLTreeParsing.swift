@@ -5,39 +5,44 @@
 // Trust-model row: inbox (incoming mail) — the same spec-exact tree, the same limits against
 // hostile input (`HTML5ParserOptions`), built without a class object per node.
 
-/// What parsing into an ``HTMLTree`` produced: the tree, the row of its root, and the facts
+/// What parsing into an ``HTMLTree`` produced: the tree, its root node, and the facts
 /// ``ParseResult`` reports.
-///
-/// SPI (`@_spi(ArenaTree) import HTML5`) for the fuzz targets, which compare it with the class
-/// parser's tree; not a stable API yet (docs/arena-tree.md, step 5).
-@_spi(ArenaTree) public struct HTMLTreeParseResult {
-    /// The tree (row 0 is the document).
-    package let tree: HTMLTree
-    /// The root of the result: the document (row 0), or for a fragment the `<html>` element whose
-    /// children are the fragment's nodes.
-    package let root: Int32
-    package let errors: [ParseError]
+public struct HTMLTreeParseResult {
+    /// The tree (its row 0 is the document).
+    public let tree: HTMLTree
+    /// The row of ``root``.
+    package let rootIndex: Int32
+    /// Parse errors (recorded unless ``HTML5ParserOptions/recordParseErrors`` is off).
+    public let errors: [ParseError]
     /// The character encoding used to decode the bytes.
-    package let encoding: String
-    package let depthTruncated: Bool
-    package let attributesTruncated: Bool
-    package let selectedContentLimited: Bool
-    package let formattingLimited: Bool
+    public let encoding: String
+    /// As ``ParseResult/depthTruncated``.
+    public let depthTruncated: Bool
+    /// As ``ParseResult/attributesTruncated``.
+    public let attributesTruncated: Bool
+    /// As ``ParseResult/selectedContentLimited``.
+    public let selectedContentLimited: Bool
+    /// As ``ParseResult/formattingLimited``.
+    public let formattingLimited: Bool
+
+    /// The root of the result: the document, or for a fragment the `<html>` element whose
+    /// children are the fragment's nodes (as the class parser's fragment root).
+    public var root: HTMLNode { HTMLNode(tree, rootIndex) }
 
     /// The result's nodes in html5lib-tests' format (as ``Node/html5libTreeDump`` of the class
     /// parser's document or fragment).
-    @_spi(ArenaTree) public var html5libTreeDump: String { tree.html5libTreeDump(of: root) }
+    public var html5libTreeDump: String { tree.html5libTreeDump(of: rootIndex) }
 
     /// The result's nodes serialized (as ``Node/innerHTML`` of the class parser's document or
     /// fragment).
-    @_spi(ArenaTree) public var innerHTML: String { tree.innerHTML(of: root) }
+    public var innerHTML: String { tree.innerHTML(of: rootIndex) }
 }
 
 extension HTML5Parser {
     /// Parses a whole document from bytes into an ``HTMLTree`` (encoding sniffed as by
     /// ``parseDocument(_:options:)-([UInt8],_)``).
     /// - Throws: ``HTML5Error/inputTooLarge(size:limit:)``.
-    @_spi(ArenaTree) public static func parseTree(_ bytes: [UInt8], options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
+    public static func parseTree(_ bytes: [UInt8], options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
         guard bytes.count <= options.maxInputBytes else { throw .inputTooLarge(size: bytes.count, limit: options.maxInputBytes) }
         let (utf8, encoding) = EncodingSniffer.decode(bytes, transportCharset: options.transportCharset)
         return runTree(input: InputStream.preprocess(utf8), encoding: encoding, options: options, context: nil)
@@ -45,7 +50,7 @@ extension HTML5Parser {
 
     /// Parses a whole document from a string into an ``HTMLTree``.
     /// - Throws: ``HTML5Error/inputTooLarge(size:limit:)``.
-    @_spi(ArenaTree) public static func parseTree(_ html: String, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
+    public static func parseTree(_ html: String, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
         let count = html.utf8.count
         guard count <= options.maxInputBytes else { throw .inputTooLarge(size: count, limit: options.maxInputBytes) }
         return runTree(input: InputStream.preprocess(html), encoding: "utf-8", options: options, context: nil)
@@ -55,7 +60,7 @@ extension HTML5Parser {
     /// result's ``HTMLTreeParseResult/root`` is the `<html>` element that holds the fragment's
     /// nodes.
     /// - Throws: ``HTML5Error/inputTooLarge(size:limit:)``.
-    @_spi(ArenaTree) public static func parseTreeFragment(_ html: String, context: Element, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
+    public static func parseTreeFragment(_ html: String, context: Element, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
         let count = html.utf8.count
         guard count <= options.maxInputBytes else { throw .inputTooLarge(size: count, limit: options.maxInputBytes) }
         return runTree(input: InputStream.preprocess(html), encoding: "utf-8", options: options, context: context)
@@ -79,7 +84,7 @@ extension HTML5Parser {
             while let c = child, tree.kind(c) != .element { child = tree.nextSibling(c) }
             root = child ?? 0
         }
-        return HTMLTreeParseResult(tree: tree, root: root, errors: builder.tokenizer.errors, encoding: encoding,
+        return HTMLTreeParseResult(tree: tree, rootIndex: root, errors: builder.tokenizer.errors, encoding: encoding,
                                    depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes,
                                    selectedContentLimited: builder.selectedContentLimited, formattingLimited: builder.formattingLimited)
     }

@@ -2,7 +2,7 @@ import ArgumentParser
 import RampartCLIKit
 import Foundation
 import RampartBenchmarks
-@_spi(ArenaTree) import HTML5
+import HTML5
 #if canImport(RampartCore)
 import RampartCore
 
@@ -172,11 +172,11 @@ struct HTML5Bench: ParsableCommand {
             treeSerializedBytes = treeBytesOut
         }
         let swiftRate = Double(totalBytes) / 1e6 / samples.median
-        print(String(format: "HTML5 parse (Swift):             runs [%@] MB/s, median %.1f MB/s (goal >= 100)",
+        print(String(format: "HTML5 parse (Swift, class DOM):  runs [%@] MB/s, median %.1f MB/s",
                      samples.megabytesPerSecond(totalBytes).map { String(format: "%.1f", $0) }.joined(separator: " "), swiftRate))
         let treeRate = Double(totalBytes) / 1e6 / treeSamples.median
         let treeRatios = zip(samples.seconds, treeSamples.seconds).map { $0 / $1 }
-        print(String(format: "HTML5 parse into HTMLTree (arena): runs [%@] MB/s, median %.1f MB/s (goal >= 100); arena/class DOM per turn [%@]",
+        print(String(format: "HTML5 parse into HTMLTree (arena): runs [%@] MB/s, median %.1f MB/s (goal >= 100: the parser's fast tree, HTML5Parser.parseTree); arena/class DOM per turn [%@]",
                      treeSamples.megabytesPerSecond(totalBytes).map { String(format: "%.1f", $0) }.joined(separator: " "), treeRate,
                      treeRatios.map { String(format: "%.2f", $0) }.joined(separator: " ")))
         print(String(format: "HTML5 parse + serialize (Swift): median %.1f MB/s of input (%d KiB out)",
@@ -217,8 +217,8 @@ struct HTML5Bench: ParsableCommand {
             print("other parsers: no python found (.venv/bin/python3 or RAMPART_PYTHON; scripts/setup.sh makes .venv)")
         }
         if !summary.isEmpty {
-            print(String(format: "summary (goal: Swift >= 100 MB/s; median %.1f MB/s, arena tree %.1f MB/s, arena/class DOM paired median %.2fx):",
-                         swiftRate, treeRate, BenchSamples.median(treeRatios)))
+            print(String(format: "summary (goal: parser >= 100 MB/s; HTMLTree (arena) median %.1f MB/s: %@; class DOM median %.1f MB/s; arena/class DOM paired median %.2fx):",
+                         treeRate, treeRate >= 100 ? "met" : "not met", swiftRate, BenchSamples.median(treeRatios)))
             for line in summary { print("  " + line) }
         }
 

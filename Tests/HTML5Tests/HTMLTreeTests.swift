@@ -6,7 +6,7 @@
 // consistent, and walk (dump, copy, materialize, free) a 100 000-deep tree without recursion.
 
 import Testing
-@testable @_spi(ArenaTree) import HTML5
+@testable import HTML5
 
 // MARK: Harness
 
@@ -733,6 +733,83 @@ struct RandomScript: SinkScript {
         let dom = try! HTML5Parser.parseDocument(html)
         #expect(arena.tree.html5libTreeDump() == dom.root.html5libTreeDump)
         #expect(arena.tree.textPool.count > 0)
+    }
+
+    /// The public read API (`HTMLNode`) walks the same tree as the class DOM: node for node in
+    /// document order, the same kind, names, attributes, data, text content, child counts and
+    /// parent links; handles compare and hash by tree and row; serialization and the
+    /// materialized tree are the class DOM's.
+    @Test(arguments: [
+        "<!DOCTYPE html><html lang=en><head><title>T &amp; t</title><style>p{}</style></head><body><p class=a id=b>Hi <b>there</b>&nbsp;!</p><!-- c --><table><tr><td>1<td>2</table><template><i>in</i></template><svg viewBox='0 0 1 1'><foreignObject><p>f</p></foreignObject></svg><math><mi xlink:href=x>m</mi></math><pre>\n\nx</pre>",
+        "<p>a<b>b<i>c</b>d</i>e</p><ul><li>1<li>2</ul><select><option>o</select>text at the end",
+    ])
+    func publicReadAPIMatchesTheClassDOM(html: String) throws {
+        let result = try HTML5Parser.parseTree(html)
+        let document = try HTML5Parser.parseDocument(html).root
+        #expect(result.root == result.tree.document && result.root.kind == .document)
+        var arenaNodes = Array(result.root.descendants)
+        var classNodes = Array(document.descendants)
+        #expect(arenaNodes.count == classNodes.count && arenaNodes.count > 10)
+        arenaNodes = Array(arenaNodes.prefix(classNodes.count)); classNodes = Array(classNodes.prefix(arenaNodes.count))
+        for (node, reference) in zip(arenaNodes, classNodes) {
+            #expect(node.textContent == reference.textContent)
+            #expect(node.children.map(\.index) == Array(node.children).map(\.index))
+            #expect(Array(node.children).count == Array(reference.children).count)
+            for child in node.children { #expect(child.parent == node) }
+            #expect(node.firstChild?.previousSibling == nil && node.lastChild?.nextSibling == nil)
+            #expect(result.tree.node(node.index) == node)
+            switch reference {
+            case let element as Element:
+                #expect(node.kind == .element && node.isElement)
+                #expect(node.localName == element.localName && node.namespace == element.namespace && node.tag == element.tag)
+                #expect(node.attributes == element.attributes)
+                for attribute in element.attributes where attribute.namespace == nil { #expect(node.attribute(attribute.name) == attribute.value) }
+                #expect(node.attribute("no-such-attribute") == nil)
+                #expect(node.isHTML(element.tag) == element.isHTML(element.tag))
+                #expect((node.templateContents != nil) == (element.templateContent != nil))
+                if let contents = node.templateContents, let classContents = element.templateContent {
+                    #expect(contents.kind == .fragment && contents.innerHTML == classContents.innerHTML)
+                }
+                #expect(node.innerHTML == element.innerHTML)
+            case let text as Text:
+                #expect(node.kind == .text && node.data == text.data && !node.isElement)
+            case let comment as HTML5.Comment:
+                #expect(node.kind == .comment && node.data == comment.data)
+            case let doctype as DocumentType:
+                #expect(node.kind == .doctype && node.doctype?.name == doctype.name)
+            default:
+                Issue.record("unexpected class node \(reference)")
+            }
+        }
+        // Identity: equal handles, equal hashes; another tree's row 0 is another node.
+        let again = try HTML5Parser.parseTree(html)
+        #expect(Set(arenaNodes).count == arenaNodes.count)
+        #expect(result.tree.document != again.tree.document && result.tree.document == result.root)
+        #expect(result.tree.node(-1) == nil && result.tree.node(Int32(result.tree.count)) == nil)
+        #expect(result.root.materialize().html5libTreeDump == document.html5libTreeDump)
+        #expect(result.root.html5libTreeDump == result.html5libTreeDump && result.innerHTML == document.innerHTML)
+        // A fragment's root is its `<html>` holder, as the class parser's.
+        let fragment = try HTML5Parser.parseTreeFragment("<td>x</td>y", context: Element(localName: "tr"))
+        let classFragment = try HTML5Parser.parseFragment("<td>x</td>y", context: Element(localName: "tr")).root
+        #expect(fragment.root.isHTML(.html) && fragment.root.innerHTML == classFragment.innerHTML)
+        #expect(fragment.root.textContent == classFragment.textContent)
+    }
+
+    /// Walking a 100 000-deep tree through the public API (descendants, text content, parent
+    /// links) recurses nowhere.
+    @Test func publicReadAPIWalksADeepTree() throws {
+        var options = HTML5ParserOptions()
+        options.maxNestingDepth = 200_000
+        let html = String(repeating: "<div>", count: 100_000) + "deep" + String(repeating: "</div>", count: 100_000)
+        let result = try HTML5Parser.parseTree(html, options: options)
+        var depth = 0, deepest: HTMLNode? = nil
+        for node in result.root.descendants where node.kind == .text { deepest = node }
+        #expect(deepest?.data == "deep")
+        var up = deepest
+        while let node = up?.parent { depth += 1; up = node }
+        #expect(depth >= 100_000)
+        #expect(result.root.textContent == "deep")
+        #expect(result.root.descendants.reduce(0) { count, _ in count + 1 } >= 100_003)
     }
 
     @Test func templatesHaveContents() {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(ArenaTree) @testable import HTML5
+@testable import HTML5
 
 /// Runs every html5lib tree-construction test (scripting-off, and the scripting-on variants with
 /// the flag on) and fails if the pass rate drops below the level reached.

@@ -19,7 +19,7 @@
 //   is the class DOM's tree node for node: same html5lib dump, for the bytes and for the fragment,
 //   and the same serialization byte for byte (the fragment).
 import FuzzSupport
-@_spi(ArenaTree) import HTML5
+import HTML5
 
 let target = "html5"
 

@@ -17,10 +17,15 @@
 /// is `nil` in this API (`-1` in the rows). A `<template>` in the HTML namespace gets a fragment
 /// row as its template contents when it is created, as ``Element`` does.
 ///
+/// Made by ``HTML5Parser/parseTree(_:options:)-(String,_)`` and its siblings, and read through
+/// ``HTMLNode`` handles (``document``, ``HTMLTreeParseResult/root``): the same tree as the class
+/// DOM's, 1.3–1.7× faster to build and free (docs/performance.md). Read-only for now: code that
+/// edits a tree (the sanitizer) works on the class DOM, or on ``HTMLNode/materialize()``.
+///
 /// Not `Sendable`: a tree is used by one thread at a time, like the class nodes.
-package final class HTMLTree {
+public final class HTMLTree {
     /// What a row stands for.
-    package enum Kind: UInt8, Sendable, Hashable {
+    public enum Kind: UInt8, Sendable, Hashable {
         /// The document (row 0).
         case document
         /// A document fragment: the template contents of a `<template>`.
@@ -82,7 +87,7 @@ package final class HTMLTree {
     /// The number of rows (nodes, attached or not).
     @exclusivity(unchecked) package private(set) var count: Int = 0
     /// The document's compatibility mode.
-    package var quirksMode: Document.QuirksMode = .noQuirks
+    public package(set) var quirksMode: Document.QuirksMode = .noQuirks
     /// The bytes of the text rows made from the tokenizer's bytes (``newTextRow(bytes:)``), one
     /// run per row, well-formed UTF-8: a text costs no `String` of its own (an allocation and,
     /// when the tree is freed, a release). A run is only ever extended at the end of the pool
