@@ -64,8 +64,11 @@ public struct HTML5ParserOptions: Sendable {
 
 /// What the parser produced: the tree plus the facts a sanitizer may want to log.
 ///
+/// `Root` is the class DOM's ``Document`` or fragment root (``Element``), or an ``HTMLNode`` of an
+/// arena tree (``HTMLTreeParseResult``).
+///
 /// Trust-model row: inbox — the tree and the evidence of malformed input.
-public struct ParseResult<Root: Node> {
+public struct ParseResult<Root> {
     public let root: Root
     public let errors: [ParseError]
     /// The character encoding used to decode the bytes.
@@ -86,6 +89,16 @@ public struct ParseResult<Root: Node> {
     public let formattingLimited: Bool
     /// Nodes visited searching for selects and their `<selectedcontent>` (for tests).
     let selectedContentSearchSteps: Int
+}
+
+extension ParseResult {
+    /// `root` with the facts `builder` gathered while it built the tree.
+    init<Sink: TreeSink>(root: Root, builder: TreeBuilder<Sink>, encoding: String) {
+        self.init(root: root, errors: builder.tokenizer.errors, encoding: encoding,
+                  depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes,
+                  selectedContentLimited: builder.selectedContentLimited, formattingLimited: builder.formattingLimited,
+                  selectedContentSearchSteps: builder.selectedContentSearchSteps)
+    }
 }
 
 /// The spec-exact WHATWG HTML parser.
@@ -153,10 +166,7 @@ public enum HTML5Parser {
     /// Parses `input`, already preprocessed (``InputStream``) and well-formed UTF-8.
     static func run(input: [UInt8], encoding: String, options: HTML5ParserOptions, context: Element?) -> ParseResult<Document> {
         let builder = build(input: input, sink: DOMSink(), options: options, context: context)
-        return ParseResult(root: builder.sink.documentNode, errors: builder.tokenizer.errors, encoding: encoding,
-                           depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes,
-                           selectedContentLimited: builder.selectedContentLimited, formattingLimited: builder.formattingLimited,
-                           selectedContentSearchSteps: builder.selectedContentSearchSteps)
+        return ParseResult(root: builder.sink.documentNode, builder: builder, encoding: encoding)
     }
 
     /// Runs the tree builder over `input` (preprocessed, well-formed UTF-8) into `sink`, and

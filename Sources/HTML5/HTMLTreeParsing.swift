@@ -5,37 +5,22 @@
 // Trust-model row: inbox (incoming mail) — the same spec-exact tree, the same limits against
 // hostile input (`HTML5ParserOptions`), built without a class object per node.
 
-/// What parsing into an ``HTMLTree`` produced: the tree, its root node, and the facts
-/// ``ParseResult`` reports.
-public struct HTMLTreeParseResult {
-    /// The tree (its row 0 is the document).
-    public let tree: HTMLTree
-    /// The row of ``root``.
-    package let rootIndex: Int32
-    /// Parse errors (recorded unless ``HTML5ParserOptions/recordParseErrors`` is off).
-    public let errors: [ParseError]
-    /// The character encoding used to decode the bytes.
-    public let encoding: String
-    /// As ``ParseResult/depthTruncated``.
-    public let depthTruncated: Bool
-    /// As ``ParseResult/attributesTruncated``.
-    public let attributesTruncated: Bool
-    /// As ``ParseResult/selectedContentLimited``.
-    public let selectedContentLimited: Bool
-    /// As ``ParseResult/formattingLimited``.
-    public let formattingLimited: Bool
+/// What parsing into an ``HTMLTree`` produced: the tree's root node (``ParseResult/root``: the
+/// document, or for a fragment the `<html>` element whose children are the fragment's nodes, as
+/// the class parser's fragment root) and the facts every ``ParseResult`` reports.
+public typealias HTMLTreeParseResult = ParseResult<HTMLNode>
 
-    /// The root of the result: the document, or for a fragment the `<html>` element whose
-    /// children are the fragment's nodes (as the class parser's fragment root).
-    public var root: HTMLNode { HTMLNode(tree, rootIndex) }
+extension ParseResult where Root == HTMLNode {
+    /// The tree (its row 0 is the document).
+    public var tree: HTMLTree { root.tree }
 
     /// The result's nodes in html5lib-tests' format (as ``Node/html5libTreeDump`` of the class
     /// parser's document or fragment).
-    public var html5libTreeDump: String { tree.html5libTreeDump(of: rootIndex) }
+    public var html5libTreeDump: String { tree.html5libTreeDump(of: root.index) }
 
     /// The result's nodes serialized (as ``Node/innerHTML`` of the class parser's document or
     /// fragment).
-    public var innerHTML: String { tree.innerHTML(of: rootIndex) }
+    public var innerHTML: String { tree.innerHTML(of: root.index) }
 }
 
 extension HTML5Parser {
@@ -84,8 +69,6 @@ extension HTML5Parser {
             while let c = child, tree.kind(c) != .element { child = tree.nextSibling(c) }
             root = child ?? 0
         }
-        return HTMLTreeParseResult(tree: tree, rootIndex: root, errors: builder.tokenizer.errors, encoding: encoding,
-                                   depthTruncated: builder.depthTruncated, attributesTruncated: builder.tokenizer.truncatedAttributes,
-                                   selectedContentLimited: builder.selectedContentLimited, formattingLimited: builder.formattingLimited)
+        return HTMLTreeParseResult(root: HTMLNode(tree, root), builder: builder, encoding: encoding)
     }
 }

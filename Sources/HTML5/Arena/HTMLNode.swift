@@ -61,11 +61,10 @@ public struct HTMLNode: Hashable {
 
     /// An element's attributes in source order (empty for a node that is not an element).
     public var attributes: [Attribute] { tree.attributes(index) }
-    /// The value of the attribute without a namespace named `name` (the parser lower-cases
-    /// HTML attribute names), if the element has one.
-    public func attribute(_ name: String) -> String? {
-        for attribute in tree.attributes(index) where attribute.namespace == nil && attribute.name == name { return attribute.value }
-        return nil
+    /// The value of the attribute named `name` in `namespace` (none by default; the parser
+    /// lower-cases HTML attribute names), if the element has one (as ``Element/attribute(_:namespace:)``).
+    public func attribute(_ name: String, namespace: AttributeNamespace? = nil) -> String? {
+        tree.attributes(index).first { $0.namespace == namespace && $0.name == name }?.value
     }
     /// The data of a text or comment node, else `nil`.
     public var data: String? { tree.text(index) }

@@ -211,7 +211,7 @@ struct ByteAccumulator {
     }
 
     /// The input range of the pending bytes when they are one run of the input known to be
-    /// well-formed UTF-8 (see ``copyIfWellFormed(into:from:)``), else `nil`.
+    /// well-formed UTF-8 (the bytes ``makeString(from:)`` copies without validating), else `nil`.
     @inline(__always) func wellFormedInputRun(of input: [UInt8]) -> Range<Int>? {
         guard !hasBuffered else { return nil }
         checkRun(in: input)
@@ -221,19 +221,12 @@ struct ByteAccumulator {
         }
     }
 
-    /// Appends the pending bytes to `out` when they are known to be well-formed UTF-8 (the same
-    /// knowledge ``makeString(from:)`` uses to skip validation) and returns `true`; otherwise
+    /// Appends the pending bytes to `out` when some are buffered (not one run of the input: for
+    /// that, ``wellFormedInputRun(of:)``) and they are known to be well-formed UTF-8 (the same
+    /// knowledge ``makeString(from:)`` uses to skip validation), and returns `true`; otherwise
     /// appends nothing and returns `false` (the caller makes a `String`, which repairs them).
-    mutating func copyIfWellFormed(into out: ByteStore, from input: [UInt8]) -> Bool {
-        if !hasBuffered {
-            checkRun(in: input)
-            let start = runStart, end = runEnd, valid = inputIsValidUTF8
-            return input.withUnsafeBufferPointer { all in
-                guard ByteAccumulator.isWellFormedRun(start, end, in: all, inputIsValidUTF8: valid) else { return false }
-                out.append(UnsafeBufferPointer(rebasing: all[start..<end]))
-                return true
-            }
-        }
+    mutating func copyBufferedIfWellFormed(into out: ByteStore, from input: [UInt8]) -> Bool {
+        guard hasBuffered else { return false }
         materialize(input)
         guard !bufferMayBeIllFormed else { return false }
         buffer.withUnsafeBufferPointer { out.append($0) }

@@ -127,6 +127,13 @@ struct Tokenizer {
 
     /// Calls `body` with the bytes of a ``Token/characterBytes(_:inInput:)`` token.
     @inline(__always) func withTextBytes<R>(_ range: Range<Int>, inInput: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        Tokenizer.withTextBytes(range, inInput: inInput, input: input, textBytes: textBytes, body)
+    }
+
+    /// ``withTextBytes(_:inInput:_:)`` given the tokenizer's input and ``textBytes`` (for a caller
+    /// whose `body` changes the value that holds the tokenizer: the tree builder).
+    @inline(__always) static func withTextBytes<R>(_ range: Range<Int>, inInput: Bool, input: [UInt8], textBytes: ByteStore,
+                                                   _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         guard inInput else { return textBytes.withBytes(range, body) }
         return input.withUnsafeBufferPointer { all in
             precondition(range.lowerBound >= 0 && range.upperBound <= all.count, "text run outside the input")
@@ -219,7 +226,7 @@ struct Tokenizer {
                 return
             }
             let start = textBytes.count
-            if text.copyIfWellFormed(into: textBytes, from: input) {
+            if text.copyBufferedIfWellFormed(into: textBytes, from: input) {
                 enqueue(.characterBytes(start..<textBytes.count, inInput: false))
                 text.reset()
                 return

@@ -142,19 +142,12 @@ struct TreeBuilder<Sink: TreeSink> {
                 // in the text mode, nothing to skip, no U+0000) goes to the sink as bytes; any
                 // other gets its `String` and the usual path.
                 if !skipNextNewline && takesTextBytesPath(range, inInput: inInput) {
-                    // Nothing writes the tokenizer's bytes until the next token. (The input is
-                    // read through a reference of its own: the insertion changes `self`.)
-                    if inInput {
-                        let input = tokenizer.input
-                        input.withUnsafeBufferPointer { all in
-                            precondition(range.lowerBound >= 0 && range.upperBound <= all.count, "text run outside the input")
-                            textBytesFastPath(UnsafeBufferPointer(rebasing: all[range]))
-                        }
-                    } else {
-                        tokenizer.textBytes.withBytes(range) { textBytesFastPath($0) }
+                    // Nothing writes the tokenizer's bytes until the next token. (They are read
+                    // through references of their own: the insertion changes `self`.)
+                    Tokenizer.withTextBytes(range, inInput: inInput, input: tokenizer.input, textBytes: tokenizer.textBytes) {
+                        textBytesFastPath($0)
                     }
-                    let namespace = adjustedCurrentNamespace
-                    tokenizer.allowCDATA = namespace != nil && namespace != .html
+                    updateAllowCDATA()
                     continue
                 }
                 token = .characters(tokenizer.string(ofTextBytes: range, inInput: inInput))
@@ -182,9 +175,15 @@ struct TreeBuilder<Sink: TreeSink> {
                 dispatch(token)
                 if case .eof = token { stopParsing(); break }
             }
-            let namespace = adjustedCurrentNamespace
-            tokenizer.allowCDATA = namespace != nil && namespace != .html
+            updateAllowCDATA()
         }
+    }
+
+    /// CDATA sections are tokenized only in foreign content (the adjusted current node's
+    /// namespace), which each token may change.
+    @inline(__always) mutating func updateAllowCDATA() {
+        let namespace = adjustedCurrentNamespace
+        tokenizer.allowCDATA = namespace != nil && namespace != .html
     }
 
     /// `true` when a ``Token/characterBytes(_:inInput:)`` run would reach the "in body" rules unchanged
@@ -195,10 +194,7 @@ struct TreeBuilder<Sink: TreeSink> {
         guard mode == .inBody || mode == .inCell || mode == .text else { return false }
         if let namespace = adjustedCurrentNamespace, namespace != .html { return false }
         guard tokenizer.inputHasNUL else { return true }
-        return tokenizer.withTextBytes(range, inInput: inInput) { bytes in
-            guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
-            return memchr(base, 0, bytes.count) == nil
-        }
+        return !tokenizer.withTextBytes(range, inInput: inInput) { containsNUL($0) }
     }
 
     /// ``inBodyCharacters(_:)`` (or the text mode's insertion) for a run given as bytes, appended
@@ -376,22 +372,23 @@ func characterBytesNotDispatched() -> Never {
 /// string's own count; a bridged string without contiguous storage is scanned byte by byte).
 /// Runs are scanned once per token, so this is the hottest check of the text path.
 @inline(__always) func containsNUL(_ s: String) -> Bool {
-    if let found = s.utf8.withContiguousStorageIfAvailable({ buffer -> Bool in
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return false }
-        return memchr(base, 0, buffer.count) != nil
-    }) { return found }
+    if let found = s.utf8.withContiguousStorageIfAvailable({ containsNUL($0) }) { return found }
     return s.utf8.contains(0)
+}
+
+/// `true` if `bytes` holds U+0000 (`memchr`).
+@inline(__always) func containsNUL(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard let base = bytes.baseAddress, bytes.count > 0 else { return false }
+    return memchr(base, 0, bytes.count) != nil
 }
 
 /// `true` if the run holds a byte other than ASCII whitespace.
 @inline(__always) func containsNonWhitespace(_ s: String) -> Bool {
-    if let found = s.utf8.withContiguousStorageIfAvailable({ buffer -> Bool in
-        for b in buffer where !isWhitespaceByte(b) { return true }
-        return false
-    }) { return found }
+    if let found = s.utf8.withContiguousStorageIfAvailable({ containsNonWhitespace($0) }) { return found }
     return s.utf8.contains { !isWhitespaceByte($0) }
 }
 
+/// ``containsNonWhitespace(_:)-(String)`` over bytes (a run handed over as bytes).
 @inline(__always) func containsNonWhitespace(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     for b in bytes where !isWhitespaceByte(b) { return true }
     return false
