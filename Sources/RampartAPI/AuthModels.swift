@@ -32,7 +32,7 @@ public struct UserInfo: Codable, Sendable, Equatable {
 }
 
 /// The user's key as the server keeps it: the OpenPGP public key, the private key locked with a
-/// passphrase derived from the mailbox password (``MailboxKey``: bcrypt of the mailbox password
+/// passphrase derived from the mailbox password (`MailboxKey` in MailboxCrypto: bcrypt of the mailbox password
 /// with ``keySalt``), which the server cannot unlock, and the key salt.
 ///
 /// Trust-model rows **the user's private and public keys (critical)** and **mailbox password
@@ -42,7 +42,7 @@ public struct UserKeys: Codable, Sendable {
     public var publicKey: String
     /// The armored locked private key ("-----BEGIN PGP PRIVATE KEY BLOCK-----").
     public var privateKey: String
-    /// base64 of the 16-byte key salt of the passphrase (``MailboxKey/unlock(locked:keySalt:mailboxPassword:)``).
+    /// base64 of the 16-byte key salt of the passphrase (`MailboxKey.unlock(locked:keySalt:mailboxPassword:)`).
     public var keySalt: String
     /// The keys as sent by the server.
     public init(publicKey: String, privateKey: String, keySalt: String) {

@@ -64,3 +64,16 @@ public struct ServerInfo: Codable, Sendable {
     /// The base URL of the API (`https://localhost:<port>`).
     public var baseURL: URL { URL(string: "https://\(host ?? "localhost"):\(port)")! }
 }
+
+/// The shape of the ids the server and client choose: a prefix and lower-case hex digits.
+///
+/// Trust-model row **transport (network), low trust**: the server refuses an id of another shape
+/// before it looks anything up.
+public enum WireID {
+    /// Whether `id` is `prefix` followed by exactly `hexDigits` lower-case hex digits.
+    public static func hasShape(_ id: String, prefix: String, hexDigits: Int) -> Bool {
+        guard id.hasPrefix(prefix) else { return false }
+        let rest = id.dropFirst(prefix.count)
+        return rest.count == hexDigits && rest.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
+    }
+}

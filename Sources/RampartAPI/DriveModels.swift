@@ -68,11 +68,7 @@ public struct DriveNodeRequest: Codable, Sendable {
     }
 
     /// Whether `id` is `prefix` + 24 lower-case hex digits.
-    public static func isID(_ id: String, prefix: String) -> Bool {
-        guard id.hasPrefix(prefix) else { return false }
-        let rest = id.dropFirst(prefix.count)
-        return rest.count == 24 && rest.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
-    }
+    public static func isID(_ id: String, prefix: String) -> Bool { WireID.hasShape(id, prefix: prefix, hexDigits: 24) }
 }
 
 /// A drive node (file or folder) with its current revision.

@@ -48,7 +48,7 @@ public struct LabelChangeRequest: Codable, Sendable {
 }
 
 /// What the server says about an attachment of a message; its content is fetched from
-/// `GET /v1/attachments/{id}` as a ``MailPart`` named ``SealedPartName/attachment(_:)`` of its position.
+/// `GET /v1/attachments/{id}` as a `MailPart` named ``SealedPartName/attachment(_:)`` of its position.
 ///
 /// Trust-model row **database (critical)**: the name and type are metadata; the content is sealed.
 public struct AttachmentInfo: Codable, Sendable, Equatable {
@@ -85,7 +85,7 @@ public struct MessageResponse: Codable, Sendable {
     public var size: Int64
     /// Whether the message is still unread.
     public var unread: Bool
-    /// base64 of a ``MailPart`` (OpenPGP) holding the JSON of a ``MessageContent``.
+    /// base64 of a `MailPart` (OpenPGP) holding the JSON of a ``MessageContent``.
     public var sealedBody: String
     /// The message's attachments (content fetched separately).
     public var attachments: [AttachmentInfo]
@@ -98,7 +98,7 @@ public struct MessageResponse: Codable, Sendable {
 
 /// `GET /v1/messages`: one page of messages, newest first.
 ///
-/// Trust-model row **database (critical)**: each message's content is a ``MailPart`` only the
+/// Trust-model row **database (critical)**: each message's content is a `MailPart` only the
 /// mailbox key opens.
 public struct MessageListResponse: Codable, Sendable {
     /// The messages of this page.
@@ -152,7 +152,7 @@ public struct MessageContent: Codable, Sendable, Equatable {
 /// An attachment of a ``SendRequest``, encrypted by the sender's device.
 ///
 /// Trust-model row **outbox (composer), moderate**: the content is an OpenPGP message
-/// (``MailPart``) to every recipient's key and the sender's own, signed by the sender; the name,
+/// (`MailPart`) to every recipient's key and the sender's own, signed by the sender; the name,
 /// type and size are routing metadata the server sees.
 public struct OutgoingAttachment: Codable, Sendable {
     /// The file name.
@@ -161,7 +161,7 @@ public struct OutgoingAttachment: Codable, Sendable {
     public var mimeType: String
     /// The size of the cleartext in bytes.
     public var size: Int
-    /// base64 of the ``MailPart`` bound to the submission id and ``SealedPartName/attachment(_:)``
+    /// base64 of the `MailPart` bound to the submission id and ``SealedPartName/attachment(_:)``
     /// of the attachment's position.
     public var encryptedData: String
     /// Set for an image the body embeds as `cid:<contentId>`.
@@ -190,7 +190,7 @@ public struct SendRequest: Codable, Sendable {
     /// The subject line in clear, for the recipients' push notifications only (as with Proton,
     /// the subject is metadata the server sees; the stored copy is inside ``encryptedBody``).
     public var subject: String
-    /// base64 of the ``MailPart`` (part ``SealedPartName/body``) holding the JSON of a ``MessageContent``.
+    /// base64 of the `MailPart` (part ``SealedPartName/body``) holding the JSON of a ``MessageContent``.
     public var encryptedBody: String
     /// Attachments, if any, in order.
     public var attachments: [OutgoingAttachment]?
@@ -214,7 +214,7 @@ public struct SendRequest: Codable, Sendable {
     }
 
     /// Whether `id` has the shape of a submission id.
-    public static func isSubmissionID(_ id: String) -> Bool { ImportIdentity.hasShape(id, prefix: idPrefix) }
+    public static func isSubmissionID(_ id: String) -> Bool { WireID.hasShape(id, prefix: idPrefix, hexDigits: 32) }
 }
 
 /// `GET /v1/keys?address=A`: the key directory's answer.

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 // Mail that crosses the edge of the system: messages imported from other mail software
@@ -9,7 +8,7 @@ extension APIRoute {
     /// `POST` ``ImportRequest`` → ``ImportResponse``: stores one message the client has already
     /// sealed to the user's own key (an import). Idempotent on ``ImportRequest/id``.
     public static let importMessage = "/v1/mail/import"
-    /// `GET` → the ``MailPart`` bytes (OpenPGP) of a message's original RFC 5322 form (imported,
+    /// `GET` → the `MailPart` bytes (OpenPGP) of a message's original RFC 5322 form (imported,
     /// delivered from outside or sent), opened with ``SealedPartName/original``; 404 when the
     /// message has none.
     public static func messageOriginal(_ id: String) -> String { "/v1/messages/\(id)/original" }
@@ -48,7 +47,7 @@ extension SealedPartName {
 
 /// One attachment of an ``ImportRequest``, sealed by the client.
 public struct ImportAttachment: Codable, Sendable, Equatable {
-    /// Chosen by the client (``ImportIdentity/attachmentID(messageID:index:)``); its part name is
+    /// Chosen by the client (`ImportIdentity.attachmentID(messageID:index:)`); its part name is
     /// ``SealedPartName/attachment(_:)`` of its position.
     public var id: String
     public var name: String
@@ -56,7 +55,7 @@ public struct ImportAttachment: Codable, Sendable, Equatable {
     /// Size of the cleartext content in bytes.
     public var size: Int
     public var contentId: String?
-    /// base64 of a ``MailPart`` bound to ``SealedPartName/attachment(_:)`` of its position.
+    /// base64 of a `MailPart` bound to ``SealedPartName/attachment(_:)`` of its position.
     public var sealedData: String
     public init(id: String, name: String, mimeType: String, size: Int, contentId: String?, sealedData: String) {
         self.id = id; self.name = name; self.mimeType = mimeType; self.size = size
@@ -70,7 +69,7 @@ public struct ImportAttachment: Codable, Sendable, Equatable {
 /// Trust-model row **inbox (low)** and **database (critical)**: the server checks only the shape
 /// (ids, sizes, labels, that the parts are OpenPGP messages); the content is opaque to it.
 public struct ImportRequest: Codable, Sendable {
-    /// The message id, derived from the original bytes by ``ImportIdentity/messageID(original:key:)``:
+    /// The message id, derived from the original bytes by `ImportIdentity.messageID(original:key:)`:
     /// the same message imported twice has the same id, so the second import is a no-op.
     public var id: String
     /// Seconds since 1970 (the message's Date header, else the time of import).
@@ -79,9 +78,9 @@ public struct ImportRequest: Codable, Sendable {
     public var unread: Bool
     /// Size in bytes of the original message.
     public var size: Int64
-    /// base64 of a ``MailPart`` holding the JSON of a ``MessageContent``.
+    /// base64 of a `MailPart` holding the JSON of a ``MessageContent``.
     public var sealedBody: String
-    /// base64 of a ``MailPart`` holding the original RFC 5322 bytes.
+    /// base64 of a `MailPart` holding the original RFC 5322 bytes.
     public var sealedOriginal: String
     public var attachments: [ImportAttachment]
     public init(id: String, time: Int64, labelIds: [String], unread: Bool, size: Int64, sealedBody: String,
@@ -99,44 +98,6 @@ public struct ImportResponse: Codable, Sendable, Equatable {
     public init(messageId: String, created: Bool) { self.messageId = messageId; self.created = created }
 }
 
-/// Ids of imported messages, derived from their original bytes with a key only the user's
-/// devices hold.
-///
-/// Trust-model row **inbox (low)**: the id makes import idempotent and resumable (a rerun after
-/// a crash finds what is already stored) without telling the server a plain hash of the mail,
-/// which would let it confirm a guess of a message's content. The key is derived from the
-/// mailbox private key (`PGPPrivateKey.importKey`).
-public enum ImportIdentity {
-    static let messagePrefix = "mi_"
-    static let attachmentPrefix = "ai_"
-    static let hexCount = 32
-
-    /// `mi_` followed by 32 hex digits of HMAC-SHA256(key, original).
-    public static func messageID(original: Data, key: SymmetricKey) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: original, using: key)
-        return messagePrefix + hex(Data(mac)).prefix(hexCount)
-    }
-
-    /// `ai_` followed by 32 hex digits of SHA-256(message id ‖ 0 ‖ index).
-    public static func attachmentID(messageID: String, index: Int) -> String {
-        let digest = SHA256.hash(data: Data("\(messageID)\u{0}\(index)".utf8))
-        return attachmentPrefix + hex(Data(digest)).prefix(hexCount)
-    }
-
-    /// Whether `id` has the shape of an imported message id.
-    public static func isMessageID(_ id: String) -> Bool { hasShape(id, prefix: messagePrefix) }
-    /// Whether `id` has the shape of an imported attachment id.
-    public static func isAttachmentID(_ id: String) -> Bool { hasShape(id, prefix: attachmentPrefix) }
-
-    static func hasShape(_ id: String, prefix: String) -> Bool {
-        guard id.hasPrefix(prefix) else { return false }
-        let rest = id.dropFirst(prefix.count)
-        return rest.count == hexCount && rest.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
-    }
-
-    static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
-}
-
 /// How outgoing mail reached one recipient.
 public struct DeliveryReport: Codable, Sendable, Equatable {
     public enum Route: String, Codable, Sendable {
@@ -149,26 +110,4 @@ public struct DeliveryReport: Codable, Sendable, Equatable {
     public var address: String
     public var route: Route
     public init(address: String, route: Route) { self.address = address; self.route = route }
-}
-
-extension MessageContent {
-    /// A plain-text body as HTML that shows it as it is: every character that means something in
-    /// HTML escaped, inside `<pre>` (lines kept, long lines wrapped by the reader's CSS).
-    ///
-    /// Trust-model row **inbox (low)**: text from outside never becomes markup.
-    public static func escapedHTML(plainText: String) -> String {
-        var out = "<pre style=\"white-space: pre-wrap\">"
-        out.reserveCapacity(plainText.utf8.count + 64)
-        for character in plainText {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out + "</pre>"
-    }
 }

@@ -14,7 +14,7 @@
 /// - `GET messages?label=ID&page=0&pageSize=50` → ``MessageListResponse``; `GET message(id)` →
 ///   ``MessageResponse``; `DELETE message(id)`; `POST markRead(id)`; `POST messageLabels(id)`
 ///   ``LabelChangeRequest``.
-/// - `GET attachment(id)` → the ``MailPart`` bytes (`application/octet-stream`, OpenPGP), opened
+/// - `GET attachment(id)` → the `MailPart` bytes (`application/octet-stream`, OpenPGP), opened
 ///   with ``SealedPartName/attachment(_:)`` of its position and its message's id.
 /// - `GET publicKey?address=A` → ``PublicKeyResponse`` (the key directory; 404 for an address
 ///   without a key here).
@@ -44,7 +44,7 @@ public enum APIRoute {
     public static func message(_ id: String) -> String { "/v1/messages/\(id)" }
     /// `POST` → ``OKResponse``: marks the message read.
     public static func markRead(_ id: String) -> String { "/v1/messages/\(id)/read" }
-    /// `GET` → the attachment's ``MailPart`` bytes.
+    /// `GET` → the attachment's `MailPart` bytes.
     public static func attachment(_ id: String) -> String { "/v1/attachments/\(id)" }
     /// `POST` ``SendRequest`` → ``SendResponse``.
     public static let send = "/v1/mail/send"
@@ -69,7 +69,7 @@ public enum APIRoute {
     public static func driveRevisions(_ nodeID: String) -> String { "/v1/drive/nodes/\(nodeID)/revisions" }
 }
 
-/// The `part` names a ``MailPart`` is bound to (the literal packet's file name), so a body cannot
+/// The `part` names a `MailPart` is bound to (the literal packet's file name), so a body cannot
 /// be swapped for an attachment or one attachment for another.
 ///
 /// Trust-model row **database (critical)**: a sealed part moved elsewhere does not open.

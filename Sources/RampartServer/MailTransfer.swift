@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import MIME
+import MailboxCrypto
 import RampartAPI
 import RampartCore
 

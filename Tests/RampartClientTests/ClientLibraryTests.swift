@@ -6,6 +6,7 @@ import Keychain
 import Keymaker
 import PushCrypto
 import MailSafety
+import MailboxCrypto
 import RampartAPI
 @testable import RampartClient
 import RampartCore

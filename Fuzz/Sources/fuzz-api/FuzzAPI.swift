@@ -11,6 +11,7 @@
 import Crypto
 import Foundation
 import FuzzSupport
+import MailboxCrypto
 import OpenPGP
 import RampartAPI
 

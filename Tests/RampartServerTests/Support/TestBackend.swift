@@ -1,4 +1,5 @@
 import Foundation
+import MailboxCrypto
 import NIOHTTP1
 import OpenPGP
 import PinnedTransport

@@ -1,6 +1,6 @@
 import Foundation
 import OpenPGP
-import RampartAPI
+import MailboxCrypto
 import RampartCore
 import Testing
 

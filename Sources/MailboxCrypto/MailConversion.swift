@@ -1,13 +1,14 @@
 import Foundation
 import MIME
+import RampartAPI
 import RampartCore
 
-/// A real RFC 5322 message turned into what Rampart stores: the ``MessageContent`` sealed as the
+/// A real RFC 5322 message turned into what Rampart stores: the `MessageContent` sealed as the
 /// body, the attachments (inline `cid:` images among them) sealed one by one, and the date.
 ///
 /// Trust-model row **inbox (low)**: the conversion trusts nothing of the message. The HTML body
 /// is kept as it came (the reader sanitizes it before display); a plain-text-only body is
-/// HTML-escaped (``MessageContent/escapedHTML(plainText:)``), so text never becomes markup.
+/// HTML-escaped (`MessageContent.escapedHTML(plainText:)`), so text never becomes markup.
 public struct ConvertedMail: Sendable {
     /// One attachment, decoded.
     public struct Attachment: Sendable, Equatable {
@@ -65,7 +66,7 @@ public struct ConvertedMail: Sendable {
 }
 
 /// The original bytes of a message as they came in, with where they came from, sealed as the
-/// message's ``SealedPartName/original`` part: export gives back exactly these bytes.
+/// message's `SealedPartName.original` part: export gives back exactly these bytes.
 ///
 /// Format, version 1: `"RMOR" ‖ 0x01 ‖ kind (1) ‖ batch (u64 BE) ‖ sequence (u64 BE) ‖ bytes`.
 /// `batch` is the import run (milliseconds since 1970 of its start) and `sequence` the position
@@ -109,6 +110,28 @@ public struct MailOriginal: Sendable, Equatable {
         guard let kind = Kind(rawValue: bytes[5]) else { throw MailboxCryptoError.malformed("message original (unknown kind \(bytes[5]))") }
         func u64(_ at: Int) -> UInt64 { bytes[at..<at + 8].reduce(0) { $0 << 8 | UInt64($1) } }
         self.init(kind: kind, batch: u64(6), sequence: u64(14), bytes: Data(bytes[22...]))
+    }
+}
+
+extension MessageContent {
+    /// A plain-text body as HTML that shows it as it is: every character that means something in
+    /// HTML escaped, inside `<pre>` (lines kept, long lines wrapped by the reader's CSS).
+    ///
+    /// Trust-model row **inbox (low)**: text from outside never becomes markup.
+    public static func escapedHTML(plainText: String) -> String {
+        var out = "<pre style=\"white-space: pre-wrap\">"
+        out.reserveCapacity(plainText.utf8.count + 64)
+        for character in plainText {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out + "</pre>"
     }
 }
 
