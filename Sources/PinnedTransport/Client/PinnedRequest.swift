@@ -96,3 +96,25 @@ public struct PinnedHTTPClientConfiguration: Sendable {
 }
 
 import RampartCore
+
+/// An HTTP method named without SwiftNIO, so that a caller of the pinned client need not import
+/// NIO: ``PinnedRequest/init(method:url:headerFields:body:)`` (RampartClient's API client uses
+/// only these plain values; NIO stays behind PinnedTransport).
+public enum PinnedMethod: String, Sendable, Hashable, CaseIterable {
+    case GET, HEAD, POST, PUT, PATCH, DELETE
+}
+
+extension PinnedRequest {
+    /// A request from plain values: the method, the header fields in order (a name may repeat),
+    /// and the body. The same request as ``init(method:url:headers:body:)`` with NIO's types.
+    public init(method: PinnedMethod, url: URL, headerFields: [(name: String, value: String)], body: Data? = nil) {
+        var headers = HTTPHeaders()
+        for field in headerFields { headers.add(name: field.name, value: field.value) }
+        self.init(method: HTTPMethod(rawValue: method.rawValue), url: url, headers: headers, body: body)
+    }
+}
+
+extension PinnedResponse {
+    /// The status code as a number (``status``'s code), without NIO's type.
+    public var statusCode: Int { Int(status.code) }
+}
