@@ -1,5 +1,4 @@
 import Foundation
-import NIOHTTP1
 import PinnedTransport
 import RampartAPI
 import RampartCore
@@ -218,53 +217,52 @@ public final class APIClient: @unchecked Sendable {
         id.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? id
     }
 
-    func json<T: Decodable>(_ method: HTTPMethod, _ path: String, authenticated: Bool = true) async throws -> T {
+    func json<T: Decodable>(_ method: PinnedMethod, _ path: String, authenticated: Bool = true) async throws -> T {
         try Self.decode(T.self, try await send(method, path, body: nil, authenticated: authenticated).body)
     }
 
-    func json<T: Decodable, B: Encodable>(_ method: HTTPMethod, _ path: String, body: B, authenticated: Bool = true) async throws -> T {
+    func json<T: Decodable, B: Encodable>(_ method: PinnedMethod, _ path: String, body: B, authenticated: Bool = true) async throws -> T {
         let data = try Self.encoder.encode(body)
         return try Self.decode(T.self, try await send(method, path, body: data, authenticated: authenticated).body)
     }
 
     /// Sends one request; on 401 refreshes the session once and retries.
-    func send(_ method: HTTPMethod, _ path: String, body: Data? = nil, contentType: String = "application/json",
+    func send(_ method: PinnedMethod, _ path: String, body: Data? = nil, contentType: String = "application/json",
               authenticated: Bool = true, refreshOnExpiry: Bool = true) async throws -> PinnedResponse {
         let first = try await exchange(method, path, body: body, contentType: contentType, authenticated: authenticated)
-        if first.status.code == 401 && authenticated {
+        if first.statusCode == 401 && authenticated {
             guard refreshOnExpiry else { throw ClientError.sessionExpired }
             _ = try await refresh()
             let second = try await exchange(method, path, body: body, contentType: contentType, authenticated: true)
-            if second.status.code == 401 { throw ClientError.sessionExpired }
+            if second.statusCode == 401 { throw ClientError.sessionExpired }
             return try Self.check(second)
         }
         return try Self.check(first)
     }
 
     static func check(_ response: PinnedResponse) throws -> PinnedResponse {
-        guard (200..<300).contains(Int(response.status.code)) else {
-            throw ClientError.http(status: Int(response.status.code), body: try? JSONDecoder().decode(APIErrorBody.self, from: response.body))
+        guard (200..<300).contains(response.statusCode) else {
+            throw ClientError.http(status: response.statusCode, body: try? JSONDecoder().decode(APIErrorBody.self, from: response.body))
         }
         return response
     }
 
-    private func exchange(_ method: HTTPMethod, _ path: String, body: Data?, contentType: String,
+    private func exchange(_ method: PinnedMethod, _ path: String, body: Data?, contentType: String,
                           authenticated: Bool) async throws -> PinnedResponse {
         guard let url = URL(string: path, relativeTo: endpoint.url)?.absoluteURL else {
             throw ClientError.badServer("cannot build a URL for \(path)")
         }
-        var headers = HTTPHeaders()
-        headers.add(name: "Accept", value: "application/json")
+        var headers: [(name: String, value: String)] = [("Accept", "application/json")]
         if let body {
-            headers.add(name: "Content-Type", value: contentType)
-            headers.add(name: "Content-Length", value: String(body.count))
+            headers.append(("Content-Type", contentType))
+            headers.append(("Content-Length", String(body.count)))
         }
         if authenticated {
             guard let token = currentTokens?.accessToken else { throw ClientError.sessionExpired }
-            headers.add(name: "Authorization", value: "Bearer \(token)")
+            headers.append(("Authorization", "Bearer \(token)"))
         }
         do {
-            return try await http.send(PinnedRequest(method: method, url: url, headers: headers, body: body))
+            return try await http.send(PinnedRequest(method: method, url: url, headerFields: headers, body: body))
         } catch let error as PinnedTransportError {
             if case .pinMismatch(let host, _, let served) = error {
                 throw ClientError.pinMismatch(host: host, served: served.map(\.base64))

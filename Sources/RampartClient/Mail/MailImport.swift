@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import MIME
+import MailboxCrypto
 import OpenPGP
 import RampartAPI
 import RampartCore

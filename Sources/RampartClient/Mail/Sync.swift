@@ -1,4 +1,5 @@
 import Foundation
+import MailboxCrypto
 import OpenPGP
 import RampartAPI
 import RampartCore

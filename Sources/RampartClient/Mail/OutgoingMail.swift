@@ -1,5 +1,6 @@
 import Foundation
 import MIME
+import MailboxCrypto
 import OpenPGP
 import PGPMIME
 import RampartAPI

@@ -1,6 +1,7 @@
 import Crypto
 import FileVault
 import Foundation
+import MailboxCrypto
 import OpenPGP
 import RampartAPI
 import RampartCore

@@ -1,5 +1,6 @@
 import Foundation
 import Keymaker
+import MailboxCrypto
 import OpenPGP
 import PushCrypto
 import RampartAPI

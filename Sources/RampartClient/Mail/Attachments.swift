@@ -1,5 +1,6 @@
 import FileVault
 import Foundation
+import MailboxCrypto
 import OpenPGP
 import RampartAPI
 import RampartCore
