@@ -8,7 +8,7 @@ public enum MailCorpus {
         var generator: SplitMix64
         init(state: UInt64) { generator = SplitMix64(seed: state) }
         mutating func next() -> UInt64 { generator.next() }
-        mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+        mutating func int(_ n: Int) -> Int { generator.next(n) }
         mutating func pick<T>(_ items: [T]) -> T { items[int(items.count)] }
     }
 

@@ -5,11 +5,8 @@ import Foundation
 /// hostile markup. Deterministic (fixed seed), so runs compare.
 public enum MailSafetyBenchCorpus {
     public static func generate(count: Int, seed: UInt64 = 0x5EED) -> [String] {
-        var state = seed
-        func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: (state >> 33) % UInt64(max(bound, 1)))
-        }
+        var random = LinearCongruential64(seed: seed)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         let words = ["offer", "update", "your", "account", "new", "collection", "spring", "sale", "members", "exclusive",
                      "read", "more", "shipping", "free", "today", "only", "weekly", "digest", "news", "team"]
         func sentence(_ n: Int) -> String { (0..<n).map { _ in words[next(words.count)] }.joined(separator: " ") }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HTML5
+import RampartTestSupport
 
 @Suite struct HTML5ParserTests {
     func body(_ html: String, scripting: Bool = false) throws -> Element {
@@ -280,7 +281,7 @@ import Testing
     }
 
     @Test func aDeepCloneOfARandomTreeWithTemplatesEqualsTheOriginal() throws {
-        var random = SplitMix(seed: 0x5EED_C10E)
+        var random = SplitMix64(seed: 0x5EED_C10E)
         for round in 0..<200 {
             let root: Node = round % 4 == 0 ? Document() : DocumentFragment()
             randomTree(under: root, depth: 5, &random)
@@ -493,24 +494,10 @@ struct TemplateChain: Sendable {
     }
 }
 
-/// A small deterministic generator for the randomized tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
-
 /// A random tree under `root`, `depth` levels at most (template contents count as a level):
 /// texts, comments, doctypes, HTML, SVG and MathML elements with attributes, and templates with
 /// children and contents that hold templates in turn.
-func randomTree(under root: Node, depth: Int, _ random: inout SplitMix) {
+func randomTree(under root: Node, depth: Int, _ random: inout SplitMix64) {
     let texts = ["", "a", "x < y & z", "\u{A0}", "é", "日本", "\"q\"", "\n"]
     let names: [(String, Namespace)] = [("div", .html), ("p", .html), ("template", .html), ("template", .html), ("br", .html),
                                         ("script", .html), ("x-y", .html), ("circle", .svg), ("template", .svg), ("mi", .mathml)]

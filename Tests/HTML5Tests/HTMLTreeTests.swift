@@ -7,6 +7,7 @@
 
 import Testing
 @testable import HTML5
+import RampartTestSupport
 
 // MARK: Harness
 
@@ -559,18 +560,6 @@ struct Chain: SinkScript {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so both sinks see the same random script.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A random sequence of every kind of sink call (never one that would make a cycle, which the
 /// builder never makes either), logging what the reads return and every element's subtree at
 /// the end (detached ones too).
@@ -591,7 +580,7 @@ struct RandomScript: SinkScript {
     }
 
     func script<S: ProbedSink>(_ sink: inout S) -> [String] {
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         let names: [(String, Namespace)] = [("div", .html), ("span", .html), ("template", .html), ("p", .html), ("b", .html),
                                             ("svg", .svg), ("template", .svg), ("my-x", .html), ("select", .html),
                                             ("option", .html), ("selectedcontent", .html), ("mi", .mathml)]

@@ -1,45 +1,33 @@
 import Testing
 @testable import HTML5
+import RampartTestSupport
 
 /// The input stage's fast paths (the word-at-a-time UTF-8 validator, the memchr-based CR LF
 /// normalization) against the standard library and the spec's byte-at-a-time definition.
 @Suite struct InputStageTests {
-    /// Deterministic generator (SplitMix64), so a failure reproduces.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     /// Bytes that are mostly UTF-8-shaped (ASCII runs, lead bytes followed by continuation
     /// bytes), with boundary values and random corruption, so both verdicts are frequent.
-    static func sample(_ g: inout Generator) -> [UInt8] {
+    static func sample(_ g: inout SplitMix64) -> [UInt8] {
         let interesting: [UInt8] = [0x00, 0x0D, 0x0A, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
                                     0xE0, 0xED, 0xEE, 0xEF, 0xF0, 0xF3, 0xF4, 0xF5, 0xFF]
         var bytes: [UInt8] = []
-        let clean = g.below(2) == 0  // half the samples are built from whole scalars only
-        for _ in 0..<g.below(40) {
-            switch clean ? [0, 1, 4, 5][g.below(4)] : g.below(6) {
-            case 0, 1: for _ in 0..<g.below(20) { bytes.append(UInt8(0x20 + g.below(0x5F))) }
-            case 2: bytes.append(interesting[g.below(interesting.count)])
-            case 3: bytes.append(0x80 | UInt8(g.below(0x40)))
+        let clean = g.next(2) == 0  // half the samples are built from whole scalars only
+        for _ in 0..<g.next(40) {
+            switch clean ? [0, 1, 4, 5][g.next(4)] : g.next(6) {
+            case 0, 1: for _ in 0..<g.next(20) { bytes.append(UInt8(0x20 + g.next(0x5F))) }
+            case 2: bytes.append(interesting[g.next(interesting.count)])
+            case 3: bytes.append(0x80 | UInt8(g.next(0x40)))
             default:
-                let scalar = [0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF, 0x20AC, 0x1F600][g.below(11)]
+                let scalar = [0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF, 0x20AC, 0x1F600][g.next(11)]
                 bytes.append(contentsOf: String(Character(Unicode.Scalar(UInt32(scalar))!)).utf8)
             }
         }
-        if !clean && !bytes.isEmpty && g.below(3) == 0 { bytes[g.below(bytes.count)] = UInt8(g.below(256)) }
+        if !clean && !bytes.isEmpty && g.next(3) == 0 { bytes[g.next(bytes.count)] = UInt8(g.next(256)) }
         return bytes
     }
 
     @Test func validatorAgreesWithTheStandardLibrary() {
-        var g = Generator(state: 42)
+        var g = SplitMix64(seed: 42)
         var valid = 0, invalid = 0
         for _ in 0..<20_000 {
             let bytes = Self.sample(&g)
@@ -85,13 +73,13 @@ import Testing
     }
 
     @Test func newlineNormalizationMatchesTheSpec() {
-        var g = Generator(state: 7)
+        var g = SplitMix64(seed: 7)
         for _ in 0..<5_000 {
             var bytes: [UInt8] = []
-            for _ in 0..<g.below(60) { bytes.append([0x0D, 0x0A, 0x41, 0x20, 0x0D][g.below(5)]) }
+            for _ in 0..<g.next(60) { bytes.append([0x0D, 0x0A, 0x41, 0x20, 0x0D][g.next(5)]) }
             #expect(InputStream.preprocess(bytes) == Self.referencePreprocess(bytes), "\(bytes)")
             // The string path reads the string's own bytes (small and large strings alike).
-            let string = String(decoding: bytes, as: UTF8.self) + (g.below(2) == 0 ? "" : String(repeating: "x\r\n", count: 8))
+            let string = String(decoding: bytes, as: UTF8.self) + (g.next(2) == 0 ? "" : String(repeating: "x\r\n", count: 8))
             #expect(InputStream.preprocess(string) == Self.referencePreprocess(Array(string.utf8)), "\(bytes)")
         }
         #expect(InputStream.preprocess(Array("a\r\nb\rc\n\r\r\nd\r".utf8)) == Array("a\nb\nc\n\n\nd\n".utf8))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HTML5
+import RampartTestSupport
 
 /// `HTML5Parser.parsesBack(_:to:context:options:)` against what it stands for: whenever it says
 /// yes, parsing the markup (as a `<div>` fragment) really gives a tree whose `innerHTML` is byte
@@ -10,14 +11,6 @@ import Testing
 /// of their markup, on parsed markup and on every input of the html5lib tree-construction suite.
 /// It must say yes where the trees simply match, and leave the expected tree as it was.
 @Suite struct ReparseVerifierTests {
-    private struct Random {
-        var state: UInt64
-        mutating func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
-    }
-
     private static func div() -> Element { Element(localName: "div") }
 
     private static func parse(_ html: String) -> DocumentFragment {
@@ -61,7 +54,7 @@ import Testing
     ]
 
     /// A random tree under `root`, `depth` levels at most.
-    private static func fill(_ root: Node, depth: Int, _ random: inout Random) {
+    private static func fill(_ root: Node, depth: Int, _ random: inout LinearCongruential64) {
         for _ in 0..<random.next(5) {
             switch random.next(10) {
             case 0...3: root.appendChild(Text(texts[random.next(texts.count)]))
@@ -85,7 +78,7 @@ import Testing
     /// tree is left as it was, and trees the parser makes as they are (the re-parse of a parsed
     /// tree's output) get a yes.
     @Test func yesOnlyWhenTheReparseSerializesTheSame() {
-        var random = Random(state: 0x9E3779B97F4A7C15)
+        var random = LinearCongruential64(seed: 0x9E3779B97F4A7C15)
         var yes = 0, stable = 0, stableButNo = 0
         for _ in 0..<4_000 {
             let tree = DocumentFragment()
@@ -114,7 +107,7 @@ import Testing
     /// The markup of other trees (random variants and unrelated trees) against a tree: a yes only
     /// when that markup really parses to the tree's serialization.
     @Test func otherMarkupAgainstATree() {
-        var random = Random(state: 0x243F6A8885A308D3)
+        var random = LinearCongruential64(seed: 0x243F6A8885A308D3)
         var yes = 0, differentYes = 0
         for round in 0..<4_000 {
             let tree = DocumentFragment()
@@ -144,7 +137,7 @@ import Testing
 
     /// A small random edit of markup: a byte dropped, doubled or replaced, a tag closed early, an
     /// entity written for a character, a quote style changed.
-    private static func mutate(_ html: String, _ random: inout Random) -> String {
+    private static func mutate(_ html: String, _ random: inout LinearCongruential64) -> String {
         var bytes = Array(html.utf8)
         guard !bytes.isEmpty else { return "x" }
         let at = random.next(bytes.count)
@@ -185,7 +178,7 @@ import Testing
             "<svg><foreignObject><p>f</svg>", "<math><annotation-xml encoding=text/html><div>d</math>", "<nobr>", "<i>", "</b></i>",
             "<select><button><selectedcontent></selectedcontent></button><option selected>s</option></select>", "<h1><h2>",
         ]
-        var random = Random(state: 0x13198A2E03707344)
+        var random = LinearCongruential64(seed: 0x13198A2E03707344)
         var yes = 0, agree = 0, sameTreeYes = 0
         for _ in 0..<4_000 {
             var html = ""

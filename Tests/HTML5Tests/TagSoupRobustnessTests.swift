@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HTML5
+import RampartTestSupport
 
 /// Random tag soup (tables, formatting, foreign content, templates, select, comments, references,
 /// NULs, broken tags) never crashes the parser, never exceeds the depth limit, and its
@@ -20,11 +21,8 @@ import Testing
     ]
 
     @Test func randomTagSoupNeverCrashesAndReparses() throws {
-        var state: UInt64 = 0x1234_5678
-        func next() -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33)
-        }
+        var random = LinearCongruential64(seed: 0x1234_5678)
+        func next() -> Int { random.next() }
         var options = HTML5ParserOptions(scripting: false)
         options.maxNestingDepth = 40
         let iterations = Int(ProcessInfo.processInfo.environment["HTML5_FUZZ_ITERATIONS"] ?? "") ?? 1500

@@ -1,5 +1,6 @@
 import Testing
 @testable import HTML5
+import RampartTestSupport
 
 /// The tokenizer makes the strings of a well-formed input without validating them again when it
 /// can prove them well-formed (a run cut on scalar boundaries, or ASCII bytes and whole encoded
@@ -43,9 +44,9 @@ import Testing
         "\r\n", "<svg><![CDATA[é]]></svg>", "-", "--", "ü", "<Ünknown attr=ü>", "<b é=1 Ü='2'>",
     ]
 
-    static func sample(_ g: inout InputStageTests.Generator) -> [UInt8] {
+    static func sample(_ g: inout SplitMix64) -> [UInt8] {
         var html = ""
-        for _ in 0..<(1 + g.below(24)) { html += pieces[g.below(pieces.count)] }
+        for _ in 0..<(1 + g.next(24)) { html += pieces[g.next(pieces.count)] }
         return InputStream.preprocess(Array(html.utf8))
     }
 
@@ -59,7 +60,7 @@ import Testing
     }
 
     @Test func stringsOfAWellFormedInputMatchTheValidatingPathInEveryState() {
-        var g = InputStageTests.Generator(state: 24)
+        var g = SplitMix64(seed: 24)
         let states: [Tokenizer.State] = [.data, .rcdata, .rawtext, .scriptData, .plaintext, .cdataSection]
         var checked = 0, nonASCII = 0
         for _ in 0..<4000 {
@@ -84,7 +85,7 @@ import Testing
     /// the input is known to be well-formed or not (then only runs proven well-formed come as
     /// bytes, and the others as repaired strings).
     @Test func textAsBytesGivesTheSameTextInEveryState() {
-        var g = InputStageTests.Generator(state: 25)
+        var g = SplitMix64(seed: 25)
         let states: [Tokenizer.State] = [.data, .rcdata, .rawtext, .scriptData, .plaintext, .cdataSection]
         var compared = 0
         for _ in 0..<3000 {
@@ -179,11 +180,11 @@ import Testing
     @Test func documentsFromIllFormedBytesGiveWellFormedStrings() throws {
         // The parser's byte entry point repairs (or transcodes) before tokenizing, so the
         // tokenizer's well-formed-input promise holds for any bytes.
-        var g = InputStageTests.Generator(state: 77)
+        var g = SplitMix64(seed: 77)
         for _ in 0..<500 {
             var bytes = Self.sample(&g)
-            for _ in 0..<(1 + g.below(4)) where !bytes.isEmpty {
-                bytes[g.below(bytes.count)] = UInt8(truncatingIfNeeded: g.next()) | 0x80
+            for _ in 0..<(1 + g.next(4)) where !bytes.isEmpty {
+                bytes[g.next(bytes.count)] = UInt8(truncatingIfNeeded: g.next()) | 0x80
             }
             let result = try HTML5Parser.parseDocument(bytes)
             for node in result.root.descendants {
@@ -199,18 +200,18 @@ import Testing
         // The serializer's output is made into a `String` without a second validation
         // (`UTF8Buffer.string()`): it must be well-formed with the right ASCII flag for every
         // entry point, around U+00A0 (escaped, cut around) and its look-alikes (C2 + another byte).
-        var g = InputStageTests.Generator(state: 91)
+        var g = SplitMix64(seed: 91)
         let extra = ["\u{A0}", "a\u{A0}b", "\u{A9}", "\u{80}", "&#xA0;", "<p title=\"\u{A0}&\u{A9}\">", "\u{C2}"]
         var checked = 0, nonASCII = 0
         for _ in 0..<1500 {
             var html = String(decoding: Self.sample(&g), as: UTF8.self)
-            for _ in 0..<g.below(3) { html += extra[g.below(extra.count)] }
+            for _ in 0..<g.next(3) { html += extra[g.next(extra.count)] }
             let document = try HTML5Parser.parseDocument(html).root
             let fragment = try HTML5Parser.parseFragment(html, contextName: "div").root
             var serialized = ""
             HTMLSerializer.serialize(document, into: &serialized)
             var escaped = ""
-            HTMLSerializer.escape(html, attributeMode: g.below(2) == 0, into: &escaped)
+            HTMLSerializer.escape(html, attributeMode: g.next(2) == 0, into: &escaped)
             for output in [document.outerHTML, document.serialized(scripting: true), fragment.innerHTML, serialized, escaped] {
                 #expect(Self.isWellFormedAndRightlyFlagged(output), "\(output.debugDescription)")
                 checked += 1

@@ -1,5 +1,6 @@
 import Testing
 @testable import HTML5
+import RampartTestSupport
 
 /// The tokenizer's caches are made lazily and keep their entries in arrays that grow with use (so
 /// a small message pays for no table it does not fill). They must still hit after that first
@@ -31,15 +32,15 @@ import Testing
     @Test func shortStringCacheAnswersAsDecoding() {
         // More distinct strings than slots (refilled slots), repeats (hits), the empty string
         // (whose key is the never-filled slots' key) and invalid UTF-8 (repaired with U+FFFD).
-        var g = InputStageTests.Generator(state: 7)
+        var g = SplitMix64(seed: 7)
         var pool: [[UInt8]] = [[], [0x61], [0xFF], [0xC3], [0xE2, 0x82], Array("style".utf8), Array("123456789012345".utf8)]
         for _ in 0..<400 {
-            let count = g.below(ShortStringCache.maxLength + 1)
-            pool.append((0..<count).map { _ in g.below(4) == 0 ? UInt8(truncatingIfNeeded: g.next()) : UInt8(0x61 + g.below(6)) })
+            let count = g.next(ShortStringCache.maxLength + 1)
+            pool.append((0..<count).map { _ in g.next(4) == 0 ? UInt8(truncatingIfNeeded: g.next()) : UInt8(0x61 + g.next(6)) })
         }
         var cache = ShortStringCache()
         for _ in 0..<5000 {
-            let bytes = pool[g.below(pool.count)]
+            let bytes = pool[g.next(pool.count)]
             let string = bytes.withUnsafeBufferPointer { cache.string(for: $0) }
             #expect(string == String(decoding: bytes, as: UTF8.self), "\(bytes)")
         }

@@ -1,5 +1,6 @@
 import Testing
 @testable import HTML5
+import RampartTestSupport
 
 /// `Node.hasSameChildren(as:)` against the serialization it stands for: whenever it says yes,
 /// the two `innerHTML`s are byte for byte the same — on random trees built through the DOM API
@@ -7,14 +8,6 @@ import Testing
 /// foreign and unknown elements, namespaced attributes, canonically equivalent texts) and on
 /// parsed markup. It must also say yes where it should (split text runs, re-parsed output).
 @Suite struct TreeComparisonTests {
-    private struct Random {
-        var state: UInt64
-        mutating func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
-    }
-
     private static let texts = [
         "", "a", "text", " ", "\n", "&", "<", ">", "\"", "\u{A0}", "a\u{A0}b", "é", "e\u{301}", "日本", "&amp;", "x<y", "\u{1}",
     ]
@@ -31,7 +24,7 @@ import Testing
     ]
 
     /// A random tree under `root`, `depth` levels at most.
-    private static func fill(_ root: Node, depth: Int, _ random: inout Random) {
+    private static func fill(_ root: Node, depth: Int, _ random: inout LinearCongruential64) {
         for _ in 0..<random.next(5) {
             switch random.next(10) {
             case 0...3:
@@ -52,7 +45,7 @@ import Testing
 
     /// A copy of `tree` with random changes: text nodes split or merged, a text changed, a node
     /// added or removed, an attribute changed.
-    private static func variant(of tree: DocumentFragment, _ random: inout Random) -> DocumentFragment {
+    private static func variant(of tree: DocumentFragment, _ random: inout LinearCongruential64) -> DocumentFragment {
         let copy = tree.clone(deep: true) as! DocumentFragment
         let nodes = Array(copy.descendants)
         guard !nodes.isEmpty else { return copy }
@@ -86,7 +79,7 @@ import Testing
     }
 
     @Test func yesOnlyWhenTheSerializationsAgree() {
-        var random = Random(state: 0x9E3779B97F4A7C15)
+        var random = LinearCongruential64(seed: 0x9E3779B97F4A7C15)
         var yes = 0
         var yesWithRuns = 0
         var differentSerializations = 0
@@ -131,7 +124,7 @@ import Testing
             "<math><mi>x</mi></math>", "<textarea>\nx</textarea>", "<pre>\n\nx</pre>", "<xmp><b></xmp>", "<a><a>", "<p><div></p>",
             "<select><option>o", "<br>", "<form><form>", "<noscript><p>n</noscript>",
         ]
-        var random = Random(state: 0x243F6A8885A308D3)
+        var random = LinearCongruential64(seed: 0x243F6A8885A308D3)
         var yes = 0
         for _ in 0..<3_000 {
             var html = ""

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MIME
+import RampartTestSupport
 
 @Suite("Transfer encodings")
 struct TransferEncodingTests {
@@ -346,7 +347,7 @@ struct HostileTests {
     func mutations() throws {
         let files = try FileManager.default.contentsOfDirectory(at: TestSupport.fixturesDir, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "eml" }.sorted { $0.path < $1.path }
-        var rng = SplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         for f in files {
             let base = Array(try Data(contentsOf: f))
             MIMEFuzzing.check(base)
@@ -364,17 +365,5 @@ struct HostileTests {
                 MIMEFuzzing.check(d)
             }
         }
-    }
-}
-
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import MailSafety
 @testable import HTML5
+import RampartTestSupport
 
 /// The byte-level fast paths against the full paths they shortcut: same output, same report.
 @Suite struct FastPathTests {
@@ -73,11 +74,8 @@ import Testing
             "!important", "! IMPORTANT", "!", "important", "\\65", "\\", "é", "\t", "\n", "\r\n", "\u{0C}", "<", "-->", "<!--", "@media",
             "{", "}", "[", "]", "-", ".", "+", "_x", "'", "\"", "\u{0}", "*", "%", "a", "1",
         ]
-        var state: UInt64 = 0x9E3779B97F4A7C15
-        func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
+        var random = LinearCongruential64(seed: 0x9E3779B97F4A7C15)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         let names = ["color", "COLOR", "margin", "font-family", "-webkit-box-shadow", "--x", "position", "z-index", "behavior", "zoom", "x"]
         let values = [
             "red", "Red", "#333", "#a1", "0", "1.5", "-2", "+.5", ".5", "1e3", "1e", "1E+2", "10px", "5%", "1e-x", "auto", "-webkit-box",
@@ -140,11 +138,8 @@ import Testing
         ]
         let names = ["background", "background-image", "BACKGROUND", "list-style", "color", "border-image", "--x", "position", "behavior"]
         let values = ["red", "no-repeat", "0", "10px", "center", "rgb(0,0,0)", "calc(100% - 2px)", "'Arial'", "!", "url(", ")", ",", "/"]
-        var state: UInt64 = 0xA4093822299F31D0
-        func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
+        var random = LinearCongruential64(seed: 0xA4093822299F31D0)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         var withURLs = 0
         var loaded = 0
         var droppedSome = 0
@@ -219,11 +214,8 @@ import Testing
             " ", "  ", "\t", "\n", "\r\n", "\u{0C}", ",", " , ", ".", "..", ">", " > ", "+", "~", "*", ":root", ":hover", "#rampart-message",
             "#x", "[x]", "_x", "-x", "x-", "x1", "1x", ".5", "\\41", "é", "(", ")", "a.b.c", "table.wrap td.cell",
         ]
-        var state: UInt64 = 0x082EFA98EC4E6C89
-        func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
+        var random = LinearCongruential64(seed: 0x082EFA98EC4E6C89)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         let css = CSSSanitizer(gate: ResourceGate(options: SanitizerOptions()), scopeID: "rampart-message")
         var handled = 0
         var mapped = 0
@@ -263,11 +255,8 @@ import Testing
             "</svg>", "<math><mi>x</mi></math>", "<noscript><p>n</noscript>", "<textarea>x</textarea>", "<P ID=X>", "<select><option>o",
             "<xmp><b></xmp>", "<script>s</script>", "<form><form>", "<ul><li>a<li>b</ul>", "<title>t</title>", "<a><a>", "<p><div></p>",
         ]
-        var state: UInt64 = 0x452821E638D01377
-        func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
+        var random = LinearCongruential64(seed: 0x452821E638D01377)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         var sameSaidYes = 0
         var cleanedSaidYes = 0
         var cleanedTotal = 0
@@ -359,11 +348,8 @@ import Testing
                         " only screen and (max-width:600px)", " screen  and (x:1)", " screen and(x:1)", " (x:1e3)", " (x:1em)", " (x:1e)",
                         " (x-:1)", " (-x:1)", "\t(x:1)\n", " (x:1.5px)", " (x:-1)", " (x: 1)", " (X:1)", " (x:1)(y:2)", " (x:1%)", " x,y"]
         let noise = ["", " ", "\n", ";", "}", "{", "(", ")", "[", "]", "@media", "@page", "/", "-", "-->", "'", "\\", "é", ",", ":", "url(x)"]
-        var state: UInt64 = 0x2545F4914F6CDD1D
-        func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
+        var random = LinearCongruential64(seed: 0x2545F4914F6CDD1D)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         func rule() -> String { selectors[next(selectors.count)] + ["", " "][next(2)] + "{" + blocks[next(blocks.count)] + "}" }
         var handled = 0
         for _ in 0..<20_000 {
@@ -421,11 +407,8 @@ import Testing
     /// both give the scalar loop's text.
     @Test func plainIdentifiersSerializeAsTheScalarLoopDoes() {
         let pieces = ["a", "Z", "_", "-", "--", "0", "9", "e", "E", "px", "rampart-message", " ", "<", "\\", ".", "é", "\u{80}", "\u{0}", "#", "(", ""]
-        var state: UInt64 = 0xA4093822299F31D0
-        func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
+        var random = LinearCongruential64(seed: 0xA4093822299F31D0)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         var plain = 0
         for _ in 0..<20_000 {
             var name = ""
@@ -455,11 +438,8 @@ import Testing
             "list-manage.com", "/track/open.php", "T.Example", "/a/b", "/o/abc", "/wf/open?upn=", "facebook.com/tr?",
             "google-analytics.com", "track.hubspot.com", ".x",
         ]
-        var state: UInt64 = 0x243F6A8885A308D3
-        func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
+        var random = LinearCongruential64(seed: 0x243F6A8885A308D3)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         let trackers = TrackerList.builtIn.merging(TrackerList(vendors: [
             TrackerList.Vendor(name: "Example", hosts: ["t.example", "Example.COM", "x"], patterns: ["/a/b", "utm_[a-z]+=1"]),
         ]))
@@ -538,11 +518,8 @@ import Testing
             "%75tm_source=1", "ref=1", "#", ":8080", "user@", ".", "sub.t.example", "/o/abc", "/wf/open?upn=", "list-manage.com",
             "/track/open.php", "&&", "pk_x", "hsa_", "\u{7F}",
         ]
-        var state: UInt64 = 0x13198A2E03707344
-        func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
+        var random = LinearCongruential64(seed: 0x13198A2E03707344)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         let trackers = [TrackerList.builtIn, TrackerList.builtIn.merging(TrackerList(vendors: [
             TrackerList.Vendor(name: "Example", hosts: ["t.example", "Example.COM", "x"], patterns: ["/a/b", "utm_[a-z]+=1"]),
         ])), TrackerList.empty]
@@ -792,38 +769,19 @@ import Testing
 
     // MARK: Serializer escaping
 
-    /// The escaping the serializer did scalar by scalar before it scanned bytes eight at a time.
-    private static func referenceEscape(_ string: String, attributeMode: Bool) -> String {
-        var out = ""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "\u{A0}": out += "&nbsp;"
-            case "\"" where attributeMode: out += "&quot;"
-            case "<" where !attributeMode: out += "&lt;"
-            case ">" where !attributeMode: out += "&gt;"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-
     /// Special characters at every offset around the 8-byte words, next to look-alike bytes
     /// (`©` is C2 A9, `Â` is C3 82).
     @Test func serializerEscapingMatchesTheScalarReference() {
         let pieces = ["a", "bcdefgh", "&", "\u{A0}", "\"", "<", ">", "©", "Â", "é", "日本", "😀", "\u{0}", "'", "=", "        "]
-        var state: UInt64 = 0x13198A2E03707344
-        func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Int(truncatingIfNeeded: state >> 33) % bound
-        }
+        var random = LinearCongruential64(seed: 0x13198A2E03707344)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         for _ in 0..<20_000 {
             var text = ""
             for _ in 0..<next(24) { text += pieces[next(pieces.count)] }
             for attributeMode in [false, true] {
                 var out = "prefix"
                 HTMLSerializer.escape(text, attributeMode: attributeMode, into: &out)
-                #expect(out == "prefix" + Self.referenceEscape(text, attributeMode: attributeMode), "\(text.debugDescription)")
+                #expect(out == "prefix" + referenceHTMLEscape(text, attributeMode: attributeMode), "\(text.debugDescription)")
             }
         }
         let element = Element(localName: "p", attributes: [Attribute(name: "title", value: "a\"b&c<d>\u{A0}")])

@@ -2,6 +2,7 @@ import Foundation
 import HTML5
 import Testing
 @testable import MailSafety
+import RampartTestSupport
 
 /// Inputs the sanitizer and CSS fuzz targets found (`Fuzz/`, docs/fuzzing.md), kept byte for
 /// byte in Resources/fuzz/, with the oracle that failed: sanitize(sanitize(x)) == sanitize(x).
@@ -31,20 +32,7 @@ struct SanitizerFuzzRegressionTests {
         let url = try #require(Bundle.module.url(forResource: name, withExtension: "fuzz", subdirectory: "Resources/fuzz"))
         let bytes = [UInt8](try Data(contentsOf: url))
         let choice = bytes.first ?? 0
-        return (options(choice), String(decoding: bytes.dropFirst(), as: UTF8.self))
-    }
-
-    /// The fuzz targets' options byte: bit 0 remote allowed, bit 1 a `cid:` attachment, bit 2
-    /// app-scheme images.
-    static func options(_ choice: UInt8) -> SanitizerOptions {
-        var options = SanitizerOptions()
-        options.remote = choice & 1 == 1 ? .allowAll : .block
-        if choice & 2 != 0 {
-            options.attachments = ["part1@fuzz": EmbeddedAttachment(mimeType: "image/png", bytes: Data([0x89, 0x50, 0x4E, 0x47]))]
-        }
-        if choice & 4 != 0 { options.embeddedImages = .appScheme("rampart-cid") }
-        options.limits.maxDepth = 64
-        return options
+        return (FuzzInput.sanitizerOptions(choice), String(decoding: bytes.dropFirst(), as: UTF8.self))
     }
 
     /// The CSS fuzz target's document: the CSS in a style attribute and, when it cannot close

@@ -3,6 +3,7 @@ import HTML5
 import PropertyBased
 import Testing
 @testable import MailSafety
+import RampartTestSupport
 
 /// Pieces random HTML is assembled from: tags of all three namespaces, raw-text and
 /// foreign-content switches, attributes with URLs and handlers, comments, entities and stray
@@ -26,11 +27,8 @@ private let randomHTML = Gen<String?>.element(of: pieces).compactMap { $0 }.arra
 /// A vector of the corpus with deterministic random edits (insert a piece, delete a span,
 /// duplicate a span, swap a byte for a tokenizer-significant character).
 private func mutate(_ vector: String, seed: UInt64) -> String {
-    var state = seed | 1
-    func next() -> Int {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        return Int(truncatingIfNeeded: state >> 33)
-    }
+    var random = LinearCongruential64(seed: seed | 1)
+    func next() -> Int { random.next() }
     var scalars = Array(vector.unicodeScalars)
     for _ in 0..<(1 + next() % 4) {
         let at = scalars.isEmpty ? 0 : next() % (scalars.count + 1)

@@ -2,20 +2,9 @@ import Foundation
 import HTML5
 import MailSafety
 
-/// Sanitizer options picked by one byte of the input, and the sanitizer's oracles.
+/// The sanitizer's oracles (the options a fuzz input picks are `FuzzInput.sanitizerOptions(_:)`,
+/// RampartTestSupport, shared with the tests that replay kept inputs).
 public enum SanitizerRun {
-    /// bit 0: remote content allowed; bit 1: a `cid:` attachment; bit 2: app-scheme images.
-    public static func options(_ choice: UInt8) -> SanitizerOptions {
-        var options = SanitizerOptions()
-        options.remote = choice & 1 == 1 ? .allowAll : .block
-        if choice & 2 != 0 {
-            options.attachments = ["part1@fuzz": EmbeddedAttachment(mimeType: "image/png", bytes: Data([0x89, 0x50, 0x4E, 0x47]))]
-        }
-        if choice & 4 != 0 { options.embeddedImages = .appScheme("rampart-cid") }
-        options.limits.maxDepth = 64
-        return options
-    }
-
     static func reparse(_ html: String) -> DocumentFragment {
         var options = HTML5ParserOptions(scripting: false)
         options.recordParseErrors = false

@@ -10,11 +10,12 @@
 import FuzzSupport
 import HTML5
 import MailSafety
+import RampartTestSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCSS(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var reader = FuzzReader(Fuzz.bytes(data, size))
-    let options = SanitizerRun.options(reader.byte())
+    let options = FuzzInput.sanitizerOptions(reader.byte())
     let css = fuzzText(reader.rest())
     _ = CSSTokenizer.tokenize(css)
     var attribute = ""

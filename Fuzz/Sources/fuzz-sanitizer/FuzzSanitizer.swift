@@ -6,11 +6,12 @@
 // resource while remote content is blocked, no dangerous CSS (SafetyOracle).
 import FuzzSupport
 import MailSafety
+import RampartTestSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSanitizer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var reader = FuzzReader(Fuzz.bytes(data, size))
-    let options = SanitizerRun.options(reader.byte())
+    let options = FuzzInput.sanitizerOptions(reader.byte())
     let body = reader.rest()
     // The bytes API (UTF-8 validation and its error), then the text.
     _ = try? MailSanitizer(options: options).sanitize(bytes: body)
