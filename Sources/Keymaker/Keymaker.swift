@@ -140,8 +140,11 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
 
     /// Unwraps the MainKey with `credential` and keeps it in memory until the next lock.
     ///
-    /// With a PIN, the PIN protectors are tried (hardware + PIN first); without one, the *none*
-    /// and *hardware* protectors. Every PIN attempt is counted *before* the derivation runs, so
+    /// The strongest protector decides (``unlockNeedsPIN()``): while a protector that needs a PIN
+    /// is active, the key opens only with the PIN, even if an older, weaker envelope (*none* or
+    /// *hardware* alone, left by an earlier version) is still stored — and that weaker envelope
+    /// is removed after the PIN opened the key. Without a PIN protector, the *none* and
+    /// *hardware* protectors open it (a PIN given then is not needed and not used). Every PIN attempt is counted *before* the derivation runs, so
     /// killing the process mid-attempt does not save the attacker a try; and counting, trying
     /// and recording run under ``Configuration/attemptLockFile``, so attempts started in
     /// parallel by many processes are evaluated one at a time and none runs after the wipe.
@@ -155,19 +158,34 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
             let key: MainKey
             let pinKinds = [ProtectorKind.hardwarePIN, .pin].filter(active.contains)
             let plainKinds = [ProtectorKind.none, .hardware].filter(active.contains)
-            if let pin = credential.pin, !pinKinds.isEmpty {
+            if Self.unlockNeedsPIN(activeProtectors: active) {
+                guard let pin = credential.pin else { throw KeymakerError.pinRequired }
                 try PINProtector.validate(pin)
                 key = try firstWorking(pinKinds) { try unlockCounted(kind: $0, credential: credential) }
-            } else if !plainKinds.isEmpty {
-                key = try firstWorking(plainKinds) { try protector($0).unwrap(try envelope($0), credential: .none) }
+                // A weaker envelope beside the PIN one (stored by an earlier version) goes now.
+                for weaker in plainKinds { try? removeEnvelope(weaker) }
             } else {
-                throw KeymakerError.pinRequired
+                key = try firstWorking(plainKinds) { try protector($0).unwrap(try envelope($0), credential: .none) }
             }
             adoptStoredAutolockPolicy(key)
             timer.recordActivity(clock: clock)
             inBackground = false
             session.unlock(with: key)
         }
+    }
+
+    /// Whether unlocking needs the PIN: the one answer to "does this account ask for a PIN?",
+    /// for commands in this process and the agent alike. True when any active protector needs a
+    /// PIN (*PIN*, *hardware + PIN*): the strongest protector the user chose decides, never a
+    /// weaker one beside it.
+    public func unlockNeedsPIN() throws -> Bool {
+        try Self.unlockNeedsPIN(activeProtectors: activeProtectors())
+    }
+
+    /// ``unlockNeedsPIN()`` for a list of active protectors reported elsewhere (e.g. by the
+    /// agent's status), so that the rule lives here only.
+    public static func unlockNeedsPIN(activeProtectors: [ProtectorKind]) -> Bool {
+        activeProtectors.contains(where: \.needsPIN)
     }
 
     /// Tries `kinds` in order; moves on to the next one only when a *hardware* protector cannot
@@ -231,34 +249,30 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
 
     // MARK: Protectors
 
-    /// Adds a protector for the unlocked MainKey. Activating a PIN or hardware protector removes
-    /// the *none* protector (a clear copy would defeat them). A PIN-only envelope and a hardware
-    /// envelope never coexist: activating *hardware* or *hardware + PIN* removes the *PIN*
-    /// protector, and activating *PIN* removes the hardware ones — a copy the PIN alone opens
-    /// could be searched offline from a copied disk, around the TPM's lockout (trust-model row
-    /// **keychain (low)**, PIN guessing). The new envelope is stored before the old ones are
-    /// removed, so a crash never leaves the key without a protector.
-    /// - Throws: ``LockedError``, ``KeymakerError/protectorAlreadyActive(_:)``, PIN validation errors.
-    public func activate(_ kind: ProtectorKind, credential: UnlockCredential = .none) throws {
+    /// Protects the unlocked MainKey with exactly `kind`, the protection the user chose, and
+    /// removes every other protector: no weaker copy (*none*, *PIN* alone, *hardware* without
+    /// the PIN) stays beside a stronger one, and no stronger one the user turned away from
+    /// lingers either. A copy the PIN alone opens could be searched offline from a copied disk,
+    /// around the TPM's lockout; a *hardware* copy beside *hardware + PIN* would open without
+    /// the PIN (trust-model row **keychain (low)**, PIN guessing). The new envelope is stored
+    /// before the old ones are removed, so a crash never leaves the key without a protector.
+    /// - Returns: the protectors removed, in a fixed order (for the caller to tell the user).
+    /// - Throws: ``LockedError``, ``KeymakerError/protectorAlreadyActive(_:)`` (when `kind` is
+    ///   already the only protector), PIN validation errors.
+    @discardableResult
+    public func activate(_ kind: ProtectorKind, credential: UnlockCredential = .none) throws -> [ProtectorKind] {
         try stateLock.withLock {
             let key = try currentMainKey()
             let active = try activeProtectors()
-            guard !active.contains(kind) else { throw KeymakerError.protectorAlreadyActive(kind) }
-            try store(try protector(kind).wrap(key, for: userID, credential: credential))
-            if kind.needsPIN { try resetFailedAttempts() }
-            for old in active where Self.supersedes(kind, old) { try removeEnvelope(old) }
+            let others = active.filter { $0 != kind }
+            guard !active.contains(kind) || !others.isEmpty else { throw KeymakerError.protectorAlreadyActive(kind) }
+            if !active.contains(kind) {
+                try store(try protector(kind).wrap(key, for: userID, credential: credential))
+                if kind.needsPIN { try resetFailedAttempts() }
+            }
+            for old in others { try removeEnvelope(old) }
             timer.recordActivity(clock: clock)
-        }
-    }
-
-    /// Whether activating `new` removes the `old` protector.
-    static func supersedes(_ new: ProtectorKind, _ old: ProtectorKind) -> Bool {
-        let hardware: Set<ProtectorKind> = [.hardware, .hardwarePIN]
-        switch (new, old) {
-        case (_, .none): return new != .none
-        case (.pin, _): return hardware.contains(old)
-        case (_, .pin): return hardware.contains(new)
-        default: return false
+            return others
         }
     }
 
@@ -275,13 +289,17 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
     }
 
     /// Turns protection off: stores the *none* envelope, then removes every other protector.
-    public func disableProtection() throws {
+    /// - Returns: the protectors removed.
+    @discardableResult
+    public func disableProtection() throws -> [ProtectorKind] {
         try stateLock.withLock {
             let key = try currentMainKey()
             let active = try activeProtectors()
             if !active.contains(.none) { try store(try protector(.none).wrap(key, for: userID, credential: .none)) }
-            for kind in active where kind != .none { try removeEnvelope(kind) }
+            let removed = active.filter { $0 != .none }
+            for kind in removed { try removeEnvelope(kind) }
             try resetFailedAttempts()
+            return removed
         }
     }
 
@@ -448,6 +466,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
                 hasMainKey: !active.isEmpty,
                 unlocked: session.isUnlocked,
                 activeProtectors: active,
+                unlockNeedsPIN: Self.unlockNeedsPIN(activeProtectors: active),
                 availableProtectors: configuration.protectors.map {
                     KeymakerStatus.Availability(kind: $0.kind, availability: $0.availability())
                 },
@@ -531,6 +550,8 @@ public struct KeymakerStatus: Sendable, Codable, Equatable {
     public let hasMainKey: Bool
     public let unlocked: Bool
     public let activeProtectors: [ProtectorKind]
+    /// Whether an unlock needs the PIN (``Keymaker/unlockNeedsPIN()``).
+    public let unlockNeedsPIN: Bool
     public let availableProtectors: [Availability]
     public let failedAttempts: Int
     public let maxFailedAttempts: Int

@@ -58,6 +58,10 @@ public final class AgentServer: @unchecked Sendable {
     /// Makes the Keymaker of a user (default: the user container's ``Keymaker``).
     public typealias KeymakerFactory = @Sendable (UserContainer) -> Keymaker
 
+    /// Makes the container of a user (the process's composition root gives it; default: a
+    /// `UserContainer` of `global`).
+    public typealias UserFactory = @Sendable (UserID) -> UserContainer
+
     /// Runs after a user's key was locked or wiped in the agent (explicit lock, autolock, stop,
     /// logout seen by the agent): the runtime erases the user's cleartext previews there.
     public typealias LockHook = @Sendable (UserID) -> Void
@@ -66,6 +70,7 @@ public final class AgentServer: @unchecked Sendable {
     public let options: Options
     private let global: GlobalContainer
     private let makeKeymaker: KeymakerFactory
+    private let makeUser: UserFactory
     private let onLock: LockHook?
     private var lockObservers: [UserID: ObserverToken] = [:]
     private let ownUID = Int64(geteuid())
@@ -83,13 +88,17 @@ public final class AgentServer: @unchecked Sendable {
     /// - Parameters:
     ///   - global: the app-wide container of the home folder (its keychain and wipe registry —
     ///     register every store's wipe there, so a wipe after too many wrong PINs erases them).
+    ///   - makeUser: how to make a user's container (the composition root's, so the agent's
+    ///     users are assembled like every other process's); default: a plain one of `global`.
     ///   - makeKeymaker: how to make a user's Keymaker (tests choose `maxFailedAttempts`).
     ///   - onLock: run after each lock or wipe of a user's key (see ``LockHook``).
     public init(location: AgentLocation, global: GlobalContainer, options: Options = Options(),
+                makeUser: UserFactory? = nil,
                 makeKeymaker: @escaping KeymakerFactory = { $0.keymaker }, onLock: LockHook? = nil) {
         self.location = location
         self.global = global
         self.options = options
+        self.makeUser = makeUser ?? { [global] in UserContainer(userID: $0, global: global) }
         self.makeKeymaker = makeKeymaker
         self.onLock = onLock
     }
@@ -211,7 +220,7 @@ public final class AgentServer: @unchecked Sendable {
 
     /// Called with `lock` held.
     private func makeContainer(_ user: UserID) -> UserContainer {
-        let container = UserContainer(userID: user, global: global)
+        let container = makeUser(user)
         let keymaker = makeKeymaker(container)
         container.override(.keymaker, with: keymaker)
         if let onLock {

@@ -1,50 +1,55 @@
-import HardwareKeys
 import Keychain
 import Keymaker
 import RampartCore
 
-/// The containers and the Keymaker of one account, with every wipe of the user's data
-/// registered: what every command that touches the MainKey starts from.
+/// Where a PIN comes from when a command needs one: a line of standard input, the terminal, or
+/// an app's own prompt. The runtime asks; the command-line layer (RampartCLIKit) answers.
 ///
-/// Trust-model rows **keychain (low)** and **device storage (low)**: the wipes are registered
-/// before anything can trigger one (logout, too many wrong PINs), whether or not the store is
-/// open in this process; the secure hardware protectors are added when present.
+/// Trust-model row **device memory (moderate)**: the secret arrives as ``SecretBytes``
+/// (zeroized when released), never as a `String`.
+public protocol PINSource {
+    /// Whether a PIN can be asked for at all (standard input was chosen, or a terminal exists).
+    var canAsk: Bool { get }
+    /// One secret; `what` names it in an error, `prompt` is shown on a terminal.
+    func read(_ what: String, prompt: String) throws -> SecretBytes
+}
+
+/// The containers and the Keymaker of one account, from the composition root: what every command
+/// that touches the MainKey starts from.
+///
+/// Trust-model rows **keychain (low)** and **device storage (low)**: the containers come from
+/// ``CompositionRoot``, so every wipe of the user's data is registered before anything can
+/// trigger one (logout, too many wrong PINs), whether or not the store is open in this process,
+/// and every protector of this machine (the secure hardware's included) can open the key.
 public struct AccountKeys {
     public let global: GlobalContainer
     public let user: UserContainer
     public let userID: UserID
     public let keymaker: Keymaker
-    /// The registered wipes (kept alive with the value).
-    public let dataWipes: [ObserverToken]
 
     /// Opens the account the options name (home folder, user id, keychain backend).
-    public init(_ options: RuntimeOptions) throws {
-        self.init(environment: try options.environment(), userID: try options.userID())
+    public init(_ options: RuntimeOptions, role: ProcessRole = .command) throws {
+        self.init(global: try CompositionRoot.global(role: role, options: options), userID: try options.userID())
     }
 
-    /// Opens `userID`'s account in `environment`.
-    public init(environment: RampartEnvironment, userID: UserID) {
-        global = GlobalContainer(environment: environment)
+    /// Opens `userID`'s account in a global container of the composition root.
+    /// - Parameter keys: the agent's MainKey provider, when the agent holds the key.
+    public init(global: GlobalContainer, userID: UserID, keys: (any MainKeyProvider)? = nil) {
+        self.global = global
         self.userID = userID
-        user = UserContainer(userID: userID, global: global)
-        dataWipes = UserDataWipes.register(in: global)
-        global.addSecureHardwareProtectors()
+        user = CompositionRoot.user(userID, in: global, keys: keys)
         keymaker = user.keymaker
     }
 
     /// The keychain backend in use.
     public var keychain: any Keychain { global.keychain }
 
-    /// Unlocks with the current protector so it can be changed: without a PIN protector the
-    /// key opens as is; with one, `currentPIN` is asked for the PIN.
+    /// Unlocks this process's Keymaker so a protector can be changed: `currentPIN` is asked for
+    /// the PIN only when ``Keymaker/unlockNeedsPIN()`` says so.
     public func unlockForChange(currentPIN: () throws -> SecretBytes) throws {
-        let active = try keymaker.activeProtectors()
-        guard !active.isEmpty else { throw KeymakerError.noMainKey }
-        if active.contains(.none) || active.contains(.hardware) {
-            try keymaker.unlock(.none)
-        } else {
-            try keymaker.unlock(.pin(try currentPIN()))
-        }
+        guard try keymaker.hasMainKey() else { throw KeymakerError.noMainKey }
+        if keymaker.isUnlocked { return }
+        try keymaker.unlock(try keymaker.unlockNeedsPIN() ? .pin(try currentPIN()) : .none)
     }
 
     /// Changes the PIN: `current` then `new` give the PINs. The MainKey, and every item it

@@ -18,31 +18,32 @@ public final class AccountSession {
     /// the key is unwrapped in this process.
     public let agentKeys: AgentMainKeyProvider?
 
-    /// Opens the account the options name; asks a running agent whether it holds the key.
-    public init(_ options: RuntimeOptions) throws {
-        keys = try AccountKeys(options)
-        environment = keys.global.environment
+    /// Opens the account the options name through the composition root; asks a running agent
+    /// whether it holds the key, and if so, the account's store and session open with the agent's.
+    public init(_ options: RuntimeOptions, role: ProcessRole = .command) throws {
+        let global = try CompositionRoot.global(role: role, options: options)
+        let userID = try options.userID()
+        environment = global.environment
         // Cleartext previews a killed process left behind go before anything else runs.
-        CleartextSweep.sweep(environment: environment, user: keys.userID, includingLive: false)
+        CleartextSweep.sweep(environment: environment, user: userID, includingLive: false)
         let agent = AgentClient(location: AgentLocation(homeDirectory: environment.homeDirectory))
-        if agent.isRunning(), let status = try? agent.status(user: keys.userID), status.unlocked {
-            let provider = AgentMainKeyProvider(client: agent, userID: keys.userID)
-            agentKeys = provider
-            account = ClientAccount(keys: provider, dependencies: keys.user, environment: environment)
+        if agent.isRunning(), let status = try? agent.status(user: userID), status.unlocked {
+            agentKeys = AgentMainKeyProvider(client: agent, userID: userID)
         } else {
             agentKeys = nil
-            account = ClientAccount(dependencies: keys.user, environment: environment)
         }
+        keys = AccountKeys(global: global, userID: userID, keys: agentKeys)
+        account = ClientAccount(dependencies: keys.user, environment: environment)
     }
 
     public var keymaker: Keymaker { keys.keymaker }
     public var userID: UserID { keys.userID }
 
-    /// Makes the MainKey available: the agent's (when it holds it), already unlocked, the *none*
-    /// or *hardware* protector, or the PIN from `pin`.
-    /// `inProcess` unwraps the key in this process even when the agent holds it (changing a
-    /// protector needs this process's Keymaker unlocked).
-    public func unlock(_ pin: SecretInput, inProcess: Bool = false) throws {
+    /// Makes the MainKey available: the agent's (when it holds it), already unlocked, or
+    /// unwrapped here — with the PIN from `pin` when ``Keymaker/unlockNeedsPIN()`` says one is
+    /// needed. `inProcess` unwraps the key in this process even when the agent holds it
+    /// (changing a protector needs this process's Keymaker unlocked).
+    public func unlock(_ pin: any PINSource, inProcess: Bool = false) throws {
         guard try account.isLoggedIn() || keymaker.hasMainKey() else { throw ClientError.notLoggedIn(userID) }
         if let agentKeys, !inProcess {
             // The agent holds the key: this command counts as activity for its autolock timer.
@@ -51,8 +52,7 @@ public final class AccountSession {
             throw LockedError(userID: userID)
         }
         if keymaker.isUnlocked { return }
-        let active = try keymaker.activeProtectors()
-        if active.contains(.none) || active.contains(.hardware) {
+        guard try keymaker.unlockNeedsPIN() else {
             try keymaker.unlock(.none)
             return
         }
@@ -63,8 +63,9 @@ public final class AccountSession {
 
     /// An opened account whose key is available (``unlock(_:inProcess:)``); the caller
     /// ``finish()``es it. If unlocking fails, it is finished here.
-    public static func unlocked(_ options: RuntimeOptions, pin: SecretInput) throws -> AccountSession {
-        let session = try AccountSession(options)
+    public static func unlocked(_ options: RuntimeOptions, pin: any PINSource,
+                                role: ProcessRole = .command) throws -> AccountSession {
+        let session = try AccountSession(options, role: role)
         do {
             try session.unlock(pin)
         } catch {

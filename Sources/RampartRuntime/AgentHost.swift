@@ -38,12 +38,14 @@ public enum AgentHost {
     /// Runs the agent in this process until it stops (SIGTERM, SIGINT, SIGHUP or a `stop` request).
     public static func serve(_ options: RuntimeOptions, idleExit: Int?) throws {
         let location = try options.agentLocation()
-        let global = GlobalContainer(environment: try options.environment())
-        // Every store's wipe, so the tenth wrong PIN erases the account's data from here too.
-        let wipes = UserDataWipes.register(in: global)
+        // The agent's users are assembled like every process's: every protector of this machine
+        // (the hardware key included), every store's wipe (so the tenth wrong PIN erases the
+        // account's data from here too).
+        let global = try CompositionRoot.global(role: .agent, options: options)
         let environment = global.environment
         let server = AgentServer(location: location, global: global,
                                  options: .init(idleExit: idleExit.map { TimeInterval($0) }),
+                                 makeUser: { [global] in CompositionRoot.user($0, in: global) },
                                  onLock: { user in
                                      // No cleartext preview outlives a lock or autolock.
                                      CleartextSweep.sweep(environment: environment, user: user, includingLive: true)
@@ -61,15 +63,8 @@ public enum AgentHost {
         fflush(nil)
         server.waitUntilStopped()
         sources.forEach { $0.cancel() }
-        withExtendedLifetime(wipes) {}
+        withExtendedLifetime(global) {}
         print("Rampart agent \(getpid()) stopped; every MainKey was zeroized.")
-    }
-
-    /// The PIN from the controlling terminal with echo off: the agent path never falls back to
-    /// standard input (`--pin-stdin` says so explicitly). - Throws: ``AgentError/pinRequired``.
-    public static func readPINFromTerminal(_ prompt: String) throws -> SecretBytes {
-        guard let pin = SecretPrompt.fromTerminal(prompt) else { throw AgentError.pinRequired }
-        return pin
     }
 
     /// An autolock policy as people read it (`after 5 min idle`, `never`, `background`).

@@ -1,5 +1,6 @@
 import FileVault
 import Keychain
+import Keymaker
 import RampartClient
 import RampartCore
 import SealedStore
@@ -21,6 +22,8 @@ public enum UserDataWipes {
             global.wipeRegistry.register(ClientFilesWipe(files: ClientFiles(environment: global.environment))),
             global.wipeRegistry.register(PushKeysWipe(keychain: global.keychain)),
             global.wipeRegistry.register(FileVaultWipe(environment: global.environment)),
+            // Last: its name is the username (and a wipe after wrong PINs runs holding it).
+            global.wipeRegistry.register(PINAttemptLockFileWipe(homeDirectory: global.environment.homeDirectory)),
         ]
     }
 }

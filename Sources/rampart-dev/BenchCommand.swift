@@ -71,10 +71,9 @@ struct BenchUnlock: AsyncParsableCommand {
             let home = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-bench-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: home) }
             try PrivateFiles.ensurePrivateDirectory(home)
-            let global = GlobalContainer(environment: RampartEnvironment(homeDirectory: home))
-            global.override(.mainKeyProtectors, with: [NoneProtector(), PINProtector(strength: .calibrated(seconds: target))])
-            global.addSecureHardwareProtectors()
-            let user = UserContainer(userID: "bench", global: global)
+            let global = CompositionRoot.global(role: .bench, environment: RampartEnvironment(
+                homeDirectory: home, settings: ["pin.kdf.seconds": String(target)]))
+            let user = CompositionRoot.user("bench", in: global)
             let keymaker = user.keymaker
             try keymaker.createMainKey()
             let pin = SecretBytes(copying: Array("246810".utf8))
@@ -113,7 +112,7 @@ struct BenchUnlock: AsyncParsableCommand {
         }
         print("secure hardware:         \(found)")
         for (kind, credential) in [(ProtectorKind.hardware, UnlockCredential.none), (.hardwarePIN, .pin(pin))] {
-            let user = UserContainer(userID: try UserID(validating: "bench-\(kind.rawValue.lowercased())"), global: global)
+            let user = CompositionRoot.user(try UserID(validating: "bench-\(kind.rawValue.lowercased())"), in: global)
             let keymaker = user.keymaker
             try keymaker.createMainKey()
             try keymaker.activate(kind, credential: credential)

@@ -56,8 +56,9 @@ struct KeyCommand: AsyncParsableCommand {
                 let kind: ProtectorKind = hardware ? (pin.pinStdin ? .hardwarePIN : .hardware) : .pin
                 let credential: UnlockCredential = pin.pinStdin ? .pin(try StandardInput.readSecretLine("the new PIN")) : .none
                 // A PIN-only envelope never stays beside a hardware one: the Keymaker replaces it.
-                try keymaker.activate(kind, credential: credential)
+                let removed = try keymaker.activate(kind, credential: credential)
                 print("MainKey protected by \(kind); active protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
+                if !removed.isEmpty { print("Removed protectors: \(removed.map(\.rawValue).joined(separator: ", ")).") }
             }
         }
     }

@@ -110,31 +110,36 @@ struct ProtectCommand: AsyncParsableCommand {
             defer { context.finish() }
             let keymaker = context.keymaker
             guard try keymaker.hasMainKey() else { throw ClientError.notLoggedIn(context.userID) }
-            if hardware {
-                try context.unlock(pinInput.input, inProcess: true)
-                let kind: ProtectorKind = pin ? .hardwarePIN : .hardware
-                var credential = UnlockCredential.none
-                if pin { credential = .pin(try newPIN()) }
-                try keymaker.activate(kind, credential: credential)
-                print("MainKey protected by the secure hardware (\(SecureHardware.found())); active protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
-                return
-            }
-            let hasPIN = try keymaker.activeProtectors().contains(.pin)
-            if none {
-                try context.unlock(pinInput.input, inProcess: true)
-                try keymaker.disableProtection()
-                print("MainKey protection removed: the key is in clear in the keychain.")
-                return
-            }
-            let oldPIN = hasPIN ? try pinInput.input.read("the current PIN", prompt: "Current PIN: ") : nil
-            let newPIN = try newPIN()
-            if let oldPIN {
-                try keymaker.changePIN(from: oldPIN, to: newPIN)
+            let chosen: ProtectorKind = hardware ? (pin ? .hardwarePIN : .hardware) : (pin ? .pin : .none)
+            let removed: [ProtectorKind]
+            if chosen.needsPIN, try keymaker.activeProtectors() == [chosen] {
+                // The same protection with a new PIN: the current one first, then the new one.
+                let oldPIN = try pinInput.input.read("the current PIN", prompt: "Current PIN: ")
+                try keymaker.changePIN(from: oldPIN, to: try newPIN())
+                removed = []
             } else {
-                try context.unlock(SecretInput(fromStandardInput: false), inProcess: true)
-                try keymaker.activate(.pin, credential: .pin(newPIN))
+                // Unlocked here first (the current PIN if the current protection needs one), then
+                // the Keymaker keeps only the chosen protector and says what it removed.
+                try context.unlock(pinInput.input, inProcess: true)
+                // Already stored beside others (an earlier version's state): kept, the others go.
+                let kept = try keymaker.activeProtectors().contains(chosen)
+                if chosen == .none {
+                    removed = try keymaker.disableProtection()
+                } else {
+                    removed = try keymaker.activate(chosen, credential: chosen.needsPIN && !kept ? .pin(try newPIN()) : .none)
+                }
             }
-            print("MainKey protected by a PIN (\(keymaker.configuration.maxFailedAttempts) wrong PINs erase the account's local data).")
+            switch chosen {
+            case .none:
+                print("MainKey protection removed: the key is in clear in the keychain.")
+            case .pin:
+                print("MainKey protected by a PIN (\(keymaker.configuration.maxFailedAttempts) wrong PINs erase the account's local data).")
+            case .hardware, .hardwarePIN:
+                print("MainKey protected by the secure hardware (\(SecureHardware.found())); active protectors: \(try keymaker.activeProtectors().map(\.rawValue).joined(separator: ", ")).")
+            }
+            if !removed.isEmpty {
+                print("Removed protectors: \(removed.map(\.rawValue).joined(separator: ", ")) (only the protection you chose is kept).")
+            }
         }
     }
 

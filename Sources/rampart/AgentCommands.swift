@@ -118,11 +118,11 @@ struct UnlockCommand: AsyncParsableCommand {
                 return
             }
             guard before.hasMainKey else { throw AgentError.noMainKey(user) }
-            let protectors = Set(before.activeProtectors)
-            let needsPIN = protectors.isDisjoint(with: [ProtectorKind.none.rawValue, ProtectorKind.hardware.rawValue])
+            // The Keymaker's rule, on the protectors the agent's Keymaker reports.
+            let needsPIN = Keymaker.unlockNeedsPIN(activeProtectors: before.activeProtectors.compactMap(ProtectorKind.init(rawValue:)))
             let credential: UnlockCredential
             if needsPIN || pinInput.pinStdin {
-                credential = .pin(pinInput.pinStdin ? try StandardInput.readSecretLine("the PIN") : try AgentHost.readPINFromTerminal("PIN for \(user): "))
+                credential = .pin(pinInput.pinStdin ? try StandardInput.readSecretLine("the PIN") : try SecretPrompt.pinFromTerminal("PIN for \(user): "))
             } else {
                 credential = .none
             }

@@ -4,6 +4,7 @@ import Foundation
 import Keychain
 import Keymaker
 import MailSafety
+import MailboxCrypto
 import RampartAPI
 import RampartClient
 import RampartCore
@@ -44,10 +45,8 @@ struct DemoCommand: AsyncParsableCommand {
             // 2. The client's containers: a file keychain and sealed store under <home>/client-home.
             let clientHome = folder.appendingPathComponent("client-home", isDirectory: true)
             try PrivateFiles.ensurePrivateDirectory(clientHome)
-            let global = GlobalContainer(environment: RampartEnvironment(homeDirectory: clientHome))
-            let wipes = UserDataWipes.register(in: global)
-            defer { _ = wipes }
-            let user = UserContainer(userID: "demo", global: global)
+            let global = CompositionRoot.global(role: .demo, environment: RampartEnvironment(homeDirectory: clientHome))
+            let user = CompositionRoot.user("demo", in: global)
             let keymaker = user.keymaker
             let account = ClientAccount(dependencies: user, environment: global.environment)
 

@@ -356,7 +356,7 @@ struct NotificationsCommand: AsyncParsableCommand {
                 folder = URL(fileURLWithPath: push)
             }
             let environment = try global.environment()
-            let inbox = PushInbox(directory: folder, keychain: KeychainBackend.keychain(for: environment))
+            let inbox = PushInbox(directory: folder, keychain: CompositionRoot.global(role: .notifications, environment: environment).keychain)
             let only = global.runtime.namesUser ? try global.userID() : nil
             let (deliveries, failures) = inbox.drain(only: only)
             for delivery in deliveries {

@@ -122,9 +122,10 @@ struct TPMProtectorTests {
         try keymaker.unlock(.none)
         #expect(try keyBytes(keymaker.currentMainKey()) == original)
 
-        // Hardware + PIN as well, then drop plain hardware: no data loss.
-        try keymaker.activate(.hardwarePIN, credential: .pin(pin("7391")))
-        try keymaker.deactivate(.hardware)
+        // Hardware + PIN: plain hardware goes with it (a copy without the PIN would open the key
+        // without the PIN), and no data is lost.
+        #expect(try keymaker.activate(.hardwarePIN, credential: .pin(pin("7391"))) == [.hardware])
+        #expect(try keymaker.activeProtectors() == [.hardwarePIN])
         keymaker.lock()
         #expect(throws: KeymakerError.pinRequired) { try keymaker.unlock(.none) }
         // A second process (a fresh Keymaker over the same keychain) unlocks with the PIN.

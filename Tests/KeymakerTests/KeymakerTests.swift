@@ -119,10 +119,41 @@ struct KeymakerProtectorTests {
         #expect(throws: KeymakerError.protectorNotActive(.pin)) { try keymaker.deactivate(.pin) }
         try keymaker.activate(.pin, credential: .pin(pin("1234")))
         #expect(throws: KeymakerError.protectorAlreadyActive(.pin)) { try keymaker.activate(.pin, credential: .pin(pin("5678"))) }
-        try keymaker.activate(.none)
-        #expect(try keymaker.activeProtectors() == [.none, .pin])
-        try keymaker.deactivate(.none)
+        #expect(throws: KeymakerError.cannotRemoveLastProtector) { try keymaker.deactivate(.pin) }
+    }
+
+    /// The protection the user chose is the only one left: PIN, then none, then PIN again, each
+    /// step says what it removed, and whether an unlock needs the PIN follows the choice.
+    @Test func activatingAProtectorLeavesOnlyTheChosenOne() throws {
+        let keymaker = makeKeymaker()
+        let original = try keyBytes(keymaker.createMainKey())
+        #expect(try keymaker.unlockNeedsPIN() == false)
+        #expect(try keymaker.activate(.pin, credential: .pin(pin("1234"))) == [.none])
         #expect(try keymaker.activeProtectors() == [.pin])
+        #expect(try keymaker.unlockNeedsPIN())
+        #expect(try keymaker.status().unlockNeedsPIN)
+        #expect(try keymaker.activate(.none) == [.pin], "choosing none removes the PIN envelope")
+        #expect(try keymaker.activeProtectors() == [.none])
+        #expect(try keymaker.unlockNeedsPIN() == false)
+        #expect(try keymaker.activate(.pin, credential: .pin(pin("4321"))) == [.none])
+        #expect(try keymaker.activeProtectors() == [.pin])
+        keymaker.lock()
+        #expect(throws: KeymakerError.pinRequired) { try keymaker.unlock(.none) }
+        #expect(throws: KeymakerError.wrongPIN(attemptsLeft: 9)) { try keymaker.unlock(.pin(pin("1234"))) }
+        try keymaker.unlock(.pin(pin("4321")))
+        #expect(try keyBytes(keymaker.currentMainKey()) == original)
+    }
+
+    /// The rule "needs a PIN" is one function of the active protectors: any protector that needs
+    /// a PIN makes the PIN necessary, whatever weaker one stands beside it.
+    @Test func theStrongestActiveProtectorDecidesWhetherThePINIsNeeded() {
+        #expect(Keymaker.unlockNeedsPIN(activeProtectors: []) == false)
+        #expect(Keymaker.unlockNeedsPIN(activeProtectors: [.none]) == false)
+        #expect(Keymaker.unlockNeedsPIN(activeProtectors: [.hardware]) == false)
+        #expect(Keymaker.unlockNeedsPIN(activeProtectors: [.pin]))
+        #expect(Keymaker.unlockNeedsPIN(activeProtectors: [.hardwarePIN]))
+        #expect(Keymaker.unlockNeedsPIN(activeProtectors: [.none, .pin]))
+        #expect(Keymaker.unlockNeedsPIN(activeProtectors: [.hardware, .hardwarePIN]))
     }
 
     @Test func badPINsAreRefusedAndChangeNothing() throws {

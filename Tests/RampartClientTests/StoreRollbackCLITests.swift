@@ -2,6 +2,7 @@ import Foundation
 import Keychain
 import RampartClient
 import RampartCore
+import SealedStore
 import RampartTestSupport
 import Testing
 @testable import RampartServer

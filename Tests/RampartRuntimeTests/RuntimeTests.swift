@@ -1,6 +1,7 @@
 import Foundation
 import Keymaker
 import RampartAgent
+import RampartCLIKit
 import RampartCore
 import RampartRuntime
 import Testing
@@ -48,7 +49,10 @@ import Testing
         let options = RuntimeOptions(home: home.path, user: "bob")
         setenv("RAMPART_PIN_KDF_LOGN", "10", 1)
         let keys = try AccountKeys(options)
-        #expect(keys.dataWipes.count == 5)  // rollback anchor, sealed store, client files, push keys, file vault
+        // Rollback anchor, sealed store, client files, push keys, file vault, PIN-attempt lock file.
+        #expect(keys.global.wipeRegistry.registeredNames == [
+            "store-rollback-anchor", "sealed-store", "client-files", "push-keys", "file-vault", "pin-attempt-lock",
+        ])
         let fingerprint = try keys.keymaker.createMainKey().fingerprint
         let first = SecretBytes(copying: Array("135790".utf8))
         let second = SecretBytes(copying: Array("246802".utf8))

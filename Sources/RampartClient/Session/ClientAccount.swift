@@ -14,9 +14,11 @@ import SealedStore
 /// private key and tokens are read from the ``SessionVault`` when needed and not cached.
 ///
 /// Dependencies are the user container's (`HasKeychain & HasMainKeyProvider & HasClock &
-/// HasStoreRollbackAnchor`), plus the environment for the file locations.
+/// HasSealedStore`), plus the environment for the file locations. The container decides where the
+/// MainKey comes from (the composition root installs the agent's provider when the agent holds
+/// the key) and opens the store: there is one way to open an account's sealed store.
 public final class ClientAccount: @unchecked Sendable {
-    public typealias Dependencies = HasKeychain & HasMainKeyProvider & HasClock & HasStoreRollbackAnchor
+    public typealias Dependencies = HasKeychain & HasMainKeyProvider & HasClock & HasSealedStore
 
     public let userID: UserID
     public let keys: any MainKeyProvider
@@ -24,30 +26,18 @@ public final class ClientAccount: @unchecked Sendable {
     public let clock: any RampartClock
     public let vault: SessionVault
     public let files: ClientFiles
-    public let storeFiles: StoreFiles
-    /// Where the store's epoch is remembered outside the database (the container's: a keychain
-    /// item, ``KeychainStoreRollbackAnchor``). Trust-model row **device storage (low)** — rollback.
-    public let storeAnchor: (any StoreRollbackAnchor)?
     /// Where the account's FileVault lives (`<home>/vault`): its attachment cache and previews.
     public let fileVaultRoot: URL
-    private let lock = NSLock()
-    private var openedStore: SealedStore?
+    private let dependencies: any Dependencies
 
-    public convenience init(dependencies: any Dependencies, environment: RampartEnvironment) {
-        self.init(keys: dependencies.mainKeyProvider, dependencies: dependencies, environment: environment)
-    }
-
-    /// With another MainKey provider than the container's Keymaker — e.g. the agent's, which
-    /// holds the unlocked key in another process.
-    public init(keys: any MainKeyProvider, dependencies: any Dependencies, environment: RampartEnvironment) {
-        self.keys = keys
+    public init(dependencies: any Dependencies, environment: RampartEnvironment) {
+        self.dependencies = dependencies
+        keys = dependencies.mainKeyProvider
         userID = keys.userID
         keychain = dependencies.keychain
         clock = dependencies.clock
         vault = SessionVault(keychain: keychain, userID: userID)
         files = ClientFiles(environment: environment)
-        storeFiles = StoreFiles(environment: environment)
-        storeAnchor = dependencies.storeRollbackAnchor
         fileVaultRoot = Vault.defaultRoot(environment: environment)
     }
 
@@ -64,21 +54,13 @@ public final class ClientAccount: @unchecked Sendable {
         try keys.withMainKey { try vault.mailboxKey(with: $0) }
     }
 
-    /// The user's sealed store (opened on first use), checked against the rollback anchor.
-    /// - Throws: `tampered` (`rolledBack`) when an older copy of the database was put back.
-    public func store() throws -> SealedStore {
-        try lock.withLock {
-            if let openedStore, openedStore.isOpen { return openedStore }
-            let store = try SealedStore(files: storeFiles, keys: keys, anchor: storeAnchor)
-            openedStore = store
-            return store
-        }
-    }
+    /// The user's sealed store (the container's, opened on first use), checked against the
+    /// rollback anchor. - Throws: `tampered` (`rolledBack`) when an older copy of the database
+    /// was put back; `LockedError`.
+    public func store() throws -> SealedStore { try dependencies.sealedStore }
 
     /// Closes the store (before a wipe or at the end of a command).
-    public func close() {
-        lock.withLock { openedStore?.close(); openedStore = nil }
-    }
+    public func close() { dependencies.closeSealedStore() }
 
     /// An API client for the stored session; refreshed tokens are sealed back into the vault.
     public func api() throws -> APIClient {

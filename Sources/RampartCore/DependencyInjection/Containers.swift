@@ -27,6 +27,13 @@ public final class InstanceCache: @unchecked Sendable {
 
     public init() {}
 
+    /// Runs `body` holding the cache's (recursive) lock: a look-up, a creation and an
+    /// installation that must not interleave with another thread's.
+    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock.lock(); defer { lock.unlock() }
+        return try body()
+    }
+
     public func resolve<Value>(_ key: DependencyKey<Value>, _ make: () throws -> Value) rethrows -> Value {
         lock.lock(); defer { lock.unlock() }
         if let existing = instances[key.name] as? Value { return existing }
@@ -37,6 +44,16 @@ public final class InstanceCache: @unchecked Sendable {
 
     public func override<Value>(_ key: DependencyKey<Value>, with value: Value) {
         lock.withLock { instances[key.name] = value }
+    }
+
+    /// The instance cached under `key`, if one was created or installed (nothing is created).
+    public func current<Value>(_ key: DependencyKey<Value>) -> Value? {
+        lock.withLock { instances[key.name] as? Value }
+    }
+
+    /// Drops the instance cached under `key`; the next `resolve` creates a new one.
+    public func remove<Value>(_ key: DependencyKey<Value>) {
+        lock.withLock { _ = instances.removeValue(forKey: key.name) }
     }
 
     /// Drops every cached instance (they are released once nobody else holds them).

@@ -47,9 +47,17 @@ extension MainKeyProvider {
     }
 }
 
-/// Gives access to the MainKey provider (the Keymaker) of a user.
+/// Gives access to the MainKey provider of a user: the Keymaker of this process, or the agent
+/// that holds the unlocked key in another process (the composition root chooses).
 public protocol HasMainKeyProvider {
     var mainKeyProvider: any MainKeyProvider { get }
+}
+
+extension DependencyKey where Value == any MainKeyProvider {
+    /// The user's MainKey provider (see ``HasMainKeyProvider``). The Keymaker module resolves it
+    /// to the user's Keymaker; the composition root overrides it with the agent's provider when
+    /// the agent holds the key.
+    public static let mainKeyProvider = DependencyKey("mainKeyProvider")
 }
 
 /// Thrown by every operation that needs the MainKey while it is locked.

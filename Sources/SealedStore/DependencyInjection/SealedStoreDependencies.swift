@@ -1,4 +1,5 @@
 import Foundation
+import Keymaker
 import RampartCore
 
 /// Gives access to the user's sealed store.
@@ -6,19 +7,18 @@ import RampartCore
 /// Trust-model section "Dependency injection": a type that reads or writes local mail or drive
 /// data declares `HasSealedStore` in its `Dependencies`.
 public protocol HasSealedStore {
-    /// The store of the container's user. Throws while it cannot be opened (locked, no provider).
+    /// The store of the container's user. Throws while it cannot be opened (locked, tampered).
     var sealedStore: SealedStore { get throws }
+    /// Closes the store if it is open; the next ``sealedStore`` opens it again.
+    func closeSealedStore()
 }
 
 /// Gives the place outside the database where the user's store epoch is remembered (a
 /// ``StoreRollbackAnchor``), so that an older copy of the whole database put back is refused.
 ///
-/// Trust-model row: **device storage (low)** — rollback of the database. The sealed store cannot
-/// see a keychain, so the module that composes the keychain and the store provides the anchor:
-/// `RampartClient` makes `UserContainer` conform with an anchor in the user's keychain
-/// (`KeychainStoreRollbackAnchor`), and an app may `override(.storeRollbackAnchor, with:)`
-/// before the store is first opened. ``UserContainer/sealedStore`` and the client's account
-/// pass it to ``SealedStore/init(files:keys:anchor:)``.
+/// Trust-model row: **device storage (low)** — rollback of the database. `UserContainer`
+/// conforms with an anchor in the user's keychain (``KeychainStoreRollbackAnchor``); an app may
+/// `override(.storeRollbackAnchor, with:)` before the store is first opened.
 public protocol HasStoreRollbackAnchor {
     /// The anchor of the container's user; nil keeps no record outside the database (an older
     /// copy of the whole database then goes unnoticed).
@@ -36,23 +36,38 @@ extension DependencyKey where Value == any StoreRollbackAnchor {
 
 extension UserContainer: HasSealedStore {
     /// The user's store, opened on first use at `<home>/stores/<user>/store.sqlite` with the
-    /// container's MainKey provider (the container must conform to `HasMainKeyProvider`, which
-    /// the Keymaker adds) and, when the container conforms to ``HasStoreRollbackAnchor`` (which
-    /// `RampartClient` adds), its rollback anchor; registered with the wipe registry.
-    /// - Throws: ``SealedStoreError/notConfigured(_:)`` without a provider; `locked`;
-    ///   `tampered` (`rolledBack`) when the anchor remembers a later epoch than the database's.
+    /// container's MainKey provider (the Keymaker, or the agent's provider the composition root
+    /// installed) and its rollback anchor, and registered with the wipe registry. After
+    /// ``closeSealedStore()`` the next use opens it again. Every process opens an account's
+    /// store this way: the dependencies are checked when the code is compiled, not at run time.
+    /// - Throws: `locked`; `tampered` (`rolledBack`) when the anchor remembers a later epoch than
+    ///   the database's.
     public var sealedStore: SealedStore {
         get throws {
-            try resolve(.sealedStore) {
-                guard let keys = (self as AnyObject) as? any HasMainKeyProvider else {
-                    throw SealedStoreError.notConfigured("the user container has no MainKey provider (HasMainKeyProvider)")
-                }
-                let anchor = ((self as AnyObject) as? any HasStoreRollbackAnchor)?.storeRollbackAnchor
+            try instances.withLock {
+                if let open = instances.current(.sealedStore), open.isOpen { return open }
                 let files = StoreFiles(environment: environment)
-                let store = try SealedStore(files: files, keys: keys.mainKeyProvider, anchor: anchor)
+                let store = try SealedStore(files: files, keys: mainKeyProvider, anchor: storeRollbackAnchor)
                 store.retainWipeRegistration(wipeRegistry.register(SealedStoreWipe(files: files)))
+                override(.sealedStore, with: store)
                 return store
             }
         }
+    }
+
+    /// Closes the user's store if it is open (before a wipe, or at the end of a command).
+    public func closeSealedStore() {
+        instances.withLock {
+            instances.current(.sealedStore)?.close()
+            instances.remove(.sealedStore)
+        }
+    }
+}
+
+extension UserContainer: HasStoreRollbackAnchor {
+    /// The user's anchor in the container's keychain (``KeychainStoreRollbackAnchor``), created on
+    /// first use; `override(.storeRollbackAnchor, with:)` before the store is opened replaces it.
+    public var storeRollbackAnchor: (any StoreRollbackAnchor)? {
+        resolve(.storeRollbackAnchor) { KeychainStoreRollbackAnchor(keychain: keychain, userID: userID) }
     }
 }

@@ -1,6 +1,7 @@
 import RampartCore
 
-/// The documented exit statuses of the command-line tools: one map, from an error's typed
+/// The documented exit statuses of the command-line tools (the runtime's typed errors carry a
+/// ``RampartErrorKind``; this is where a command line turns it into a number): one map, from an error's typed
 /// category (``RampartErrorKind``), never from its text.
 public enum ExitStatus {
     public static let success: Int32 = 0

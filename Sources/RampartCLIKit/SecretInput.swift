@@ -1,5 +1,7 @@
 import Foundation
 import RampartCore
+import RampartAgent
+import RampartRuntime
 
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +14,7 @@ import Darwin
 ///
 /// Trust-model row **device memory (moderate)**: the secret goes straight into ``SecretBytes``
 /// (zeroized when released), never into a `String`.
-public struct SecretInput: Sendable {
+public struct SecretInput: PINSource, Sendable {
     /// Read from standard input (one line per secret) instead of the terminal.
     public var fromStandardInput: Bool
 
@@ -37,6 +39,15 @@ public struct SecretInput: Sendable {
         let again = try SecretPrompt.secret("New PIN again: ")
         guard first == again else { throw RuntimeError.badInput("The two PINs differ; nothing changed.") }
         return first
+    }
+}
+
+extension SecretPrompt {
+    /// The PIN from the controlling terminal with echo off: the agent path never falls back to
+    /// standard input (`--pin-stdin` says so explicitly). - Throws: `AgentError.pinRequired`.
+    public static func pinFromTerminal(_ prompt: String) throws -> SecretBytes {
+        guard let pin = fromTerminal(prompt) else { throw AgentError.pinRequired }
+        return pin
     }
 }
 

@@ -1,8 +1,6 @@
 import Foundation
 import Keychain
-import Keymaker
 import RampartCore
-import SealedStore
 
 /// The sealed store's rollback anchor, kept as an item of the user's keychain: the highest store
 /// epoch, authenticated by the store (8-byte epoch ‖ HMAC under the MainKey sub-key
@@ -93,13 +91,5 @@ public struct KeychainStoreRollbackAnchorWipe: Wipeable {
 
     public func wipe(user: UserID) throws {
         try KeychainStoreRollbackAnchor(keychain: keychain, userID: user).delete()
-    }
-}
-
-extension UserContainer: HasStoreRollbackAnchor {
-    /// The user's anchor in the container's keychain (``KeychainStoreRollbackAnchor``), created on
-    /// first use; `override(.storeRollbackAnchor, with:)` before the store is opened replaces it.
-    public var storeRollbackAnchor: (any StoreRollbackAnchor)? {
-        resolve(.storeRollbackAnchor) { KeychainStoreRollbackAnchor(keychain: keychain, userID: userID) }
     }
 }
