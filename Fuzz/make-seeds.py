@@ -8,6 +8,7 @@ structured target reads a mode byte first; see the target's header comment).
 
 Usage: Fuzz/make-seeds.py OUT [--html5lib DIR]
 """
+import contextlib
 import hashlib
 import json
 import os
@@ -95,34 +96,16 @@ def agent_frame(header, secret=b""):
 
 def openpgp_seeds(out):
     """OpenPGP inputs by mode (see FuzzOpenPGP.swift): messages, keys and signatures made by gpg
-    with the target's fixed key (read from its source), in a throwaway GNUPGHOME. Without gpg only
-    the structured modes get seeds."""
-    import re
-    import shutil
-    import subprocess
-    import tempfile
-
+    with the target's fixed key (read from its source), in a throwaway GNUPGHOME (fuzz_gpg). Without
+    gpg only the structured modes get seeds."""
     write(out, "openpgp", bytes([6, 0, 24]) + b"a message to edit, 24 b." + bytes([1, 2, 0, 10, 0x10]))
     write(out, "openpgp", bytes([6, 1, 5]) + b"hello" + bytes([2, 1, 0, 40, 0, 3, 0, 0x80, 9]))
     write(out, "openpgp", bytes([7, 9]) + b"signed me" + bytes([1, 0, 0, 5, 1, 0]))
     write(out, "openpgp", bytes([1]) + b"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmDMEZZZZ\n=AAAA\n-----END PGP PUBLIC KEY BLOCK-----\n")
-    gpg = shutil.which("gpg")
-    if gpg is None:
-        return
-    source = os.path.join(ROOT, "Fuzz/Sources/FuzzSupport/FuzzKey.swift")
-    with open(source, encoding="utf-8") as f:
-        key = re.search(r"-----BEGIN PGP PRIVATE KEY BLOCK-----.*?-----END PGP PRIVATE KEY BLOCK-----", f.read(), re.S).group(0)
-    home = tempfile.mkdtemp(prefix="rfz-")
-    base = [gpg, "--homedir", home, "--batch", "--yes", "--no-tty", "--pinentry-mode", "loopback", "--passphrase", "fuzz",
-            "--trust-model", "always"]
-
-    def run(*args, data=None):
-        return subprocess.run(base + list(args), input=data, capture_output=True, check=True).stdout
-
-    try:
-        run("--import", data=key.encode())
+    with fuzz_gpg() as run:
+        if run is None:
+            return
         fuzz = "fuzz@rampart.invalid"
-        run("--quick-gen-key", "Other Signer <other@fuzz.invalid>", "ed25519", "sign,cert", "never")
         text = b"Hello from gpg.\n- a dashed line\nFrom here\n"
         write(out, "openpgp", bytes([0]) + run("-u", fuzz, "-r", fuzz, "--sign", "--encrypt", "-z", "0", data=text))
         write(out, "openpgp", bytes([0]) + run("--armor", "-u", fuzz, "-r", fuzz, "--sign", "--encrypt", data=text))
@@ -137,14 +120,13 @@ def openpgp_seeds(out):
         write(out, "openpgp", bytes([4]) + struct.pack(">H", len(text)) + text + signature)
         write(out, "openpgp", bytes([5]) + run("-u", fuzz, "--sign", data=text))
         write(out, "openpgp", bytes([5]) + run("-u", fuzz, "--sign", "--armor", "-z", "0", data=text))
-    finally:
-        subprocess.run(["gpgconf", "--homedir", home, "--kill", "all"], capture_output=True)
-        shutil.rmtree(home, ignore_errors=True)
 
 
+@contextlib.contextmanager
 def fuzz_gpg():
-    """A throwaway GNUPGHOME with fuzz-openpgp's fixed key (and another signer) imported, or None
-    without gpg. Returns (run, cleanup): run(*args, data=None) runs gpg and returns its stdout."""
+    """A throwaway GNUPGHOME with fuzz-openpgp's fixed key (and another signer) imported, removed
+    when the `with` block ends. Gives run(*args, data=None), which runs gpg and returns its stdout,
+    or None without gpg."""
     import re
     import shutil
     import subprocess
@@ -152,7 +134,8 @@ def fuzz_gpg():
 
     gpg = shutil.which("gpg")
     if gpg is None:
-        return None
+        yield None
+        return
     source = os.path.join(ROOT, "Fuzz/Sources/FuzzSupport/FuzzKey.swift")
     with open(source, encoding="utf-8") as f:
         key = re.search(r"-----BEGIN PGP PRIVATE KEY BLOCK-----.*?-----END PGP PRIVATE KEY BLOCK-----", f.read(), re.S).group(0)
@@ -163,17 +146,13 @@ def fuzz_gpg():
     def run(*args, data=None):
         return subprocess.run(base + list(args), input=data, capture_output=True, check=True).stdout
 
-    def cleanup():
-        subprocess.run(["gpgconf", "--homedir", home, "--kill", "all"], capture_output=True)
-        shutil.rmtree(home, ignore_errors=True)
-
     try:
         run("--import", data=key.encode())
         run("--quick-gen-key", "Other Signer <other@fuzz.invalid>", "ed25519", "sign,cert", "never")
-    except Exception:
-        cleanup()
-        raise
-    return run, cleanup
+        yield run
+    finally:
+        subprocess.run(["gpgconf", "--homedir", home, "--kill", "all"], capture_output=True)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def rampart_modulus_base64():
@@ -195,10 +174,8 @@ def srp_seeds(out):
     unsigned = {"Code": 1000, "Modulus": modulus_b64, "ServerEphemeral": b64(b), "Version": 4, "Salt": b64(b"saltsalt10"),
                 "SRPSession": session}
     write(out, "srp", bytes([0]) + json.dumps(unsigned).encode())
-    gpg = fuzz_gpg()
-    if gpg is not None:
-        run, cleanup = gpg
-        try:
+    with fuzz_gpg() as run:
+        if run is not None:
             fuzz = "fuzz@rampart.invalid"
             for signer, text, ephemeral in [(fuzz, modulus_b64, b), (fuzz, modulus_b64, n), (fuzz, modulus_b64, bytes(256)),
                                             ("other@fuzz.invalid", modulus_b64, b), (fuzz, b64(n[:255]), b),
@@ -208,8 +185,6 @@ def srp_seeds(out):
                 write(out, "srp", bytes([0]) + json.dumps(answer).encode())
             answer = dict(unsigned, Modulus=run("-u", fuzz, "--clearsign", data=modulus_b64.encode()).decode(), Version=2)
             write(out, "srp", bytes([0]) + json.dumps(answer).encode())
-        finally:
-            cleanup()
     # 1: signed text (0 pinned, 1 other key, 2 not a modulus), edits, version, salt, session, B shape.
     for choice in range(3):
         write(out, "srp", bytes([1, choice, 0, 4, 10]) + b"saltsalt10" + bytes([32]) + session.encode() + bytes([6, 0, 0x01, 0x00]) + bytes(range(1, 200)))
@@ -257,11 +232,9 @@ def pgpmime_seeds(out):
     write(out, "pgpmime", bytes([3, 1]) + bytes([0x88, 0x75, 0x04, 0x01, 0x16, 0x08]) + bytes(20))
     write(out, "pgpmime", bytes([4, 0, 5]) + b"hello" + struct.pack(">H", 12) + b"Hi Bob,\nBye.")
     write(out, "pgpmime", bytes([4, 3, 3]) + b"enc" + struct.pack(">H", 14) + b"caf\xc3\xa9 \r\nFrom x" + bytes([1, 0, 0, 80, 0x41]))
-    gpg = fuzz_gpg()
-    if gpg is None:
-        return
-    run, cleanup = gpg
-    try:
+    with fuzz_gpg() as run:
+        if run is None:
+            return
         fuzz = "fuzz@rampart.invalid"
         text = b"Meet at 10.\n- a dashed line\nFrom here on\n"
         canonical = inner.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
@@ -280,8 +253,6 @@ def pgpmime_seeds(out):
         write(out, "pgpmime", bytes([0]) + textual + run("--armor", "-u", "other@fuzz.invalid", "--sign", data=text))
         write(out, "pgpmime", bytes([2]) + signature)
         write(out, "pgpmime", bytes([2]) + run("--armor", "--export", fuzz))
-    finally:
-        cleanup()
 
 
 def main():

@@ -1,5 +1,5 @@
 /// A v4 OpenPGP key fingerprint: 40 upper-case hexadecimal digits (SHA-1 of the key packet).
-public struct PGPFingerprint: Hashable, Sendable, Codable, CustomStringConvertible {
+public struct PGPFingerprint: PGPHexIdentifier {
     /// The 40 upper-case hexadecimal digits.
     public let hex: String
 
@@ -12,20 +12,11 @@ public struct PGPFingerprint: Hashable, Sendable, Codable, CustomStringConvertib
     /// The key id: the low 64 bits of a v4 fingerprint.
     public var keyID: PGPKeyID { PGPKeyID(hex: String(hex.suffix(16)))! }
 
-    public var description: String { hex }
-
-    public init(from decoder: any Decoder) throws {
-        self = try decodeHexIdentifier(from: decoder, PGPFingerprint.init(hex:), expected: "Not a v4 OpenPGP fingerprint (40 hex digits)")
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(hex)
-    }
+    public static let expectedForm = "Not a v4 OpenPGP fingerprint (40 hex digits)"
 }
 
 /// An OpenPGP key id: 16 upper-case hexadecimal digits (what a signature's issuer subpacket names).
-public struct PGPKeyID: Hashable, Sendable, Codable, CustomStringConvertible {
+public struct PGPKeyID: PGPHexIdentifier {
     /// The 16 upper-case hexadecimal digits.
     public let hex: String
 
@@ -35,10 +26,31 @@ public struct PGPKeyID: Hashable, Sendable, Codable, CustomStringConvertible {
         self.hex = compact
     }
 
+    public static let expectedForm = "Not an OpenPGP key id (16 hex digits)"
+}
+
+/// An identifier written as a fixed number of upper-case hexadecimal digits (``PGPFingerprint``,
+/// ``PGPKeyID``): described and coded as that one string.
+public protocol PGPHexIdentifier: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The upper-case hexadecimal digits.
+    var hex: String { get }
+    /// Accepts the digits in either case; nil for anything else.
+    init?(hex: String)
+    /// What decoding says when a string is not such an identifier.
+    static var expectedForm: String { get }
+}
+
+extension PGPHexIdentifier {
     public var description: String { hex }
 
+    /// Decodes the identifier from one hexadecimal string, or throws `dataCorrupted` with
+    /// ``expectedForm``.
     public init(from decoder: any Decoder) throws {
-        self = try decodeHexIdentifier(from: decoder, PGPKeyID.init(hex:), expected: "Not an OpenPGP key id (16 hex digits)")
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let value = Self(hex: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: Self.expectedForm))
+        }
+        self = value
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -52,14 +64,4 @@ public struct PGPKeyID: Hashable, Sendable, Codable, CustomStringConvertible {
 private func normalizedHex(_ hex: String, digits: Int) -> String? {
     let compact = hex.filter { $0 != " " }.uppercased()
     return compact.count == digits && compact.allSatisfy(\.isHexDigit) ? compact : nil
-}
-
-/// Decodes an identifier written as one hexadecimal string, or throws `dataCorrupted` with `expected`.
-private func decodeHexIdentifier<Identifier>(from decoder: any Decoder, _ make: (String) -> Identifier?,
-                                             expected: String) throws -> Identifier {
-    let text = try decoder.singleValueContainer().decode(String.self)
-    guard let value = make(text) else {
-        throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: expected))
-    }
-    return value
 }

@@ -53,9 +53,9 @@ extension PGPMIME {
     /// inline cleartext-signed messages against `verifiers` (the sender's pinned keys).
     ///
     /// Trust-model row **inbox (low)**: the message is hostile input. Nothing is returned from an
-    /// encrypted message whose integrity check failed (``OpenPGP/OpenPGPError/integrityCheckFailed``
+    /// encrypted message whose integrity check failed (`OpenPGP/OpenPGPError/integrityCheckFailed`
     /// and the library's other errors are thrown as they are: tampered, exit 7). A signed part
-    /// that was modified gives ``OpenPGP/PGPSignatureStatus/bad(_:)``, never an error, so the
+    /// that was modified gives `OpenPGP/PGPSignatureStatus/bad(_:)`, never an error, so the
     /// message can still be shown as unverified. The signature of a `multipart/signed` message is
     /// checked over the first part's bytes exactly as they are in the message (line ends made
     /// CRLF), so a modified byte anywhere in the content — a header field of the part, an
@@ -63,7 +63,7 @@ extension PGPMIME {
     /// §6.1, sign then encrypt) is verified too; the signature inside the OpenPGP message wins
     /// when both are there.
     /// - Throws: ``PGPMIMEError/malformed(_:)`` when the message says it is PGP/MIME but is not
-    ///   built as RFC 3156 requires; ``OpenPGP/OpenPGPError`` from decryption and verification.
+    ///   built as RFC 3156 requires; `OpenPGP/OpenPGPError` from decryption and verification.
     public static func open(_ raw: [UInt8], decryptingWith keys: [PGPPrivateKey], verifyingWith verifiers: [PGPPublicKey],
                             limits: PGPLimits = .default) throws -> PGPMIMEOpened {
         let message = MIMEMessage(bytes: raw)
@@ -120,14 +120,20 @@ extension PGPMIME {
         return part.children.contains { $0.mimeType == expected }
     }
 
-    /// The OpenPGP message of a `multipart/encrypted` (RFC 3156 §4), the structure checked.
-    static func encryptedPayload(_ root: MIMEPart) throws -> [UInt8] {
-        guard case let .multipart(_, parts, _) = root.body else {
-            throw PGPMIMEError.malformed("multipart/encrypted without parts (no boundary, or the boundary never appears)")
+    /// The two parts RFC 3156 requires of a `multipart/encrypted` or `multipart/signed` (`type`).
+    static func twoParts(of part: MIMEPart, _ type: String) throws -> [MIMEPart] {
+        guard case let .multipart(_, parts, _) = part.body else {
+            throw PGPMIMEError.malformed("\(type) without parts (no boundary, or the boundary never appears)")
         }
         guard parts.count == 2 else {
-            throw PGPMIMEError.malformed("multipart/encrypted has \(parts.count) parts; RFC 3156 requires two")
+            throw PGPMIMEError.malformed("\(type) has \(parts.count) parts; RFC 3156 requires two")
         }
+        return parts
+    }
+
+    /// The OpenPGP message of a `multipart/encrypted` (RFC 3156 §4), the structure checked.
+    static func encryptedPayload(_ root: MIMEPart) throws -> [UInt8] {
+        let parts = try twoParts(of: root, "multipart/encrypted")
         guard parts[0].mimeType == "application/pgp-encrypted" else {
             throw PGPMIMEError.malformed("the first part of multipart/encrypted is \(parts[0].mimeType), not application/pgp-encrypted")
         }
@@ -147,12 +153,7 @@ extension PGPMIME {
     /// over the first part exactly as it is on the wire, CRLF-canonicalized. Returns the status
     /// and the first part's bytes (the content).
     static func verifySigned(_ raw: [UInt8], _ part: MIMEPart, verifiers: [PGPPublicKey]) throws -> (status: PGPSignatureStatus, content: [UInt8]) {
-        guard case let .multipart(_, parts, _) = part.body else {
-            throw PGPMIMEError.malformed("multipart/signed without parts (no boundary, or the boundary never appears)")
-        }
-        guard parts.count == 2 else {
-            throw PGPMIMEError.malformed("multipart/signed has \(parts.count) parts; RFC 3156 requires two")
-        }
+        let parts = try twoParts(of: part, "multipart/signed")
         guard parts[1].mimeType == "application/pgp-signature" else {
             throw PGPMIMEError.malformed("the second part of multipart/signed is \(parts[1].mimeType), not application/pgp-signature")
         }

@@ -91,41 +91,35 @@ final class BigNumberContext {
     /// `base^exponent mod modulus` in constant time (Montgomery, fixed window); `base` is reduced first.
     func modExp(_ base: BigNumber, _ exponent: BigNumber, _ modulus: BigNumber) throws -> BigNumber {
         let reduced = try mod(base, modulus)
-        let result = try BigNumber()
-        result.markSecret()
         exponent.markSecret()
-        guard BN_mod_exp_mont_consttime(result.pointer, reduced.pointer, exponent.pointer, modulus.pointer, pointer, nil) == 1 else {
-            throw SRPError.library("BN_mod_exp_mont_consttime failed")
+        return try secretResult("BN_mod_exp_mont_consttime") {
+            BN_mod_exp_mont_consttime($0.pointer, reduced.pointer, exponent.pointer, modulus.pointer, pointer, nil)
         }
-        return result
     }
 
     /// `value mod modulus`, non-negative.
     func mod(_ value: BigNumber, _ modulus: BigNumber) throws -> BigNumber {
-        let result = try BigNumber()
-        result.markSecret()
-        guard BN_nnmod(result.pointer, value.pointer, modulus.pointer, pointer) == 1 else { throw SRPError.library("BN_nnmod failed") }
-        return result
+        try secretResult("BN_nnmod") { BN_nnmod($0.pointer, value.pointer, modulus.pointer, pointer) }
     }
 
     func modMul(_ a: BigNumber, _ b: BigNumber, _ modulus: BigNumber) throws -> BigNumber {
-        let result = try BigNumber()
-        result.markSecret()
-        guard BN_mod_mul(result.pointer, a.pointer, b.pointer, modulus.pointer, pointer) == 1 else { throw SRPError.library("BN_mod_mul failed") }
-        return result
+        try secretResult("BN_mod_mul") { BN_mod_mul($0.pointer, a.pointer, b.pointer, modulus.pointer, pointer) }
     }
 
     func modAdd(_ a: BigNumber, _ b: BigNumber, _ modulus: BigNumber) throws -> BigNumber {
-        let result = try BigNumber()
-        result.markSecret()
-        guard BN_mod_add(result.pointer, a.pointer, b.pointer, modulus.pointer, pointer) == 1 else { throw SRPError.library("BN_mod_add failed") }
-        return result
+        try secretResult("BN_mod_add") { BN_mod_add($0.pointer, a.pointer, b.pointer, modulus.pointer, pointer) }
     }
 
     func modSub(_ a: BigNumber, _ b: BigNumber, _ modulus: BigNumber) throws -> BigNumber {
+        try secretResult("BN_mod_sub") { BN_mod_sub($0.pointer, a.pointer, b.pointer, modulus.pointer, pointer) }
+    }
+
+    /// A new number, flagged secret (constant-time paths), that `operation` (the libcrypto call
+    /// `name`, which returns 1 on success) writes its result into.
+    private func secretResult(_ name: String, _ operation: (BigNumber) -> Int32) throws -> BigNumber {
         let result = try BigNumber()
         result.markSecret()
-        guard BN_mod_sub(result.pointer, a.pointer, b.pointer, modulus.pointer, pointer) == 1 else { throw SRPError.library("BN_mod_sub failed") }
+        guard operation(result) == 1 else { throw SRPError.library("\(name) failed") }
         return result
     }
 }

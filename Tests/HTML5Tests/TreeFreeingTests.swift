@@ -60,6 +60,20 @@ import Testing
         }
     }
 
+    /// `count` templates from `root` down, each in the content of the one before: `place` puts
+    /// each level's template (and whatever goes around it) into that level's parent. Returns the
+    /// innermost template's content.
+    @discardableResult
+    static func nestTemplates(_ count: Int, under root: Node, _ place: (_ level: Int, _ parent: Node, _ template: Element) -> Void) -> Node {
+        var parent = root
+        for level in 0..<count {
+            let template = Element(localName: "template")
+            place(level, parent, template)
+            parent = template.templateContent!
+        }
+        return parent
+    }
+
     func expectDetached(_ node: Node, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(node.parent == nil, sourceLocation: sourceLocation)
         #expect(node.previousSibling == nil, sourceLocation: sourceLocation)
@@ -178,15 +192,12 @@ import Testing
         var held: Element?
         do {
             let root = DocumentFragment()
-            var parent: Node = root
-            for level in 0..<100 {
-                let template = Element(localName: "template")
+            Self.nestTemplates(100, under: root) { level, parent, template in
                 template.setAttribute("id", String(level))
                 parent.appendChild(Text("before"))
                 parent.appendChild(template)
                 parent.appendChild(Text("after"))
                 if level == 50 { held = template }
-                parent = template.templateContent!
             }
         }
         let template = try #require(held)
@@ -207,18 +218,16 @@ import Testing
         var held: Element?
         do {
             let root = DocumentFragment()
-            var parent: Node = root
-            for level in 0..<100 {
-                let template = Element(localName: "template")
+            Self.nestTemplates(100, under: root) { level, parent, template in
                 parent.appendChild(template)
                 parent.appendChild(Text("after"))
-                parent = template.templateContent!
                 if level == 99 {
+                    let content = template.templateContent!
                     let kept = Element(localName: "em")
                     kept.appendChild(Text("kept"))
-                    parent.appendChild(Element(localName: "br"))
-                    parent.appendChild(kept)
-                    parent.appendChild(Element(localName: "br"))
+                    content.appendChild(Element(localName: "br"))
+                    content.appendChild(kept)
+                    content.appendChild(Element(localName: "br"))
                     held = kept
                 }
             }
@@ -233,12 +242,7 @@ import Testing
         // so the nesting is not a recursion through the templates' own deinits.
         do {
             let root = DocumentFragment()
-            var parent: Node = root
-            for _ in 0..<100_000 {
-                let template = Element(localName: "template")
-                parent.appendChild(template)
-                parent = template.templateContent!
-            }
+            Self.nestTemplates(100_000, under: root) { _, parent, template in parent.appendChild(template) }
         }
     }
 

@@ -139,7 +139,6 @@ import RampartTestSupport
         let names = ["background", "background-image", "BACKGROUND", "list-style", "color", "border-image", "--x", "position", "behavior"]
         let values = ["red", "no-repeat", "0", "10px", "center", "rgb(0,0,0)", "calc(100% - 2px)", "'Arial'", "!", "url(", ")", ",", "/"]
         var random = LinearCongruential64(seed: 0xA4093822299F31D0)
-        func next(_ bound: Int) -> Int { random.next(bound) }
         var withURLs = 0
         var loaded = 0
         var droppedSome = 0
@@ -147,14 +146,14 @@ import RampartTestSupport
             // Every other attribute from the pieces the fast path handles, so that it answers often.
             let plain = round % 2 == 1
             var css = ""
-            for d in 0..<(1 + next(4)) {
-                if d > 0 { css += [";", " ; ", ";;"][next(3)] }
-                css += names[next(plain ? 5 : names.count)] + ["", " "][next(2)] + ":" + ["", " "][next(2)]
-                for v in 0..<(1 + next(4)) {
-                    if v > 0 { css += [" ", ",", " , ", "\t", "\n"][next(5)] }
-                    if next(2) == 0 {
-                        let url = urls[next(urls.count)]
-                        switch next(8) {
+            for d in 0..<(1 + random.next(4)) {
+                if d > 0 { css += [";", " ; ", ";;"][random.next(3)] }
+                css += names[random.next(plain ? 5 : names.count)] + ["", " "][random.next(2)] + ":" + ["", " "][random.next(2)]
+                for v in 0..<(1 + random.next(4)) {
+                    if v > 0 { css += [" ", ",", " , ", "\t", "\n"][random.next(5)] }
+                    if random.next(2) == 0 {
+                        let url = urls[random.next(urls.count)]
+                        switch random.next(8) {
                         case 0: css += "url('" + url + "')"
                         case 1: css += "URL( " + url + " )"
                         case 2: css += "url(\t" + url + "\n)"
@@ -163,15 +162,15 @@ import RampartTestSupport
                         default: css += "url(" + url + ")"
                         }
                     } else {
-                        css += values[next(plain ? 8 : values.count)]
+                        css += values[random.next(plain ? 8 : values.count)]
                     }
                 }
-                if next(6) == 0 { css += "!important" }
+                if random.next(6) == 0 { css += "!important" }
             }
             var options = SanitizerOptions()
-            options.remote = RemoteContentPolicy.allCases[next(RemoteContentPolicy.allCases.count)]
-            options.attachments = next(2) == 0 ? [:] : ["part1@mail": EmbeddedAttachment(mimeType: "image/png", bytes: Data([1, 2, 3]))]
-            options.embeddedImages = next(3) == 0 ? .appScheme("rampart-cid") : .dataURI
+            options.remote = RemoteContentPolicy.allCases[random.next(RemoteContentPolicy.allCases.count)]
+            options.attachments = random.next(2) == 0 ? [:] : ["part1@mail": EmbeddedAttachment(mimeType: "image/png", bytes: Data([1, 2, 3]))]
+            options.embeddedImages = random.next(3) == 0 ? .appScheme("rampart-cid") : .dataURI
             let fastGate = ResourceGate(options: options)
             let fast = CSSStyleFastPath.sanitize(css, resolve: { raw in
                 if case .load(let url) = fastGate.resource(raw, kind: .cssBackground) { return url }
@@ -256,18 +255,17 @@ import RampartTestSupport
             "<xmp><b></xmp>", "<script>s</script>", "<form><form>", "<ul><li>a<li>b</ul>", "<title>t</title>", "<a><a>", "<p><div></p>",
         ]
         var random = LinearCongruential64(seed: 0x452821E638D01377)
-        func next(_ bound: Int) -> Int { random.next(bound) }
         var sameSaidYes = 0
         var cleanedSaidYes = 0
         var cleanedTotal = 0
         for _ in 0..<6_000 {
             var html = ""
-            for _ in 0..<(1 + next(14)) { html += pieces[next(pieces.count)] }
+            for _ in 0..<(1 + random.next(14)) { html += pieces[random.next(pieces.count)] }
             // The same markup twice, or with one piece changed.
             var other = html
-            if next(2) == 0 { other = html + pieces[next(pieces.count)] }
-            if next(4) == 0, let at = html.indices.dropFirst(next(max(html.count, 1))).first {
-                other = String(html[..<at]) + pieces[next(pieces.count)] + String(html[at...])
+            if random.next(2) == 0 { other = html + pieces[random.next(pieces.count)] }
+            if random.next(4) == 0, let at = html.indices.dropFirst(random.next(max(html.count, 1))).first {
+                other = String(html[..<at]) + pieces[random.next(pieces.count)] + String(html[at...])
             }
             let a = MessageParsing.parseFragment(html)
             let b = MessageParsing.parseFragment(other)

@@ -26,6 +26,13 @@ struct PeerInteropTests {
         try PGPPrivateKey.generate(name: name, address: "\(name.lowercased().replacingOccurrences(of: " ", with: "."))@rampart.example")
     }
 
+    /// A peer of `kind`, a Rampart key, and the peer's public key imported into Rampart.
+    static func peerAndRampart(_ kind: PeerKind) throws -> (peer: any Peer, rampart: PGPPrivateKey, peerKey: PGPPublicKey) {
+        let peer = try kind.make()
+        let rampart = try rampartKey()
+        return (peer, rampart, try peer.publicKeyInRampart())
+    }
+
     @Test("the peer's exported public key imports into Rampart with the peer's fingerprint and user id", arguments: PeerKind.allCases)
     func peerKeyImportsIntoRampart(kind: PeerKind) throws {
         let peer = try kind.make(name: "Peer Person", address: "peer.person@interop.example")
@@ -49,9 +56,7 @@ struct PeerInteropTests {
     @Test("the peer encrypts and signs to a Rampart key; Rampart decrypts and verifies the peer's signature",
           arguments: PeerKind.allCases)
     func peerToRampart(kind: PeerKind) throws {
-        let peer = try kind.make()
-        let rampart = try Self.rampartKey()
-        let peerKey = try peer.publicKeyInRampart()
+        let (peer, rampart, peerKey) = try Self.peerAndRampart(kind)
         let message = try peer.encryptAndSign(Self.body, to: rampart.publicKey)
         #expect(OpenPGP.isArmored(message))
 
@@ -75,9 +80,7 @@ struct PeerInteropTests {
     @Test("Rampart encrypts and signs to the peer's key; the peer decrypts and verifies Rampart's signature",
           arguments: PeerKind.allCases, [true, false])
     func rampartToPeer(kind: PeerKind, armor: Bool) throws {
-        let peer = try kind.make()
-        let rampart = try Self.rampartKey()
-        let peerKey = try peer.publicKeyInRampart()
+        let (peer, rampart, peerKey) = try Self.peerAndRampart(kind)
         let message = try OpenPGP.encrypt(Self.body, to: [peerKey], signedBy: rampart, armor: armor)
         #expect(OpenPGP.isArmored(message) == armor)
 
@@ -94,9 +97,7 @@ struct PeerInteropTests {
     @Test("a message to several recipients (the peer and Rampart's own key, as Sent keeps it) opens on both sides",
           arguments: PeerKind.allCases)
     func severalRecipients(kind: PeerKind) throws {
-        let peer = try kind.make()
-        let rampart = try Self.rampartKey()
-        let peerKey = try peer.publicKeyInRampart()
+        let (peer, rampart, peerKey) = try Self.peerAndRampart(kind)
         let message = try OpenPGP.encrypt(Self.body, to: [peerKey, rampart.publicKey], signedBy: rampart, armor: true)
         let atPeer = try peer.decryptAndVerify(message, signer: rampart.publicKey)
         #expect(atPeer.output == Self.body)
@@ -136,9 +137,7 @@ struct PeerInteropTests {
 
     @Test("detached signatures verify both ways; changed data does not", arguments: PeerKind.allCases)
     func detachedSignatures(kind: PeerKind) throws {
-        let peer = try kind.make()
-        let rampart = try Self.rampartKey()
-        let peerKey = try peer.publicKeyInRampart()
+        let (peer, rampart, peerKey) = try Self.peerAndRampart(kind)
         var changed = Self.body
         changed[10] ^= 0x01
 
@@ -175,9 +174,7 @@ struct PeerInteropTests {
     @Test("cleartext-signed messages verify both ways with the text intact; an edited text does not",
           arguments: PeerKind.allCases)
     func cleartextSignatures(kind: PeerKind) throws {
-        let peer = try kind.make()
-        let rampart = try Self.rampartKey()
-        let peerKey = try peer.publicKeyInRampart()
+        let (peer, rampart, peerKey) = try Self.peerAndRampart(kind)
 
         // The peer signs, Rampart verifies.
         let original = peer.dashEscapesCleartext ? Self.cleartext : Self.cleartextWithoutDashes

@@ -25,6 +25,15 @@ final class Correspondents: @unchecked Sendable {
     var peerPGPFingerprint: PGPFingerprint { PGPFingerprint(hex: peerFingerprint)! }
 
     func close() { gpg.close() }
+
+    /// The peer's gpg encrypts the file `path` to Alice and signs it, armoured (gpg is expected to
+    /// succeed): what a GnuPG user sends.
+    func peerEncryptsAndSigns(_ path: String) throws -> String {
+        let run = try gpg.run(["--armor", "--encrypt", "--sign", "--recipient", alice.fingerprint.hex,
+                               "--local-user", peerFingerprint, "--output", "-", path])
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        return run.result.stdout
+    }
 }
 
 /// The text of the sample message: a line with trailing blanks, a `From ` line start, a
@@ -233,10 +242,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         let c = try Correspondents()
         defer { c.close() }
         let input = try c.gpg.file("inner.eml", Self.innerEntity)
-        let run = try c.gpg.run(["--armor", "--encrypt", "--sign", "--recipient", c.alice.fingerprint.hex,
-                                 "--local-user", c.peerFingerprint, "--output", "-", input])
-        #expect(run.result.status == 0, "\(run.result.stderr)")
-        let message = Self.wrapEncrypted(run.result.stdout)
+        let message = Self.wrapEncrypted(try c.peerEncryptsAndSigns(input))
         #expect(PGPMIME.protection(of: MIMEMessage(bytes: message)) == .pgpMIMEEncrypted)
 
         let opened = try PGPMIME.open(message, decryptingWith: [c.alice], verifyingWith: [c.peerKey])
@@ -318,10 +324,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
                 == text.trimmingCharacters(in: .newlines))
         #expect(signed.message.subject == "Inline")
 
-        let encrypted = try c.gpg.run(["--armor", "--encrypt", "--sign", "--recipient", c.alice.fingerprint.hex,
-                                       "--local-user", c.peerFingerprint, "--output", "-", plain])
-        #expect(encrypted.result.status == 0, "\(encrypted.result.stderr)")
-        let inline = Self.wrapText(encrypted.result.stdout)
+        let inline = Self.wrapText(try c.peerEncryptsAndSigns(plain))
         #expect(PGPMIME.protection(of: MIMEMessage(bytes: inline)) == .inlineEncrypted)
         let opened = try PGPMIME.open(inline, decryptingWith: [c.alice], verifyingWith: [c.peerKey])
         #expect(opened.protection == .inlineEncrypted)

@@ -46,10 +46,8 @@ struct PreviewCleartextEndToEndTests {
 
     @Test func aKilledPreviewLeavesNoCleartextAfterLockAndLockEndsALivePreview() throws {
         let world = try EndToEndWorld()
-        let server = try world.startServer()
+        let (server, _) = try world.startServerAndLogIn(DemoAccounts.demo, user: "demo")
         defer { server.stop() }
-        let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
-        #expect(try world.login(DemoAccounts.demo, user: "demo", serverInfo: info).status == 0)
         #expect(try world.rampart(["sync", "--user", "demo"]).status == 0)
         let inbox = try world.rampart(["list", "--user", "demo"])
         let id = try #require(messageID(in: inbox.stdout, subject: "Northwind"))

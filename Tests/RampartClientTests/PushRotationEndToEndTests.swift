@@ -27,10 +27,8 @@ struct PushRotationEndToEndTests {
 
     @Test func aForgedPushRotatesNothingAndARequestedRotationIsRegistered() throws {
         let world = try EndToEndWorld()
-        let server = try world.startServer()
+        let (server, info) = try world.startServerAndLogIn(DemoAccounts.demo, user: "demo")
         defer { server.stop() }
-        let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
-        #expect(try world.login(DemoAccounts.demo, user: "demo", serverInfo: info).status == 0)
         #expect(try world.login(DemoAccounts.alice, user: "alice", serverInfo: info).status == 0)
         let before = try Self.registeredKeys(world)
         #expect(before.count == 2)

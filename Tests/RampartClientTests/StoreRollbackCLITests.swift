@@ -35,10 +35,8 @@ struct StoreRollbackCLITests {
 
     @Test func anOlderDatabaseIsExit7AndOnlyTheAnchorItemPutBackWithItHidesTheRollback() throws {
         let world = try EndToEndWorld()
-        let server = try world.startServer()
+        let (server, info) = try world.startServerAndLogIn(DemoAccounts.demo, user: "demo")
         defer { server.stop() }
-        let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
-        #expect(try world.login(DemoAccounts.demo, user: "demo", serverInfo: info).status == 0)
         let sync = try world.rampart(["sync", "--user", "demo"])
         #expect(sync.status == 0, "\(sync.stderr)")
         let inbox = try world.rampart(["list", "--user", "demo"])

@@ -28,6 +28,20 @@ public enum Fuzz {
         if !condition { violation(target, message()) }
     }
 
+    /// Runs `body`; an error it throws must be a typed error of the library under test
+    /// (`isTyped`, described as `expected` in the report), which counts as a refusal (nil).
+    @inline(__always)
+    public static func typed<T>(_ target: String, _ what: String, expected: String, isTyped: (any Error) -> Bool,
+                                _ body: () throws -> T) -> T? {
+        do {
+            return try body()
+        } catch where isTyped(error) {
+            return nil
+        } catch {
+            violation(target, "\(what) threw \(type(of: error)) \(error), not \(expected)")
+        }
+    }
+
     /// Checks that `string` is well-formed UTF-8 and flagged ASCII exactly when it is: the
     /// parser's token strings and the serializer's output are made without a second validation
     /// (`what` names the string in the report).

@@ -42,13 +42,7 @@ let target = "openpgp"
 /// Runs `body`; a thrown error must be an OpenPGPError.
 @inline(__always)
 func typed<T>(_ what: String, _ body: () throws -> T) -> T? {
-    do {
-        return try body()
-    } catch is OpenPGPError {
-        return nil
-    } catch {
-        Fuzz.violation(target, "\(what) threw \(type(of: error)) \(error), not an OpenPGPError")
-    }
+    Fuzz.typed(target, what, expected: "an OpenPGPError", isTyped: { $0 is OpenPGPError }, body)
 }
 
 func checkStatus(_ status: PGPSignatureStatus, _ what: String) {

@@ -38,15 +38,7 @@ let limits = PGPLimits(maxOutputBytes: 1 << 20)
 /// Runs `body`; a thrown error must be a PGPMIMEError or an OpenPGPError.
 @inline(__always)
 func typed<T>(_ what: String, _ body: () throws -> T) -> T? {
-    do {
-        return try body()
-    } catch is PGPMIMEError {
-        return nil
-    } catch is OpenPGPError {
-        return nil
-    } catch {
-        Fuzz.violation(target, "\(what) threw \(type(of: error)) \(error), not a PGPMIMEError or OpenPGPError")
-    }
+    Fuzz.typed(target, what, expected: "a PGPMIMEError or OpenPGPError", isTyped: { $0 is PGPMIMEError || $0 is OpenPGPError }, body)
 }
 
 /// CRLF line ends (as RFC 3156 signs them): CR LF, a lone LF and a lone CR each become CR LF.

@@ -28,8 +28,10 @@ enum APIIO {
         }
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        var data = try await body(request, limit: maximumJSONBody)
+    /// The JSON body as a `T`, read up to `limit` bytes; the bytes read are zeroized afterwards (a
+    /// body may carry a password or an SRP proof).
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int = maximumJSONBody) async throws -> T {
+        var data = try await body(request, limit: limit)
         defer { data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
         guard !data.isEmpty else { throw ServerError.malformedJSON("the body is empty") }
         do {

@@ -134,14 +134,7 @@ struct SRPAuthRoutes {
     // MARK: Input and errors
 
     static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        var data = try await APIIO.body(request, limit: maximumBody)
-        defer { data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
-        guard !data.isEmpty else { throw ServerError.malformedJSON("the body is empty") }
-        do {
-            return try JSONDecoder().decode(T.self, from: data)
-        } catch {
-            throw ServerError.malformedJSON(DecodingError.fieldProblem(in: error) ?? "the body is not JSON")
-        }
+        try await APIIO.decode(type, from: request, limit: maximumBody)
     }
 
     /// Lower-cased, 1–256 bytes.

@@ -165,17 +165,7 @@ protocol SealedRecord: Sendable {
 }
 
 extension SealedRecord {
-    var keyStrings: [String] {
-        keyValues.map { value in
-            switch value.storage {
-            case .string(let string): string
-            case .int64(let int): String(int)
-            case .double(let double): String(double)
-            case .blob(let data): data.base64EncodedString()
-            case .null: ""
-            }
-        }
-    }
+    var keyStrings: [String] { keyValues.map(SealedRows.keyString) }
 }
 
 /// Generic statements over ``SealedRecord`` tables.
@@ -244,15 +234,19 @@ enum SealedRows {
 
 
     static func describe(_ key: some Collection<DatabaseValue>) -> String {
-        key.map { value -> String in
-            switch value.storage {
-            case .string(let string): string
-            case .int64(let int): String(int)
-            case .double(let double): String(double)
-            case .blob(let data): data.base64EncodedString()
-            case .null: ""
-            }
-        }.joined(separator: "/")
+        key.map(keyString).joined(separator: "/")
+    }
+
+    /// A key column's value as text: a string as it is, a number in decimal, a blob in base64,
+    /// NULL as the empty string.
+    static func keyString(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .string(let string): string
+        case .int64(let int): String(int)
+        case .double(let double): String(double)
+        case .blob(let data): data.base64EncodedString()
+        case .null: ""
+        }
     }
 
     /// Authenticates a fetched row as a whole (key, clear columns, version and sealed fields in

@@ -39,10 +39,8 @@ struct RowSealer: @unchecked Sendable {
     init(key: SymmetricKey, user: UserID, keyVersion: KeyVersion, schemaVersion: UInt32) {
         self.key = key
         self.keyVersion = keyVersion
-        var prefix = Array("rampart.row.v2".utf8)
-        prefix.append(Self.formatVersion)
-        prefix.append(Self.algorithmAESGCM)
-        withUnsafeBytes(of: schemaVersion.bigEndian) { prefix.append(contentsOf: $0) }
+        var prefix = RowEncoding.associatedDataPrefix("rampart.row.v2", format: Self.formatVersion,
+                                                      algorithm: Self.algorithmAESGCM, schemaVersion: schemaVersion)
         RowEncoding.appendString(user.rawValue, to: &prefix)
         prefix.append(contentsOf: keyVersion.bytes)
         self.prefix = prefix
@@ -132,6 +130,16 @@ struct RowSealer: @unchecked Sendable {
 /// row-set digest: a type tag, then a fixed-size integer or a length-prefixed byte string, so no
 /// two different rows (or an integer and its text) encode alike.
 enum RowEncoding {
+    /// The start of a sealer's associated data: its label, format and algorithm bytes and the
+    /// schema version (big-endian), shared by the row and the column sealer.
+    static func associatedDataPrefix(_ label: String, format: UInt8, algorithm: UInt8, schemaVersion: UInt32) -> [UInt8] {
+        var prefix = Array(label.utf8)
+        prefix.append(format)
+        prefix.append(algorithm)
+        withUnsafeBytes(of: schemaVersion.bigEndian) { prefix.append(contentsOf: $0) }
+        return prefix
+    }
+
     static func appendCount(_ count: Int, to bytes: inout [UInt8]) {
         withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { bytes.append(contentsOf: $0) }
     }

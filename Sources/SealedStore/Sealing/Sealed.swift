@@ -124,16 +124,16 @@ public struct ColumnSealer: @unchecked Sendable {
 
     /// - Parameters:
     ///   - key: the 256-bit column sub-key (keep the sealer inside the closure that owns the key).
+    ///   - user: the user the values are bound to (in the associated data).
+    ///   - keyVersion: the MainKey's fingerprint, stored in each envelope.
+    ///   - schemaVersion: the schema version bound into the associated data.
     public init(key: SymmetricKey, user: UserID, keyVersion: KeyVersion, schemaVersion: UInt32) {
         self.key = key
         self.user = user
         self.keyVersion = keyVersion
         self.schemaVersion = schemaVersion
-        var prefix = Array("rampart.sealed.v1".utf8)
-        prefix.append(ColumnSealer.formatVersion)
-        prefix.append(ColumnSealer.algorithmAESGCM)
-        withUnsafeBytes(of: schemaVersion.bigEndian) { prefix.append(contentsOf: $0) }
-        self.fixedPrefix = prefix
+        self.fixedPrefix = RowEncoding.associatedDataPrefix("rampart.sealed.v1", format: ColumnSealer.formatVersion,
+                                                            algorithm: ColumnSealer.algorithmAESGCM, schemaVersion: schemaVersion)
     }
 
     func associatedData(for location: SealedLocation) -> [UInt8] {

@@ -140,9 +140,7 @@ func main() {
 		want(3)
 		encrypted, err := publicRing(args[1]).Encrypt(crypto.NewPlainMessage(read(args[3])), privateRing(args[2]))
 		check(err, "encrypting")
-		armored, err := encrypted.GetArmored()
-		check(err, "armoring")
-		fmt.Println(armored)
+		printArmored(encrypted)
 	case "decrypt-verify":
 		want(3)
 		verifier := publicRing(args[2])
@@ -158,9 +156,7 @@ func main() {
 		want(2)
 		sig, err := privateRing(args[1]).SignDetached(crypto.NewPlainMessage(read(args[2])))
 		check(err, "signing")
-		armored, err := sig.GetArmored()
-		check(err, "armoring")
-		fmt.Println(armored)
+		printArmored(sig)
 	case "verify-detached":
 		want(3)
 		verifier := publicRing(args[1])
@@ -184,4 +180,11 @@ func main() {
 	default:
 		fail(2, "unknown command %q", args[0])
 	}
+}
+
+// printArmored prints a message or a signature in ASCII armor.
+func printArmored(value interface{ GetArmored() (string, error) }) {
+	armored, err := value.GetArmored()
+	check(err, "armoring")
+	fmt.Println(armored)
 }
