@@ -20,8 +20,8 @@ import Darwin
 ///
 /// Trust-model row: **device memory (moderate)** — secrets travel *next to* the JSON, never
 /// inside it, so they are never turned into `String`, `Data` or a JSON value: the whole frame is
-/// read into a ``SecretBytes`` buffer (zeroized when released), and the secret part is copied
-/// from there into its own ``SecretBytes``. Nothing of a frame is ever logged.
+/// read into a `SecretBytes` buffer (zeroized when released), and the secret part is copied
+/// from there into its own `SecretBytes`. Nothing of a frame is ever logged.
 public enum AgentWire {
     /// The protocol version this build speaks.
     public static let version: UInt8 = 1
@@ -222,7 +222,8 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     /// (moderate)**: the user learns that someone tampered with the policy.
     public var autolockWarning: String?
 
-    init(_ status: KeymakerStatus) {
+    /// The status of a Keymaker of this process (the agent's own, or a command's when no agent runs).
+    public init(_ status: KeymakerStatus) {
         userID = status.userID
         hasMainKey = status.hasMainKey
         unlocked = status.unlocked

@@ -26,38 +26,16 @@ struct LoginCommand: AsyncParsableCommand {
         the mailbox password the second. The new MainKey has no protector until `rampart protect`.
         """)
     @OptionGroup var global: GlobalOptions
-    @Option(name: .customLong("server-info"), help: "A server.json written by `rampart server start`.") var serverInfo: String?
-    @Option(help: "The server's base URL (https://host:port).") var url: String?
-    @Option(name: .customLong("pin"), help: "An SPKI pin of the server (base64 SHA-256); give two or more.") var pins: [String] = []
-    @Option(help: "The server's root certificate (PEM file) trusted as the only root.") var ca: String?
-    @Option(name: .customLong("modulus-key"), help: "With --url: the server's SRP modulus public key (armored OpenPGP file).") var modulusKey: String?
-    @Option(name: .customLong("modulus-fingerprint"), help: "With --url: the pinned fingerprint of that key (40 hex).") var modulusFingerprint: String?
+    @OptionGroup var server: ServerOptions
     @Option(help: "The login username (default: asked).") var username: String?
     @Flag(name: .customLong("password-stdin"), help: "Read the login password from standard input.") var passwordStdin = false
     @Flag(name: .customLong("mailbox-password-stdin"), help: "Read the mailbox password from standard input.") var mailboxPasswordStdin = false
-
-    func validate() throws {
-        guard (serverInfo == nil) != (url == nil) else { throw ValidationError("Give --server-info FILE, or --url URL with --pin (twice or more).") }
-        if url != nil && pins.count < 2 { throw ValidationError("--url needs at least two --pin (the live key and a backup key).") }
-    }
-
-    func endpoint() throws -> ServerEndpoint {
-        if let serverInfo { return try ServerEndpoint.fromServerInfoFile(URL(fileURLWithPath: serverInfo)) }
-        guard let url, let parsed = URL(string: url), parsed.scheme == "https" else { throw ValidationError("--url must be an https URL.") }
-        let pem = try ca.map { path -> String in
-            do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw ValidationError("Cannot read \(path).") }
-        }
-        let modulus = try modulusKey.map { path -> String in
-            do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw ValidationError("Cannot read \(path).") }
-        }
-        return ServerEndpoint(url: parsed, pins: pins, certificatePEM: pem, modulusKeyFingerprint: modulusFingerprint, modulusPublicKey: modulus)
-    }
 
     func run() async throws {
         try await reportingErrors {
             let context = try AccountSession(global.runtime)
             defer { context.finish() }
-            let endpoint = try endpoint()
+            let endpoint = try server.endpoint()
             guard let name = username ?? SecretPrompt.readLine("Username: "), !name.isEmpty else {
                 throw RuntimeError.badInput("A username is needed (--username).")
             }

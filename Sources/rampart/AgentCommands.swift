@@ -177,22 +177,14 @@ struct StatusCommand: AsyncParsableCommand {
         try await reportingErrors {
             let user = try global.userID()
             let client = AgentClient(location: try global.runtime.agentLocation())
-            let report: Report
-            if client.isRunning() {
-                let status = try client.status(user: user)
-                report = Report(agentRunning: true, agentProcessID: status.agentProcessID, user: user.rawValue,
-                                hasMainKey: status.hasMainKey, unlocked: status.unlocked, keyFingerprint: status.keyFingerprint,
-                                protectors: status.activeProtectors, failedAttempts: status.failedAttempts,
-                                maxFailedAttempts: status.maxFailedAttempts, autolock: status.autolock,
-                                secondsUntilAutolock: status.secondsUntilAutolock)
-            } else {
-                // No agent: no key is in memory anywhere; the rest comes from the keychain.
-                let status = try AccountKeys(global.runtime).keymaker.status()
-                report = Report(agentRunning: false, agentProcessID: nil, user: user.rawValue,
-                                hasMainKey: status.hasMainKey, unlocked: false, keyFingerprint: nil,
-                                protectors: status.activeProtectors.map(\.rawValue), failedAttempts: status.failedAttempts,
-                                maxFailedAttempts: status.maxFailedAttempts, autolock: status.autolock, secondsUntilAutolock: nil)
-            }
+            let running = client.isRunning()
+            // No agent: no key is in memory anywhere; the rest comes from the keychain.
+            let status = running ? try client.status(user: user) : AgentStatus(try AccountKeys(global.runtime).keymaker.status())
+            let report = Report(agentRunning: running, agentProcessID: running ? status.agentProcessID : nil, user: user.rawValue,
+                                hasMainKey: status.hasMainKey, unlocked: running && status.unlocked,
+                                keyFingerprint: running ? status.keyFingerprint : nil, protectors: status.activeProtectors,
+                                failedAttempts: status.failedAttempts, maxFailedAttempts: status.maxFailedAttempts,
+                                autolock: status.autolock, secondsUntilAutolock: running ? status.secondsUntilAutolock : nil)
             if json { try printJSON(report); return }
             print("user:        \(report.user)")
             print("MainKey:     \(report.hasMainKey ? "present" : "none (log in first)")")

@@ -344,17 +344,8 @@ struct NotificationsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let folder: URL
-            if let pushDirectory {
-                folder = URL(fileURLWithPath: pushDirectory)
-            } else {
-                let data: Data
-                do { data = try Data(contentsOf: URL(fileURLWithPath: serverInfo!)) } catch { throw RuntimeError.badInput("Cannot read \(serverInfo!).") }
-                guard let info = try? JSONDecoder().decode(ServerInfo.self, from: data), let push = info.pushDirectory else {
-                    throw RuntimeError.badInput("\(serverInfo!) names no push folder.")
-                }
-                folder = URL(fileURLWithPath: push)
-            }
+            let folder = try pushDirectory.map { URL(fileURLWithPath: $0) }
+                ?? PushInbox.directory(serverInfoFile: URL(fileURLWithPath: serverInfo ?? ""))
             let environment = try global.environment()
             let inbox = PushInbox(directory: folder, keychain: CompositionRoot.global(role: .notifications, environment: environment).keychain)
             let only = global.runtime.namesUser ? try global.userID() : nil

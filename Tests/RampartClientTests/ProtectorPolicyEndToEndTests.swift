@@ -4,8 +4,7 @@ import RampartServerTestSupport
 import RampartTestSupport
 import Testing
 
-/// The user's path through every protector, with a real TPM 2.0 (a private swtpm from the
-/// project's service script), through the agent and in this process.
+/// The user's path through every protector, with a real TPM 2.0 (a private swtpm), through the agent and in this process.
 ///
 /// Trust-model rows **secure hardware (high)** and **keychain (low)**: `protect` keeps only the
 /// protection the user chose and says what it removed; the hardware key opens the account in
@@ -21,17 +20,10 @@ struct ProtectorPolicyEndToEndTests {
         let world = try EndToEndWorld()
         let server = try world.startServer()
         defer { server.stop() }
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("scripts/services/swtpm.sh")
-        let state = world.root.appendingPathComponent("swtpm").path
-        let started = try ClientEndToEndTests.shell(
-            "RAMPART_SWTPM_DIR='\(state)' RAMPART_SWTPM_PORT=2431; export RAMPART_SWTPM_DIR RAMPART_SWTPM_PORT; "
-            + "source '\(script.path)'; echo \"$RAMPART_TPM_TCTI\"")
-        defer { _ = try? ClientEndToEndTests.shell("bash '\(script.path)' stop '\(state)'") }
-        let tcti = started.trimmingCharacters(in: .whitespacesAndNewlines)
-        try #require(tcti.hasPrefix("swtpm:"), "swtpm did not start (apt-get install swtpm swtpm-tools): \(started)")
+        let tpm = try SoftwareTPM()
+        defer { tpm.stop(); tpm.remove() }
         var env = world.environment
-        env["RAMPART_TPM_TCTI"] = tcti
+        env["RAMPART_TPM_TCTI"] = tpm.tcti
         func rampart(_ arguments: [String], stdin: String? = nil) throws -> CLIResult {
             try CLITool.rampart.run(arguments + ["--user", "demo"], stdin: stdin, environment: env)
         }

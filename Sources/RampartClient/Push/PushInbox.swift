@@ -1,6 +1,7 @@
 import Foundation
 import Keychain
 import PushCrypto
+import RampartAPI
 import RampartCore
 
 /// The push process: reads the per-session push inboxes the backend writes (what a push service
@@ -91,5 +92,18 @@ public struct PushKeysWipe: Wipeable {
         guard let owner = try Self.owner(of: user, in: keychain) else { return }
         try PushKeyring(keychain: keychain, clock: SystemClock(), userID: owner).logout()
         _ = try keychain.deleteIfPresent(.user(user, Self.linkItem, accessGroup: .shared))
+    }
+}
+
+extension PushInbox {
+    /// The push folder a server's `server.json` names (the embedded server's stand-in for a push
+    /// service). - Throws: ``ClientError/badInput(_:)`` when the file cannot be read or names none.
+    public static func directory(serverInfoFile url: URL) throws -> URL {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch { throw ClientError.badInput("Cannot read \(url.path).") }
+        guard let info = try? JSONDecoder().decode(ServerInfo.self, from: data), let push = info.pushDirectory else {
+            throw ClientError.badInput("\(url.path) names no push folder.")
+        }
+        return URL(fileURLWithPath: push)
     }
 }

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import RampartClient
+
+/// How a command names the server it talks to: its `server.json` (written by
+/// `rampart server start`), or its URL with the pins, root certificate and SRP modulus key.
+///
+/// Trust-model row **transport (low)**: every connection is pinned (at least two SPKI pins: the
+/// live key and a backup), and the SRP modulus must be signed by the pinned modulus key, so the
+/// server named here is the only one the client will talk to. `rampart login` and the coming
+/// sign-up share this group.
+public struct ServerOptions: ParsableArguments {
+    @Option(name: .customLong("server-info"), help: "A server.json written by `rampart server start`.")
+    public var serverInfo: String?
+    @Option(help: "The server's base URL (https://host:port).")
+    public var url: String?
+    @Option(name: .customLong("pin"), help: "An SPKI pin of the server (base64 SHA-256); give two or more.")
+    public var pins: [String] = []
+    @Option(help: "The server's root certificate (PEM file) trusted as the only root.")
+    public var ca: String?
+    @Option(name: .customLong("modulus-key"), help: "With --url: the server's SRP modulus public key (armored OpenPGP file).")
+    public var modulusKey: String?
+    @Option(name: .customLong("modulus-fingerprint"), help: "With --url: the pinned fingerprint of that key (40 hex).")
+    public var modulusFingerprint: String?
+
+    public init() {}
+
+    public func validate() throws {
+        guard (serverInfo == nil) != (url == nil) else { throw ValidationError("Give --server-info FILE, or --url URL with --pin (twice or more).") }
+        if url != nil && pins.count < 2 { throw ValidationError("--url needs at least two --pin (the live key and a backup key).") }
+    }
+
+    /// The pinned endpoint these options describe. - Throws: `ValidationError` for a file that
+    /// cannot be read or a URL that is not https.
+    public func endpoint() throws -> ServerEndpoint {
+        if let serverInfo { return try ServerEndpoint.fromServerInfoFile(URL(fileURLWithPath: serverInfo)) }
+        guard let url, let parsed = URL(string: url), parsed.scheme == "https" else { throw ValidationError("--url must be an https URL.") }
+        return ServerEndpoint(url: parsed, pins: pins, certificatePEM: try ca.map(Self.read),
+                              modulusKeyFingerprint: modulusFingerprint, modulusPublicKey: try modulusKey.map(Self.read))
+    }
+
+    private static func read(_ path: String) throws -> String {
+        do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw ValidationError("Cannot read \(path).") }
+    }
+}
