@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
-# Builds the DocC site of every module that has a `Sources/<Module>/Documentation.docc` catalog.
+# Builds the DocC site of every library product: one `Sources/<Module>/Documentation.docc` catalog
+# per module. Strict: any docc warning (an unresolved ``Symbol`` or <doc:Article> link, a Topics
+# entry that names nothing, a doc comment's parameter that does not exist) fails the run.
 #
-#   scripts/docs.sh [OUTDIR]          # default OUTDIR: .build-docs/site (outside git)
+#   scripts/docs.sh [OUTDIR]          # default OUTDIR: .build/docs/site (outside git)
 #   DOCS_MODULES="RampartCore" scripts/docs.sh /tmp/site   # only these modules (while editing)
-#   DOCS_STRICT=1 scripts/docs.sh     # warnings (e.g. an unresolved ``Symbol`` link) fail the run
+#   DOCS_STRICT=0 scripts/docs.sh     # report warnings but do not fail on them (while editing)
 #
-# Steps per module: `swift build` of the target in its own scratch folder (.build-docs, so the
-# shared .build is not touched) with the compiler emitting symbol graphs, then `docc convert` of
-# the catalog with those graphs into a .doccarchive. The archives are merged into one site whose
-# landing page links every module. Serve it over HTTP (DocC pages are a JavaScript app), e.g.
-#   python3 -m http.server -d .build-docs/site 8000   → http://localhost:8000/documentation/
-# Exits non-zero when a build or docc fails.
+# Steps: `swift package dump-symbol-graph` in the shared .build (an incremental build: right after
+# `swift build` it compiles nothing, then extracts every module's public symbol graph from the
+# built .swiftmodule files), then per module `docc convert` of its catalog with that module's
+# graphs, then `docc merge` of the archives into one site whose landing page links every module.
+# No second build folder. Serve the site over HTTP (DocC pages are a JavaScript app), e.g.
+#   python3 -m http.server -d .build/docs/site 8000   → http://localhost:8000/documentation/
+# Exits non-zero when the build, a docc run or a warning fails.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-OUT=${1:-.build-docs/site}
+OUT=${1:-.build/docs/site}
 case "$OUT" in /*) ;; *) OUT="$ROOT/$OUT" ;; esac
-SCRATCH="$ROOT/.build-docs"
-GRAPHS="$SCRATCH/symbol-graphs"   # kept between runs: an up-to-date module is not recompiled
-ARCHIVES="$SCRATCH/archives"
+WORK="$ROOT/.build/docs"
+ARCHIVES="$WORK/archives"
 export PATH="${SWIFT_BIN:-/opt/swift/usr/bin}:$PATH"
 DOCC=${DOCC:-$(command -v docc || true)}
 [ -x "$DOCC" ] || { echo "docs.sh: docc not found (set DOCC or SWIFT_BIN; it ships with the Swift toolchain)" >&2; exit 2; }
@@ -37,58 +39,78 @@ for module in "${MODULES[@]}"; do
     [ -d "Sources/$module/Documentation.docc" ] || { echo "docs.sh: Sources/$module/Documentation.docc does not exist" >&2; exit 2; }
 done
 
-STRICT=()
-[ "${DOCS_STRICT:-0}" = 1 ] && STRICT=(--warnings-as-errors)
+STRICT=(--warnings-as-errors)
+[ "${DOCS_STRICT:-1}" = 0 ] && STRICT=()
 
-mkdir -p "$GRAPHS" "$ARCHIVES"
 start=$(date +%s)
+mkdir -p "$WORK" "$ARCHIVES"
+
+echo "== symbol graphs (swift package dump-symbol-graph, in .build)"
+dumpLog="$WORK/dump-symbol-graph.log"
+dumpStatus=0
+swift package dump-symbol-graph --minimum-access-level public >"$dumpLog" 2>&1 || dumpStatus=$?
+# After `swift build --build-tests` SwiftPM also tries the synthesized test-runner modules
+# (RampartPackageTests, RampartPackageDiscoveredTests), which have no module to extract from, and
+# exits non-zero after writing every other graph. Any other error fails the run.
+otherErrors=$(grep "error:" "$dumpLog" | grep -vE "Failed to emit symbol graph for '[A-Za-z]+Package(Discovered)?Tests'" || true)
+if [ -n "$otherErrors" ] || { [ "$dumpStatus" -ne 0 ] && ! grep -q "Failed to emit symbol graph for" "$dumpLog"; }; then
+    tail -40 "$dumpLog" >&2
+    echo "docs.sh: swift package dump-symbol-graph failed (log: $dumpLog)" >&2; exit 1
+fi
+# SwiftPM prints where it wrote the graphs ("Files written to <dir>"); fall back to a search.
+GRAPHS=$(sed -n 's/^Files written to //p' "$dumpLog" | tail -1)
+[ -n "$GRAPHS" ] && [ -d "$GRAPHS" ] || GRAPHS=$(dirname "$(ls -t .build/*/symbolgraph/*.symbols.json 2>/dev/null | head -1)")
+[ -d "$GRAPHS" ] || { echo "docs.sh: no symbol graphs found under .build (log: $dumpLog)" >&2; exit 1; }
+graphsReady=$(date +%s)
+
+failed=()
+total_warnings=0
 archives=()
 for module in "${MODULES[@]}"; do
-    echo "== $module: symbol graphs"
-    rm -f "$GRAPHS/$module.symbols.json" "$GRAPHS/$module@"*.symbols.json
-    build() {
-        swift build --scratch-path "$SCRATCH" --target "$module" \
-            -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$GRAPHS"
-    }
-    build
-    if [ ! -f "$GRAPHS/$module.symbols.json" ]; then
-        # Up to date, so the compiler did not emit the module: have it emit the module again.
-        rm -rf "$SCRATCH"/*/debug/Modules/"$module".swiftmodule
-        build
-    fi
     # Only this module's graphs (its own and its extensions of other modules' types).
-    moduleGraphs="$SCRATCH/module-graphs/$module"
+    moduleGraphs="$WORK/module-graphs/$module"
     rm -rf "$moduleGraphs" && mkdir -p "$moduleGraphs"
     shopt -s nullglob
     files=("$GRAPHS/$module.symbols.json" "$GRAPHS/$module@"*.symbols.json)
     shopt -u nullglob
     [ -f "$GRAPHS/$module.symbols.json" ] || {
-        echo "docs.sh: the build wrote no $GRAPHS/$module.symbols.json; remove $SCRATCH and run again" >&2; exit 1; }
+        echo "docs.sh: no $GRAPHS/$module.symbols.json (is $module a library target?)" >&2; exit 1; }
     cp "${files[@]}" "$moduleGraphs/"
 
-    echo "== $module: docc convert"
     archive="$ARCHIVES/$module.doccarchive"
     rm -rf "$archive"
-    log="$SCRATCH/docc-$module.log"
-    if ! "$DOCC" convert "Sources/$module/Documentation.docc" \
+    log="$WORK/docc-$module.log"
+    status=0
+    "$DOCC" convert "Sources/$module/Documentation.docc" \
         --additional-symbol-graph-dir "$moduleGraphs" \
         --output-path "$archive" \
         --fallback-display-name "$module" \
         --fallback-bundle-identifier "org.rampart.$module" \
-        "${STRICT[@]}" 2>&1 | tee "$log"; then
-        echo "docs.sh: docc convert failed for $module (log: $log)" >&2; exit 1
+        "${STRICT[@]}" >"$log" 2>&1 || status=$?
+    # Count warnings ourselves too: with --warnings-as-errors docc reports them as errors.
+    warnings=$(grep -cE "(warning|error):" "$log" || true)
+    total_warnings=$((total_warnings + warnings))
+    if [ "$status" -ne 0 ] || { [ "${DOCS_STRICT:-1}" != 0 ] && [ "$warnings" -gt 0 ]; }; then
+        grep -E -A3 "(warning|error):" "$log" | head -80 >&2 || tail -20 "$log" >&2
+        echo "== $module: FAILED ($warnings warning(s)/error(s), docc status $status; log: $log)" >&2
+        failed+=("$module")
+        continue
     fi
-    # docc reports a failure in its exit status; the pipe above keeps it (pipefail).
-    warnings=$(grep -c "warning:" "$log" || true)
-    echo "== $module: $warnings warning(s)"
+    echo "== $module: docc convert, $warnings warning(s)"
     archives+=("$archive")
 done
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "docs.sh: ${#failed[@]} module(s) failed: ${failed[*]} (fix the warnings above; DOCS_MODULES=\"${failed[*]}\" scripts/docs.sh reruns only them)" >&2
+    exit 1
+fi
 
 echo "== merging ${#archives[@]} module(s) into $OUT"
 rm -rf "$OUT"
 mkdir -p "$(dirname "$OUT")"
 "$DOCC" merge "${archives[@]}" --output-path "$OUT" --synthesized-landing-page-name Rampart \
-    --synthesized-landing-page-kind Package
+    --synthesized-landing-page-kind Package >"$WORK/docc-merge.log" 2>&1 || {
+    cat "$WORK/docc-merge.log" >&2; echo "docs.sh: docc merge failed" >&2; exit 1; }
 
 # A plain page at the root that links every module (works without JavaScript too).
 {
@@ -102,5 +124,6 @@ mkdir -p "$(dirname "$OUT")"
     echo '</ul></body></html>'
 } >"$OUT/modules.html"
 
-seconds=$(( $(date +%s) - start ))
-echo "docs.sh: site in $OUT ($(du -sh "$OUT" | cut -f1), ${#MODULES[@]} modules, ${seconds}s)"
+end=$(date +%s)
+echo "docs.sh: site in $OUT ($(du -sh "$OUT" | cut -f1), ${#MODULES[@]} modules, $total_warnings warning(s);" \
+     "symbol graphs $((graphsReady - start))s, docc $((end - graphsReady))s, total $((end - start))s)"

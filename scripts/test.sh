@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of Rampart on a fresh machine: installs what is missing (scripts/setup.sh),
 # starts the services the tests use (scripts/services/*.sh: a D-Bus session with
-# gnome-keyring for Secret Service, swtpm for the TPM tests, ...), builds, runs `swift test`, then
-# a short smoke run of every fuzz target (`scripts/fuzz.sh smoke`).
+# gnome-keyring for Secret Service, swtpm for the TPM tests, ...), builds, runs `swift test`, builds
+# the DocC catalogs (`scripts/docs.sh`, strict), then a short smoke run of every fuzz target
+# (`scripts/fuzz.sh smoke`).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -32,6 +33,16 @@ export RAMPART_PYTHON="${RAMPART_PYTHON:-$ROOT/.venv/bin/python3}"
 
 swift build --build-tests
 swift test "$@"
+
+# The DocC catalogs of every library product, strict: any DocC warning fails (scripts/docs.sh; it
+# extracts the symbol graphs from the build above, no second build). Skipped when arguments select
+# tests (`scripts/test.sh --filter X`) or with RAMPART_SKIP_DOCS=1.
+if [ "$#" -eq 0 ] && [ "${RAMPART_SKIP_DOCS:-0}" != 1 ]; then
+    if ! scripts/docs.sh; then
+        echo "test: DOCS FAILED (DocC warnings above; DOCS_MODULES=\"<Module>\" scripts/docs.sh reruns one module)" >&2
+        exit 1
+    fi
+fi
 
 # Coverage-guided fuzzing: a short smoke run of every libFuzzer target, with ASan and per-input
 # time and memory limits (scripts/fuzz.sh, docs/fuzzing.md); fails on any crash, hang or oracle
