@@ -8,10 +8,10 @@ import RampartCore
 /// (low)**, **cleartext files (critical)**, and the *Attachments* and *Drive* mechanisms.
 ///
 /// Opening a vault first sweeps cleartext left by a crashed process (before anything else
-/// runs), then opens the caches. The vault observes the ``MainKeyProvider``: a lock ends every
+/// runs), then opens the caches. The vault observes the `MainKeyProvider`: a lock ends every
 /// cleartext lease; a wipe event (logout or too many wrong PINs) purges everything. The
 /// Keymaker's wipe reaches vaults that are not open through ``FileVaultWipe``, registered in the
-/// ``WipeRegistry``; ``purge()`` is the logout path of an open vault.
+/// `WipeRegistry`; ``purge()`` is the logout path of an open vault.
 ///
 /// ```
 /// <root>/<user>/            0700, CACHEDIR.TAG, backup-excluded

@@ -42,7 +42,7 @@ extension HTML5Parser {
     }
 
     /// Parses a fragment into an ``HTMLTree`` as if it were the `innerHTML` of `context`; the
-    /// result's ``HTMLTreeParseResult/root`` is the `<html>` element that holds the fragment's
+    /// result's `HTMLTreeParseResult/root` is the `<html>` element that holds the fragment's
     /// nodes.
     /// - Throws: ``HTML5Error/inputTooLarge(size:limit:)``.
     public static func parseTreeFragment(_ html: String, context: Element, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {

@@ -3,7 +3,7 @@ import Foundation
 import Keymaker
 import RampartCore
 
-/// The hardware-specific part of a *hardware* / *hardware + PIN* ``WrappedKeyEnvelope``
+/// The hardware-specific part of a *hardware* / *hardware + PIN* `WrappedKeyEnvelope`
 /// (its `parameters` field), shared by the TPM and Secure Enclave protectors.
 ///
 /// Trust-model row: **keychain (low)** answered by **secure hardware (high)** — the keychain

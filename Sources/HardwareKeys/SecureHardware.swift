@@ -7,9 +7,9 @@ import RampartCore
 ///
 /// Trust-model row: **secure hardware (high)** — "private keys generated inside and never
 /// exported". The composition root (the app, `rampart`) calls ``protectors(tpm:)`` (or
-/// `GlobalContainer.addSecureHardwareProtectors()`) so the ``Keymaker`` can use the *hardware*
+/// `GlobalContainer.addSecureHardwareProtectors()`) so the `Keymaker` can use the *hardware*
 /// and *hardware + PIN* protectors beside *none* and *PIN*. Both kinds are always registered:
-/// when no hardware is present, their ``MainKeyProtector/availability()`` says why and every
+/// when no hardware is present, their `MainKeyProtector/availability()` says why and every
 /// wrap fails with ``HardwareKeysError/noTPM(_:)`` — never a crash, never a silent fallback.
 public enum SecureHardware {
     /// The hardware protectors for this process.

@@ -7,14 +7,14 @@ import RampartCore
 /// Trust-model rows:
 /// - **keychain (low)**: the MainKey is stored only as ``WrappedKeyEnvelope``s made by its
 ///   protectors (*none*, *PIN*, *hardware*); several may be active at once.
-/// - **device memory (moderate)**: the unwrapped key lives in a ``MainKeySession`` until a
+/// - **device memory (moderate)**: the unwrapped key lives in a `MainKeySession` until a
 ///   lock — explicit, autolock (timer, background) or clock tampering — which zeroizes it and
 ///   every key derived from it, then publishes a lock event so dependents drop decrypted state.
 /// - **database / everything local**: after ``Configuration/maxFailedAttempts`` consecutive
-///   wrong PINs, every local item of the user is erased through the ``WipeRegistry``.
+///   wrong PINs, every local item of the user is erased through the `WipeRegistry`.
 ///
 /// At launch the MainKey must be unwrapped before anything else runs: while locked, every
-/// access throws ``LockedError``.
+/// access throws `LockedError`.
 ///
 /// ```swift
 /// let keymaker = Keymaker(userID: "u1", dependencies: container)
@@ -35,7 +35,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
         /// The autolock policy of a new MainKey, and until the first unlock (then the stored,
         /// authenticated one applies: see ``StoredAutolockPolicy``).
         public var autolock: AutolockPolicy
-        /// The file whose exclusive lock (``ExclusiveFileLock``) every process holds from reading
+        /// The file whose exclusive lock (`ExclusiveFileLock`) every process holds from reading
         /// the failed-PIN counter, through the PIN's derivation, to recording the result — so
         /// that parallel guessers in several processes are counted one after the other. Nil:
         /// only the threads of this Keymaker are serialized (one process, e.g. tests).
@@ -92,7 +92,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
     }
 
     /// The unlocked MainKey. Checks the autolock first, so an expired timer locks here.
-    /// - Throws: ``LockedError``.
+    /// - Throws: `LockedError`.
     public func currentMainKey() throws -> MainKey {
         try stateLock.withLock {
             enforceAutolock()
@@ -257,7 +257,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
     /// the PIN (trust-model row **keychain (low)**, PIN guessing). The new envelope is stored
     /// before the old ones are removed, so a crash never leaves the key without a protector.
     /// - Returns: the protectors removed, in a fixed order (for the caller to tell the user).
-    /// - Throws: ``LockedError``, ``KeymakerError/protectorAlreadyActive(_:)`` (when `kind` is
+    /// - Throws: `LockedError`, ``KeymakerError/protectorAlreadyActive(_:)`` (when `kind` is
     ///   already the only protector), PIN validation errors.
     @discardableResult
     public func activate(_ kind: ProtectorKind, credential: UnlockCredential = .none) throws -> [ProtectorKind] {
@@ -336,7 +336,7 @@ public final class Keymaker: MainKeyProvider, @unchecked Sendable {
 
     /// Changes and persists the autolock policy, authenticated under the MainKey (which must be
     /// unlocked: the policy can only be changed by someone who can unlock).
-    /// - Throws: ``LockedError``.
+    /// - Throws: `LockedError`.
     public func setAutolockPolicy(_ policy: AutolockPolicy) throws {
         try stateLock.withLock {
             try storeAutolockPolicy(policy, key: try currentMainKey())

@@ -72,6 +72,9 @@ public enum OpenPGP {
     /// - Parameters:
     ///   - armor: `true` writes `-----BEGIN PGP MESSAGE-----`.
     ///   - fileName: the literal data packet's file name.
+    ///   - data: the cleartext.
+    ///   - recipients: the keys to encrypt to (each needs a valid encryption key).
+    ///   - signer: the key that signs inside the encryption; nil for an unsigned message.
     /// - Throws: ``OpenPGPError/unsupported(_:)`` with no recipients or a recipient that cannot
     ///   encrypt (no valid encryption key, expired, revoked).
     public static func encrypt(_ data: Data, to recipients: [PGPPublicKey], signedBy signer: PGPPrivateKey?,
@@ -153,8 +156,12 @@ public enum OpenPGP {
 
     /// A detached signature over `data` (binary, or armored `-----BEGIN PGP SIGNATURE-----`), for
     /// multipart/signed and drive metadata.
-    /// - Parameter textMode: a canonical-text signature (type 0x01), for MIME parts: line ends are
-    ///   hashed as CRLF whatever `data` uses (RFC 4880 §5.2.1).
+    /// - Parameters:
+    ///   - textMode: a canonical-text signature (type 0x01), for MIME parts: line ends are
+    ///     hashed as CRLF whatever `data` uses (RFC 4880 §5.2.1).
+    ///   - data: the signed bytes.
+    ///   - key: the signing key.
+    ///   - armor: `true` writes `-----BEGIN PGP SIGNATURE-----`.
     ///
     ///   The signature is over `data` with every line end turned into CRLF. RNP makes type 0x01
     ///   signatures only in the cleartext framework, which also drops white space at line ends, so

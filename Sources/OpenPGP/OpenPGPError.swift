@@ -2,8 +2,8 @@ import RampartCore
 
 /// Why an OpenPGP operation failed.
 ///
-/// Every case maps to a ``RampartErrorKind`` (the CLI's exit status): a message or signature that
-/// was modified, truncated, not addressed to us or too large is ``RampartErrorKind/tampered``
+/// Every case maps to a `RampartErrorKind` (the CLI's exit status): a message or signature that
+/// was modified, truncated, not addressed to us or too large is `RampartErrorKind/tampered`
 /// (exit 7) — it is refused, never partly shown.
 ///
 /// Trust-model rows: **inbox (low)** (a hostile message is refused whole) and **the user's private

@@ -3,7 +3,7 @@ import Foundation
 import RampartCore
 
 /// An unlocked private key: the transferable secret key (primary key, subkeys, user ids), with its
-/// secret material unprotected in ``SecretBytes`` (zeroized on ``wipe()`` and on release).
+/// secret material unprotected in `SecretBytes` (zeroized on ``wipe()`` and on release).
 ///
 /// Trust-model row: **the user's private and public keys (critical)** — "decrypts captured and old
 /// messages". This is a key *handle*: no API hands out the secret bytes except

@@ -42,7 +42,7 @@ extension PGPMIME {
     /// key too, and to `alsoEncryptingTo` (say, the message's recipients inside Rampart, who keep
     /// this copy as its original).
     /// - Throws: ``PGPMIMEError/invalidInput(_:)`` for no recipients or an unusable message;
-    ///   ``OpenPGP/OpenPGPError`` from encrypting or signing.
+    ///   `OpenPGP/OpenPGPError` from encrypting or signing.
     public static func outgoing(_ message: [UInt8], recipients: [String], keys: [String: PGPPublicKey],
                                 signer: PGPPrivateKey, alsoEncryptingTo others: [PGPPublicKey] = []) throws -> PGPMIMEOutgoing {
         guard !recipients.isEmpty else { throw PGPMIMEError.invalidInput("there is no outside recipient") }

@@ -16,7 +16,7 @@ public enum PGPMIME {
     /// The preamble of a `multipart/signed` message.
     static let signedPreamble = "This is an OpenPGP/MIME signed message (RFC 4880 and 3156)"
 
-    /// Encrypts a whole RFC 5322 message (as ``MIME/MessageBuilder`` writes it) as
+    /// Encrypts a whole RFC 5322 message (as `MIME/MessageBuilder` writes it) as
     /// `multipart/encrypted; protocol="application/pgp-encrypted"` (RFC 3156 §4).
     ///
     /// The message's own header fields (From, To, Subject, Date, Message-ID, …) stay outside;
@@ -26,7 +26,7 @@ public enum PGPMIME {
     /// The outer message has a version part (`Version: 1`) and the armoured OpenPGP message as
     /// `application/octet-stream`.
     /// - Throws: ``PGPMIMEError/invalidInput(_:)`` for no recipients, no header fields or a message
-    ///   that already is PGP/MIME; ``OpenPGP/OpenPGPError`` from the encryption (a key that cannot
+    ///   that already is PGP/MIME; `OpenPGP/OpenPGPError` from the encryption (a key that cannot
     ///   encrypt: `.unsupported`).
     public static func encrypt(_ message: [UInt8], to recipients: [PGPPublicKey], signedBy signer: PGPPrivateKey?) throws -> [UInt8] {
         guard !recipients.isEmpty else { throw PGPMIMEError.invalidInput("there is no recipient key to encrypt to") }
@@ -64,17 +64,17 @@ public enum PGPMIME {
         return out
     }
 
-    /// Signs a whole RFC 5322 message (as ``MIME/MessageBuilder`` writes it) as
+    /// Signs a whole RFC 5322 message (as `MIME/MessageBuilder` writes it) as
     /// `multipart/signed; micalg=…; protocol="application/pgp-signature"` (RFC 3156 §5).
     ///
     /// The first part is the message's content (its `Content-*` fields and body) made 7-bit safe
-    /// (see ``EntityWriter``: quoted-printable or base64 wherever a transport could change a
+    /// (see `EntityWriter`: quoted-printable or base64 wherever a transport could change a
     /// byte, no trailing blanks) in canonical form; the second is a detached, armoured,
     /// canonical-text signature (type 0x01) over exactly the bytes of the first part as they are
     /// on the wire, from its first header byte to the CRLF before the next boundary (that CRLF
     /// excluded). `micalg` names the hash the signature uses.
     /// - Throws: ``PGPMIMEError/invalidInput(_:)`` for no header fields, 8-bit content header
-    ///   fields, or a message that already is PGP/MIME; ``OpenPGP/OpenPGPError`` from signing.
+    ///   fields, or a message that already is PGP/MIME; `OpenPGP/OpenPGPError` from signing.
     public static func sign(_ message: [UInt8], with signer: PGPPrivateKey) throws -> [UInt8] {
         let parsed = try parseOutgoing(message)
         let (outer, content) = EntityWriter.split(parsed.headers)

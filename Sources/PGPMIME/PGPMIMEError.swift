@@ -1,7 +1,7 @@
 import RampartCore
 
 /// Errors of PGP/MIME composing and reading (RFC 3156). OpenPGP failures underneath
-/// (``OpenPGP/OpenPGPError``: a modified ciphertext, no key to decrypt with, …) are thrown as they
+/// (`OpenPGP/OpenPGPError`: a modified ciphertext, no key to decrypt with, …) are thrown as they
 /// are; these cases are about the MIME structure around them.
 ///
 /// Trust-model row **inbox (low)**: a message that says it is PGP/MIME but is not built as

@@ -37,7 +37,7 @@ public enum PinningPolicyError: DescribedRampartError, Equatable {
 
 /// Every way a pinned connection or request can fail.
 ///
-/// Trust-model row: **transport (network), low trust — a person in the middle**. ``pinMismatch``
+/// Trust-model row: **transport (network), low trust — a person in the middle**. `pinMismatch`
 /// is the interception case: the connection is cut before any request byte is written.
 public enum PinnedTransportError: DescribedRampartError, Equatable {
     /// The validated chain holds no certificate whose key is pinned for this host.

@@ -135,7 +135,7 @@ public struct MessageContent: Codable, Sendable, Equatable {
     /// The recipients.
     public var to: [Correspondent]
     /// The HTML body, unsanitized. A message that came with a plain-text body only carries that
-    /// text here, HTML-escaped inside a `<pre>` (``MessageContent/escapedHTML(plainText:)``).
+    /// text here, HTML-escaped inside a `<pre>` (`MessageContent.escapedHTML(plainText:)`).
     public var html: String
     /// Carbon-copy recipients (messages from outside and imports; absent in older bodies).
     public var cc: [Correspondent]?

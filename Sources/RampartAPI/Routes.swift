@@ -1,7 +1,7 @@
 /// The paths of the Rampart backend API, version 1. Both the embedded server and the client use
 /// these constants, so they cannot drift apart.
 ///
-/// Every route but `login` and `refresh` needs `Authorization: Bearer <accessToken>`. Errors come
+/// Every route but the SRP login (`authInfo`, `auth`) and `refresh` needs `Authorization: Bearer <accessToken>`. Errors come
 /// as ``APIErrorBody`` with a 4xx/5xx status; an expired or unknown access token gives 401 with
 /// code `auth.expired` / `auth.invalidToken` (refresh, then retry once).
 ///
@@ -27,7 +27,7 @@
 ///   ``DriveNodeListResponse``; `GET`/`PUT` (new revision)/`DELETE` `driveNode(id)`;
 ///   `GET driveRevisions(id)` → `[DriveRevisionResponse]`.
 ///
-/// Trust-model rows **access token (high)** (every route but login and refresh needs a session)
+/// Trust-model rows **access token (high)** (every route but the SRP login and refresh needs a session)
 /// and **transport (network), low trust** (the client reaches these paths only over pinned TLS).
 public enum APIRoute {
     /// `POST` ``RefreshRequest`` → ``SessionTokens`` (public; rotates the refresh token).

@@ -164,7 +164,7 @@ public struct AgentClient: Sendable {
     }
 }
 
-/// A ``MainKeyProvider`` whose key comes from the agent: what the `rampart` commands use so the
+/// A `MainKeyProvider` whose key comes from the agent: what the `rampart` commands use so the
 /// user types the PIN once per autolock period, not once per command.
 ///
 /// Trust-model row: **device memory (moderate)**. Handing the key to a process of the same uid
@@ -203,7 +203,7 @@ public final class AgentMainKeyProvider: MainKeyProvider, @unchecked Sendable {
     }
 
     /// The MainKey: this process's copy while the agent confirms it is unlocked with the same key.
-    /// - Throws: ``LockedError`` once the agent is locked (the copy is wiped first),
+    /// - Throws: `LockedError` once the agent is locked (the copy is wiped first),
     ///   ``AgentError`` when the agent cannot be reached.
     public func currentMainKey() throws -> MainKey {
         let (cached, fresh) = lock.withLock { (copy, Date().timeIntervalSince(confirmedAt) < revalidationInterval) }

@@ -13,7 +13,7 @@ import Darwin
 /// `rampart` processes of the same user, like `ssh-agent` holds SSH keys.
 ///
 /// Trust-model row: **device memory (moderate)** — "keep secrets in memory only while unlocked;
-/// wipe them on lock". One ``Keymaker`` per user does the unwrapping, counting of wrong PINs,
+/// wipe them on lock". One `Keymaker` per user does the unwrapping, counting of wrong PINs,
 /// the wipe after too many, and autolock; this type adds:
 /// - a Unix socket in a 0700 folder owned by this uid (``AgentLocation``), and a check of every
 ///   connection's peer uid (`SO_PEERCRED`): another uid (root included) gets a refusal and the
@@ -55,7 +55,7 @@ public final class AgentServer: @unchecked Sendable {
         }
     }
 
-    /// Makes the Keymaker of a user (default: the user container's ``Keymaker``).
+    /// Makes the Keymaker of a user (default: the user container's `Keymaker`).
     public typealias KeymakerFactory = @Sendable (UserContainer) -> Keymaker
 
     /// Makes the container of a user (the process's composition root gives it; default: a
@@ -92,6 +92,8 @@ public final class AgentServer: @unchecked Sendable {
     ///     users are assembled like every other process's); default: a plain one of `global`.
     ///   - makeKeymaker: how to make a user's Keymaker (tests choose `maxFailedAttempts`).
     ///   - onLock: run after each lock or wipe of a user's key (see ``LockHook``).
+    ///   - location: where the socket lives (`<home>/agent/agent.sock`).
+    ///   - options: limits and timings (autolock check interval, idle exit, connections).
     public init(location: AgentLocation, global: GlobalContainer, options: Options = Options(),
                 makeUser: UserFactory? = nil,
                 makeKeymaker: @escaping KeymakerFactory = { $0.keymaker }, onLock: LockHook? = nil) {

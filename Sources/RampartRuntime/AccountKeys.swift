@@ -5,7 +5,7 @@ import RampartCore
 /// Where a PIN comes from when a command needs one: a line of standard input, the terminal, or
 /// an app's own prompt. The runtime asks; the command-line layer (RampartCLIKit) answers.
 ///
-/// Trust-model row **device memory (moderate)**: the secret arrives as ``SecretBytes``
+/// Trust-model row **device memory (moderate)**: the secret arrives as `SecretBytes`
 /// (zeroized when released), never as a `String`.
 public protocol PINSource {
     /// Whether a PIN can be asked for at all (standard input was chosen, or a terminal exists).
@@ -33,7 +33,10 @@ public struct AccountKeys {
     }
 
     /// Opens `userID`'s account in a global container of the composition root.
-    /// - Parameter keys: the agent's MainKey provider, when the agent holds the key.
+    /// - Parameters:
+    ///   - keys: the agent's MainKey provider, when the agent holds the key.
+    ///   - global: a global container of the composition root.
+    ///   - userID: the account to open.
     public init(global: GlobalContainer, userID: UserID, keys: (any MainKeyProvider)? = nil) {
         self.global = global
         self.userID = userID
@@ -45,7 +48,7 @@ public struct AccountKeys {
     public var keychain: any Keychain { global.keychain }
 
     /// Unlocks this process's Keymaker so a protector can be changed: `currentPIN` is asked for
-    /// the PIN only when ``Keymaker/unlockNeedsPIN()`` says so.
+    /// the PIN only when `Keymaker/unlockNeedsPIN()` says so.
     public func unlockForChange(currentPIN: () throws -> SecretBytes) throws {
         guard try keymaker.hasMainKey() else { throw KeymakerError.noMainKey }
         if keymaker.isUnlocked { return }
@@ -53,7 +56,7 @@ public struct AccountKeys {
     }
 
     /// Changes the PIN: `current` then `new` give the PINs. The MainKey, and every item it
-    /// protects, is unchanged. - Throws: ``KeymakerError/wrongPIN(attemptsLeft:)`` (counted).
+    /// protects, is unchanged. - Throws: `KeymakerError/wrongPIN(attemptsLeft:)` (counted).
     public func changePIN(current: () throws -> SecretBytes, new: () throws -> SecretBytes) throws {
         let old = try current()
         try keymaker.changePIN(from: old, to: try new())

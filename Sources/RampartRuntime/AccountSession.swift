@@ -40,7 +40,7 @@ public final class AccountSession {
     public var userID: UserID { keys.userID }
 
     /// Makes the MainKey available: the agent's (when it holds it), already unlocked, or
-    /// unwrapped here — with the PIN from `pin` when ``Keymaker/unlockNeedsPIN()`` says one is
+    /// unwrapped here — with the PIN from `pin` when `Keymaker/unlockNeedsPIN()` says one is
     /// needed. `inProcess` unwraps the key in this process even when the agent holds it
     /// (changing a protector needs this process's Keymaker unlocked).
     public func unlock(_ pin: any PINSource, inProcess: Bool = false) throws {

@@ -91,8 +91,11 @@ public enum CompositionRoot {
 
     /// The container of `userID` in `global`: its Keymaker (with every protector of the
     /// process), its sealed store (opened with the user's MainKey provider and rollback anchor).
-    /// - Parameter keys: another MainKey provider than the user's Keymaker — the agent's, when
-    ///   it holds the unlocked key; the store and the session are then opened with it.
+    /// - Parameters:
+    ///   - keys: another MainKey provider than the user's Keymaker — the agent's, when
+    ///     it holds the unlocked key; the store and the session are then opened with it.
+    ///   - userID: the account.
+    ///   - global: the process's global container (from ``global(role:options:)``).
     public static func user(_ userID: UserID, in global: GlobalContainer,
                             keys: (any MainKeyProvider)? = nil) -> UserContainer {
         let user = UserContainer(userID: userID, global: global)

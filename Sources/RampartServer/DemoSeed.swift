@@ -5,7 +5,7 @@ import RampartAPI
 /// listens on loopback only; these accounts exist to be logged into by `rampart demo`).
 ///
 /// Trust-model row **inbox (incoming mail), low trust**: the `demo` mailbox is the hostile and
-/// tracking mail the client must render safely (see ``DemoSeed``).
+/// tracking mail the client must render safely (see `DemoSeed`).
 public enum DemoAccounts {
     /// `demo`: the seeded mailbox (ordinary mail, a tracking newsletter, embedded images,
     /// attachments, hostile HTML, several labels).

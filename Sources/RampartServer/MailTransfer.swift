@@ -328,7 +328,7 @@ extension Mailbox {
 /// file, for an MTA to pick up.
 ///
 /// Trust-model row **outbox (moderate)**: mail to a recipient who is not a user of this server
-/// and has no key leaves the system in clear; the sender is told so (``DeliveryReport/Route/outbox``).
+/// and has no key leaves the system in clear; the sender is told so (`DeliveryReport/Route/outbox`).
 /// Files are written to `tmp/`, flushed to disk, then renamed into `new/`, so an MTA never sees
 /// half a message, and a crash leaves at most a stray file in `tmp/`.
 public struct Outbox: Sendable {
@@ -427,7 +427,7 @@ extension Outbox {
 /// runs (the local delivery agent an MTA calls, like `sendmail`), with or without the server
 /// running (SQLite's WAL lets both write).
 ///
-/// Trust-model row **inbox (low)**: see ``Mailbox/deliverFromOutside(_:recipients:)``.
+/// Trust-model row **inbox (low)**: see `Mailbox/deliverFromOutside(_:recipients:)`.
 public enum OutsideDelivery {
     /// The largest message accepted on standard input.
     public static let maximumMessageSize = 64 * 1024 * 1024

@@ -7,7 +7,7 @@ import RampartAPI
 import RampartCore
 
 /// A message as it arrives at the server, before it is sealed (from the demo seed or a local
-/// submission). It exists only in memory for the time of ``Mailbox/deliver(_:to:labels:unread:)``.
+/// submission). It exists only in memory for the time of `Mailbox/deliver(_:to:labels:unread:)`.
 ///
 /// Trust-model row **database (critical)**: it is sealed before anything is stored.
 public struct IncomingMessage: Sendable {

@@ -4,7 +4,7 @@ import RampartAPI
 import RampartCore
 
 /// Every failure of the embedded backend, as a typed value: what the client is told (an HTTP
-/// status and an ``APIErrorBody``) and what an operator is told when the server cannot start.
+/// status and an `APIErrorBody`) and what an operator is told when the server cannot start.
 ///
 /// Trust-model row **transport (network), low trust**: a request the server cannot accept gets a
 /// precise 4xx answer, never a crash or a half-done change; the messages never echo a secret.

@@ -17,7 +17,7 @@ public enum SRPPassword {
     /// `x` for `password` with `salt` (at least 10 bytes; bytes past the 16th are ignored, as
     /// proton-client does) in `group`.
     /// - Throws: ``SRPError/malformed(_:)`` (short salt), ``SRPError/unsupportedVersion(_:)``,
-    ///   ``BcryptError``.
+    ///   `BcryptError`.
     public static func hash(password: SecretBytes, salt: [UInt8], group: SRPGroup, version: Int = version) throws -> SecretBytes {
         guard version == 3 || version == 4 else { throw SRPError.unsupportedVersion(version) }
         guard salt.count >= saltCount, salt.count <= 64 else {
@@ -73,9 +73,15 @@ public final class SRPClient: @unchecked Sendable {
     private let expectedServerProof: [UInt8]
 
     /// Computes `A` and the proofs from the server's `B` (1 to 256 bytes, little-endian).
-    /// - Parameter secretEphemeral: `a` (32 bytes) for known-answer tests; nil draws a random one.
+    /// - Parameters:
+    ///   - secretEphemeral: `a` (32 bytes) for known-answer tests; nil draws a random one.
+    ///   - group: the modulus and generator (`SRPGroup.rampart` for the embedded server).
+    ///   - password: the login password.
+    ///   - salt: the account's salt from `/auth/info`.
+    ///   - serverEphemeral: `B` from `/auth/info`.
+    ///   - version: the auth version (4).
     /// - Throws: ``SRPError/invalidServerEphemeral(_:)`` (`B mod N = 0`, `B ≥ N`, `u = 0`),
-    ///   ``SRPError/malformed(_:)``, ``BcryptError``.
+    ///   ``SRPError/malformed(_:)``, `BcryptError`.
     public convenience init(group: SRPGroup, password: SecretBytes, salt: [UInt8], serverEphemeral: [UInt8],
                             version: Int = SRPPassword.version, secretEphemeral: SecretBytes? = nil) throws {
         try self.init(group: group, serverEphemeral: serverEphemeral, secretEphemeral: secretEphemeral) {
@@ -153,7 +159,10 @@ public final class SRPServer: @unchecked Sendable {
     private let secret: SecretBytes
 
     /// Draws `b` and computes `B` for an account's `verifier` (256 bytes).
-    /// - Parameter secretEphemeral: `b` (32 bytes) for known-answer tests; nil draws a random one.
+    /// - Parameters:
+    ///   - secretEphemeral: `b` (32 bytes) for known-answer tests; nil draws a random one.
+    ///   - group: the modulus and generator the verifier was made in.
+    ///   - verifier: the account's stored `v = g^x mod N`.
     /// - Throws: ``SRPError/malformed(_:)`` for a verifier that is not 256 bytes or is 0 mod N.
     public init(group: SRPGroup, verifier: [UInt8], secretEphemeral: SecretBytes? = nil) throws {
         guard verifier.count == SRPGroup.byteCount else { throw SRPError.malformed("the verifier has \(verifier.count) bytes, not 256") }

@@ -8,14 +8,14 @@ import RampartCore
 /// **"Attachments. Kept encrypted in a cache for a few days (3–4) or until logout. When one is
 /// opened, the cleartext file exists only while the preview is open, then is deleted."**
 ///
-/// - Each attachment is re-sealed at rest (AES-256-GCM, ``ChunkedEnvelope`` format, 1 MiB
+/// - Each attachment is re-sealed at rest (AES-256-GCM, `ChunkedEnvelope` format, 1 MiB
 ///   chunks) under a MainKey sub-key bound to the user and the attachment id; the associated data
 ///   binds both again, so a blob cannot be moved to another entry or user. Blob files have
 ///   random names.
-/// - The index (``AttachmentIndex``, GRDB) keeps the id only as an HMAC and seals file name,
+/// - The index (`AttachmentIndex`, GRDB) keeps the id only as an HMAC and seals file name,
 ///   MIME type and id (AD = table | column | row | user).
 /// - Entries expire after ``Configuration/timeToLive`` (default 3 days, on the injected
-///   ``RampartClock``); an entry stamped in the future (the wall clock was set back) counts as
+///   `RampartClock`); an entry stamped in the future (the wall clock was set back) counts as
 ///   expired. The total is capped at ``Configuration/maxTotalBytes`` with least-recently-used
 ///   eviction.
 /// - ``purgeAll()`` runs at logout; ``Vault`` also runs it on the Keymaker's wipe.

@@ -14,7 +14,7 @@ import RampartCore
 ///   `AD("rampart.filevault.drive.block.v1", user, file id, index (u64), block count (u64))` —
 ///   a block cannot be reordered, dropped, repeated, truncated away or moved to another file;
 /// - the SHA-256 of every sealed block is listed, in order, in the file's authenticated manifest
-///   (``DriveManifest`` locally, so a block is checked before it is decrypted), or — where the
+///   (`DriveManifest` locally, so a block is checked before it is decrypted), or — where the
 ///   manifest must stay small (the server's node metadata) — their ``listDigest(_:)``; either way
 ///   the manifest covers the whole file;
 /// - sealing and opening work one block at a time: memory stays flat whatever the file size.

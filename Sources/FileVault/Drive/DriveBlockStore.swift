@@ -12,7 +12,7 @@ import RampartCore
 ///   sealed with AES-256-GCM under a random per-file content key, with associated data binding
 ///   user, file id, block index and block count — a block cannot be reordered, dropped or moved
 ///   to another file.
-/// - The SHA-256 of every sealed block is listed in a ``DriveManifest`` authenticated with
+/// - The SHA-256 of every sealed block is listed in a `DriveManifest` authenticated with
 ///   HMAC-SHA256 under a MainKey sub-key; the content key is wrapped by another MainKey sub-key
 ///   and the node name sealed under a third.
 /// - Import and export stream block by block (`read`/`write` of one block at a time): memory

@@ -14,7 +14,7 @@ import Darwin
 /// - every lease is a 0700 folder holding one 0600 file, excluded from backups; it is deleted
 ///   when the lease ends — explicitly, when released, on a thrown error or task cancellation
 ///   (see ``CleartextLeasing/withCleartext(_:_:)-swift.method``), and on every lock or wipe of the
-///   MainKey (the area observes the ``MainKeyProvider``'s lifecycle);
+///   MainKey (the area observes the `MainKeyProvider`'s lifecycle);
 /// - each process owns one session folder under the area, marked by a `flock`ed lock file that
 ///   the kernel releases when the process dies, even by `SIGKILL`; creating an area first
 ///   **sweeps** every session folder whose lock is free (a crashed process's leftovers) before
@@ -46,8 +46,8 @@ public final class PreviewArea: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - root: the preview folder (created 0700 if missing).
-    ///   - provider: when given, every lease ends on a ``KeyLifecycleEvent/locked(_:reason:)``
-    ///     or ``KeyLifecycleEvent/wiped(_:reason:)`` event of its user.
+    ///   - provider: when given, every lease ends on a `KeyLifecycleEvent/locked(_:reason:)`
+    ///     or `KeyLifecycleEvent/wiped(_:reason:)` event of its user.
     /// - Throws: ``FileVaultError/io(path:operation:errno:)`` or ``FileVaultError/diskFull(path:)``.
     public init(root: URL, provider: (any MainKeyProvider)? = nil) throws {
         self.root = root
@@ -223,7 +223,7 @@ public final class PreviewArea: @unchecked Sendable {
 ///
 /// This is Rampart's one lease type: attachment and drive previews (``AttachmentCache``,
 /// ``DriveBlockStore``) and the client's rendered message documents
-/// (``PreviewArea/lease(root:fileName:contents:)``) all use it.
+/// (`PreviewArea/lease(root:fileName:contents:)`) all use it.
 public final class CleartextLease: @unchecked Sendable {
     private let lock = NSLock()
     /// The area of a standalone lease, kept alive as long as the lease.

@@ -3,7 +3,7 @@ import RampartCore
 
 /// Erases a user's file vault (sealed attachments, their index, drive blocks, manifests,
 /// thumbnails and any cleartext lease) on logout or after too many wrong PINs: the Keymaker's
-/// wipe hook (register it in the ``WipeRegistry``).
+/// wipe hook (register it in the `WipeRegistry`).
 ///
 /// Trust-model rows: **database (messages, attachments) — critical**, **encrypted file blocks
 /// (low)**, **cleartext files (critical)**, **device storage (low)**. Vaults of the user open in

@@ -10,15 +10,15 @@
 // rows and a deallocation per 1 024 rows).
 
 /// An HTML document (or fragment) tree stored as rows, one per node, in chunks of
-/// ``HTMLTree/chunkSize`` rows that are allocated as needed and never moved, so a pointer to a
-/// row (an ``ArenaElement``) stays valid while the tree lives.
+/// `HTMLTree/chunkSize` rows that are allocated as needed and never moved, so a pointer to a
+/// row (an `ArenaElement`) stays valid while the tree lives.
 ///
 /// Row 0 is the document. A node is named by its row index (`Int32`); a link that points nowhere
 /// is `nil` in this API (`-1` in the rows). A `<template>` in the HTML namespace gets a fragment
 /// row as its template contents when it is created, as ``Element`` does.
 ///
 /// Made by ``HTML5Parser/parseTree(_:options:)-(String,_)`` and its siblings, and read through
-/// ``HTMLNode`` handles (``document``, ``HTMLTreeParseResult/root``): the same tree as the class
+/// ``HTMLNode`` handles (``document``, `HTMLTreeParseResult/root`): the same tree as the class
 /// DOM's, 1.3–1.7× faster to build and free (docs/performance.md). Read-only for now: code that
 /// edits a tree (the sanitizer) works on the class DOM, or on ``HTMLNode/materialize()``.
 ///

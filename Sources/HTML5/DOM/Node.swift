@@ -445,7 +445,7 @@ public final class Element: Node {
     ///
     /// A plain get and set: a change through it (`element.attributes.append(...)`) copies the
     /// array, so whatever the caller's code does meanwhile (even reading the attributes from a
-    /// closure) it never overlaps an access to the storage, ``storedAttributes``. Each such change
+    /// closure) it never overlaps an access to the storage, `storedAttributes`. Each such change
     /// costs a copy of the array (build a new array and assign it once when changing many).
     public var attributes: [Attribute] {
         get { storedAttributes }
@@ -569,7 +569,7 @@ public final class Element: Node {
 ///
 /// Trust-model row: inbox — text is what the user reads; it is escaped when serialized.
 public final class Text: Node {
-    /// The text. A plain get and set over ``storedData`` (see ``Element/attributes``).
+    /// The text. A plain get and set over `storedData` (see ``Element/attributes``).
     public var data: String {
         get { storedData }
         set { storedData = newValue }
@@ -586,7 +586,7 @@ public final class Text: Node {
 ///
 /// Trust-model row: inbox — comments can hide conditional-comment tricks; sanitizers drop them.
 public final class Comment: Node {
-    /// The comment's text. A plain get and set over ``storedData`` (see ``Element/attributes``).
+    /// The comment's text. A plain get and set over `storedData` (see ``Element/attributes``).
     public var data: String {
         get { storedData }
         set { storedData = newValue }

@@ -87,8 +87,10 @@ public struct TPMDevice: Sendable {
     }
 
     /// Seals `secret` (at most 128 bytes) into a new object under the storage primary key.
-    /// - Parameter authorization: the object's authValue (at most 32 bytes); nil makes an
-    ///   object with an empty authValue that is exempt from DA (noDA), bound to this TPM only.
+    /// - Parameters:
+    ///   - authorization: the object's authValue (at most 32 bytes); nil makes an
+    ///     object with an empty authValue that is exempt from DA (noDA), bound to this TPM only.
+    ///   - secret: the bytes to seal (the key-encryption key).
     public func seal(_ secret: SecretBytes, authorization: SecretBytes?) throws -> TPMSealedObject {
         try withContext { context in
             let primary = try context.createStoragePrimary()

@@ -10,19 +10,21 @@ import RampartCore
 /// sealed into a TPM keyedhash object (`fixedTPM | fixedParent`) under the owner hierarchy's
 /// storage primary key, so the envelope in the keychain opens only on this TPM.
 ///
-/// - ``ProtectorKind/hardware``: the sealed object has an empty authValue and `noDA`: no user
+/// - `ProtectorKind/hardware`: the sealed object has an empty authValue and `noDA`: no user
 ///   secret, bound to this machine (like the seed's biometric protector, without biometrics).
-/// - ``ProtectorKind/hardwarePIN``: the object's authValue is HKDF(PIN, salt, user); every
+/// - `ProtectorKind/hardwarePIN`: the object's authValue is HKDF(PIN, salt, user); every
 ///   guess is an HMAC-authorized TPM2_Unseal, counted by the TPM's dictionary-attack lockout.
 ///
 /// Errors: ``HardwareKeysError`` (no TPM, blob from another TPM, tampered envelope),
-/// ``ProtectorUnwrapFailure/wrongCredential`` for a wrong PIN, and
-/// ``ProtectorUnwrapFailure/hardwareLockedOut(_:)`` while the TPM is in lockout.
+/// `ProtectorUnwrapFailure/wrongCredential` for a wrong PIN, and
+/// `ProtectorUnwrapFailure/hardwareLockedOut(_:)` while the TPM is in lockout.
 public struct TPMProtector: MainKeyProtector {
     public let kind: ProtectorKind
     public let configuration: TPMConfiguration
 
-    /// - Parameter kind: ``ProtectorKind/hardware`` or ``ProtectorKind/hardwarePIN``.
+    /// - Parameters:
+    ///   - kind: `ProtectorKind/hardware` or `ProtectorKind/hardwarePIN`.
+    ///   - configuration: which TPM to use (`RAMPART_TPM_TCTI`, else `/dev/tpmrm0`, else `/dev/tpm0`).
     public init(kind: ProtectorKind, configuration: TPMConfiguration = .fromEnvironment()) {
         precondition(kind == .hardware || kind == .hardwarePIN, "TPMProtector is a hardware protector")
         self.kind = kind

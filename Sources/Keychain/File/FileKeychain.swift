@@ -24,11 +24,11 @@ import Darwin
 ///   <access group>/            0700 — one folder per group, so a process can be given one only
 ///     keychain.salt            0600 — 32 random bytes, created once under the lock
 ///     .lock                    0600 — advisory lock (flock) taken by every writer
-///     <sha256(address)>.item   0600 — see the format in docs/modules/Keychain.md
+///     <sha256(address)>.item   0600 — the format: article "The file keychain"
 /// ```
 ///
 /// ## Guarantees
-/// - Writes are atomic and durable (``PrivateFiles/writeAtomically(_:to:)``: temporary file,
+/// - Writes are atomic and durable (`PrivateFiles/writeAtomically(_:to:)`: temporary file,
 ///   `fsync`, `rename`, `fsync` of the folder): after a crash each item holds its old or its new
 ///   value, never a mix.
 /// - Writers in several processes exclude each other with `flock` on the group's `.lock`, so

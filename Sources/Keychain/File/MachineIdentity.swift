@@ -7,7 +7,7 @@ import Foundation
 /// the keychain folder on another machine cannot decrypt them.
 ///
 /// The machine-id is not a secret (it is world-readable on this machine); what it gives is a
-/// value that is *different on another machine*. See docs/modules/Keychain.md for what this
+/// value that is *different on another machine*. See <doc:FileKeychainFormat> for what this
 /// does and does not stop.
 public struct MachineIdentity: Sendable, Equatable {
     /// The files tried in order; the first readable, non-empty one wins.

@@ -9,7 +9,7 @@ import RampartCore
 /// Trust-model row: **keychain (low)** — on a Linux desktop the Secret Service is the platform
 /// keychain: its collection is encrypted with the login password and locked with the session.
 /// It does **not** bind items to the device: the accessibility is recorded as an attribute,
-/// but a keyring file copied with its password opens elsewhere (docs/modules/Keychain.md).
+/// but a keyring file copied with its password opens elsewhere (<doc:SecretServiceBackend>).
 ///
 /// ## Mapping
 /// Items use the schema ``schemaName`` (`org.rampart.Keychain`, stored by libsecret as the

@@ -53,7 +53,9 @@ public struct ContentSecurityPolicy: Sendable, Equatable {
 
     /// The composer's policy: the editor's inline script by nonce, inline styles, embedded images;
     /// no remote loads of any kind.
-    /// - Parameter scriptNonce: a fresh nonce per load (see ``makeNonce()``).
+    /// - Parameters:
+    ///   - scriptNonce: a fresh nonce per load (see ``makeNonce()``).
+    ///   - appScheme: the app's own URL scheme for embedded images, if it has one (added to `img-src`).
     public static func composer(scriptNonce: String, appScheme: String? = nil) -> ContentSecurityPolicy {
         let local = ["data:"] + (appScheme.map { [$0 + ":"] } ?? [])
         return ContentSecurityPolicy(directives: [

@@ -39,6 +39,7 @@ public struct ComposerContent: Sendable {
     /// - Parameters:
     ///   - parts: sanitized parts in display order.
     ///   - editorScript: the editor's script; it runs with `nonce`.
+    ///   - nonce: the fresh nonce of this load; the CSP allows only the script that carries it.
     public static func renderDocument(parts: [(Part, SanitizedMessage)], editorScript: String, nonce: String) -> String {
         let policy = ContentSecurityPolicy.composer(scriptNonce: nonce)
         var body = ""

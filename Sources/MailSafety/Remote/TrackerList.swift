@@ -54,7 +54,7 @@ public struct TrackerList: Sendable {
     /// A list with no entries.
     public static let empty = TrackerList(vendors: [])
 
-    /// A small built-in list (documented in docs/modules/MailSafety.md), used when the caller
+    /// A small built-in list (documented in <doc:RemoteContentAndTrackers>), used when the caller
     /// gives none.
     public static let builtIn: TrackerList = {
         // Entries chosen from widely documented open-tracking endpoints.

@@ -17,6 +17,9 @@ public enum ServedChain {
     ///
     /// - Parameters:
     ///   - serverName: the SNI name to send (default: `host` unless it is an IP address).
+    ///   - host: the server's host name or IP address.
+    ///   - port: the TLS port.
+    ///   - timeout: how long to wait for the connection and the handshake.
     /// - Throws: ``PinnedTransportError/connectionFailed(host:port:reason:)``,
     ///   ``PinnedTransportError/tlsFailed(host:reason:)``, ``PinnedTransportError/timedOut(host:seconds:)``.
     public static func fetch(host: String, port: Int, serverName: String? = nil,

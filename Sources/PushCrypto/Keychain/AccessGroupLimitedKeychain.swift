@@ -2,7 +2,7 @@ import Keychain
 import RampartCore
 
 /// A view of a keychain that reaches only the access groups a process is entitled to, as the
-/// OS enforces for an app extension: the push process gets ``KeychainAccessGroup/shared`` only.
+/// OS enforces for an app extension: the push process gets `KeychainAccessGroup/shared` only.
 ///
 /// Trust-model rows: **keychain (low)** and **push payload key** — the push process never sees
 /// the app group, where the MainKey's wrapped forms live.

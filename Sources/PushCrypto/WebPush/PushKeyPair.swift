@@ -11,7 +11,7 @@ import RampartCore
 public struct PushKeyPair: Sendable {
     /// The session that generated this pair.
     public let sessionID: PushSessionID
-    /// When the pair was generated (wall clock of the injected ``RampartClock``).
+    /// When the pair was generated (wall clock of the injected `RampartClock`).
     public let createdAt: Date
     /// The receiving private key (swift-crypto zeroizes its copy when released).
     public let privateKey: P256.KeyAgreement.PrivateKey

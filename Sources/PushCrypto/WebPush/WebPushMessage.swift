@@ -93,7 +93,10 @@ public enum WebPushMessage {
 /// Trust-model row: **push payload key** — a fresh sender key pair and salt for every message.
 public enum WebPushSender {
     /// Encrypts `plaintext` to `registration` in one `aes128gcm` record of size 4096.
-    /// - Parameter paddingLength: zero bytes added after the delimiter to hide the length.
+    /// - Parameters:
+    ///   - paddingLength: zero bytes added after the delimiter to hide the length.
+    ///   - plaintext: the notification's bytes (at most 3993).
+    ///   - registration: the receiver's registration record: its public key and auth secret.
     /// - Throws: ``PushCryptoError/invalidRegistration(_:)``, ``PushCryptoError/plaintextTooLarge(size:limit:)``.
     public static func encrypt(_ plaintext: SecretBytes, to registration: PushRegistration, paddingLength: Int = 0) throws -> [UInt8] {
         var salt = [UInt8](repeating: 0, count: 16)

@@ -105,13 +105,13 @@ struct DriveNodeManifest: Codable {
 }
 
 /// Drive upload, download and listing, encrypted client-side in FileVault's block format
-/// (``DriveBlockFormat``, the format of the local ``DriveBlockStore`` too).
+/// (`DriveBlockFormat`, the format of the local `DriveBlockStore` too).
 ///
 /// Trust-model rows **encrypted file blocks (low)** — the server only ever receives blocks
 /// sealed with a random content key per upload (per revision), bound to the user, the file,
 /// their index and the block count; **database (nodes…, critical)** — the file's name, key and
 /// block manifest travel encrypted to the user's own OpenPGP key and signed by it over the user,
-/// node and revision ids (``DriveNodeManifest``), and the
+/// node and revision ids (`DriveNodeManifest`), and the
 /// local copy of the node is kept in the sealed store; **cleartext files (critical)** — cleartext
 /// exists only in the source file and the destination the user chose; a download is written to
 /// a 0600 partial file renamed into place only after the last block verified.

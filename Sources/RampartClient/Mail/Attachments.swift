@@ -10,11 +10,11 @@ import SealedStore
 ///
 /// Trust-model rows **database (critical)** — names and types are sealed in the store;
 /// **device storage (low)** / *Attachments* — "kept encrypted in a cache for a few days or until
-/// logout": an attachment fetched from the server (an OpenPGP ``MailPart``) is opened once and
-/// re-sealed into the account's FileVault ``AttachmentCache`` under a MainKey sub-key bound to
+/// logout": an attachment fetched from the server (an OpenPGP `MailPart`) is opened once and
+/// re-sealed into the account's FileVault `AttachmentCache` under a MainKey sub-key bound to
 /// the user and the attachment id, with a sealed index, a time-to-live, a size cap with LRU
 /// eviction and purge on logout and wipe; and **cleartext files (critical)** — previews are
-/// FileVault ``CleartextLease``s, ended by the caller, by a lock, or by the next start's sweep
+/// FileVault `CleartextLease`s, ended by the caller, by a lock, or by the next start's sweep
 /// after a crash.
 public struct AttachmentVault: Sendable {
     public let account: ClientAccount
@@ -22,7 +22,7 @@ public struct AttachmentVault: Sendable {
     public let vault: Vault
 
     /// Opens the account's file vault (sweeping cleartext a crashed process left behind).
-    /// - Throws: ``FileVaultError``.
+    /// - Throws: `FileVaultError`.
     public init(account: ClientAccount, configuration: Vault.Configuration = Vault.Configuration()) throws {
         self.account = account
         vault = try Vault(root: account.fileVaultRoot, provider: account.keys, clock: account.clock,
@@ -148,12 +148,12 @@ extension AttachmentVault {
 extension ClientAccount {
     /// A cleartext lease holding a rendered (sanitized) message document, for a browser to open.
     ///
-    /// Trust-model row **cleartext files (critical)**: FileVault's ``CleartextLease`` in the
+    /// Trust-model row **cleartext files (critical)**: FileVault's `CleartextLease` in the
     /// account's vault preview area (`<home>/vault/<user>/previews`, 0700, excluded from
-    /// backups): the file is 0600, overwritten and deleted by ``CleartextLease/end()``, when the
+    /// backups): the file is 0600, overwritten and deleted by `CleartextLease/end()`, when the
     /// lease is released, on a lock in this process, by ``CleartextSweep`` at `lock`, autolock
     /// and the next start of any command (also after `kill -9`), and by the vault's wipe at logout.
-    /// - Throws: ``ClientError/file(_:)`` when the folder cannot be prepared, ``FileVaultError``
+    /// - Throws: ``ClientError/file(_:)`` when the folder cannot be prepared, `FileVaultError`
     ///   when the file cannot be written.
     public func leaseDocument(_ document: String, name: String = "message.html") throws -> CleartextLease {
         // In the file vault's preview area, like every other cleartext: swept at lock, autolock,

@@ -17,7 +17,7 @@ public enum MailImportSource: Sendable, Equatable {
 
     /// Tells the kind of `url`: a folder with `cur/` or `new/` is a Maildir, a file that starts
     /// with `From ` an mbox, any other file one message.
-    /// - Throws: ``ClientError/notFound(_:)`` when nothing is there, ``ClientError/badInput(_:)``
+    /// - Throws: `ClientError/notFound(_:)` when nothing is there, ``ClientError/badInput(_:)``
     ///   for a folder that is not a Maildir.
     public static func detect(_ url: URL) throws -> MailImportSource {
         var isDirectory: ObjCBool = false
@@ -65,7 +65,7 @@ public struct MailImportSummary: Sendable, Equatable {
 /// Trust-model rows **inbox (low)** and **device memory (moderate)**: an mbox is read one
 /// message at a time in bounded memory; a message that cannot be parsed is still imported with
 /// its undecodable parts kept as raw bytes (and reported). Idempotent and resumable: a message's
-/// id is derived from its bytes (``ImportIdentity``), the server stores each message in one
+/// id is derived from its bytes (`ImportIdentity`), the server stores each message in one
 /// transaction, and a run asks which ids it already has before sealing anything, so a run killed
 /// halfway and started again stores every message exactly once.
 public struct MailImporter: Sendable {
@@ -92,7 +92,10 @@ public struct MailImporter: Sendable {
     }
 
     /// Imports every message of `source` with the labels `labelIDs`.
-    /// - Parameter progress: called after each message with (messages done, bytes read, total bytes).
+    /// - Parameters:
+    ///   - progress: called after each message with (messages done, bytes read, total bytes).
+    ///   - source: the mailbox, mbox or message files to read.
+    ///   - labelIDs: the labels every imported message gets.
     /// - Throws: `LockedError`, ``ClientError`` for transport or server failures (what was stored
     ///   stays stored: run again to finish).
     public func run(_ source: MailImportSource, labelIDs: [String],

@@ -8,7 +8,7 @@ import RampartCore
 
 /// A message the user writes: recipients, subject, a body (HTML or plain text) and files.
 ///
-/// ``request(from:signer:recipientKeys:outside:date:)`` turns it into what the server takes: the
+/// `request(from:signer:recipientKeys:outside:date:)` turns it into what the server takes: the
 /// body and attachments encrypted on this device to every recipient's key and the sender's own,
 /// signed by the sender (OpenPGP), and — only when some recipient is outside this server — the
 /// same message as a standard RFC 5322 / MIME message (multipart/alternative for an HTML body,
@@ -16,7 +16,7 @@ import RampartCore
 /// recipients receive.
 ///
 /// Trust-model row **outbox (moderate)**: what leaves for a recipient outside this server is not
-/// end-to-end encrypted; ``SendResponse/deliveries`` says which recipients those were, and the
+/// end-to-end encrypted; `SendResponse/deliveries` says which recipients those were, and the
 /// client tells the user.
 public struct OutgoingMail: Sendable {
     /// The largest file attached, and the largest total (the server's JSON limit is 16 MiB
@@ -35,7 +35,7 @@ public struct OutgoingMail: Sendable {
     }
 
     /// The send request from `sender`, encrypted and signed on this device: the body (a
-    /// ``MessageContent``) and each attachment as OpenPGP messages to every key of
+    /// `MessageContent`) and each attachment as OpenPGP messages to every key of
     /// `recipientKeys` and the sender's own, signed by `signer`, bound to a fresh submission id.
     /// Recipients in `outside` (no key in this server's directory) need the message as MIME: it
     /// is added in clear only then.

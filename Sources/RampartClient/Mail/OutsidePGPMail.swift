@@ -11,7 +11,7 @@ import SealedStore
 /// shows only the encrypted part (or the armour) and the original holds the real message. The
 /// client opens that original with the user's key and verifies it against the sender's pinned key.
 ///
-/// Trust-model row **inbox (low)**: the original is hostile input read by ``PGPMIME``; a modified
+/// Trust-model row **inbox (low)**: the original is hostile input read by `PGPMIME`; a modified
 /// ciphertext is refused (exit 7), a signature that does not verify is reported as bad and the
 /// content is still shown as unverified. The server can only withhold the protection (show the
 /// encrypted copy), never make a message look signed.
@@ -41,8 +41,8 @@ public enum OutsidePGPMail {
 
     /// Opens an original: `nil` when it is not PGP-protected; else the decrypted and verified
     /// content. `verifiers` gives the keys that may vouch for the From address (the pinned key).
-    /// - Throws: ``PGPMIME/PGPMIMEError/malformed(_:)`` and ``OpenPGP/OpenPGPError`` (tampered, no
-    ///   key to decrypt with) from ``PGPMIME/open(_:decryptingWith:verifyingWith:limits:)``.
+    /// - Throws: `PGPMIME/PGPMIMEError/malformed(_:)` and `OpenPGP/OpenPGPError` (tampered, no
+    ///   key to decrypt with) from `PGPMIME/open(_:decryptingWith:verifyingWith:limits:)`.
     public static func open(_ original: [UInt8], keys: PGPPrivateKey,
                             verifiers: (String) async throws -> [PGPPublicKey]) async throws -> Opened? {
         let message = MIMEMessage(bytes: original)

@@ -12,7 +12,7 @@ import SealedStore
 /// on this device (pinned from the server's key directory on first use, or imported), or the
 /// user's own key for their own addresses. A signature by any other key is "unknown key", a
 /// signature that does not verify is "bad", an unsigned message is "none"; only "verified"
-/// counts for a trusted sender (``MessageReader/remotePolicy(for:requested:)``).
+/// counts for a trusted sender (`MessageReader/remotePolicy(for:requested:)`).
 public actor SignatureCheck {
     let contacts: ContactKeys
     let ownKey: PGPPublicKey
@@ -22,7 +22,11 @@ public actor SignatureCheck {
     /// Key pinning news collected during the run.
     public private(set) var notices: [String] = []
 
-    /// - Parameter api: the key directory to pin unknown senders from; nil consults pins only.
+    /// - Parameters:
+    ///   - api: the key directory to pin unknown senders from; nil consults pins only.
+    ///   - account: the account whose contacts' pinned keys are used.
+    ///   - ownKey: the user's own public key (their own messages verify with it).
+    ///   - ownAddresses: the user's own addresses.
     public init(account: ClientAccount, ownKey: PGPPublicKey, ownAddresses: [String], api: APIClient?) {
         contacts = ContactKeys(account: account)
         self.ownKey = ownKey

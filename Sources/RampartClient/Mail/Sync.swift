@@ -31,9 +31,9 @@ public struct SyncSummary: Sendable, Equatable {
 /// Brings the sealed store up to date from the server's event stream.
 ///
 /// Trust-model rows **database (critical)**, **device storage (low)** and **inbox (low)**:
-/// message bodies arrive as OpenPGP messages (``MailPart``), are decrypted in memory with the
+/// message bodies arrive as OpenPGP messages (`MailPart`), are decrypted in memory with the
 /// private key (itself opened with the MainKey) and checked against their binding to the
-/// message, and are written only through ``SealedStore``, which seals every sensitive column
+/// message, and are written only through `SealedStore`, which seals every sensitive column
 /// under the MainKey. Signatures are verified when a message is read (``SignatureCheck``). The event cursor is sealed too. Attachment contents are not fetched here
 /// (see ``AttachmentVault``); their metadata is.
 public struct MailSync: Sendable {

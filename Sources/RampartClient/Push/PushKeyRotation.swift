@@ -2,7 +2,7 @@ import Foundation
 import PushCrypto
 import RampartCore
 
-/// Rotating the session's push keys: on schedule (``PushKeyring/RetentionPolicy/rotationInterval``)
+/// Rotating the session's push keys: on schedule (`PushKeyring/RetentionPolicy/rotationInterval`)
 /// or on the user's request, always by a process that holds the session, and always followed by
 /// registering the new public key with the server — a rotation the server does not accept is
 /// discarded, so the pair the server encrypts to stays the newest and keeps opening pushes.

@@ -65,7 +65,7 @@ public struct ServerEndpoint: Codable, Sendable, Equatable {
 
 /// The backend API over a pinned TLS connection.
 ///
-/// Trust-model rows **transport (low)** (every request goes through ``PinnedHTTPClient``: chain
+/// Trust-model rows **transport (low)** (every request goes through `PinnedHTTPClient`: chain
 /// validation to the endpoint's root, then the SPKI pins; a mismatch is ``ClientError/pinMismatch(host:served:)``)
 /// and **access token (read: high)** (tokens live in memory here only for the command's run;
 /// on disk they are sealed by ``SessionVault``). An expired access token is refreshed once; if
@@ -80,6 +80,7 @@ public final class APIClient: @unchecked Sendable {
     /// - Parameters:
     ///   - tokens: the session's tokens, if logged in.
     ///   - tokensChanged: called after a refresh, so the caller can store the new tokens sealed.
+    ///   - endpoint: the server's URL, SPKI pins and CA.
     public init(endpoint: ServerEndpoint, tokens: SessionTokens? = nil,
                 tokensChanged: (@Sendable (SessionTokens) -> Void)? = nil) throws {
         self.endpoint = endpoint
@@ -160,7 +161,7 @@ public final class APIClient: @unchecked Sendable {
     /// `GET /v1/messages/<id>`.
     public func message(_ id: String) async throws -> MessageResponse { try await json(.GET, APIRoute.message(Self.escape(id))) }
 
-    /// `GET /v1/attachments/<id>`: the attachment's ``MailPart`` (binary OpenPGP).
+    /// `GET /v1/attachments/<id>`: the attachment's `MailPart` (binary OpenPGP).
     public func attachment(_ id: String) async throws -> Data {
         try await send(.GET, APIRoute.attachment(Self.escape(id))).body
     }

@@ -9,7 +9,7 @@ import SealedStore
 /// One logged-in account on this device: its sealed session, its sealed store, its files.
 ///
 /// Trust-model rows **device storage (low)** and **device memory (moderate)**: nothing here is
-/// readable without the MainKey, which comes from a ``MainKeyProvider`` (the in-process
+/// readable without the MainKey, which comes from a `MainKeyProvider` (the in-process
 /// Keymaker, or the agent holding the unlocked key). Everything is opened per operation; the
 /// private key and tokens are read from the ``SessionVault`` when needed and not cached.
 ///

@@ -3,7 +3,7 @@ import Foundation
 import RampartCore
 
 /// Erases the cleartext files of a user's previews (`read --open` documents, attachment and
-/// drive previews): every ``CleartextLease`` lives in the user's vault preview area, and what
+/// drive previews): every `CleartextLease` lives in the user's vault preview area, and what
 /// older versions left under `<home>/client/<user>/leases` is swept the same way.
 ///
 /// Trust-model row **cleartext files (critical)**: no cleartext outlives a lock. The sweep runs

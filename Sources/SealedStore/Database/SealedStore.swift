@@ -13,7 +13,7 @@ import RampartCore
 ///   fields, whose associated data binds schema version, user, key version, table, primary key,
 ///   row version and every clear column; the set of rows of each table is authenticated by the
 ///   store state (epoch and keyed digests), checked at a table's first use in each process.
-/// - Every read and write asks the ``MainKeyProvider`` for the key first and fails with
+/// - Every read and write asks the `MainKeyProvider` for the key first and fails with
 ///   ``SealedStoreError/locked(_:)`` while locked. Sub-keys are derived once per unlock and wiped
 ///   with the MainKey; nothing decrypted is cached. On a lock event the SQLite page caches
 ///   (ciphertext and clear columns only) are released too.
@@ -52,9 +52,12 @@ public final class SealedStore: @unchecked Sendable {
     let anchor: (any StoreRollbackAnchor)?
 
     /// Opens (creating and migrating if needed) the database of `keys.userID`.
-    /// - Parameter anchor: where the highest epoch is remembered outside the database (a
-    ///   keychain item); nil keeps no such record (an older copy of the whole database then goes
-    ///   unnoticed).
+    /// - Parameters:
+    ///   - anchor: where the highest epoch is remembered outside the database (a
+    ///     keychain item); nil keeps no such record (an older copy of the whole database then goes
+    ///     unnoticed).
+    ///   - files: the user's store folder and database path.
+    ///   - provider: the MainKey provider of the user (the Keymaker, or the agent's copy).
     /// - Throws: ``SealedStoreError/locked(_:)`` if the key is locked (opening runs the
     ///   migrations, a write), ``SealedStoreError/files(_:)``, ``SealedStoreError/database(code:message:)``,
     ///   ``SealedStoreError/outdatedStore(_:)`` for a database of the older column layout,

@@ -10,7 +10,7 @@ import Darwin
 /// SQLite's `-wal` and `-shm` files, and a `-journal` in rollback mode).
 ///
 /// Trust-model rows: **device storage (low)** — folders 0700, files 0600; **device backups
-/// (low)** — every folder is marked with ``PrivateFiles/markExcludedFromBackup(_:)``
+/// (low)** — every folder is marked with `PrivateFiles/markExcludedFromBackup(_:)`
 /// (Apple: `isExcludedFromBackup`; Linux: `CACHEDIR.TAG` and `user.xdg.robots.backup=false`).
 public struct StoreFiles: Sendable, Hashable {
     /// The folder holding one sub-folder per user.

@@ -3,7 +3,7 @@ import GRDB
 
 /// The tables of the sealed store and their GRDB migrations.
 ///
-/// Column choices (which stay clear and why) are listed in `docs/modules/SealedStore.md`.
+/// Column choices (which stay clear and why) are listed in the module's DocC article *Which columns are sealed* (`SealedColumns.md`).
 /// Sealed columns are BLOBs holding a ``Sealed`` envelope; every table keeps an implicit rowid,
 /// which key rotation walks in order.
 enum StoreSchema {

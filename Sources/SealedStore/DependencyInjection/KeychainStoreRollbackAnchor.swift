@@ -18,8 +18,8 @@ import RampartCore
 /// NV index) would close that; not done.
 ///
 /// - Item: `rampart.user.<id>` / `store.rollback-anchor` in the app's access group
-///   (``KeychainAccessGroup/app``), the same place as the Keymaker's failed-PIN counter and
-///   autolock policy, created ``KeychainAccessibility/afterFirstUnlockThisDeviceOnly`` (never
+///   (`KeychainAccessGroup/app`), the same place as the Keymaker's failed-PIN counter and
+///   autolock policy, created `KeychainAccessibility/afterFirstUnlockThisDeviceOnly` (never
 ///   restored onto another device, excluded from backups with the keychain folder). Logout and
 ///   the wipe after too many wrong PINs delete it (``KeychainStoreRollbackAnchorWipe``, and the
 ///   Keymaker's deletion of every item of the user), so a fresh login starts clean.
@@ -48,7 +48,7 @@ public struct KeychainStoreRollbackAnchor: StoreRollbackAnchor {
 
     /// The stored record, nil when there is none.
     /// - Throws: the keychain's typed error when the item exists but cannot be read
-    ///   (``KeychainError/corruptItem(_:reason:)``, ``KeychainError/boundToAnotherDevice(_:)``:
+    ///   (`KeychainError/corruptItem(_:reason:)`, `KeychainError/boundToAnotherDevice(_:)`:
     ///   the store then replaces it), or the keychain cannot be used at all.
     public func load() throws -> Data? {
         guard let value = try keychain.readIfPresent(item) else { return nil }

@@ -39,6 +39,9 @@ extension SealedStore {
     /// the new key).
     /// - Parameters:
     ///   - maximumBatches: stop after this many batches (for a bounded background slot).
+    ///   - oldKey: the MainKey the values are sealed under now.
+    ///   - newKey: the MainKey to seal them under.
+    ///   - batchSize: rows re-sealed per write transaction.
     /// - Throws: `locked` if the store's provider is locked; ``SealedStoreError/rotationMismatch(inProgressFrom:inProgressTo:)``.
     @discardableResult
     public func rotateKeys(from oldKey: MainKey, to newKey: MainKey, batchSize: Int = 256,

@@ -2,7 +2,7 @@ import Foundation
 import RampartCore
 
 /// Erases a user's sealed database on logout or after too many wrong PINs: the Keymaker's wipe
-/// hook (register it in the ``WipeRegistry``).
+/// hook (register it in the `WipeRegistry`).
 ///
 /// Trust-model rows: **database — critical**; **device storage (low)**. Open stores of the user
 /// in this process are closed first, then the user's folder is deleted with the database, WAL,
