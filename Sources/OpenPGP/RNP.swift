@@ -245,11 +245,7 @@ final class RNPKey {
     /// The user ids with a valid self-signature that are not revoked (an id someone else added
     /// to the key, or one its owner revoked, is left out).
     var userIDs: [String] {
-        var count = 0
-        guard rnp_key_get_uid_count(handle, &count) == RNPResult.success else { return [] }
-        return (0..<count).compactMap { index in
-            var uid: OpaquePointer?
-            guard rnp_key_get_uid_handle_at(handle, index, &uid) == RNPResult.success, let uid else { return nil }
+        indexedHandles(count: { rnp_key_get_uid_count(handle, &$0) }, at: { rnp_key_get_uid_handle_at(handle, $0, &$1) }) { index, uid in
             defer { rnp_uid_handle_destroy(uid) }
             var valid = false
             var revoked = true
@@ -262,12 +258,21 @@ final class RNPKey {
     }
 
     var subkeys: [RNPKey] {
-        var count = 0
-        guard rnp_key_get_subkey_count(handle, &count) == RNPResult.success else { return [] }
-        return (0..<count).compactMap { index in
-            var sub: OpaquePointer?
-            guard rnp_key_get_subkey_at(handle, index, &sub) == RNPResult.success, let sub else { return nil }
-            return RNPKey(sub)
+        indexedHandles(count: { rnp_key_get_subkey_count(handle, &$0) }, at: { rnp_key_get_subkey_at(handle, $0, &$1) }) { _, sub in
+            RNPKey(sub)
+        }
+    }
+
+    /// For each index below the count `count` reports (none when it fails), the handle `at` gives
+    /// for it, made into a value by `transform` (nil leaves the index out).
+    private func indexedHandles<T>(count: (inout Int) -> rnp_result_t, at: (Int, inout OpaquePointer?) -> rnp_result_t,
+                                   _ transform: (Int, OpaquePointer) -> T?) -> [T] {
+        var total = 0
+        guard count(&total) == RNPResult.success else { return [] }
+        return (0..<total).compactMap { index in
+            var item: OpaquePointer?
+            guard at(index, &item) == RNPResult.success, let item else { return nil }
+            return transform(index, item)
         }
     }
 

@@ -1,5 +1,6 @@
 import Bcrypt
 import Foundation
+import RampartTestSupport
 import RampartCore
 import Testing
 
@@ -113,14 +114,10 @@ struct BcryptKnownAnswers {
 
     // MARK: helpers
 
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = BuiltExecutable.packageRoot
 
     /// `$RAMPART_PYTHON`, else the project's `.venv` (scripts/deps/srp.pip), else none.
-    static let python: String? = {
-        if let path = ProcessInfo.processInfo.environment["RAMPART_PYTHON"], FileManager.default.isExecutableFile(atPath: path) { return path }
-        let venv = packageRoot.appendingPathComponent(".venv/bin/python3").path
-        return FileManager.default.isExecutableFile(atPath: venv) ? venv : nil
-    }()
+    static let python: String? = ProjectPython.executable
 
     static func run(_ python: String, script: String, input: String) throws -> String {
         let process = Process()

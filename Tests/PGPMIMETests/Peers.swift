@@ -78,13 +78,7 @@ struct PeerFailure: Error, CustomStringConvertible {
 /// Python's `email` package (policy.default): the reference reader of mail structure.
 enum PythonEmail {
     /// `$RAMPART_PYTHON` when executable, else the project's `.venv`, else `python3` on the PATH.
-    static var python: URL {
-        let environment = ProcessInfo.processInfo.environment
-        if let path = environment["RAMPART_PYTHON"], FileManager.default.isExecutableFile(atPath: path) { return URL(fileURLWithPath: path) }
-        let venv = BuiltExecutable.packageRoot.appendingPathComponent(".venv/bin/python3")
-        if FileManager.default.isExecutableFile(atPath: venv.path) { return venv }
-        return URL(fileURLWithPath: "/usr/bin/python3")
-    }
+    static var python: URL { URL(fileURLWithPath: ProjectPython.executable ?? "/usr/bin/python3") }
 
     /// Reads a message file and prints what Python sees: content type, protocol and micalg
     /// parameters, the parts' types and transfer-decoded payloads (base64), defects, the text

@@ -1,4 +1,5 @@
 import Foundation
+import RampartTestSupport
 import OpenPGP
 import PinnedTransport
 import RampartAPI
@@ -270,13 +271,9 @@ extension TestBackend {
 
 /// proton-client (scripts/srp/proton_login.py) with `$RAMPART_PYTHON` or the project's `.venv`.
 enum SRPPython {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = BuiltExecutable.packageRoot
 
-    static let executable: String? = {
-        if let path = ProcessInfo.processInfo.environment["RAMPART_PYTHON"], FileManager.default.isExecutableFile(atPath: path) { return path }
-        let venv = packageRoot.appendingPathComponent(".venv/bin/python3").path
-        return FileManager.default.isExecutableFile(atPath: venv) ? venv : nil
-    }()
+    static let executable: String? = ProjectPython.executable
 
     struct Run { let status: Int32; let output: String; let errors: String; let json: [String: Any] }
 

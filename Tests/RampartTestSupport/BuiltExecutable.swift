@@ -129,3 +129,14 @@ public enum TestSupportError: RampartError, Equatable {
         }
     }
 }
+
+/// The Python the tests run reference peers with (proton-client, Python's `bcrypt` and `email`;
+/// `scripts/deps/*.pip`): `$RAMPART_PYTHON` when it names an executable, else the project's
+/// `.venv`, else none.
+public enum ProjectPython {
+    public static let executable: String? = {
+        if let path = ProcessInfo.processInfo.environment["RAMPART_PYTHON"], FileManager.default.isExecutableFile(atPath: path) { return path }
+        let venv = BuiltExecutable.packageRoot.appendingPathComponent(".venv/bin/python3").path
+        return FileManager.default.isExecutableFile(atPath: venv) ? venv : nil
+    }()
+}

@@ -1,16 +1,13 @@
 import Foundation
+import RampartTestSupport
 import Testing
 
 /// proton-client's `proton.srp`, run through scripts/srp/srp_reference.py with `$RAMPART_PYTHON`
 /// or the project's `.venv` (scripts/deps/srp.pip). Under CI a missing Python is a failure.
 enum ProtonReference {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = BuiltExecutable.packageRoot
 
-    static let python: String? = {
-        if let path = ProcessInfo.processInfo.environment["RAMPART_PYTHON"], FileManager.default.isExecutableFile(atPath: path) { return path }
-        let venv = packageRoot.appendingPathComponent(".venv/bin/python3").path
-        return FileManager.default.isExecutableFile(atPath: venv) ? venv : nil
-    }()
+    static let python: String? = ProjectPython.executable
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 

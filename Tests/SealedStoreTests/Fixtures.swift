@@ -39,6 +39,17 @@ final class StoreFixture: @unchecked Sendable {
         store = try SealedStore(files: files, keys: session)
     }
 
+    /// A fixture holding `messages` whose database file an attacker then edited with the SQL
+    /// `statements` (``tamper(_:)``).
+    static func tampered(holding messages: [MailMessage], _ statements: String...) throws -> StoreFixture {
+        let fixture = try StoreFixture()
+        try fixture.store.mail.insert(messages: messages)
+        try fixture.tamper { db in
+            for statement in statements { try db.execute(sql: statement) }
+        }
+        return fixture
+    }
+
     func reopen() throws {
         store.close()
         store = try SealedStore(files: files, keys: session)

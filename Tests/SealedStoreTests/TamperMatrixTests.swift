@@ -56,12 +56,9 @@ import Testing
     }
 
     @Test func editedTime() throws {
-        let fixture = try StoreFixture()
-        try fixture.store.mail.insert(message: sampleMessage(1))
-        try fixture.tamper { db in
-            try db.execute(sql: "UPDATE messages SET time = time + 86400 WHERE id = 'msg-1'")
-            try db.execute(sql: "UPDATE message_labels SET time = time + 86400")
-        }
+        let fixture = try StoreFixture.tampered(holding: [sampleMessage(1)],
+                                                "UPDATE messages SET time = time + 86400 WHERE id = 'msg-1'",
+                                                "UPDATE message_labels SET time = time + 86400")
         expectTampered { try fixture.store.mail.message(id: "msg-1") }
         expectTampered { try fixture.store.mail.messages(label: "inbox", limit: 10) }
     }
@@ -77,25 +74,20 @@ import Testing
     }
 
     @Test func editedLabels() throws {
-        let fixture = try StoreFixture()
-        try fixture.store.mail.insert(message: sampleMessage(1))
-        try fixture.tamper { db in
-            // Move the message from the inbox to the trash, label column and label list alike.
-            try db.execute(sql: "UPDATE messages SET label_ids = 'trash,all' WHERE id = 'msg-1'")
-            try db.execute(sql: "UPDATE message_labels SET label_id = 'trash' WHERE label_id = 'inbox'")
-        }
+        // Move the message from the inbox to the trash, label column and label list alike.
+        let fixture = try StoreFixture.tampered(holding: [sampleMessage(1)],
+                                                "UPDATE messages SET label_ids = 'trash,all' WHERE id = 'msg-1'",
+                                                "UPDATE message_labels SET label_id = 'trash' WHERE label_id = 'inbox'")
         expectTampered { try fixture.store.mail.message(id: "msg-1") }
         expectTampered { try fixture.store.mail.messages(label: "trash", limit: 10) }
     }
 
     @Test func labelLinkAloneAddedOrRemoved() throws {
-        let fixture = try StoreFixture()
-        try fixture.store.mail.insert(messages: [sampleMessage(1), sampleMessage(2)])
         // Only the label list changes (the message rows stay as they were).
-        try fixture.tamper { db in
-            try db.execute(sql: "INSERT INTO message_labels (label_id, time, message_rowid) SELECT 'trash', time, message_rowid FROM message_labels WHERE label_id = 'inbox'")
-            try db.execute(sql: "DELETE FROM message_labels WHERE label_id = 'all' AND time = (SELECT MIN(time) FROM message_labels)")
-        }
+        let fixture = try StoreFixture.tampered(
+            holding: [sampleMessage(1), sampleMessage(2)],
+            "INSERT INTO message_labels (label_id, time, message_rowid) SELECT 'trash', time, message_rowid FROM message_labels WHERE label_id = 'inbox'",
+            "DELETE FROM message_labels WHERE label_id = 'all' AND time = (SELECT MIN(time) FROM message_labels)")
         expectTampered { try fixture.store.mail.messages(label: "trash", limit: 10) }
         expectTampered { try fixture.store.mail.messages(label: "all", limit: 10) }
     }
