@@ -6,6 +6,7 @@
 #   scripts/docs.sh [OUTDIR]          # default OUTDIR: .build/docs/site (outside git)
 #   DOCS_MODULES="RampartCore" scripts/docs.sh /tmp/site   # only these modules (while editing)
 #   DOCS_STRICT=0 scripts/docs.sh     # report warnings but do not fail on them (while editing)
+#   DOCS_JOBS=1 scripts/docs.sh       # docc conversions at a time (default: the number of cores)
 #
 # Steps: `swift package dump-symbol-graph` in the shared .build (an incremental build: right after
 # `swift build` it compiles nothing, then extracts every module's public symbol graph from the
@@ -63,30 +64,49 @@ GRAPHS=$(sed -n 's/^Files written to //p' "$dumpLog" | tail -1)
 [ -d "$GRAPHS" ] || { echo "docs.sh: no symbol graphs found under .build (log: $dumpLog)" >&2; exit 1; }
 graphsReady=$(date +%s)
 
+# One module: its graphs (its own and its extensions of other modules' types), then docc convert.
+# Writes the docc output to docc-<module>.log and its exit status to docc-<module>.status.
+convert() {
+    local module=$1
+    local moduleGraphs="$WORK/module-graphs/$module"
+    rm -rf "$moduleGraphs" && mkdir -p "$moduleGraphs"
+    local files
+    shopt -s nullglob
+    files=("$GRAPHS/$module.symbols.json" "$GRAPHS/$module@"*.symbols.json)
+    shopt -u nullglob
+    if [ ! -f "$GRAPHS/$module.symbols.json" ]; then
+        echo "docs.sh: no $GRAPHS/$module.symbols.json (is $module a library target?)" >"$WORK/docc-$module.log"
+        echo 2 >"$WORK/docc-$module.status"; return
+    fi
+    cp "${files[@]}" "$moduleGraphs/"
+    rm -rf "$ARCHIVES/$module.doccarchive"
+    local status=0
+    "$DOCC" convert "Sources/$module/Documentation.docc" \
+        --additional-symbol-graph-dir "$moduleGraphs" \
+        --output-path "$ARCHIVES/$module.doccarchive" \
+        --fallback-display-name "$module" \
+        --fallback-bundle-identifier "org.rampart.$module" \
+        "${STRICT[@]}" >"$WORK/docc-$module.log" 2>&1 || status=$?
+    echo "$status" >"$WORK/docc-$module.status"
+}
+
+# DOCS_JOBS conversions at a time (default: the number of cores; docc is mostly one thread).
+JOBS=${DOCS_JOBS:-$(nproc 2>/dev/null || echo 2)}
+running=0
+for module in "${MODULES[@]}"; do
+    rm -f "$WORK/docc-$module.status"
+    convert "$module" &
+    running=$((running + 1))
+    if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
+done
+wait
+
 failed=()
 total_warnings=0
 archives=()
 for module in "${MODULES[@]}"; do
-    # Only this module's graphs (its own and its extensions of other modules' types).
-    moduleGraphs="$WORK/module-graphs/$module"
-    rm -rf "$moduleGraphs" && mkdir -p "$moduleGraphs"
-    shopt -s nullglob
-    files=("$GRAPHS/$module.symbols.json" "$GRAPHS/$module@"*.symbols.json)
-    shopt -u nullglob
-    [ -f "$GRAPHS/$module.symbols.json" ] || {
-        echo "docs.sh: no $GRAPHS/$module.symbols.json (is $module a library target?)" >&2; exit 1; }
-    cp "${files[@]}" "$moduleGraphs/"
-
-    archive="$ARCHIVES/$module.doccarchive"
-    rm -rf "$archive"
     log="$WORK/docc-$module.log"
-    status=0
-    "$DOCC" convert "Sources/$module/Documentation.docc" \
-        --additional-symbol-graph-dir "$moduleGraphs" \
-        --output-path "$archive" \
-        --fallback-display-name "$module" \
-        --fallback-bundle-identifier "org.rampart.$module" \
-        "${STRICT[@]}" >"$log" 2>&1 || status=$?
+    status=$(cat "$WORK/docc-$module.status" 2>/dev/null || echo 1)
     # Count warnings ourselves too: with --warnings-as-errors docc reports them as errors.
     warnings=$(grep -cE "(warning|error):" "$log" || true)
     total_warnings=$((total_warnings + warnings))
@@ -97,7 +117,7 @@ for module in "${MODULES[@]}"; do
         continue
     fi
     echo "== $module: docc convert, $warnings warning(s)"
-    archives+=("$archive")
+    archives+=("$ARCHIVES/$module.doccarchive")
 done
 
 if [ ${#failed[@]} -gt 0 ]; then
