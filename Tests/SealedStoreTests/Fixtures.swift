@@ -41,7 +41,7 @@ final class StoreFixture: @unchecked Sendable {
 
     /// A fixture holding `messages` whose database file an attacker then edited with the SQL
     /// `statements` (``tamper(_:)``).
-    static func tampered(holding messages: [MailMessage], _ statements: String...) throws -> StoreFixture {
+    static func tampered(holding messages: [MailMessage], _ statements: [String]) throws -> StoreFixture {
         let fixture = try StoreFixture()
         try fixture.store.mail.insert(messages: messages)
         try fixture.tamper { db in

@@ -55,12 +55,19 @@ import Testing
         expectTampered { try fixture.store.mail.message(id: "msg-1") }
     }
 
-    @Test func editedTime() throws {
-        let fixture = try StoreFixture.tampered(holding: [sampleMessage(1)],
-                                                "UPDATE messages SET time = time + 86400 WHERE id = 'msg-1'",
-                                                "UPDATE message_labels SET time = time + 86400")
+    /// Edits of a message's time or labels, in its row and its label list alike (the SQL, and the
+    /// label whose list shows the message afterwards): the message and that list both fail.
+    @Test(arguments: [
+        // A day later.
+        (["UPDATE messages SET time = time + 86400 WHERE id = 'msg-1'", "UPDATE message_labels SET time = time + 86400"], "inbox"),
+        // Moved from the inbox to the trash.
+        (["UPDATE messages SET label_ids = 'trash,all' WHERE id = 'msg-1'",
+          "UPDATE message_labels SET label_id = 'trash' WHERE label_id = 'inbox'"], "trash"),
+    ])
+    func editedTimeOrLabels(_ statements: [String], label: String) throws {
+        let fixture = try StoreFixture.tampered(holding: [sampleMessage(1)], statements)
         expectTampered { try fixture.store.mail.message(id: "msg-1") }
-        expectTampered { try fixture.store.mail.messages(label: "inbox", limit: 10) }
+        expectTampered { try fixture.store.mail.messages(label: label, limit: 10) }
     }
 
     @Test func editedFlags() throws {
@@ -73,21 +80,12 @@ import Testing
         expectTampered { try fixture.store.mail.messages(conversation: sampleMessage(2).conversationID) }
     }
 
-    @Test func editedLabels() throws {
-        // Move the message from the inbox to the trash, label column and label list alike.
-        let fixture = try StoreFixture.tampered(holding: [sampleMessage(1)],
-                                                "UPDATE messages SET label_ids = 'trash,all' WHERE id = 'msg-1'",
-                                                "UPDATE message_labels SET label_id = 'trash' WHERE label_id = 'inbox'")
-        expectTampered { try fixture.store.mail.message(id: "msg-1") }
-        expectTampered { try fixture.store.mail.messages(label: "trash", limit: 10) }
-    }
-
     @Test func labelLinkAloneAddedOrRemoved() throws {
         // Only the label list changes (the message rows stay as they were).
-        let fixture = try StoreFixture.tampered(
-            holding: [sampleMessage(1), sampleMessage(2)],
+        let fixture = try StoreFixture.tampered(holding: [sampleMessage(1), sampleMessage(2)], [
             "INSERT INTO message_labels (label_id, time, message_rowid) SELECT 'trash', time, message_rowid FROM message_labels WHERE label_id = 'inbox'",
-            "DELETE FROM message_labels WHERE label_id = 'all' AND time = (SELECT MIN(time) FROM message_labels)")
+            "DELETE FROM message_labels WHERE label_id = 'all' AND time = (SELECT MIN(time) FROM message_labels)",
+        ])
         expectTampered { try fixture.store.mail.messages(label: "trash", limit: 10) }
         expectTampered { try fixture.store.mail.messages(label: "all", limit: 10) }
     }

@@ -49,9 +49,10 @@ import Testing
     }
 
     @Test func truncatedOrNulledValueIsRejected() throws {
-        let fixture = try StoreFixture.tampered(holding: [sampleMessage(1), sampleMessage(2)],
-                                                "UPDATE messages SET sealed = substr(sealed, 1, length(sealed) - 1) WHERE id = 'msg-1'",
-                                                "UPDATE messages SET sealed = x'' WHERE id = 'msg-2'")
+        let fixture = try StoreFixture.tampered(holding: [sampleMessage(1), sampleMessage(2)], [
+            "UPDATE messages SET sealed = substr(sealed, 1, length(sealed) - 1) WHERE id = 'msg-1'",
+            "UPDATE messages SET sealed = x'' WHERE id = 'msg-2'",
+        ])
         expectTampered { try fixture.store.mail.message(id: "msg-1") }
         expectTampered { try fixture.store.mail.message(id: "msg-2") }
     }
