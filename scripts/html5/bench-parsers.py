@@ -19,7 +19,9 @@ faster path: the documents are UTF-8 and say so).
 import json
 import os
 import sys
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from bench_serve import serve_rounds  # noqa: E402 (scripts/bench_serve.py)
 
 directory, parser = sys.argv[1], sys.argv[2]
 if "--serve" not in sys.argv[3:]:
@@ -46,10 +48,4 @@ else:
 for document in docs:
     parse(document)
 print(json.dumps({"ready": sum(map(len, docs)), "parser": parser, "version": version}), flush=True)
-for line in sys.stdin:
-    if line.strip() != "round":
-        break
-    start = time.perf_counter()
-    for document in docs:
-        parse(document)
-    print(repr(time.perf_counter() - start), flush=True)
+serve_rounds(parse, docs)

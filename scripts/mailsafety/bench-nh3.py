@@ -17,10 +17,14 @@ sanitize` uses it to interleave nh3's rounds with its own, so that both sides of
 rounds run in the same seconds of the machine's time.
 """
 import json
+import os
 import sys
 import time
 
 import nh3
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from bench_serve import serve_rounds  # noqa: E402 (scripts/bench_serve.py)
 
 messages = json.load(open(sys.argv[1], encoding="utf-8"))
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
@@ -47,13 +51,7 @@ else:
 
 if serve:
     print(json.dumps({"ready": total}), flush=True)
-    for line in sys.stdin:
-        if line.strip() != "round":
-            break
-        start = time.perf_counter()
-        for m in messages:
-            clean(m)
-        print(repr(time.perf_counter() - start), flush=True)
+    serve_rounds(clean, messages)
     sys.exit(0)
 
 runs = []
