@@ -76,7 +76,8 @@ cliDependencies.append("MailSafety")
 let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
 products.append(.library(name: "SealedStore", targets: ["SealedStore"]))
 targets += [
-    .target(name: "SealedStore", dependencies: ["RampartCore", crypto, grdb], swiftSettings: swiftSettings),
+    // Keymaker: the user container's MainKey provider the store opens with; Keychain: its rollback anchor.
+    .target(name: "SealedStore", dependencies: ["RampartCore", "Keychain", "Keymaker", crypto, grdb], swiftSettings: swiftSettings),
     .testTarget(name: "SealedStoreTests", dependencies: ["SealedStore", "RampartCore", "Keymaker", crypto, grdb], swiftSettings: swiftSettings),
 ]
 cliDependencies += ["SealedStore", grdb]
@@ -187,7 +188,6 @@ targets.append(.testTarget(name: "RampartIntegrationTests",
                            dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
                            swiftSettings: swiftSettings))
 
-// MARK: - RampartAPI: wire models and mailbox crypto shared by the server and the client
 // MARK: - MIME: RFC 5322 / MIME messages (parse, build, mbox, Maildir); no other Rampart dependency
 products.append(.library(name: "MIME", targets: ["MIME"]))
 targets += [
@@ -197,12 +197,22 @@ targets += [
 ]
 cliDependencies.append("MIME")
 
+// MARK: - RampartAPI: the wire contract the server and the client share (routes, request and response models)
 products.append(.library(name: "RampartAPI", targets: ["RampartAPI"]))
 targets += [
-    .target(name: "RampartAPI", dependencies: ["RampartCore", "MIME", "OpenPGP", "Bcrypt", crypto, cryptoExtras], swiftSettings: swiftSettings),
-    .testTarget(name: "RampartAPITests", dependencies: ["RampartAPI", "RampartCore", "OpenPGP", crypto], swiftSettings: swiftSettings),
+    .target(name: "RampartAPI", swiftSettings: swiftSettings),
+    .testTarget(name: "RampartAPITests", dependencies: ["RampartAPI"], swiftSettings: swiftSettings),
 ]
 cliDependencies.append("RampartAPI")
+
+// MARK: - MailboxCrypto: the account key locked with bcrypt of the mailbox password, OpenPGP parts bound to their message, MIME → stored mail
+products.append(.library(name: "MailboxCrypto", targets: ["MailboxCrypto"]))
+targets += [
+    .target(name: "MailboxCrypto", dependencies: ["RampartAPI", "RampartCore", "MIME", "OpenPGP", "Bcrypt", "SRP", crypto],
+            swiftSettings: swiftSettings),
+    .testTarget(name: "MailboxCryptoTests", dependencies: ["MailboxCrypto", "RampartCore", "OpenPGP"], swiftSettings: swiftSettings),
+]
+cliDependencies.append("MailboxCrypto")
 
 // MARK: - RampartServer: embedded local backend (TLS on loopback, zero-access storage)
 // Only the `rampart` executable and the tests link it; no core library depends on it.
@@ -211,7 +221,7 @@ targets += [
     .target(
         name: "RampartServer",
         dependencies: [
-            "RampartAPI", "MIME", "RampartCore", "PushCrypto", "OpenPGP", crypto, cryptoExtras, grdb,
+            "RampartAPI", "MailboxCrypto", "MIME", "RampartCore", "PushCrypto", "OpenPGP", crypto, cryptoExtras, grdb,
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -225,7 +235,7 @@ targets += [
     ),
     .testTarget(
         name: "RampartServerTests",
-        dependencies: ["RampartServer", "RampartAPI", "RampartCore", "PinnedTransport", "PushCrypto", "OpenPGP", crypto,
+        dependencies: ["RampartServer", "RampartAPI", "MailboxCrypto", "RampartCore", "PinnedTransport", "PushCrypto", "OpenPGP", crypto,
                        .product(name: "NIOHTTP1", package: "swift-nio"),
                        .product(name: "X509", package: "swift-certificates")],
         swiftSettings: swiftSettings
@@ -237,12 +247,11 @@ cliDependencies.append("RampartServer")
 products.append(.library(name: "RampartClient", targets: ["RampartClient"]))
 targets += [
     .target(name: "RampartClient",
-            dependencies: ["RampartAPI", "MIME", "PinnedTransport", "SealedStore", "Keymaker", "Keychain", "PushCrypto",
-                           "MailSafety", "HTML5", "FileVault", "RampartCore", "OpenPGP", "PGPMIME", crypto,
-                           .product(name: "NIOHTTP1", package: "swift-nio")],
+            dependencies: ["RampartAPI", "MailboxCrypto", "MIME", "PinnedTransport", "SealedStore", "Keymaker", "Keychain", "PushCrypto",
+                           "MailSafety", "HTML5", "FileVault", "RampartCore", "OpenPGP", "PGPMIME", crypto],
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartClientTests",
-                dependencies: ["RampartClient", "RampartAPI", "PinnedTransport", "SealedStore", "Keymaker", "Keychain",
+                dependencies: ["RampartClient", "RampartAPI", "MailboxCrypto", "PinnedTransport", "SealedStore", "Keymaker", "Keychain",
                                "MailSafety", "HTML5", "RampartCore", "PushCrypto", "OpenPGP", "FileVault", crypto,
                                // The end-to-end test starts the embedded server and runs the built `rampart`.
                                "RampartServer", "rampart"],
@@ -278,7 +287,8 @@ targets += [
             dependencies: ["RampartCore", "Keychain", "Keymaker", "HardwareKeys", "SealedStore", "FileVault",
                            "RampartClient", "RampartAgent"],
             swiftSettings: swiftSettings),
-    .testTarget(name: "RampartRuntimeTests", dependencies: ["RampartRuntime", "RampartAgent", "RampartCore", "Keymaker"],
+    .testTarget(name: "RampartRuntimeTests", dependencies: ["RampartRuntime", "RampartCLIKit", "RampartAgent", "RampartCore", "Keymaker",
+                                                           "HardwareKeys", "SealedStore", "Keychain"],
                 swiftSettings: swiftSettings),
 ]
 cliDependencies.append("RampartRuntime")
@@ -322,12 +332,17 @@ for target in targets where ["RampartAgentTests", "RampartClientTests"].contains
 
 // MARK: - RampartTestSupport: what the tests share instead of carrying copies
 // Locating the built `rampart` / `rampart-dev`, running them (output, exit status, time limit),
-// child processes read while they run, private temporary homes, stopping an agent a test started.
+// child processes read while they run, private temporary homes, stopping an agent a test started;
+// the deterministic generators (SplitMix64 and a linear congruential one, defined in
+// RampartBenchmarks, whose corpora use them, and re-exported: the benchmarks library the
+// executables link never depends on test code), the reference HTML escaper, and the sanitizer
+// options a fuzz input picks. A library product, so that the fuzz package (Fuzz/) shares it too.
 // RampartServerTestSupport adds `rampart server start` in a child process; it is separate so that
 // tests which need no server do not link Hummingbird through it.
+products.append(.library(name: "RampartTestSupport", targets: ["RampartTestSupport"]))
 targets += [
-    .target(name: "RampartTestSupport", dependencies: ["RampartCore"], path: "Tests/RampartTestSupport",
-            swiftSettings: swiftSettings),
+    .target(name: "RampartTestSupport", dependencies: ["RampartCore", "RampartBenchmarks", "MailSafety"],
+            path: "Tests/RampartTestSupport", swiftSettings: swiftSettings),
     .target(name: "RampartServerTestSupport", dependencies: ["RampartTestSupport", "RampartServer", "RampartAPI"],
             path: "Tests/RampartServerTestSupport", swiftSettings: swiftSettings),
     // The helpers' own tests: a run's output and status, the time limit, temporary homes.
@@ -336,6 +351,7 @@ targets += [
 let testTargetsUsingTestSupport: Set<String> = [
     "KeychainTests", "MailSafetyTests", "SealedStoreTests", "HardwareKeysTests", "PushCryptoTests", "PinnedTransportTests",
     "FileVaultTests", "RampartServerTests", "RampartClientTests", "RampartAgentTests", "RampartCLITests",
+    "HTML5Tests", "MIMETests", "SRPTests", "BcryptTests",
 ]
 let testTargetsUsingServerTestSupport: Set<String> = ["RampartServerTests", "RampartClientTests", "RampartCLITests"]
 for target in targets where target.type == .test {

@@ -25,8 +25,8 @@ let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto"
 /// Fuzz target name → the Rampart products it exercises.
 let fuzzTargets: [(String, [Target.Dependency])] = [
     ("fuzz-html5", [rampartProduct("HTML5")]),
-    ("fuzz-sanitizer", [rampartProduct("MailSafety"), rampartProduct("HTML5")]),
-    ("fuzz-css", [rampartProduct("MailSafety"), rampartProduct("HTML5")]),
+    ("fuzz-sanitizer", [rampartProduct("MailSafety"), rampartProduct("HTML5"), rampartProduct("RampartTestSupport")]),
+    ("fuzz-css", [rampartProduct("MailSafety"), rampartProduct("HTML5"), rampartProduct("RampartTestSupport")]),
     ("fuzz-mime", [rampartProduct("MIME")]),
     ("fuzz-mbox", [rampartProduct("MIME")]),
     ("fuzz-push", [rampartProduct("PushCrypto"), rampartProduct("RampartCore"), crypto]),
@@ -34,7 +34,7 @@ let fuzzTargets: [(String, [Target.Dependency])] = [
     ("fuzz-sealed", [rampartProduct("SealedStore"), rampartProduct("RampartCore"), crypto]),
     ("fuzz-keychain", [rampartProduct("Keychain"), rampartProduct("RampartCore")]),
     ("fuzz-agentwire", [rampartProduct("RampartAgent")]),
-    ("fuzz-api", [rampartProduct("RampartAPI"), rampartProduct("OpenPGP"), rampartProduct("RampartCore"), crypto]),
+    ("fuzz-api", [rampartProduct("RampartAPI"), rampartProduct("MailboxCrypto"), rampartProduct("OpenPGP"), rampartProduct("RampartCore"), crypto]),
     ("fuzz-openpgp", [rampartProduct("OpenPGP"), rampartProduct("RampartCore")]),
     ("fuzz-srp", [rampartProduct("SRP"), rampartProduct("RampartClient"), rampartProduct("RampartServer"), rampartProduct("RampartAPI"),
                   rampartProduct("OpenPGP"), rampartProduct("RampartCore"), crypto]),
@@ -43,7 +43,8 @@ let fuzzTargets: [(String, [Target.Dependency])] = [
 
 var targets: [Target] = [
     // Shared helpers and the sanitizer's safety oracle (used by the sanitizer and CSS targets).
-    .target(name: "FuzzSupport", dependencies: [rampartProduct("HTML5"), rampartProduct("MailSafety")],
+    // RampartTestSupport: the options a sanitizer input's first byte picks, shared with the tests.
+    .target(name: "FuzzSupport", dependencies: [rampartProduct("HTML5"), rampartProduct("MailSafety"), rampartProduct("RampartTestSupport")],
             swiftSettings: swiftSettings),
 ]
 for (name, dependencies) in fuzzTargets {
