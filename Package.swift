@@ -2,9 +2,11 @@
 //
 // Rampart: the client-side security core of an end-to-end encrypted mail and drive app.
 //
-// Layout: one library target per trust-model concern. Each module is declared in its own block
-// below (search for "MARK: -"), which adds to `targets`, `products` and to the dependencies of the
-// `rampart` executable. The core targets never depend on the CLI, the server or any UI.
+// Layout: one library target per trust-model concern, each declared in its own block below
+// (search for "MARK: -") with its product and its tests. Every target lists, in one place, the
+// modules it imports and nothing else; the few exceptions are executables a test runs as a
+// user would (`rampart`, `rampart-dev`), listed so that they are built first, and said so. The
+// core targets never depend on the CLI, the server or any UI.
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -14,11 +16,26 @@ let swiftSettings: [SwiftSetting] = [
 
 var products: [Product] = []
 var targets: [Target] = []
-/// Targets the `rampart` executable links.
-var cliDependencies: [Target.Dependency] = []
 
+// Products of the packages this one depends on, by the module name a target imports.
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let propertyBased: Target.Dependency = .product(name: "PropertyBased", package: "swift-property-based")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+let nioTLS: Target.Dependency = .product(name: "NIOTLS", package: "swift-nio")
+let nioConcurrencyHelpers: Target.Dependency = .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
+let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
+let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
+let asn1: Target.Dependency = .product(name: "SwiftASN1", package: "swift-asn1")
+let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdTLS: Target.Dependency = .product(name: "HummingbirdTLS", package: "hummingbird")
+let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 
 // MARK: - RampartCore: secrets, errors, clock, dependency injection
 products.append(.library(name: "RampartCore", targets: ["RampartCore"]))
@@ -27,7 +44,6 @@ targets += [
     .target(name: "RampartCore", dependencies: ["CRampartShims", crypto], swiftSettings: swiftSettings),
     .testTarget(name: "RampartCoreTests", dependencies: ["RampartCore"], swiftSettings: swiftSettings),
 ]
-cliDependencies.append("RampartCore")
 
 // MARK: - Keychain: keychain protocol and backends
 products.append(.library(name: "Keychain", targets: ["Keychain"]))
@@ -36,106 +52,85 @@ targets += [
     .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1",
                    providers: [.apt(["libsecret-1-dev"]), .brew(["libsecret"])]),
     .target(name: "Keychain",
-            dependencies: ["RampartCore", crypto,
-                           .target(name: "CLibSecret", condition: .when(platforms: [.linux]))],
+            dependencies: ["RampartCore", crypto, .target(name: "CLibSecret", condition: .when(platforms: [.linux]))],
             swiftSettings: swiftSettings),
-    .testTarget(name: "KeychainTests", dependencies: ["Keychain", "RampartCore"], swiftSettings: swiftSettings),
+    .testTarget(name: "KeychainTests", dependencies: ["Keychain", "RampartCore", "RampartTestSupport"], swiftSettings: swiftSettings),
 ]
-cliDependencies.append("Keychain")
 
 // MARK: - Keymaker: MainKey protectors, autolock, wipe
 products.append(.library(name: "Keymaker", targets: ["Keymaker"]))
 targets += [
     .target(name: "Keymaker", dependencies: ["RampartCore", "Keychain", crypto, cryptoExtras], swiftSettings: swiftSettings),
-    .testTarget(name: "KeymakerTests", dependencies: ["Keymaker"], swiftSettings: swiftSettings),
+    .testTarget(name: "KeymakerTests", dependencies: ["Keymaker", "Keychain", "RampartCore", crypto], swiftSettings: swiftSettings),
 ]
-cliDependencies.append("Keymaker")
 
 // MARK: - HTML5: spec-exact HTML5 parser
 products.append(.library(name: "HTML5", targets: ["HTML5"]))
 targets += [
     .target(name: "HTML5", swiftSettings: swiftSettings),
-    .testTarget(name: "HTML5Tests", dependencies: ["HTML5"], swiftSettings: swiftSettings),
+    .testTarget(name: "HTML5Tests", dependencies: ["HTML5", "RampartTestSupport"], swiftSettings: swiftSettings),
 ]
-cliDependencies.append("HTML5")
 
 // MARK: - MailSafety: sanitizer, remote content, trackers, CSP
 products.append(.library(name: "MailSafety", targets: ["MailSafety"]))
 targets += [
     .target(name: "MailSafety", dependencies: ["HTML5", "RampartCore"], swiftSettings: swiftSettings),
-    .testTarget(
-        name: "MailSafetyTests",
-        dependencies: ["MailSafety", "HTML5", .product(name: "PropertyBased", package: "swift-property-based")],
-        resources: [.copy("Resources")],
-        swiftSettings: swiftSettings
-    ),
+    .testTarget(name: "MailSafetyTests", dependencies: ["MailSafety", "HTML5", "RampartTestSupport", propertyBased],
+                resources: [.copy("Resources")], swiftSettings: swiftSettings),
 ]
-cliDependencies.append("MailSafety")
 
 // MARK: - SealedStore: sealed SQLite store
-let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+// Keymaker: the user container's MainKey provider the store opens with; Keychain: its rollback anchor.
 products.append(.library(name: "SealedStore", targets: ["SealedStore"]))
 targets += [
-    // Keymaker: the user container's MainKey provider the store opens with; Keychain: its rollback anchor.
     .target(name: "SealedStore", dependencies: ["RampartCore", "Keychain", "Keymaker", crypto, grdb], swiftSettings: swiftSettings),
-    .testTarget(name: "SealedStoreTests", dependencies: ["SealedStore", "RampartCore", "Keymaker", crypto, grdb], swiftSettings: swiftSettings),
+    .testTarget(name: "SealedStoreTests", dependencies: ["SealedStore", "RampartCore", "Keymaker", "RampartTestSupport", crypto, grdb],
+                swiftSettings: swiftSettings),
 ]
-cliDependencies += ["SealedStore", grdb]
 
 // MARK: - HardwareKeys: TPM 2.0 / Secure Enclave protector
 // CTSS2: the TPM 2.0 Software Stack (tpm2-tss ESYS + TCTI loader), Linux only (Debian libtss2-dev).
 products.append(.library(name: "HardwareKeys", targets: ["HardwareKeys"]))
 targets += [
     .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
-    .target(
-        name: "HardwareKeys",
-        dependencies: ["RampartCore", "Keymaker", crypto, .target(name: "CTSS2", condition: .when(platforms: [.linux]))],
-        swiftSettings: swiftSettings
-    ),
-    .testTarget(name: "HardwareKeysTests", dependencies: ["HardwareKeys", "Keymaker", "Keychain"], swiftSettings: swiftSettings),
+    .target(name: "HardwareKeys",
+            dependencies: ["RampartCore", "Keymaker", crypto, .target(name: "CTSS2", condition: .when(platforms: [.linux]))],
+            swiftSettings: swiftSettings),
+    .testTarget(name: "HardwareKeysTests", dependencies: ["HardwareKeys", "Keymaker", "Keychain", "RampartCore", "RampartTestSupport"],
+                swiftSettings: swiftSettings),
 ]
-cliDependencies.append("HardwareKeys")
 
 // MARK: - PushCrypto: Web Push encryption
 products.append(.library(name: "PushCrypto", targets: ["PushCrypto"]))
 targets += [
     .target(name: "PushCrypto", dependencies: ["RampartCore", "Keychain", crypto], swiftSettings: swiftSettings),
-    .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "Keychain", "RampartCore", crypto], swiftSettings: swiftSettings),
-]
-cliDependencies.append("PushCrypto")
-
-// MARK: - PinnedTransport: certificate pinning
-/// SwiftNIO, NIOSSL and swift-certificates: the TLS stack of the pinned client, its tests, and
-/// `rampart-dev bench pinning` (a loopback TLS server and a BoringSSL-verified baseline client).
-let tlsStack: [Target.Dependency] = [
-    .product(name: "NIOCore", package: "swift-nio"),
-    .product(name: "NIOPosix", package: "swift-nio"),
-    .product(name: "NIOHTTP1", package: "swift-nio"),
-    .product(name: "NIOTLS", package: "swift-nio"),
-    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-    .product(name: "NIOSSL", package: "swift-nio-ssl"),
-    .product(name: "X509", package: "swift-certificates"),
-    .product(name: "SwiftASN1", package: "swift-asn1"),
-]
-products.append(.library(name: "PinnedTransport", targets: ["PinnedTransport"]))
-targets += [
-    .target(name: "PinnedTransport", dependencies: ["RampartCore", crypto] + tlsStack, swiftSettings: swiftSettings),
-    .testTarget(name: "PinnedTransportTests", dependencies: ["PinnedTransport", "RampartCore", crypto, cryptoExtras] + tlsStack,
+    .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "Keychain", "RampartCore", "RampartTestSupport", crypto],
                 swiftSettings: swiftSettings),
 ]
-cliDependencies += ["PinnedTransport", crypto] + tlsStack
+
+// MARK: - PinnedTransport: certificate pinning
+// SwiftNIO, NIOSSL and swift-certificates live behind this module: its callers use its own
+// request and response values (the client imports no NIO module).
+products.append(.library(name: "PinnedTransport", targets: ["PinnedTransport"]))
+targets += [
+    .target(name: "PinnedTransport",
+            dependencies: ["RampartCore", crypto, nioCore, nioPosix, nioHTTP1, nioTLS, nioConcurrencyHelpers, nioSSL, x509, asn1],
+            swiftSettings: swiftSettings),
+    .testTarget(name: "PinnedTransportTests",
+                dependencies: ["PinnedTransport", "RampartCore", "RampartTestSupport", crypto, cryptoExtras,
+                               nioCore, nioPosix, nioHTTP1, nioConcurrencyHelpers, nioSSL, x509, asn1],
+                swiftSettings: swiftSettings),
+]
 
 // MARK: - FileVault: attachment cache and drive block store
 products.append(.library(name: "FileVault", targets: ["FileVault"]))
 targets += [
-    .target(name: "FileVault",
-            dependencies: ["RampartCore", crypto, grdb],
-            swiftSettings: swiftSettings),
+    .target(name: "FileVault", dependencies: ["RampartCore", crypto, grdb], swiftSettings: swiftSettings),
     // The crash test runs the built `rampart-dev vault hold-lease` (found by RampartTestSupport: next
     // to the test bundle or through RAMPART_DEV_BIN), like SealedStoreTests' crash test.
-    .testTarget(name: "FileVaultTests", dependencies: ["FileVault", "RampartCore", crypto, grdb], swiftSettings: swiftSettings),
+    .testTarget(name: "FileVaultTests", dependencies: ["FileVault", "RampartCore", "RampartTestSupport", crypto],
+                swiftSettings: swiftSettings),
 ]
-cliDependencies.append("FileVault")
 
 // MARK: - Bcrypt: bcrypt `$2y$` through libxcrypt's crypt_r (SRP password hashing, mailbox key passphrase)
 products.append(.library(name: "Bcrypt", targets: ["Bcrypt"]))
@@ -144,9 +139,8 @@ targets += [
     .systemLibrary(name: "CCrypt", providers: [.apt(["libcrypt-dev"])]),
     .target(name: "Bcrypt", dependencies: ["RampartCore", "CCrypt"], swiftSettings: swiftSettings),
     // Known answers from Python's bcrypt (scripts/srp/bcrypt_vectors.py with $RAMPART_PYTHON or .venv).
-    .testTarget(name: "BcryptTests", dependencies: ["Bcrypt", "RampartCore"], swiftSettings: swiftSettings),
+    .testTarget(name: "BcryptTests", dependencies: ["Bcrypt", "RampartCore", "RampartTestSupport"], swiftSettings: swiftSettings),
 ]
-cliDependencies.append("Bcrypt")
 
 // MARK: - SRP: Proton's SRP-6a (client and server), big numbers from OpenSSL's libcrypto
 products.append(.library(name: "SRP", targets: ["SRP"]))
@@ -155,9 +149,8 @@ targets += [
     .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
     .target(name: "SRP", dependencies: ["RampartCore", "Bcrypt", "CLibCrypto", crypto], swiftSettings: swiftSettings),
     // Known answers and cross-checks against proton-client's proton.srp (scripts/srp/*.py, $RAMPART_PYTHON or .venv).
-    .testTarget(name: "SRPTests", dependencies: ["SRP", "Bcrypt", "RampartCore"], swiftSettings: swiftSettings),
+    .testTarget(name: "SRPTests", dependencies: ["SRP", "Bcrypt", "RampartCore", "RampartTestSupport"], swiftSettings: swiftSettings),
 ]
-cliDependencies.append("SRP")
 
 // MARK: - OpenPGP: keys, messages and signatures (RNP, in-memory FFI only)
 // CRNP: RNP, the OpenPGP C library Thunderbird uses (Debian librnp-dev, pkg-config librnp).
@@ -166,12 +159,20 @@ targets += [
     .systemLibrary(name: "CRNP", pkgConfig: "librnp", providers: [.apt(["librnp-dev"])]),
     .target(name: "OpenPGP", dependencies: ["RampartCore", "CRNP"], swiftSettings: swiftSettings),
     .testTarget(name: "OpenPGPTests", dependencies: ["OpenPGP", "RampartCore", "RampartTestSupport"], swiftSettings: swiftSettings),
+    // Interop with the implementations people use: gpg, Sequoia's sq and GopenPGP (a Go helper built in
+    // the test from scripts/openpgp/gopenpgp-peer; scripts/deps/openpgp.apt installs all three).
+    .testTarget(name: "OpenPGPInteropTests", dependencies: ["OpenPGP", "RampartCore", "RampartTestSupport"],
+                swiftSettings: swiftSettings),
 ]
-cliDependencies.append("OpenPGP")
-// Interop with the implementations people use: gpg, Sequoia's sq and GopenPGP (a Go helper built in
-// the test from scripts/openpgp/gopenpgp-peer; scripts/deps/openpgp.apt installs all three).
-targets.append(.testTarget(name: "OpenPGPInteropTests", dependencies: ["OpenPGP", "RampartCore", "RampartTestSupport"],
-                           swiftSettings: swiftSettings))
+
+// MARK: - MIME: RFC 5322 / MIME messages (parse, build, mbox, Maildir); no other Rampart dependency
+products.append(.library(name: "MIME", targets: ["MIME"]))
+targets += [
+    .target(name: "MIME", dependencies: [crypto], swiftSettings: swiftSettings),
+    // The differential test runs scripts/mime/*.py with $RAMPART_PYTHON (else python3) as the reference.
+    .testTarget(name: "MIMETests", dependencies: ["MIME", "RampartTestSupport"], resources: [.copy("Fixtures")],
+                swiftSettings: swiftSettings),
+]
 
 // MARK: - PGPMIME: RFC 3156 PGP/MIME (multipart/encrypted, multipart/signed) and inline PGP, on MIME + OpenPGP
 products.append(.library(name: "PGPMIME", targets: ["PGPMIME"]))
@@ -181,21 +182,10 @@ targets += [
     .testTarget(name: "PGPMIMETests", dependencies: ["PGPMIME", "MIME", "OpenPGP", "RampartCore", "RampartTestSupport", crypto],
                 swiftSettings: swiftSettings),
 ]
-cliDependencies.append("PGPMIME")
 
 // MARK: - Integration (cross-module attacker tests)
-targets.append(.testTarget(name: "RampartIntegrationTests",
-                           dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
+targets.append(.testTarget(name: "RampartIntegrationTests", dependencies: ["RampartCore", "Keychain", "Keymaker", "SealedStore"],
                            swiftSettings: swiftSettings))
-
-// MARK: - MIME: RFC 5322 / MIME messages (parse, build, mbox, Maildir); no other Rampart dependency
-products.append(.library(name: "MIME", targets: ["MIME"]))
-targets += [
-    .target(name: "MIME", dependencies: [crypto], swiftSettings: swiftSettings),
-    // The differential test runs scripts/mime/*.py with $RAMPART_PYTHON (else python3) as the reference.
-    .testTarget(name: "MIMETests", dependencies: ["MIME"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
-]
-cliDependencies.append("MIME")
 
 // MARK: - RampartAPI: the wire contract the server and the client share (routes, request and response models)
 products.append(.library(name: "RampartAPI", targets: ["RampartAPI"]))
@@ -203,7 +193,6 @@ targets += [
     .target(name: "RampartAPI", swiftSettings: swiftSettings),
     .testTarget(name: "RampartAPITests", dependencies: ["RampartAPI"], swiftSettings: swiftSettings),
 ]
-cliDependencies.append("RampartAPI")
 
 // MARK: - MailboxCrypto: the account key locked with bcrypt of the mailbox password, OpenPGP parts bound to their message, MIME → stored mail
 products.append(.library(name: "MailboxCrypto", targets: ["MailboxCrypto"]))
@@ -212,123 +201,103 @@ targets += [
             swiftSettings: swiftSettings),
     .testTarget(name: "MailboxCryptoTests", dependencies: ["MailboxCrypto", "RampartCore", "OpenPGP"], swiftSettings: swiftSettings),
 ]
-cliDependencies.append("MailboxCrypto")
 
 // MARK: - RampartServer: embedded local backend (TLS on loopback, zero-access storage)
 // Only the `rampart` executable and the tests link it; no core library depends on it.
 products.append(.library(name: "RampartServer", targets: ["RampartServer"]))
 targets += [
-    .target(
-        name: "RampartServer",
-        dependencies: [
-            "RampartAPI", "MailboxCrypto", "MIME", "RampartCore", "PushCrypto", "OpenPGP", crypto, cryptoExtras, grdb,
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HummingbirdTLS", package: "hummingbird"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-            .product(name: "Logging", package: "swift-log"),
-        ],
-        swiftSettings: swiftSettings
-    ),
-    .testTarget(
-        name: "RampartServerTests",
-        dependencies: ["RampartServer", "RampartAPI", "MailboxCrypto", "RampartCore", "PinnedTransport", "PushCrypto", "OpenPGP", crypto,
-                       .product(name: "NIOHTTP1", package: "swift-nio"),
-                       .product(name: "X509", package: "swift-certificates")],
-        swiftSettings: swiftSettings
-    ),
+    .target(name: "RampartServer",
+            dependencies: ["RampartAPI", "MailboxCrypto", "MIME", "RampartCore", "PushCrypto", "OpenPGP", "SRP", crypto, grdb,
+                           hummingbird, hummingbirdTLS, httpTypes, serviceLifecycle, nioCore, nioSSL, x509, asn1, logging],
+            swiftSettings: swiftSettings),
+    .testTarget(name: "RampartServerTests",
+                dependencies: ["RampartServer", "RampartAPI", "MailboxCrypto", "RampartCore", "PinnedTransport", "PushCrypto",
+                               "OpenPGP", "SRP", "RampartTestSupport", "RampartServerTestSupport", crypto, nioHTTP1, x509],
+                swiftSettings: swiftSettings),
 ]
-cliDependencies.append("RampartServer")
 
 // MARK: - RampartClient: API client, session, login, sync, reading, attachments, drive
 products.append(.library(name: "RampartClient", targets: ["RampartClient"]))
 targets += [
     .target(name: "RampartClient",
-            dependencies: ["RampartAPI", "MailboxCrypto", "MIME", "PinnedTransport", "SealedStore", "Keymaker", "Keychain", "PushCrypto",
-                           "MailSafety", "HTML5", "FileVault", "RampartCore", "OpenPGP", "PGPMIME", crypto],
+            dependencies: ["RampartAPI", "MailboxCrypto", "MIME", "PinnedTransport", "SealedStore", "Keymaker", "Keychain",
+                           "PushCrypto", "MailSafety", "HTML5", "FileVault", "RampartCore", "OpenPGP", "PGPMIME", "SRP", crypto],
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartClientTests",
-                dependencies: ["RampartClient", "RampartAPI", "MailboxCrypto", "PinnedTransport", "SealedStore", "Keymaker", "Keychain",
-                               "MailSafety", "HTML5", "RampartCore", "PushCrypto", "OpenPGP", "FileVault", crypto,
-                               // The end-to-end test starts the embedded server and runs the built `rampart`.
-                               "RampartServer", "rampart"],
+                dependencies: ["RampartClient", "RampartAPI", "MailboxCrypto", "SealedStore", "Keymaker", "Keychain",
+                               "MailSafety", "RampartCore", "PushCrypto", "OpenPGP", "FileVault", "RampartServer",
+                               "RampartTestSupport", "RampartServerTestSupport", crypto,
+                               // Not imported: the end-to-end tests run the built tools as a user would.
+                               "rampart", "rampart-dev"],
                 swiftSettings: swiftSettings),
 ]
-cliDependencies.append("RampartClient")
-
-// SRP login: the server's auth routes, the client's login and their tests use the SRP module.
-for target in targets where ["RampartServer", "RampartClient", "RampartServerTests", "RampartClientTests"].contains(target.name) {
-    target.dependencies.append("SRP")
-}
 
 // MARK: - RampartAgent: the agent that holds unlocked MainKeys, over a Unix socket
 products.append(.library(name: "RampartAgent", targets: ["RampartAgent"]))
 targets += [
     .target(name: "CRampartAgentShims"),
-    .target(name: "RampartAgent",
-            dependencies: ["RampartCore", "Keymaker", "Keychain", "CRampartShims", "CRampartAgentShims"],
+    .target(name: "RampartAgent", dependencies: ["RampartCore", "Keymaker", "Keychain", "CRampartShims", "CRampartAgentShims"],
             swiftSettings: swiftSettings),
     // Test support only: a child process that connects under another uid (the peer-uid check).
     .target(name: "CRampartAgentTestSupport", path: "Tests/CRampartAgentTestSupport"),
     .testTarget(name: "RampartAgentTests",
-                dependencies: ["RampartAgent", "RampartCore", "Keymaker", "Keychain", "CRampartAgentTestSupport", "rampart"],
+                dependencies: ["RampartAgent", "RampartCore", "Keymaker", "Keychain", "CRampartAgentTestSupport", "RampartTestSupport",
+                               // Not imported: the CLI tests run the built tools as a user would.
+                               "rampart", "rampart-dev"],
                 swiftSettings: swiftSettings),
 ]
-cliDependencies.append("RampartAgent")
 
-// MARK: - RampartRuntime: the composition root (home layout, keychain, agent, accounts, wipes, exit statuses)
-// The CLI, the agent process and the tests build a user's account through it. No ArgumentParser.
+// MARK: - RampartRuntime: the composition root (roles, home layout, keychain, agent, accounts, wipes)
+// Every process builds its containers and a user's account through it. No ArgumentParser.
 products.append(.library(name: "RampartRuntime", targets: ["RampartRuntime"]))
 targets += [
     .target(name: "RampartRuntime",
-            dependencies: ["RampartCore", "Keychain", "Keymaker", "HardwareKeys", "SealedStore", "FileVault",
-                           "RampartClient", "RampartAgent"],
+            dependencies: ["RampartCore", "Keychain", "Keymaker", "HardwareKeys", "SealedStore", "FileVault", "RampartClient",
+                           "RampartAgent"],
             swiftSettings: swiftSettings),
-    .testTarget(name: "RampartRuntimeTests", dependencies: ["RampartRuntime", "RampartCLIKit", "RampartAgent", "RampartCore", "Keymaker",
-                                                           "HardwareKeys", "SealedStore", "Keychain"],
+    .testTarget(name: "RampartRuntimeTests",
+                dependencies: ["RampartRuntime", "RampartCLIKit", "RampartAgent", "RampartCore", "Keymaker", "HardwareKeys",
+                               "SealedStore", "Keychain"],
                 swiftSettings: swiftSettings),
 ]
-cliDependencies.append("RampartRuntime")
 
-// MARK: - RampartCLIKit: the command-line glue `rampart` and `rampart-dev` share (global options,
-// the `--pin-stdin` option group, error reporting, JSON printing), on ArgumentParser.
-let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
-targets.append(.target(name: "RampartCLIKit", dependencies: ["RampartRuntime", "RampartCore", "Keymaker", argumentParser],
+// MARK: - RampartCLIKit: the command-line glue `rampart` and `rampart-dev` share (global and server
+// options, the `--pin-stdin` group, terminal prompting, error reporting and exit statuses, JSON output).
+targets.append(.target(name: "RampartCLIKit",
+                       dependencies: ["RampartRuntime", "RampartAgent", "RampartClient", "RampartCore", "Keymaker", argumentParser],
                        swiftSettings: swiftSettings))
-cliDependencies.append("RampartCLIKit")
 
 // MARK: - rampart (the user's command-line tool: account, mail, drive, notifications, server, agent, demo)
 products.append(.executable(name: "rampart", targets: ["rampart"]))
 targets += [
-    .executableTarget(
-        name: "rampart",
-        dependencies: cliDependencies + ["RampartBenchmarks", argumentParser, .product(name: "Logging", package: "swift-log"), crypto],
-        swiftSettings: swiftSettings
-    ),
+    .executableTarget(name: "rampart",
+                      dependencies: ["RampartCLIKit", "RampartRuntime", "RampartClient", "RampartServer", "RampartAgent", "RampartAPI",
+                                     "MailboxCrypto", "RampartCore", "HardwareKeys", "Keychain", "Keymaker", "MailSafety",
+                                     "SealedStore", argumentParser],
+                      swiftSettings: swiftSettings),
     // Runs the built `rampart` and `rampart-dev` executables (located next to the test bundle) as a user would.
-    .testTarget(name: "RampartCLITests", dependencies: ["rampart", "rampart-dev"], swiftSettings: swiftSettings),
+    .testTarget(name: "RampartCLITests",
+                dependencies: ["RampartTestSupport", "RampartServerTestSupport", "rampart", "rampart-dev"],
+                swiftSettings: swiftSettings),
 ]
 
 // MARK: - RampartBenchmarks: benchmark corpora and timing (no command-line layer)
-// The generated mail corpora and the median-of-runs timing `rampart-dev bench` uses, kept in a
-// library so that a small package of HTML5 + MailSafety can run the same workloads while the
-// parser and sanitizer are profiled.
+// The generated mail corpora, the deterministic generators and the median-of-runs timing
+// `rampart-dev bench` uses, kept in a library so that a small package of HTML5 + MailSafety can run
+// the same workloads while the parser and sanitizer are profiled.
 targets.append(.target(name: "RampartBenchmarks", swiftSettings: swiftSettings))
 
 // MARK: - rampart-dev (the developer tool: every module's lab commands and benchmarks)
+// It links neither the server nor the client: the lab commands reach the modules they test directly;
+// the pinning bench runs its own loopback TLS server on NIO.
 products.append(.executable(name: "rampart-dev", targets: ["rampart-dev"]))
 targets.append(.executableTarget(
     name: "rampart-dev",
-    dependencies: cliDependencies + ["RampartBenchmarks", argumentParser, .product(name: "Logging", package: "swift-log"), crypto],
+    dependencies: ["RampartCLIKit", "RampartRuntime", "RampartBenchmarks", "RampartCore", "Bcrypt", "FileVault", "HTML5",
+                   "HardwareKeys", "Keychain", "Keymaker", "MIME", "MailSafety", "OpenPGP", "PinnedTransport", "PushCrypto", "SRP",
+                   "SealedStore", argumentParser, crypto, grdb, nioCore, nioPosix, nioHTTP1, nioTLS, nioSSL, x509],
     swiftSettings: swiftSettings
 ))
-// Test targets that run `rampart-dev` (lab commands, crash hooks) need it built first.
-for target in targets where ["RampartAgentTests", "RampartClientTests"].contains(target.name) {
-    target.dependencies.append("rampart-dev")
-}
 
 // MARK: - RampartTestSupport: what the tests share instead of carrying copies
 // Locating the built `rampart` / `rampart-dev`, running them (output, exit status, time limit),
@@ -348,16 +317,6 @@ targets += [
     // The helpers' own tests: a run's output and status, the time limit, temporary homes.
     .testTarget(name: "RampartTestSupportTests", dependencies: ["RampartTestSupport"], swiftSettings: swiftSettings),
 ]
-let testTargetsUsingTestSupport: Set<String> = [
-    "KeychainTests", "MailSafetyTests", "SealedStoreTests", "HardwareKeysTests", "PushCryptoTests", "PinnedTransportTests",
-    "FileVaultTests", "RampartServerTests", "RampartClientTests", "RampartAgentTests", "RampartCLITests",
-    "HTML5Tests", "MIMETests", "SRPTests", "BcryptTests",
-]
-let testTargetsUsingServerTestSupport: Set<String> = ["RampartServerTests", "RampartClientTests", "RampartCLITests"]
-for target in targets where target.type == .test {
-    if testTargetsUsingTestSupport.contains(target.name) { target.dependencies.append("RampartTestSupport") }
-    if testTargetsUsingServerTestSupport.contains(target.name) { target.dependencies.append("RampartServerTestSupport") }
-}
 
 // MARK: - LibraryExampleTests: README's "Use it as a library" example, compiled, run and compared with README
 targets.append(.testTarget(name: "LibraryExampleTests",
@@ -378,8 +337,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
-        // Already resolved as Hummingbird's dependency; RampartServer uses its ServiceGroup for a graceful stop.
+        // Already resolved as Hummingbird's dependencies; RampartServer uses ServiceGroup for a
+        // graceful stop and HTTPTypes' fields directly.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: targets
