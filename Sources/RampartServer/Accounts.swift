@@ -13,25 +13,6 @@ struct AuthenticatedSession: Sendable {
     let userID: String
 }
 
-/// What an account is made from (the demo seed and tests).
-///
-/// The mailbox password is used here only to lock a freshly generated OpenPGP key, as a client
-/// would do at sign-up; the server keeps the locked key, its key salt and the public key, never
-/// the password.
-///
-/// Trust-model row **mailbox password (critical)**: it is consumed at creation and not stored.
-public struct NewAccount: Sendable {
-    public var username: String
-    public var displayName: String
-    public var address: String
-    public var loginPassword: String
-    public var mailboxPassword: String
-    public init(username: String, displayName: String, address: String, loginPassword: String, mailboxPassword: String) {
-        self.username = username; self.displayName = displayName; self.address = address
-        self.loginPassword = loginPassword; self.mailboxPassword = mailboxPassword
-    }
-}
-
 /// Accounts, logins and sessions.
 ///
 /// Trust-model row **access token (high)**: access tokens (1 h by default) and refresh tokens
@@ -43,39 +24,6 @@ struct Accounts: Sendable {
     let clock: any RampartClock
     let accessTokenLifetime: TimeInterval
     let refreshTokenLifetime: TimeInterval
-
-    /// Creates an account with its label set; returns the user id.
-    @discardableResult
-    func create(_ account: NewAccount) throws -> String {
-        let userID = BackendStore.newID("u")
-        let loginPassword = SecretBytes(copying: Array(account.loginPassword.utf8))
-        let mailboxPassword = SecretBytes(copying: Array(account.mailboxPassword.utf8))
-        defer { loginPassword.wipe(); mailboxPassword.wipe() }
-        // SRP: only a fresh salt and the verifier g^x are kept, never the login password.
-        let srpSalt = SRPPassword.newSalt()
-        let verifier = try SRPPassword.verifier(password: loginPassword, salt: srpSalt, group: .rampart)
-        // One OpenPGP key for the address, locked with bcrypt(mailbox password, key salt) as a
-        // client does at sign-up; only the locked key, its salt and the public key are kept.
-        let key = try MailboxKey.create(name: account.displayName, address: account.address, mailboxPassword: mailboxPassword)
-        let addresses = try String(decoding: JSONEncoder().encode([account.address]), as: UTF8.self)
-        try store.write { db in
-            try db.execute(sql: """
-                INSERT INTO users (id, username, displayName, addresses, passwordSalt, passwordLogN, passwordHash,
-                                   publicKey, sealedPrivateKey, keySalt, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [userID, account.username.lowercased(), account.displayName, addresses, Data(),
-                                 0, Data(), key.key.publicKey.binary, Data(key.locked.utf8),
-                                 Data(key.keySalt), Int64(clock.now.timeIntervalSince1970)])
-            try SRPAuthority.store(db, userID: userID, salt: srpSalt, verifier: verifier)
-            try db.execute(sql: "INSERT INTO addresses (address, userId) VALUES (?, ?)",
-                           arguments: [account.address.lowercased(), userID])
-            for (id, name) in [(SystemLabel.inbox, "Inbox"), (SystemLabel.sent, "Sent"),
-                               (SystemLabel.archive, "Archive"), (SystemLabel.trash, "Trash")] {
-                try db.execute(sql: "INSERT INTO labels (userId, id, name) VALUES (?, ?, ?)", arguments: [userID, id, name])
-                try BackendStore.appendEvent(db, userID: userID, kind: .label, action: .create, objectID: id)
-            }
-        }
-        return userID
-    }
 
     /// The keys a login hands out: the armored public key, the armored locked private key and
     /// the key salt (trust-model row **the user's private and public keys (critical)**).

@@ -147,6 +147,7 @@ final class BackendStore: Sendable {
             try db.execute(sql: "ALTER TABLE users ADD COLUMN keySalt BLOB NOT NULL DEFAULT x''")
         }
         SRPAuthority.registerMigration(&migrator)
+        Invitations.registerMigration(&migrator)
         return migrator
     }
 

@@ -1,5 +1,35 @@
 import Foundation
+import MailboxCrypto
 import RampartAPI
+import RampartCore
+import SRP
+
+/// The credentials of a demo account and the sign-up its stand-in client makes: the server
+/// creates the demo accounts the way a device signs up (``SignupPayload``, then the sign-up
+/// function of `POST /v1/signup/accounts`), so it keeps no password of them either. The
+/// passwords live only here, because they are documented for `rampart demo` and the tests.
+///
+/// Trust-model row **mailbox password (critical)**: consumed by the stand-in client, not stored.
+public struct DemoAccount: Sendable {
+    public var username: String
+    public var displayName: String
+    public var address: String
+    public var loginPassword: String
+    public var mailboxPassword: String
+    public init(username: String, displayName: String, address: String, loginPassword: String, mailboxPassword: String) {
+        self.username = username; self.displayName = displayName; self.address = address
+        self.loginPassword = loginPassword; self.mailboxPassword = mailboxPassword
+    }
+
+    /// The sign-up request a device makes for this account (two-password mode: the key is locked
+    /// with bcrypt of the mailbox password), for `group` (the server's verified modulus).
+    public func signupRequest(group: SRPGroup, invitation: String? = nil) throws -> SignupRequest {
+        let login = SecretBytes(copying: Array(loginPassword.utf8)), mailbox = SecretBytes(copying: Array(mailboxPassword.utf8))
+        defer { login.wipe(); mailbox.wipe() }
+        return try SignupPayload.make(username: username, displayName: displayName, address: address, loginPassword: login,
+                                      keyPassword: mailbox, group: group, invitation: invitation)
+    }
+}
 
 /// The demo accounts created at first start, with fixed, documented passwords (the backend
 /// listens on loopback only; these accounts exist to be logged into by `rampart demo`).
@@ -9,12 +39,16 @@ import RampartAPI
 public enum DemoAccounts {
     /// `demo`: the seeded mailbox (ordinary mail, a tracking newsletter, embedded images,
     /// attachments, hostile HTML, several labels).
-    public static let demo = NewAccount(username: "demo", displayName: "Dana Demo", address: "demo@rampart.test",
+    public static let demo = DemoAccount(username: "demo", displayName: "Dana Demo", address: "demo@rampart.test",
                                         loginPassword: "demo-login-password", mailboxPassword: "demo-mailbox-password")
     /// `alice`: a second account, for several accounts at once and for sending between users.
-    public static let alice = NewAccount(username: "alice", displayName: "Alice Example", address: "alice@rampart.test",
+    public static let alice = DemoAccount(username: "alice", displayName: "Alice Example", address: "alice@rampart.test",
                                          loginPassword: "alice-login-password", mailboxPassword: "alice-mailbox-password")
     public static let all = [demo, alice]
+    /// `demo (login "…", mailbox "…"), alice (login "…", mailbox "…")`, as `rampart server start` prints it.
+    public static var summary: String {
+        all.map { "\($0.username) (login \"\($0.loginPassword)\", mailbox \"\($0.mailboxPassword)\")" }.joined(separator: ", ")
+    }
 }
 
 /// Fills a new backend with the demo mailboxes.
@@ -29,9 +63,12 @@ enum DemoSeed {
     static let newsletterSubject = "This week at Northwind: 5 deals you'll love"
     static let hostileSubject = "Action required: verify your account"
 
-    static func seed(accounts: Accounts, mailbox: Mailbox, now: Date) throws {
-        let demoID = try accounts.create(DemoAccounts.demo)
-        let aliceID = try accounts.create(DemoAccounts.alice)
+    static func seed(accounts: Accounts, mailbox: Mailbox, now: Date, group: SRPGroup) throws {
+        // The demo accounts' stand-in client signs up like a device; the server's sign-up function
+        // checks and stores the request (open policy: the operator made these accounts).
+        let policy = SignupPolicy(open: true, domain: SignupPolicy.defaultDomain)
+        let demoID = try accounts.signUp(try DemoAccounts.demo.signupRequest(group: group), group: group, policy: policy).userId
+        let aliceID = try accounts.signUp(try DemoAccounts.alice.signupRequest(group: group), group: group, policy: policy).userId
         let work = try mailbox.createLabel(userID: demoID, name: "Work")
         let newsletters = try mailbox.createLabel(userID: demoID, name: "Newsletters")
         let travel = try mailbox.createLabel(userID: demoID, name: "Travel")

@@ -31,13 +31,18 @@ public struct EmbeddedServerConfiguration: Sendable {
     /// that blocks that pool (a test process waiting for child processes, for instance): the
     /// server then keeps answering. Needs macOS 15 / iOS 18 on Apple platforms (ignored before).
     public var threads: Int?
+    /// Who may sign up (closed by default: invitation codes only) and the domain of new addresses.
+    public var signup: SignupPolicy
+    /// The abuse limits; `nil` (the default) reads them from the environment (``ServerLimits/fromEnvironment(_:)``).
+    public var limits: ServerLimits?
 
     public init(dataDirectory: URL, port: Int = 0, seedDemo: Bool = true, clock: any RampartClock = SystemClock(),
                 accessTokenLifetime: TimeInterval = 3600, refreshTokenLifetime: TimeInterval = 30 * 86_400,
-                logToStandardError: Bool = false, threads: Int? = nil) {
+                logToStandardError: Bool = false, threads: Int? = nil, signup: SignupPolicy = SignupPolicy(),
+                limits: ServerLimits? = nil) {
         self.dataDirectory = dataDirectory; self.port = port; self.seedDemo = seedDemo; self.clock = clock
         self.accessTokenLifetime = accessTokenLifetime; self.refreshTokenLifetime = refreshTokenLifetime
-        self.logToStandardError = logToStandardError; self.threads = threads
+        self.logToStandardError = logToStandardError; self.threads = threads; self.signup = signup; self.limits = limits
     }
 }
 
@@ -93,11 +98,15 @@ public enum EmbeddedServer {
         let drive = DriveStorage(store: store, clock: configuration.clock)
 
         if configuration.seedDemo, try store.read({ db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM users") ?? 0 }) == 0 {
-            try DemoSeed.seed(accounts: accounts, mailbox: mailbox, now: configuration.clock.now)
+            try DemoSeed.seed(accounts: accounts, mailbox: mailbox, now: configuration.clock.now, group: srp.group)
             logger.info("demo mailboxes created", metadata: ["accounts": "\(DemoAccounts.all.count)"])
         }
 
-        let backend = Backend(accounts: accounts, mailbox: mailbox, drive: drive, push: push, logger: logger, srp: srp)
+        var backend = Backend(accounts: accounts, mailbox: mailbox, drive: drive, push: push, logger: logger, srp: srp)
+        let limits = configuration.limits ?? .fromEnvironment()
+        backend.limits = ServerLimitEnforcer(limits)
+        backend.signup = configuration.signup
+        backend.signupThrottle = SignupThrottle(limit: limits.signupsPerHourPerAddress, clock: configuration.clock)
         let router = APIRouter.build(backend)
         let tlsConfiguration: TLSConfiguration
         do { tlsConfiguration = try identity.tlsConfiguration() } catch {

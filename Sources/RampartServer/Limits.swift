@@ -24,21 +24,25 @@ import RampartCore
 /// | bytes of one attachment (its declared size and its encrypted data) | 25 MiB | `RAMPART_SERVER_MAX_ATTACHMENT_BYTES` |
 /// | stored bytes per user (messages, attachments, originals, drive blocks) | 2 GiB | `RAMPART_SERVER_QUOTA_BYTES` |
 /// | requests per session per minute | 12,000 (200 a second: a mailbox import sends a request or two per message) | `RAMPART_SERVER_REQUESTS_PER_MINUTE` |
+/// | sign-up attempts per client address per hour (refused ones count too) | 10 | `RAMPART_SERVER_SIGNUPS_PER_HOUR` |
 public struct ServerLimits: Sendable, Equatable {
     public var maximumRecipientsPerMessage: Int
     public var maximumMessageBytes: Int
     public var maximumAttachmentBytes: Int
     public var storageQuotaBytes: Int64
     public var requestsPerMinutePerSession: Int
+    /// Sign-up attempts per client address in an hour (``SignupThrottle``).
+    public var signupsPerHourPerAddress: Int
 
     public init(maximumRecipientsPerMessage: Int = 100, maximumMessageBytes: Int = 32 << 20,
                 maximumAttachmentBytes: Int = 25 << 20, storageQuotaBytes: Int64 = 2 << 30,
-                requestsPerMinutePerSession: Int = 12_000) {
+                requestsPerMinutePerSession: Int = 12_000, signupsPerHourPerAddress: Int = 10) {
         self.maximumRecipientsPerMessage = max(1, maximumRecipientsPerMessage)
         self.maximumMessageBytes = max(1024, maximumMessageBytes)
         self.maximumAttachmentBytes = max(1, maximumAttachmentBytes)
         self.storageQuotaBytes = max(0, storageQuotaBytes)
         self.requestsPerMinutePerSession = max(1, requestsPerMinutePerSession)
+        self.signupsPerHourPerAddress = max(1, signupsPerHourPerAddress)
     }
 
     /// The defaults, each overridden by its environment variable when that holds a positive number.
@@ -52,7 +56,8 @@ public struct ServerLimits: Sendable, Equatable {
             maximumMessageBytes: value("RAMPART_SERVER_MAX_MESSAGE_BYTES").map { Int(clamping: $0) } ?? base.maximumMessageBytes,
             maximumAttachmentBytes: value("RAMPART_SERVER_MAX_ATTACHMENT_BYTES").map { Int(clamping: $0) } ?? base.maximumAttachmentBytes,
             storageQuotaBytes: value("RAMPART_SERVER_QUOTA_BYTES") ?? base.storageQuotaBytes,
-            requestsPerMinutePerSession: value("RAMPART_SERVER_REQUESTS_PER_MINUTE").map { Int(clamping: $0) } ?? base.requestsPerMinutePerSession)
+            requestsPerMinutePerSession: value("RAMPART_SERVER_REQUESTS_PER_MINUTE").map { Int(clamping: $0) } ?? base.requestsPerMinutePerSession,
+            signupsPerHourPerAddress: value("RAMPART_SERVER_SIGNUPS_PER_HOUR").map { Int(clamping: $0) } ?? base.signupsPerHourPerAddress)
     }
 }
 

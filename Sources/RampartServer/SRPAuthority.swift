@@ -212,22 +212,6 @@ final class SRPThrottle: @unchecked Sendable {
     }
 }
 
-extension EmbeddedServer {
-    /// Creates an account in the backend of `dataDirectory` (the server may be running): its
-    /// OpenPGP key locked under the mailbox password, and for the login password only a fresh
-    /// SRP salt and verifier. Returns the user id. For tests and local set-up; the embedded server
-    /// has no sign-up route.
-    ///
-    /// Trust-model row **server (zero access)**: neither password is stored.
-    /// - Throws: ``ServerError`` (storage; a username or address already taken).
-    @discardableResult
-    public static func createAccount(_ account: NewAccount, dataDirectory: URL) throws -> String {
-        let store = try BackendStore(url: dataDirectory.standardizedFileURL.appendingPathComponent("backend.sqlite"))
-        let accounts = Accounts(store: store, clock: SystemClock(), accessTokenLifetime: 3600, refreshTokenLifetime: 30 * 86_400)
-        return try accounts.create(account)
-    }
-}
-
 /// The server's reading of the SRP request bodies (`POST /auth`, `POST /v1/account/password`),
 /// exposed for the fuzz target in `Fuzz/` (SPI `Fuzzing`, not part of the public API): the same
 /// JSON decoding, username normalization and strict base64 as ``SRPAuthRoutes``.

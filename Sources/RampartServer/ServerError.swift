@@ -35,6 +35,8 @@ public enum ServerError: RampartError, Equatable {
     case startFailed(String)
     /// One of the abuse limits (``ServerLimits``): recipients, sizes, quota, request rate.
     case limitExceeded(ServerLimitViolation)
+    /// A sign-up refused by one of its rules (``SignupRefusal``); nothing was created.
+    case signupRefused(SignupRefusal)
 
     /// The category the CLI's exit status uses.
     public var kind: RampartErrorKind {
@@ -43,6 +45,7 @@ public enum ServerError: RampartError, Equatable {
         case .notFound, .unknownRecipient: .notFound
         case .malformedJSON, .tokenExpired, .wrongCredentials, .tooManyAttempts, .conflict, .payloadTooLarge,
              .storage, .startFailed, .limitExceeded: .failure
+        case .signupRefused(let refusal): refusal.kind
         }
     }
 
@@ -61,6 +64,7 @@ public enum ServerError: RampartError, Equatable {
         case .storage: "server.storage"
         case .startFailed: "server.startFailed"
         case .limitExceeded(let violation): violation.code
+        case .signupRefused(let refusal): refusal.code
         }
     }
 
@@ -79,6 +83,7 @@ public enum ServerError: RampartError, Equatable {
         case .storage(let why): "The server's storage failed (\(why)); nothing was changed. Try again."
         case .startFailed(let why): "The Rampart server cannot start: \(why)."
         case .limitExceeded(let violation): violation.message
+        case .signupRefused(let refusal): refusal.message
         }
     }
 
@@ -94,6 +99,7 @@ public enum ServerError: RampartError, Equatable {
         case .unknownRecipient: .unprocessableContent
         case .storage, .startFailed: .internalServerError
         case .limitExceeded(let violation): violation.status
+        case .signupRefused(let refusal): HTTPResponse.Status(code: refusal.status)
         }
     }
 

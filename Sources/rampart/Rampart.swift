@@ -11,7 +11,7 @@ struct Rampart: AsyncParsableCommand {
         discussion: ExitStatus.helpText,
         groupedSubcommands: [
             CommandGroup(name: "Account", subcommands: [
-                LoginCommand.self, LogoutCommand.self, StatusCommand.self, ProtectCommand.self, UnlockCommand.self,
+                SignupCommand.self, LoginCommand.self, LogoutCommand.self, StatusCommand.self, ProtectCommand.self, UnlockCommand.self,
                 LockCommand.self, ChangePINCommand.self, RemoveProtectorCommand.self, SettingsCommand.self,
                 AccountCommand.self,
             ]),

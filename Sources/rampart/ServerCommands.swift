@@ -10,21 +10,8 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "The embedded local backend (TLS on 127.0.0.1, zero-access storage, demo mailboxes).",
-        subcommands: [ServerStart.self, ServerInfoCommand.self, ServerDeliver.self]
+        subcommands: [ServerStart.self, ServerInfoCommand.self, ServerInviteCommand.self, ServerDeliver.self]
     )
-}
-
-/// Where the server keeps its data.
-struct ServerDataOptions: ParsableArguments {
-    @OptionGroup var global: GlobalOptions
-
-    @Option(name: .customLong("data"), help: "The server's data folder (default: <home>/server).")
-    var data: String?
-
-    var dataDirectory: URL {
-        if let data { return URL(fileURLWithPath: (data as NSString).expandingTildeInPath, isDirectory: true) }
-        return global.homeDirectory.appendingPathComponent("server", isDirectory: true)
-    }
 }
 
 /// `rampart server start`: runs the backend in the foreground until SIGINT or SIGTERM.
@@ -37,7 +24,9 @@ struct ServerStart: AsyncParsableCommand {
         the SQLite database and the demo accounts:
           demo  / login password "\(DemoAccounts.demo.loginPassword)" / mailbox password "\(DemoAccounts.demo.mailboxPassword)"
           alice / login password "\(DemoAccounts.alice.loginPassword)" / mailbox password "\(DemoAccounts.alice.mailboxPassword)"
-        The port and pins are written to <data>/server.json (see `rampart server info`).
+        The port and pins are written to <data>/server.json (see `rampart server info`). Sign-up (`rampart signup`) \
+        needs a single-use code from `rampart server invite` unless --open-signup; attempts are throttled per client \
+        address. There is no human verification (captcha, e-mail or SMS): open sign-up only where that is acceptable.
         The server runs in the foreground; stop it with Ctrl-C or SIGTERM.
         """)
 
@@ -49,6 +38,8 @@ struct ServerStart: AsyncParsableCommand {
 
     @Flag(name: .customLong("no-demo"), help: "Do not create the demo accounts in a new data folder.") var noDemo = false
 
+    @Flag(name: .customLong("open-signup"), help: "Let anyone sign up (default: only with an invitation code).") var openSignup = false
+
     @Flag(help: "Print the server log on standard error too.") var verbose = false
 
     func run() async throws {
@@ -56,17 +47,16 @@ struct ServerStart: AsyncParsableCommand {
             ProcessHardening.disableCoreDumps()
             let signals = SignalWaiter([SIGINT, SIGTERM])
             let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(
-                dataDirectory: options.dataDirectory, port: port, seedDemo: !noDemo, logToStandardError: verbose))
+                dataDirectory: options.dataDirectory, port: port, seedDemo: !noDemo, logToStandardError: verbose,
+                signup: SignupPolicy(open: openSignup)))
             print("Rampart server listening on \(server.baseURL.absoluteString) (127.0.0.1:\(server.port))")
             print("Data folder: \(server.dataDirectory.path)")
             print("Pins (SPKI SHA-256): \(server.pins.joined(separator: " "))")
             print("Server description: \(server.dataDirectory.appendingPathComponent(EmbeddedServer.infoFileName).path)")
-            if !noDemo {
-                print("Demo accounts: demo (login \"\(DemoAccounts.demo.loginPassword)\", mailbox \"\(DemoAccounts.demo.mailboxPassword)\"), "
-                      + "alice (login \"\(DemoAccounts.alice.loginPassword)\", mailbox \"\(DemoAccounts.alice.mailboxPassword)\")")
-            }
+            if !noDemo { print("Demo accounts: " + DemoAccounts.summary) }
+            print("Sign-up: \(openSignup ? "open to anyone" : "by invitation (rampart server invite)") in @\(SignupPolicy.defaultDomain)")
             fflush(nil)
-            let signal = await signals.next(or: server)
+            let signal = await signals.next { _ = await server.waitUntilStopped() }
             if let signal { print("Signal \(signal): stopping.") }
             await server.stop()
         }
@@ -88,37 +78,17 @@ struct ServerInfoCommand: AsyncParsableCommand {
     }
 }
 
-/// Waits for one of some signals (or for the server to stop on its own).
-final class SignalWaiter: @unchecked Sendable {
-    private let sources: [any DispatchSourceSignal]
-    private let stream: AsyncStream<Int32>
-    private let continuation: AsyncStream<Int32>.Continuation
+/// `rampart server invite`: prints a single-use sign-up invitation code (stored hashed).
+struct ServerInviteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "invite", abstract: "Make a single-use sign-up invitation code (printed alone on its line).",
+        discussion: "Only its SHA-256 is stored, in <data>/backend.sqlite; give the code to one person (rampart signup --invite CODE).")
+    @OptionGroup var options: ServerDataOptions
+    @Option(help: "How long the code is valid: 7d, 12h, 30m, … (default 7d).") var expires = "7d"
 
-    init(_ numbers: [Int32]) {
-        (stream, continuation) = AsyncStream<Int32>.makeStream()
-        var sources: [any DispatchSourceSignal] = []
-        for number in numbers {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            let continuation = self.continuation
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            sources.append(source)
+    func run() async throws {
+        try await reportingErrors {
+            print(try EmbeddedServer.createInvitation(dataDirectory: options.dataDirectory, lifetime: Invitations.lifetime(expires)))
         }
-        self.sources = sources
     }
-
-    /// The first signal received, or nil when the server stopped by itself.
-    func next(or server: RunningServer) async -> Int32? {
-        let continuation = self.continuation
-        let watcher = Task {
-            _ = await server.waitUntilStopped()
-            continuation.finish()
-        }
-        defer { watcher.cancel() }
-        var iterator = stream.makeAsyncIterator()
-        return await iterator.next()
-    }
-
-    deinit { sources.forEach { $0.cancel() } }
 }

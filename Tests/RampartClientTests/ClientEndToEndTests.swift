@@ -56,7 +56,7 @@ final class EndToEndWorld {
 
     /// `rampart login` of a demo account through the server's description file, passwords on
     /// standard input.
-    func login(_ account: NewAccount, user: String, serverInfo: String) throws -> CLIResult {
+    func login(_ account: DemoAccount, user: String, serverInfo: String) throws -> CLIResult {
         try rampart(["login", "--user", user, "--server-info", serverInfo, "--username", account.username,
                      "--password-stdin", "--mailbox-password-stdin"],
                     stdin: "\(account.loginPassword)\n\(account.mailboxPassword)\n")
@@ -64,7 +64,7 @@ final class EndToEndWorld {
 
     /// The server started (``startServer()``) and `account` logged in as `user` through its
     /// description file (expected to succeed); the server, to stop, and that file's path.
-    func startServerAndLogIn(_ account: NewAccount, user: String) throws -> (server: ServerProcess, info: String) {
+    func startServerAndLogIn(_ account: DemoAccount, user: String) throws -> (server: ServerProcess, info: String) {
         let server = try startServer()
         let info = serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         do {

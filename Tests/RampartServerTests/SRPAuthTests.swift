@@ -37,9 +37,12 @@ struct SRPAuthTests {
             return
         }
         try await TestBackend.with { backend in
-            let newAccount = NewAccount(username: "newcomer", displayName: "New Comer", address: "newcomer@rampart.test",
-                                        loginPassword: "fresh login pässword \(UUID().uuidString)", mailboxPassword: "a separate mailbox secret")
-            try EmbeddedServer.createAccount(newAccount, dataDirectory: backend.folder)
+            let newAccount = DemoAccount(username: "newcomer", displayName: "New Comer", address: "newcomer@rampart.test",
+                                         loginPassword: "fresh login pässword \(UUID().uuidString)", mailboxPassword: "a separate mailbox secret")
+            // Signed up as a device does (POST /v1/signup/accounts with an operator's invitation).
+            let invitation = try EmbeddedServer.createInvitation(dataDirectory: backend.folder)
+            _ = try await backend.call(SignupResponse.self, .POST, APIRoute.signup,
+                                       body: try JSONEncoder().encode(try newAccount.signupRequest(group: .rampart, invitation: invitation)))
             // 2 × 100 logins; proton-client checks every server proof. Besides the random ones
             // (an A, B or S with a zero high byte comes about once in 128), every 25th login draws
             // its secret a so that A has one: proton-client then sends A 255 bytes long and hashes

@@ -33,6 +33,9 @@ public enum ClientError: DescribedRampartError, Equatable {
     case badServer(String)
     /// Input the user gave (a file to import, a recipient, an option) cannot be used.
     case badInput(String)
+    /// The server refused a sign-up (its code, such as `signup.usernameTaken`, and its sentence);
+    /// nothing was created.
+    case signupRefused(code: String, message: String)
 
     /// The code, category (the CLI's exit status) and message of each case.
     public var info: RampartErrorInfo {
@@ -54,6 +57,9 @@ public enum ClientError: DescribedRampartError, Equatable {
         case .tampered(let what): RampartErrorInfo(code: "client.tampered", kind: .tampered, message: "\(what) was modified or does not belong here; it was not opened.")
         case .badServer(let why): RampartErrorInfo(code: "client.badServer", kind: .badInput, message: "The server description is unusable: \(why)")
         case .badInput(let why): RampartErrorInfo(code: "client.badInput", kind: .badInput, message: why)
+        case .signupRefused(let code, let message):
+            RampartErrorInfo(code: code, kind: ["signup.usernameInvalid", "signup.addressInvalid", "signup.addressDomain", "signup.malformed"]
+                                .contains(code) ? .badInput : .failure, message: "Sign-up refused: \(message)")
         }
     }
 

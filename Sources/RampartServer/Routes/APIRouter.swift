@@ -17,6 +17,10 @@ struct Backend: Sendable {
     var limits = ServerLimitEnforcer(.fromEnvironment())
     /// SRP login: signed modulus, verifiers, pending sessions, throttle.
     let srp: SRPAuthority
+    /// Who may sign up and the domain of new addresses (``SignupPolicy``).
+    var signup = SignupPolicy()
+    /// Sign-up attempts per client address (``ServerLimits/signupsPerHourPerAddress``).
+    var signupThrottle = SignupThrottle(limit: ServerLimits.fromEnvironment().signupsPerHourPerAddress, clock: SystemClock())
 }
 
 /// Turns every error into an ``APIErrorBody`` with the right status, and logs one line per request
@@ -79,6 +83,7 @@ enum APIRouter {
         router.add(middleware: APIErrorMiddleware(logger: backend.logger))
         router.addRoutes(AuthRoutes(backend: backend).collection)
         router.addRoutes(SRPAuthRoutes(backend: backend, srp: backend.srp).collection)
+        router.addRoutes(SignupRoutes(backend: backend).collection)
         router.addRoutes(MailRoutes(backend: backend).collection)
         router.addRoutes(MailTransferRoutes(backend: backend).collection)
         router.addRoutes(KeyRoutes(backend: backend).collection)

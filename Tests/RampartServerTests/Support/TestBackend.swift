@@ -24,8 +24,10 @@ final class TestBackend: Sendable {
         FileManager.default.temporaryDirectory.appendingPathComponent("rampart-server-test-\(UUID().uuidString)", isDirectory: true)
     }
 
-    static func start(folder: URL = newFolder(), clock: ManualClock = ManualClock(now: Date())) async throws -> TestBackend {
-        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(dataDirectory: folder, clock: clock, threads: 2))
+    static func start(folder: URL = newFolder(), clock: ManualClock = ManualClock(now: Date()), seedDemo: Bool = true,
+                      signup: SignupPolicy = SignupPolicy(), limits: ServerLimits? = nil) async throws -> TestBackend {
+        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(
+            dataDirectory: folder, seedDemo: seedDemo, clock: clock, threads: 2, signup: signup, limits: limits))
         return TestBackend(server: server, client: try client(for: server.info), folder: folder, clock: clock)
     }
 
@@ -87,7 +89,7 @@ final class TestBackend: Sendable {
         return try JSONDecoder().decode(T.self, from: response.body)
     }
 
-    func login(_ account: NewAccount, password: String? = nil) async throws -> LoginResponse {
+    func login(_ account: DemoAccount, password: String? = nil) async throws -> LoginResponse {
         // SRP (/auth/info, /auth), with the modulus signature and the server proof checked (SRPAuthTests.swift).
         try await srpLogin(username: account.username, password: password ?? account.loginPassword)
     }
@@ -132,7 +134,7 @@ extension TestBackend {
     /// An encrypted, signed submission as the client builds one: the body and attachments
     /// encrypted to the recipients' keys from the key directory and the sender's own, signed by
     /// the sender (`account` is the logged-in sender).
-    func sendRequest(_ login: LoginResponse, _ account: NewAccount, to: [String], subject: String, html: String,
+    func sendRequest(_ login: LoginResponse, _ account: DemoAccount, to: [String], subject: String, html: String,
                      attachments: [(name: String, type: String, data: Data)] = [], mime: Data? = nil) async throws -> SendRequest {
         let signer = try login.mailboxKeys(account.mailboxPassword)
         var keys = [signer.publicKey]
@@ -149,7 +151,7 @@ extension TestBackend {
 
 extension SendRequest {
     /// The submission a client builds, encrypted to `keys` and signed by `signer`.
-    static func encrypted(signer: PGPPrivateKey, account: NewAccount, keys: [PGPPublicKey], to: [String], subject: String, html: String,
+    static func encrypted(signer: PGPPrivateKey, account: DemoAccount, keys: [PGPPublicKey], to: [String], subject: String, html: String,
                           attachments: [(name: String, type: String, data: Data)] = [], mime: Data? = nil) throws -> SendRequest {
         let id = SendRequest.newID()
         let content = MessageContent(subject: subject, sender: Correspondent(name: account.displayName, address: account.address),

@@ -1,0 +1,38 @@
+import Foundation
+import OpenPGP
+import RampartAPI
+import RampartCore
+import SRP
+
+/// What a device makes to sign up (Proton's way): a fresh SRP salt and the verifier g^x mod N of
+/// the login password for the server's (verified) group, and a new OpenPGP key locked with
+/// bcrypt(key password, key salt) exactly as ``MailboxKey`` locks it. Only the verifier, the salts,
+/// the public key and the locked private key go into the ``SignupRequest``.
+///
+/// One-password mode: the key password *is* the login password (the passphrase is
+/// bcrypt(login password, key salt) and never sent; SRP sends only a proof). Two-password mode:
+/// a separate mailbox password. The client (`SignupFlow`) and the demo seed's stand-in client use
+/// this one function.
+///
+/// Trust-model rows **server (zero access)**, **mailbox password (critical)** (neither password
+/// nor the passphrase leaves this function; the caller wipes the passwords) and **the user's
+/// private and public keys (critical)** (the unlocked key is wiped before returning).
+public enum SignupPayload {
+    /// Makes the request.
+    /// - Parameters:
+    ///   - group: the SRP group of the server's modulus, *after* its signature was checked against
+    ///     the pinned modulus key (the server's own group for the demo seed).
+    ///   - keyPassword: the login password (one-password mode) or the mailbox password.
+    /// - Throws: `SRPError`, `OpenPGPError` (an empty password, key generation).
+    public static func make(username: String, displayName: String, address: String, loginPassword: SecretBytes,
+                            keyPassword: SecretBytes, group: SRPGroup, invitation: String? = nil) throws -> SignupRequest {
+        let salt = SRPPassword.newSalt()
+        let verifier = try SRPPassword.verifier(password: loginPassword, salt: salt, group: group)
+        let key = try MailboxKey.create(name: displayName, address: address, mailboxPassword: keyPassword)
+        defer { key.key.wipe() }
+        return SignupRequest(username: username, displayName: displayName, address: address, version: SRPPassword.version,
+                             salt: Data(salt).base64EncodedString(), verifier: Data(verifier).base64EncodedString(),
+                             keySalt: Data(key.keySalt).base64EncodedString(), publicKey: key.key.publicKey.armored(),
+                             privateKey: key.locked, invitation: invitation)
+    }
+}

@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import RampartClient
+import RampartCore
+import RampartRuntime
+
+/// The options of `rampart signup` besides the server (``ServerOptions``), and the reading of its
+/// passwords: on the terminal (each asked twice, echo off) or as lines of standard input
+/// (`--password-stdin`, then `--mailbox-password-stdin` in `--two-password` mode).
+///
+/// Trust-model row **mailbox password (critical)**: the passwords go straight into `SecretBytes`;
+/// in one-password mode (the default) no mailbox password is asked and the login password also
+/// unlocks the key (bcrypt(login password, key salt), made on the device, never sent).
+public struct SignupOptions: ParsableArguments {
+    @Option(help: "The username: 3-40 ASCII letters, digits, '.', '-', '_' (default: asked).") public var username: String?
+    @Option(help: "The address (default: <username>@<the server's domain>).") public var address: String?
+    @Option(name: .customLong("display-name"), help: "The name shown as sender (default: the username).") public var displayName: String?
+    @Option(help: "The invitation code from the server's operator (rampart server invite).") public var invite: String?
+    @Flag(name: .customLong("two-password"), help: "Lock the key with a separate mailbox password.") public var twoPassword = false
+    @Flag(name: .customLong("password-stdin"), help: "Read the login password from standard input.") public var passwordStdin = false
+    @Flag(name: .customLong("mailbox-password-stdin"), help: "With --two-password: read the mailbox password from standard input (second line).")
+    public var mailboxPasswordStdin = false
+
+    public init() {}
+
+    public func validate() throws {
+        if mailboxPasswordStdin && !twoPassword { throw ValidationError("--mailbox-password-stdin needs --two-password.") }
+    }
+
+    /// The credentials, the passwords read now.
+    /// - Throws: `RuntimeError.badInput` (no username, two entries that differ, an empty password).
+    public func credentials() throws -> SignupCredentials {
+        guard let name = username ?? SecretPrompt.readLine("Username: "), !name.isEmpty else {
+            throw RuntimeError.badInput("A username is needed (--username).")
+        }
+        let password = try Self.newSecret("the login password", prompt: "Password", stdin: passwordStdin)
+        let mailbox = twoPassword ? try Self.newSecret("the mailbox password", prompt: "Mailbox password", stdin: mailboxPasswordStdin) : nil
+        return SignupCredentials(username: name, address: address, displayName: displayName, password: password,
+                                 mailboxPassword: mailbox, invitation: invite)
+    }
+
+    /// A new secret: a line of standard input, or asked twice on the terminal.
+    static func newSecret(_ what: String, prompt: String, stdin: Bool) throws -> SecretBytes {
+        let input = SecretInput(fromStandardInput: stdin)
+        let secret = try input.read(what, prompt: "\(prompt): ")
+        if !stdin && SecretPrompt.hasTerminal {
+            let again = try input.read(what, prompt: "\(prompt) again: ")
+            guard secret == again else { throw RuntimeError.badInput("The two entries of \(what) differ; nothing was sent.") }
+        }
+        guard secret.count > 0 else { throw RuntimeError.badInput("An empty \(what) is not allowed.") }
+        return secret
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import RampartCLIKit
+import RampartClient
+
+/// `rampart signup`: makes the account on this device (SRP verifier, key locked with bcrypt of the
+/// password), then logs in as `rampart login` does. The logic is RampartClient's ``SignupFlow``.
+struct SignupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "signup",
+        abstract: "Create an account on a Rampart server from this device, then log in.",
+        discussion: """
+        The server is given as for `rampart login` (--server-info or --url with pins and modulus key). This \
+        device makes the SRP verifier against the server's signed modulus (checked against the pinned modulus \
+        key) and the account's OpenPGP key, locked with bcrypt(password, key salt); the server receives neither \
+        password nor a cleartext key. One password by default (it also unlocks the key); --two-password takes a \
+        separate mailbox password (with --password-stdin and --mailbox-password-stdin: first and second line). \
+        A closed server needs --invite CODE. No human verification (captcha, e-mail or SMS) is done. Exit \
+        statuses as for login; a refused name or address exits 2, any other refusal 1.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var server: ServerOptions
+    @OptionGroup var signup: SignupOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession(global.runtime)
+            defer { context.finish() }
+            let endpoint = try server.endpoint()
+            let made = try await SignupFlow.signUp(endpoint: endpoint, credentials: try signup.credentials(),
+                                                   account: context.account, keymaker: context.keymaker)
+            print("Account \(made.account.username) (\(made.account.address)) created on \(endpoint.url.absoluteString).")
+            LoginReport.print(made.login, endpoint: endpoint, localUser: context.userID)
+        }
+    }
+}
