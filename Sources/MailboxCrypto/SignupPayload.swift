@@ -7,7 +7,7 @@ import SRP
 /// What a device makes to sign up (Proton's way): a fresh SRP salt and the verifier g^x mod N of
 /// the login password for the server's (verified) group, and a new OpenPGP key locked with
 /// bcrypt(key password, key salt) exactly as ``MailboxKey`` locks it. Only the verifier, the salts,
-/// the public key and the locked private key go into the ``SignupRequest``.
+/// the public key and the locked private key go into RampartAPI's `SignupRequest`.
 ///
 /// One-password mode: the key password *is* the login password (the passphrase is
 /// bcrypt(login password, key salt) and never sent; SRP sends only a proof). Two-password mode:
@@ -20,9 +20,14 @@ import SRP
 public enum SignupPayload {
     /// Makes the request.
     /// - Parameters:
+    ///   - username: the account name the user chose (the server checks its rules).
+    ///   - displayName: the name shown as the sender of mail; it is also the key's user id name.
+    ///   - address: the account's address; the key's user id names it.
+    ///   - loginPassword: the login password: only its SRP verifier leaves this function.
     ///   - group: the SRP group of the server's modulus, *after* its signature was checked against
     ///     the pinned modulus key (the server's own group for the demo seed).
     ///   - keyPassword: the login password (one-password mode) or the mailbox password.
+    ///   - invitation: the operator's invitation code, when sign-up is closed.
     /// - Throws: `SRPError`, `OpenPGPError` (an empty password, key generation).
     public static func make(username: String, displayName: String, address: String, loginPassword: SecretBytes,
                             keyPassword: SecretBytes, group: SRPGroup, invitation: String? = nil) throws -> SignupRequest {

@@ -5,7 +5,7 @@ import RampartCore
 import SRP
 
 /// The credentials of a demo account and the sign-up its stand-in client makes: the server
-/// creates the demo accounts the way a device signs up (``SignupPayload``, then the sign-up
+/// creates the demo accounts the way a device signs up (MailboxCrypto's `SignupPayload`, then the sign-up
 /// function of `POST /v1/signup/accounts`), so it keeps no password of them either. The
 /// passwords live only here, because they are documented for `rampart demo` and the tests.
 ///

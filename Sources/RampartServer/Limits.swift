@@ -31,7 +31,7 @@ public struct ServerLimits: Sendable, Equatable {
     public var maximumAttachmentBytes: Int
     public var storageQuotaBytes: Int64
     public var requestsPerMinutePerSession: Int
-    /// Sign-up attempts per client address in an hour (``SignupThrottle``).
+    /// Sign-up attempts per client address in an hour (`SignupThrottle`).
     public var signupsPerHourPerAddress: Int
 
     public init(maximumRecipientsPerMessage: Int = 100, maximumMessageBytes: Int = 32 << 20,

@@ -7,7 +7,7 @@ import SRP
 
 /// What the user gives at sign-up. The passwords are secrets, wiped after use.
 ///
-/// Trust-model row **mailbox password (critical)**: ``mailboxPassword`` is nil in one-password
+/// Trust-model row **mailbox password (critical)**: `mailboxPassword` is nil in one-password
 /// mode, where the login password also unlocks the key (the key passphrase is
 /// bcrypt(login password, key salt), made and used on the device only).
 public struct SignupCredentials: Sendable {
@@ -40,8 +40,8 @@ public struct SignupResult: Sendable {
 ///
 /// 1. `GET /v1/signup`: the server's modulus, verified against the pinned modulus key exactly as at
 ///    login (a modulus signed by any other key is refused, exit status 8); its domain.
-/// 2. ``SignupPayload``: a fresh SRP salt and verifier of the login password for that group, a new
-///    OpenPGP key locked with bcrypt(key password, key salt) (``MailboxKey``).
+/// 2. MailboxCrypto's `SignupPayload`: a fresh SRP salt and verifier of the login password for that group, a new
+///    OpenPGP key locked with bcrypt(key password, key salt) (`MailboxKey`).
 /// 3. `POST /v1/signup/accounts` with only the verifier, the salts, the public key and the locked
 ///    private key.
 /// 4. ``LoginFlow``: SRP login (server proof checked), MainKey, sealed session and key, push.

@@ -1,0 +1,123 @@
+import Foundation
+import RampartAPI
+import RampartServer
+import RampartServerTestSupport
+import RampartTestSupport
+import Testing
+
+/// `rampart signup` as a user runs it, against `rampart server start --no-demo` in a child
+/// process: invitations from `rampart server invite`, one- and two-password accounts that then
+/// sync, send and read each other's mail with the other commands, the refusals' messages and exit
+/// statuses, and proton-client's own SRP login (scripts/srp/proton_login.py) to accounts made so.
+@Suite("rampart signup, end to end against the embedded server", .serialized)
+struct SignupEndToEndTests {
+    @Test func twoAccountsSignedUpOnTheirDevicesMailEachOther() throws {
+        let world = try EndToEndWorld()
+        defer { world.folder.remove() }
+        let server = try Self.startServer(world, ["--no-demo"])
+        defer { server.stop() }
+        let info = server.infoFile.path
+        #expect(server.child.waitForLines { $0.contains { $0.contains("Sign-up: by invitation") } })
+
+        func invite() throws -> String {
+            let made = try world.rampart(["server", "invite", "--data", server.dataDirectory.path, "--expires", "1d"])
+            #expect(made.status == 0, "\(made.stderr)")
+            let code = try #require(made.lines.last)
+            #expect(made.lines.count == 1 && code.hasPrefix("rmi-") && code.count == 36)
+            return code
+        }
+        // No invitation on a closed server: refused before anything is made (status 1).
+        let closed = try world.rampart(["signup", "--user", "ann", "--server-info", info, "--username", "ann", "--password-stdin"],
+                                       stdin: "ann password\n")
+        #expect(closed.status == 1 && closed.stderr.contains("Sign-up is closed on this server"), "\(closed.stderr)")
+
+        // Ann: one password (it also unlocks her key).
+        let annCode = try invite()
+        let ann = try world.rampart(["signup", "--user", "ann", "--server-info", info, "--username", "Ann", "--display-name", "Ann Example",
+                                     "--invite", annCode, "--password-stdin"], stdin: "ann password\n")
+        #expect(ann.status == 0, "\(ann.stderr)")
+        #expect(ann.lines.first == "Account ann (ann@rampart.test) created on \(server.baseURL.absoluteString).")
+        #expect(ann.stdout.contains("Logged in as ann (ann@rampart.test)") && ann.stdout.contains("MainKey "))
+        // The code was used up.
+        let reused = try world.rampart(["signup", "--user", "eve", "--server-info", info, "--username", "eve", "--invite", annCode,
+                                        "--password-stdin"], stdin: "eve password\n")
+        #expect(reused.status == 1 && reused.stderr.contains("invitation code is unknown, already used or expired"))
+        // Bob: two passwords.
+        let bob = try world.rampart(["signup", "--user", "bob", "--server-info", info, "--username", "bob", "--two-password",
+                                     "--invite", try invite(), "--password-stdin", "--mailbox-password-stdin"],
+                                    stdin: "bob login password\nbob mailbox password\n")
+        #expect(bob.status == 0, "\(bob.stderr)")
+        // A look-alike name and a taken one: exit 2 (bad input) and 1, with the server's sentence.
+        let code = try invite()
+        let cyrillic = try world.rampart(["signup", "--user", "mallory", "--server-info", info, "--username", "\u{0430}nn", "--invite", code,
+                                          "--password-stdin"], stdin: "x\n")
+        #expect(cyrillic.status == 2 && cyrillic.stderr.contains("look-alike letters of other scripts are refused"), "\(cyrillic.stderr)")
+        let taken = try world.rampart(["signup", "--user", "mallory", "--server-info", info, "--username", "BOB", "--invite", code,
+                                       "--password-stdin"], stdin: "x\n")
+        #expect(taken.status == 1 && taken.stderr.contains("The username bob is taken"), "\(taken.stderr)")
+
+        // Mail between them, with the ordinary commands.
+        let sent = try world.rampart(["send", "--user", "ann", "--to", "bob@rampart.test", "--subject", "Made on my device"],
+                                     stdin: "<p>Hello Bob</p>")
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(try world.rampart(["sync", "--user", "bob"]).status == 0)
+        let listing = try world.rampart(["list", "--user", "bob"])
+        let id = try #require(messageID(in: listing.stdout, subject: "Made on my device"), "\(listing.stdout)")
+        let read = try world.rampart(["read", "--user", "bob", id])
+        #expect(read.status == 0 && read.stdout.contains("Hello Bob") && read.stdout.contains("Signature: verified"), "\(read.stdout)")
+        // The same accounts log in on another device: Ann with her one password on both lines.
+        let again = try world.rampart(["login", "--user", "ann2", "--server-info", info, "--username", "ann", "--password-stdin",
+                                       "--mailbox-password-stdin"], stdin: "ann password\nann password\n")
+        #expect(again.status == 0, "\(again.stderr)")
+        let bobAgain = try world.rampart(["login", "--user", "bob2", "--server-info", info, "--username", "bob", "--password-stdin",
+                                          "--mailbox-password-stdin"], stdin: "bob login password\nbob mailbox password\n")
+        #expect(bobAgain.status == 0, "\(bobAgain.stderr)")
+        // Nothing the users typed reached the server's folder.
+        let stored = TemporaryHome.allBytes(under: server.dataDirectory)
+        for secret in ["ann password", "bob login password", "bob mailbox password", "Hello Bob"] {
+            #expect(stored.range(of: Data(secret.utf8)) == nil, "\(secret) is in the server's data folder")
+        }
+    }
+
+    @Test func protonClientLogsInToAccountsMadeByRampartSignupInBothPasswordModes() throws {
+        guard let python = ProjectPython.executable else {
+            #expect(ProcessInfo.processInfo.environment["CI"] == nil, "no Python with proton-client under CI (scripts/deps/srp.pip)")
+            return
+        }
+        let world = try EndToEndWorld()
+        defer { world.folder.remove() }
+        let server = try Self.startServer(world, ["--no-demo", "--open-signup"])
+        defer { server.stop() }
+        let info = server.infoFile.path
+        let one = try world.rampart(["signup", "--user", "one", "--server-info", info, "--username", "onepass", "--password-stdin"],
+                                    stdin: "only one pässword\n")
+        #expect(one.status == 0, "\(one.stderr)")
+        let two = try world.rampart(["signup", "--user", "two", "--server-info", info, "--username", "twopass", "--two-password",
+                                     "--password-stdin", "--mailbox-password-stdin"], stdin: "login secret\nmailbox secret\n")
+        #expect(two.status == 0, "\(two.stderr)")
+
+        let ca = world.folder.child("ca.pem"), key = world.folder.child("modulus.asc")
+        try Data(server.info.certificatePEM.utf8).write(to: ca)
+        try Data((server.info.modulusPublicKey ?? "").utf8).write(to: key)
+        func protonLogin(_ username: String, _ password: String, expectFailure: Bool = false) throws -> CLIResult {
+            try CLITool(path: URL(fileURLWithPath: python)).run(
+                [BuiltExecutable.packageRoot.appendingPathComponent("scripts/srp/proton_login.py").path,
+                 "--url", "https://127.0.0.1:\(server.info.port)", "--ca", ca.path, "--modulus-key", key.path,
+                 "--fingerprint", server.info.modulusKeyFingerprint ?? "", "--username", username, "--password", password, "--count", "3"]
+                + (expectFailure ? ["--expect-failure"] : []))
+        }
+        for (name, password) in [("onepass", "only one pässword"), ("twopass", "login secret")] {
+            let run = try protonLogin(name, password)
+            #expect(run.status == 0, "\(name): \(run.stdout) \(run.stderr)")
+            #expect(run.stdout.contains("\"logins\": 3"), "\(name): \(run.stdout)")
+        }
+        // The mailbox password is not the login password.
+        let wrong = try protonLogin("twopass", "mailbox secret", expectFailure: true)
+        #expect(wrong.status == 0 && wrong.stdout.contains("\(SRPAPICode.wrongCredentials)"), "\(wrong.stdout) \(wrong.stderr)")
+    }
+
+    /// `rampart server start --data <world's> --port 0` plus `arguments`, in a child process.
+    static func startServer(_ world: EndToEndWorld, _ arguments: [String]) throws -> ServerProcess {
+        try ServerProcess(data: world.serverData, arguments: arguments, environment: ["RAMPART_HOME": world.folder.child("server-home").path])
+    }
+}
