@@ -1,7 +1,8 @@
 /// The paths of the Rampart backend API, version 1. Both the embedded server and the client use
 /// these constants, so they cannot drift apart.
 ///
-/// Every route but the SRP login (`authInfo`, `auth`) and `refresh` needs `Authorization: Bearer <accessToken>`. Errors come
+/// Every route but the SRP login (`authInfo`, `auth`), sign-up (`signupInfo`, `signup`) and `refresh` needs
+/// `Authorization: Bearer <accessToken>`. Errors come
 /// as ``APIErrorBody`` with a 4xx/5xx status; an expired or unknown access token gives 401 with
 /// code `auth.expired` / `auth.invalidToken` (refresh, then retry once).
 ///
@@ -9,6 +10,9 @@
 ///   Proton's field names, see SRPModels.swift) → ``SRPAuthResponse``; `POST refresh` ``RefreshRequest`` →
 ///   ``SessionTokens`` (the refresh token is rotated: the old one stops working);
 ///   `POST logout` → ``OKResponse`` (ends the session, its tokens and its push inbox).
+/// - Sign-up is made on the device: `GET signupInfo` → ``SignupInfoResponse``; `POST signup`
+///   ``SignupRequest`` (SRP verifier, salts, public key, passphrase-locked private key) →
+///   ``SignupResponse`` (SignupModels.swift).
 /// - `GET events?since=N` → ``EventsResponse`` (events with id > N, oldest first, at most 500).
 /// - `GET labels` → ``LabelListResponse``.
 /// - `GET messages?label=ID&page=0&pageSize=50` → ``MessageListResponse``; `GET message(id)` →

@@ -1,4 +1,5 @@
 import Foundation
+import OpenPGP
 import RampartAPI
 import RampartServer
 import RampartServerTestSupport
@@ -114,6 +115,35 @@ struct SignupEndToEndTests {
         // The mailbox password is not the login password.
         let wrong = try protonLogin("twopass", "mailbox secret", expectFailure: true)
         #expect(wrong.status == 0 && wrong.stdout.contains("\(SRPAPICode.wrongCredentials)"), "\(wrong.stdout) \(wrong.stderr)")
+    }
+
+    @Test func signupByURLChecksTheModulusAgainstThePinnedKeyBeforeAnythingIsMade() throws {
+        let world = try EndToEndWorld()
+        defer { world.folder.remove() }
+        let server = try Self.startServer(world, ["--no-demo", "--open-signup"])
+        defer { server.stop() }
+        let ca = world.folder.child("ca.pem"), key = world.folder.child("modulus.asc"), other = world.folder.child("other.asc")
+        try Data(server.info.certificatePEM.utf8).write(to: ca)
+        try Data((server.info.modulusPublicKey ?? "").utf8).write(to: key)
+        let impostor = try PGPPrivateKey.generate(name: "Another modulus", address: "srp-modulus@elsewhere.example")
+        try Data(impostor.publicKey.armored().utf8).write(to: other)
+        func signup(_ user: String, modulusKey: URL, fingerprint: String) throws -> CLIResult {
+            try world.rampart(["signup", "--user", user, "--url", server.baseURL.absoluteString]
+                              + server.pins.flatMap { ["--pin", $0] }
+                              + ["--ca", ca.path, "--modulus-key", modulusKey.path, "--modulus-fingerprint", fingerprint,
+                                 "--username", "carol", "--password-stdin"], stdin: "carol password\n")
+        }
+        // A modulus signed by another key than the pinned one: exit 8, nothing made on the server
+        // nor on this device.
+        let refused = try signup("impostor", modulusKey: other, fingerprint: impostor.fingerprint.hex)
+        #expect(refused.status == 8 && refused.stderr.contains("modulus"), "\(refused.status) \(refused.stderr)")
+        // The name is still free, and the right key signs up.
+        let made = try signup("carol", modulusKey: key, fingerprint: server.info.modulusKeyFingerprint ?? "")
+        #expect(made.status == 0 && made.lines.first?.hasPrefix("Account carol (carol@rampart.test) created") == true, "\(made.stderr)")
+        #expect(try world.rampart(["status", "--user", "carol"]).status == 0)
+        // A pinned key given with another fingerprint is refused too.
+        let mismatch = try signup("mallory", modulusKey: key, fingerprint: impostor.fingerprint.hex)
+        #expect(mismatch.status == 8, "\(mismatch.status) \(mismatch.stderr)")
     }
 
     /// `rampart server start --data <world's> --port 0` plus `arguments`, in a child process.
