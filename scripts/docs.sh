@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the DocC site of every library product: one `Sources/<Module>/Documentation.docc` catalog
-# per module. Strict: any docc warning (an unresolved ``Symbol`` or <doc:Article> link, a Topics
+# per module (`Tests/RampartTestSupport/Documentation.docc` for the test support product). Strict: any docc warning (an unresolved ``Symbol`` or <doc:Article> link, a Topics
 # entry that names nothing, a doc comment's parameter that does not exist) fails the run.
 #
 #   scripts/docs.sh [OUTDIR]          # default OUTDIR: .build/docs/site (outside git)
@@ -31,13 +31,18 @@ if [ -n "${DOCS_MODULES:-}" ]; then
     read -r -a MODULES <<<"$DOCS_MODULES"
 else
     MODULES=()
-    for catalog in Sources/*/Documentation.docc; do
+    # Library products live in Sources/, except the test support product (Tests/RampartTestSupport).
+    for catalog in Sources/*/Documentation.docc Tests/*/Documentation.docc; do
         [ -d "$catalog" ] && MODULES+=("$(basename "$(dirname "$catalog")")")
     done
 fi
 [ ${#MODULES[@]} -gt 0 ] || { echo "docs.sh: no Sources/<Module>/Documentation.docc found" >&2; exit 2; }
+# The catalog of a module: Sources/<Module>/Documentation.docc, else Tests/<Module>/Documentation.docc.
+catalogOf() {
+    if [ -d "Sources/$1/Documentation.docc" ]; then echo "Sources/$1/Documentation.docc"; else echo "Tests/$1/Documentation.docc"; fi
+}
 for module in "${MODULES[@]}"; do
-    [ -d "Sources/$module/Documentation.docc" ] || { echo "docs.sh: Sources/$module/Documentation.docc does not exist" >&2; exit 2; }
+    [ -d "$(catalogOf "$module")" ] || { echo "docs.sh: Sources/$module/Documentation.docc does not exist" >&2; exit 2; }
 done
 
 STRICT=(--warnings-as-errors)
@@ -81,7 +86,7 @@ convert() {
     cp "${files[@]}" "$moduleGraphs/"
     rm -rf "$ARCHIVES/$module.doccarchive"
     local status=0
-    "$DOCC" convert "Sources/$module/Documentation.docc" \
+    "$DOCC" convert "$(catalogOf "$module")" \
         --additional-symbol-graph-dir "$moduleGraphs" \
         --output-path "$ARCHIVES/$module.doccarchive" \
         --fallback-display-name "$module" \
