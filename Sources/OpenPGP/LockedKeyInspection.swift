@@ -1,3 +1,4 @@
+import CRNP
 import Foundation
 
 /// What a transferable secret key says about itself without its passphrase: its public part,
@@ -26,10 +27,23 @@ extension PGPPrivateKey {
             }
             let primary = try context.locate(fingerprint: fingerprints[0])
             guard primary.hasSecret else { throw OpenPGPError.malformed("the data holds no secret key") }
+            // RNP counts a GnuPG stub (`--export-secret-subkeys`, a smartcard) as a protected
+            // secret; its protection type says there is no secret material.
             let keys = [primary] + primary.subkeys
-            let secrets = keys.filter(\.hasSecret)
-            return PGPSecretKeyInspection(publicKey: try PGPPublicKey(key: primary), hasEverySecretPart: secrets.count == keys.count,
-                                          everySecretPartLocked: secrets.allSatisfy(\.isProtected))
+            let types = keys.map { $0.hasSecret ? $0.protectionType ?? "Unknown" : "GPG-None" }
+            let present = types.filter { !["GPG-None", "GPG-Smartcard", "Unknown"].contains($0) }
+            return PGPSecretKeyInspection(publicKey: try PGPPublicKey(key: primary), hasEverySecretPart: present.count == keys.count,
+                                          everySecretPartLocked: present.allSatisfy { $0 == "Encrypted" || $0 == "Encrypted-Hashed" })
         }
+    }
+}
+
+extension RNPKey {
+    /// RNP's protection type of the secret part: "None", "Encrypted", "Encrypted-Hashed",
+    /// "GPG-None" (a stub), "GPG-Smartcard", "Unknown"; nil when RNP cannot tell.
+    var protectionType: String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard rnp_key_get_protection_type(handle, &value) == RNPResult.success else { return nil }
+        return rnpTakeString(value)
     }
 }
