@@ -13,9 +13,11 @@ public struct MIMEMessage: Sendable, Equatable {
     /// Everything that could not be parsed or decoded as declared, in input order.
     public var problems: [MIMEProblem]
 
-    /// Parses a message from its bytes (CRLF, LF or CR line endings).
+    /// Parses a message from its bytes (CRLF, LF or CR line endings). What Windows tools put
+    /// around a file (a byte-order mark, UTF-16, a DOS end-of-file mark) is undone first
+    /// (``MessageFileBytes/normalized(_:)``); problem offsets count from after it.
     public init(bytes: [UInt8], limits: MIMELimits = .default) {
-        var p = MIMEParser(data: bytes, limits: limits)
+        var p = MIMEParser(data: MessageFileBytes.normalized(bytes), limits: limits)
         let root = p.parseEntity(path: [], depth: 0, defaultType: "text/plain")
         self.root = root
         self.problems = p.problems

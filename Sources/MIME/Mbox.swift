@@ -122,6 +122,12 @@ public final class MboxReader {
     /// the file does not start with a `From ` line.
     public func nextEntry() throws -> Result<MboxEntry, MIMEError>? {
         try fill(5)
+        if !started && bufEnd - bufStart >= 3 && buf[bufStart] == 0xEF && buf[bufStart + 1] == 0xBB && buf[bufStart + 2] == 0xBF {
+            // A UTF-8 byte-order mark before the first From line (Windows tools write one).
+            bufStart += 3
+            fileOffset += 3
+            try fill(5)
+        }
         if bufEnd == bufStart { return nil }
         if !atFromLine() {
             if !started { throw MIMEError.notAnMbox(path: path) }

@@ -5,6 +5,9 @@ Usage: reference.py FILE...   (one JSON object per line, in argument order:
 {"file": FILE, "summary": {...}} or {"file": FILE, "error": "..."})
 
 The definition (mirrored by Sources/MIME/MessageSummary.swift, documented in docs/mime.md):
+- undo what Windows tools put around a file, as MessageFileBytes.normalized does (a leading UTF-8
+  byte-order mark, a UTF-16 file with its mark, one trailing 0x1A): email would otherwise read
+  the mark as part of the first line and lose every header
 - parse with email.message_from_bytes(data, policy=email.policy.default)
 - text/html: get_body(("plain",)) / get_body(("html",)), then get_content(); an unknown charset
   (LookupError) falls back to UTF-8 with replacement characters.
@@ -21,6 +24,20 @@ import hashlib
 import json
 import sys
 from datetime import timezone
+
+
+def normalized(data):
+    """The bytes to parse: MessageFileBytes.normalized in Python."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif len(data) >= 2 and len(data) % 2 == 0 and data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    if data.endswith(b"\x1a"):
+        data = data[:-1]
+    return data
 
 
 def strip_angle(value):
@@ -156,7 +173,7 @@ def main(argv):
     for path in argv[1:]:
         try:
             with open(path, "rb") as f:
-                msg = email.message_from_bytes(f.read(), policy=email.policy.default)
+                msg = email.message_from_bytes(normalized(f.read()), policy=email.policy.default)
             out = {"file": path, "summary": sanitize(summarize(msg))}
         except Exception as e:  # report, keep going
             out = {"file": path, "error": sanitize(f"{type(e).__name__}: {e}")}
