@@ -323,6 +323,17 @@ targets.append(.testTarget(name: "LibraryExampleTests",
                            dependencies: ["RampartCore", "Keymaker", "Keychain", "SealedStore", "MailSafety"],
                            swiftSettings: swiftSettings))
 
+// MARK: - IMAPServer: IMAP4rev1 server library for `rampart bridge` (parser, encoder, sessions on NIO, backend seam)
+// Independent of Rampart's store: the bridge implements `IMAPBackend` over the sealed store. MIME computes
+// ENVELOPE and BODYSTRUCTURE from the message bytes.
+products.append(.library(name: "IMAPServer", targets: ["IMAPServer"]))
+targets += [
+    .target(name: "IMAPServer", dependencies: ["MIME", nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings),
+    // Real clients against a server on 127.0.0.1: Python's imaplib and imapclient (scripts/deps/bridge.pip,
+    // $RAMPART_PYTHON or .venv), curl's imap://; openssl makes the STARTTLS test's certificate.
+    .testTarget(name: "IMAPServerTests", dependencies: ["IMAPServer", "RampartTestSupport", nioSSL], swiftSettings: swiftSettings),
+]
+
 let package = Package(
     name: "Rampart",
     platforms: [.macOS(.v14), .iOS(.v17)],

@@ -1,0 +1,554 @@
+import Foundation
+import MIME
+
+/// One client's IMAP session: the RFC 3501 state machine (not authenticated → authenticated →
+/// selected → logout) over an ``IMAPBackend``.
+///
+/// It reads ``IMAPFrame``s, answers each command, keeps the selected mailbox's message sequence
+/// numbers in step with the backend (EXISTS, EXPUNGE and FLAGS updates where RFC 3501 §7.4.1
+/// allows them), and computes SEARCH, ENVELOPE, BODYSTRUCTURE and sections itself from the
+/// messages' bytes. Trust-model row **inbox (low)**: every command is hostile input, parsed by
+/// ``IMAPCommandParser`` within ``IMAPLimits``; five failed logins end the connection.
+public final class IMAPSession: @unchecked Sendable {
+    // Thread-safety: the state below is touched only by `run`'s task, and during IDLE only by the
+    // watcher task while `run` awaits the next frame (it awaits the watcher before going on).
+
+    struct Selected {
+        var name: String
+        var readOnly: Bool
+        var uidValidity: UInt32
+        var uidNext: UInt32
+        var messages: [IMAPMessageSummary]
+    }
+
+    private let backend: any IMAPBackend
+    private let connection: any IMAPSessionConnection
+    private let limits: IMAPLimits
+    private var account: (any IMAPAccount)?
+    private var selected: Selected?
+    private var out: [UInt8] = []
+    private var failedLogins = 0
+    private var ending = false
+    /// The most failed LOGIN/AUTHENTICATE attempts before the connection is closed.
+    public static let maxFailedLogins = 5
+
+    /// Creates a session for one connection.
+    public init(backend: any IMAPBackend, connection: any IMAPSessionConnection, limits: IMAPLimits = .default) {
+        self.backend = backend; self.connection = connection; self.limits = limits
+    }
+
+    private var loginAllowed: Bool { connection.isEncrypted || connection.plaintextLoginAllowed }
+    private var capabilities: String {
+        IMAPCapabilities.list(tlsAvailable: connection.canStartTLS, loginAllowed: loginAllowed, authenticated: account != nil)
+            .joined(separator: " ")
+    }
+
+    /// Runs the session: greets, then answers frames until LOGOUT, a fatal frame or the end of input.
+    public func run<Frames: AsyncSequence>(frames: Frames) async where Frames.Element == IMAPFrame {
+        send(.untaggedStatus(.ok, code: "CAPABILITY \(capabilities)", text: "Rampart IMAP ready"))
+        await flush()
+        var iterator = frames.makeAsyncIterator()
+        while !ending {
+            guard let frame = try? await iterator.next() else { break }
+            switch frame {
+            case .continuationRequest:
+                send(.continuation("Ready for literal data"))
+            case .fatal(let error):
+                send(.untaggedStatus(.bye, code: nil, text: "\(error); closing the connection"))
+                ending = true
+            case .rejected(let tag, let error):
+                let code: String? = if case .lineTooLong = error { nil } else { "TOOBIG" }
+                let status: IMAPStatus = code == nil ? .bad : .no
+                if let tag { send(.tagged(tag: tag, status: status, code: code, text: error.description)) }
+                else { send(.untaggedStatus(.bad, code: code, text: error.description)) }
+            case .command(let bytes):
+                do throws(IMAPParseError) {
+                    let command = try IMAPCommandParser.parse(bytes)
+                    await execute(command, frames: &iterator)
+                } catch {
+                    if let tag = error.tag { send(.tagged(tag: tag, status: .bad, code: nil, text: error.message)) }
+                    else { send(.untaggedStatus(.bad, code: nil, text: error.message)) }
+                }
+            }
+            await flush()
+        }
+        await flush()
+    }
+
+    // MARK: Output
+
+    func send(_ response: IMAPResponse) { out += response.encoded }
+    func sendData(_ w: IMAPWriter) { send(.data(w.bytes)) }
+
+    func flush() async {
+        guard !out.isEmpty else { return }
+        let bytes = out
+        out = []
+        do { try await connection.write(bytes) } catch { ending = true }
+    }
+
+    private func flushIfLarge() async { if out.count >= 256 * 1024 { await flush() } }
+
+    // MARK: Commands
+
+    private func execute<I: AsyncIteratorProtocol>(_ command: IMAPCommand, frames: inout I) async where I.Element == IMAPFrame {
+        let tag = command.tag
+        func ok(_ text: String, code: String? = nil) { send(.tagged(tag: tag, status: .ok, code: code, text: text)) }
+        func no(_ text: String, code: String? = nil) { send(.tagged(tag: tag, status: .no, code: code, text: text)) }
+        func bad(_ text: String) { send(.tagged(tag: tag, status: .bad, code: nil, text: text)) }
+
+        // State checks (RFC 3501 §3).
+        switch command.kind {
+        case .capability, .noop, .logout, .id: break
+        case .starttls, .login, .authenticate:
+            if account != nil { return bad("Already authenticated") }
+        case .select, .create, .delete, .rename, .subscribe, .unsubscribe, .list, .lsub, .status, .append, .idle, .namespace, .enable:
+            if account == nil { return bad("Log in first (LOGIN or AUTHENTICATE)") }
+        default:
+            if account == nil { return bad("Log in first (LOGIN or AUTHENTICATE)") }
+            if selected == nil { return bad("Select a mailbox first (SELECT or EXAMINE)") }
+        }
+
+        do {
+            switch command.kind {
+            case .capability:
+                send(.data(Array("CAPABILITY \(capabilities)".utf8))); ok("CAPABILITY completed")
+            case .noop, .check:
+                try await sync(expunges: true); ok("\(command.kind == .noop ? "NOOP" : "CHECK") completed")
+            case .logout:
+                send(.untaggedStatus(.bye, code: nil, text: "Logging out")); ok("LOGOUT completed"); ending = true
+            case .id:
+                var w = IMAPWriter(); w.raw("ID (\"name\" \"Rampart\" \"vendor\" \"Rampart\")"); sendData(w); ok("ID completed")
+            case .namespace:
+                send(.data(Array("NAMESPACE ((\"\" \"/\")) NIL NIL".utf8))); ok("NAMESPACE completed")
+            case .enable:
+                send(.data(Array("ENABLED".utf8))); ok("ENABLE completed (no extension here needs enabling)")
+            case .starttls:
+                guard connection.canStartTLS else { return bad("STARTTLS is not available on this connection") }
+                ok("Begin TLS negotiation now")
+                await flush()
+                try await connection.startTLS()
+            case .login(let user, let password):
+                guard loginAllowed else { return no("Send STARTTLS first: passwords are not accepted in the clear here", code: "PRIVACYREQUIRED") }
+                await login(tag: tag, username: user, password: password)
+            case .authenticate(let mechanism, let initial):
+                guard mechanism == "PLAIN" else { return no("Unsupported mechanism \(mechanism); use PLAIN", code: "CANNOT") }
+                guard loginAllowed else { return no("Send STARTTLS first: passwords are not accepted in the clear here", code: "PRIVACYREQUIRED") }
+                var response = initial
+                if response == nil {
+                    send(.continuation("")); await flush()
+                    guard let frame = try? await frames.next(), case .command(let line) = frame else { return bad("AUTHENTICATE cancelled") }
+                    response = String(decoding: line, as: UTF8.self)
+                }
+                guard let text = response, text != "*" else { return bad("AUTHENTICATE cancelled") }
+                let decoded = text == "=" ? [] : (Data(base64Encoded: text).map(Array.init) ?? [0xFF])
+                let fields = decoded.split(separator: 0, omittingEmptySubsequences: false)
+                guard fields.count == 3, let user = String(validating: fields[1], as: UTF8.self),
+                      let password = String(validating: fields[2], as: UTF8.self) else {
+                    return bad("Invalid SASL PLAIN response (base64 of authzid NUL user NUL password)")
+                }
+                await login(tag: tag, username: user, password: password)
+            case .select(let name, let readOnly):
+                selected = nil
+                try await select(name, readOnly: readOnly, tag: tag)
+            case .create(let name): try await account!.create(mailbox: name); ok("CREATE completed")
+            case .delete(let name):
+                if selected?.name == name { selected = nil }
+                try await account!.delete(mailbox: name); ok("DELETE completed")
+            case .rename(let from, let to): try await account!.rename(mailbox: from, to: to); ok("RENAME completed")
+            case .subscribe, .unsubscribe: ok("Every mailbox is subscribed")
+            case .list(let reference, let pattern, let specialUseOnly):
+                try await list(reference: reference, pattern: pattern, specialUseOnly: specialUseOnly, verb: "LIST"); ok("LIST completed")
+            case .lsub(let reference, let pattern):
+                try await list(reference: reference, pattern: pattern, specialUseOnly: false, verb: "LSUB"); ok("LSUB completed")
+            case .status(let name, let items):
+                let snap = try await account!.snapshot(of: name)
+                var w = IMAPWriter(); w.raw("STATUS "); w.mailbox(name); w.raw(" ")
+                w.list(items) { w, item in
+                    w.raw(item.rawValue + " ")
+                    switch item {
+                    case .messages: w.number(snap.messages.count)
+                    case .recent: w.number(0)
+                    case .uidNext: w.number(snap.uidNext)
+                    case .uidValidity: w.number(snap.uidValidity)
+                    case .unseen: w.number(snap.messages.filter { !IMAPFlags.contains($0.flags, IMAPFlags.seen) }.count)
+                    }
+                }
+                sendData(w); ok("STATUS completed")
+            case .append(let name, let flags, let date, let message):
+                do {
+                    let r = try await account!.append(to: name, message: message, flags: flags, internalDate: date)
+                    try await sync(expunges: true)
+                    ok("APPEND completed", code: "APPENDUID \(r.uidValidity) \(r.uid)")
+                } catch IMAPBackendError.noSuchMailbox(let n) {
+                    no("No mailbox named \(n)", code: "TRYCREATE")
+                }
+            case .idle:
+                try await idle(tag: tag, frames: &frames)
+            case .close, .unselect:
+                if command.kind == .close, let s = selected, !s.readOnly { _ = try await account!.expunge(in: s.name, uids: nil) }
+                selected = nil; ok("\(command.kind == .close ? "CLOSE" : "UNSELECT") completed")
+            case .expunge, .uidExpunge:
+                guard let s = selected, !s.readOnly else { return no("The mailbox is read-only (EXAMINE)", code: "READ-ONLY") }
+                var uids: [UInt32]?
+                if case .uidExpunge(let set) = command.kind { uids = try resolve(set, uid: true).map { s.messages[$0].uid } }
+                _ = try await account!.expunge(in: s.name, uids: uids)
+                try await sync(expunges: true); ok("EXPUNGE completed")
+            case .fetch(let set, let attributes, let uid):
+                let indices = try resolve(set, uid: uid)
+                try await sync(expunges: uid)
+                try await fetch(indices.filter { $0 < selected!.messages.count }, attributes: attributes, uid: uid)
+                ok("\(uid ? "UID " : "")FETCH completed")
+            case .store(let set, let operation, let silent, let flags, let uid):
+                guard let s = selected, !s.readOnly else { return no("The mailbox is read-only (EXAMINE)", code: "READ-ONLY") }
+                let indices = try resolve(set, uid: uid)
+                let uids = indices.map { s.messages[$0].uid }
+                let changed = try await account!.storeFlags(in: s.name, uids: uids, operation: operation, flags: flags)
+                for i in indices {
+                    let m = selected!.messages[i]
+                    guard let newFlags = changed[m.uid] else { continue }
+                    selected!.messages[i].flags = newFlags
+                    if !silent {
+                        var w = IMAPWriter(); w.number(i + 1); w.raw(" FETCH (")
+                        if uid { w.raw("UID "); w.number(m.uid); w.raw(" ") }
+                        w.raw("FLAGS "); writeFlags(newFlags, &w); w.raw(")")
+                        sendData(w)
+                    }
+                }
+                try await sync(expunges: uid); ok("\(uid ? "UID " : "")STORE completed")
+            case .search(let key, let uid):
+                try await sync(expunges: uid)
+                let hits = try await search(key)
+                var w = IMAPWriter(); w.raw("SEARCH")
+                for i in hits { w.raw(" "); w.number(uid ? selected!.messages[i].uid : UInt32(i + 1)) }
+                sendData(w); ok("\(uid ? "UID " : "")SEARCH completed")
+            case .copy(let set, let name, let uid), .move(let set, let name, let uid):
+                let isMove: Bool = if case .move = command.kind { true } else { false }
+                let verb = (uid ? "UID " : "") + (isMove ? "MOVE" : "COPY")
+                guard let s = selected else { return }
+                if isMove, s.readOnly { return no("The mailbox is read-only (EXAMINE)", code: "READ-ONLY") }
+                let uids = try resolve(set, uid: uid).map { s.messages[$0].uid }
+                do {
+                    guard !uids.isEmpty else { return ok("\(verb) completed (no messages)") }
+                    let r = isMove ? try await account!.move(uids: uids, from: s.name, to: name)
+                        : try await account!.copy(uids: uids, from: s.name, to: name)
+                    let code = r.uids.isEmpty ? nil : "COPYUID \(r.uidValidity) \(Self.compress(r.uids.map(\.source))) \(Self.compress(r.uids.map(\.destination)))"
+                    if isMove {
+                        if let code { send(.untaggedStatus(.ok, code: code, text: "Moved")) }
+                        try await sync(expunges: true)
+                        ok("\(verb) completed")
+                    } else {
+                        try await sync(expunges: true)
+                        ok("\(verb) completed", code: code)
+                    }
+                } catch IMAPBackendError.noSuchMailbox(let n) where n == name {
+                    no("No mailbox named \(n)", code: "TRYCREATE")
+                }
+            }
+        } catch let error as IMAPBackendError {
+            no(error.description, code: error.responseCode)
+        } catch let error as IMAPParseError {
+            bad(error.message)
+        } catch {
+            no("The mail store failed: \(error)")
+        }
+    }
+
+    private func login(tag: String, username: String, password: String) async {
+        do {
+            account = try await backend.authenticate(username: username, password: password)
+            send(.tagged(tag: tag, status: .ok, code: "CAPABILITY \(capabilities)", text: "Logged in"))
+        } catch {
+            failedLogins += 1
+            let text = (error as? IMAPBackendError)?.description ?? "Authentication failed: \(error)"
+            send(.tagged(tag: tag, status: .no, code: "AUTHENTICATIONFAILED", text: text))
+            if failedLogins >= Self.maxFailedLogins {
+                send(.untaggedStatus(.bye, code: nil, text: "Too many failed logins; closing the connection"))
+                ending = true
+            }
+        }
+    }
+
+    private func select(_ name: String, readOnly: Bool, tag: String) async throws {
+        let snap = try await account!.snapshot(of: name)
+        let s = Selected(name: name, readOnly: readOnly, uidValidity: snap.uidValidity, uidNext: snap.uidNext, messages: snap.messages)
+        let flags = IMAPFlags.system.joined(separator: " ")
+        send(.data(Array("FLAGS (\(flags))".utf8)))
+        send(.untaggedStatus(.ok, code: "PERMANENTFLAGS (\(readOnly ? "" : flags + " \\*"))", text: readOnly ? "Read-only mailbox" : "Flags permitted"))
+        send(.data(Array("\(s.messages.count) EXISTS".utf8)))
+        send(.data(Array("0 RECENT".utf8)))
+        if let first = s.messages.firstIndex(where: { !IMAPFlags.contains($0.flags, IMAPFlags.seen) }) {
+            send(.untaggedStatus(.ok, code: "UNSEEN \(first + 1)", text: "First unseen message"))
+        }
+        send(.untaggedStatus(.ok, code: "UIDVALIDITY \(s.uidValidity)", text: "UIDs valid"))
+        send(.untaggedStatus(.ok, code: "UIDNEXT \(s.uidNext)", text: "Predicted next UID"))
+        selected = s
+        send(.tagged(tag: tag, status: .ok, code: readOnly ? "READ-ONLY" : "READ-WRITE", text: "\(readOnly ? "EXAMINE" : "SELECT") completed"))
+    }
+
+    private func list(reference: String, pattern: String, specialUseOnly: Bool, verb: String) async throws {
+        if pattern.isEmpty {
+            send(.data(Array("\(verb) (\\Noselect) \"/\" \"\"".utf8)))
+            return
+        }
+        let specialUse: Set<String> = ["\\sent", "\\drafts", "\\trash", "\\archive", "\\junk", "\\all", "\\flagged"]
+        for box in try await account!.mailboxes() where Self.matches(box.name, pattern: reference + pattern) {
+            if specialUseOnly, !box.attributes.contains(where: { specialUse.contains($0.lowercased()) }) { continue }
+            var w = IMAPWriter()
+            w.raw("\(verb) (" + box.attributes.joined(separator: " ") + ") \"/\" ")
+            w.mailbox(box.name)
+            sendData(w)
+        }
+    }
+
+    /// LIST wildcard matching: `*` matches anything, `%` anything but the delimiter.
+    static func matches(_ name: String, pattern: String) -> Bool {
+        var pattern = pattern
+        if pattern.prefix(5).uppercased() == "INBOX", pattern.count == 5 || pattern.dropFirst(5).first == "/" { pattern = "INBOX" + pattern.dropFirst(5) }
+        let n = Array(name.unicodeScalars), p = Array(pattern.unicodeScalars)
+        // Iterative matcher with memo, bounded by |n|·|p|.
+        guard n.count <= 1000, p.count <= 1000 else { return false }
+        var memo = [[Bool?]](repeating: [Bool?](repeating: nil, count: p.count + 1), count: n.count + 1)
+        func go(_ i: Int, _ j: Int) -> Bool {
+            if let m = memo[i][j] { return m }
+            let r: Bool
+            if j == p.count { r = i == n.count }
+            else if p[j] == "*" { r = go(i, j + 1) || (i < n.count && go(i + 1, j)) }
+            else if p[j] == "%" { r = go(i, j + 1) || (i < n.count && n[i] != "/" && go(i + 1, j)) }
+            else {
+                r = i < n.count && n[i] == p[j] && go(i + 1, j + 1)
+            }
+            memo[i][j] = r
+            return r
+        }
+        return go(0, 0)
+    }
+
+    private func idle<I: AsyncIteratorProtocol>(tag: String, frames: inout I) async throws where I.Element == IMAPFrame {
+        send(.continuation("idling"))
+        if selected != nil { try await sync(expunges: true) }
+        await flush()
+        var watcher: Task<Void, Never>?
+        if let s = selected, let account {
+            let changes = account.changes(in: s.name)
+            watcher = Task { [self] in
+                for await _ in changes {
+                    try? await self.sync(expunges: true)
+                    await self.flush()
+                }
+            }
+        }
+        let frame = try? await frames.next()
+        watcher?.cancel()
+        await watcher?.value
+        guard case .command(let line) = frame, String(decoding: line, as: UTF8.self).uppercased() == "DONE" else {
+            if frame == nil { ending = true; return }
+            send(.tagged(tag: tag, status: .bad, code: nil, text: "Expected DONE to end IDLE"))
+            return
+        }
+        try await sync(expunges: true)
+        send(.tagged(tag: tag, status: .ok, code: nil, text: "IDLE terminated"))
+    }
+
+    // MARK: Mailbox view
+
+    /// Brings the selected mailbox's view in step with the backend, telling the client:
+    /// EXPUNGE (only when `expunges`), changed FLAGS, EXISTS.
+    func sync(expunges: Bool) async throws {
+        guard var s = selected, let account else { return }
+        let snap = try await account.snapshot(of: s.name)
+        var current: [UInt32: IMAPMessageSummary] = [:]
+        current.reserveCapacity(snap.messages.count)
+        for m in snap.messages { current[m.uid] = m }
+        if expunges {
+            for i in s.messages.indices.reversed() where current[s.messages[i].uid] == nil {
+                send(.data(Array("\(i + 1) EXPUNGE".utf8)))
+                s.messages.remove(at: i)
+            }
+        }
+        for i in s.messages.indices {
+            guard let now = current[s.messages[i].uid], now.flags != s.messages[i].flags else { continue }
+            s.messages[i].flags = now.flags
+            var w = IMAPWriter(); w.number(i + 1); w.raw(" FETCH (UID "); w.number(now.uid); w.raw(" FLAGS "); writeFlags(now.flags, &w); w.raw(")")
+            sendData(w)
+        }
+        let known = s.messages.last?.uid ?? 0
+        let added = snap.messages.filter { $0.uid > known }
+        if !added.isEmpty {
+            s.messages += added
+            send(.data(Array("\(s.messages.count) EXISTS".utf8)))
+        }
+        s.uidNext = snap.uidNext
+        selected = s
+    }
+
+    /// The indices (0-based) of the selected messages a set names, in ascending order.
+    func resolve(_ set: IMAPSequenceSet, uid: Bool) throws -> [Int] {
+        let messages = selected?.messages ?? []
+        if uid {
+            guard let largest = messages.last?.uid else { return [] }
+            var result: [Int] = []
+            for (i, m) in messages.enumerated() where set.contains(m.uid, largest: largest) { result.append(i) }
+            guard result.count <= limits.maxMessagesPerCommand else { throw IMAPBackendError.failed("Too many messages for one command (limit \(limits.maxMessagesPerCommand))") }
+            return result
+        }
+        let count = UInt32(messages.count)
+        for (a, b) in set.ranges {
+            for bound in [a, b] {
+                if case .number(let n) = bound, n > count {
+                    throw IMAPParseError(tag: nil, message: "No message with sequence number \(n) (the mailbox has \(count))")
+                }
+            }
+            if count == 0 { throw IMAPParseError(tag: nil, message: "The mailbox is empty") }
+        }
+        var result: [Int] = []
+        for i in 0..<messages.count where set.contains(UInt32(i + 1), largest: count) { result.append(i) }
+        return result
+    }
+
+    func writeFlags(_ flags: [String], _ w: inout IMAPWriter) {
+        w.raw("(" + flags.joined(separator: " ") + ")")
+    }
+
+    /// `1,3:5` from ascending-or-not numbers, kept in order (COPYUID pairs must correspond).
+    static func compress(_ numbers: [UInt32]) -> String {
+        var parts: [String] = []
+        var i = 0
+        while i < numbers.count {
+            var j = i
+            while j + 1 < numbers.count, numbers[j + 1] == numbers[j] &+ 1 { j += 1 }
+            parts.append(i == j ? "\(numbers[i])" : "\(numbers[i]):\(numbers[j])")
+            i = j + 1
+        }
+        return parts.joined(separator: ",")
+    }
+
+    // MARK: FETCH
+
+    private func fetch(_ indices: [Int], attributes: [IMAPFetchAttribute], uid: Bool) async throws {
+        guard let s = selected, let account else { return }
+        var attributes = attributes
+        if uid, !attributes.contains(.uid) { attributes.insert(.uid, at: 0) }
+        let needsBytes = attributes.contains { a in
+            switch a { case .flags, .uid, .internalDate, .rfc822Size: false; default: true }
+        }
+        let setsSeen = !s.readOnly && attributes.contains { a in
+            switch a {
+            case .rfc822, .rfc822Text: true
+            case .section(_, let peek, _): !peek
+            default: false
+            }
+        }
+        for i in indices {
+            var m = selected!.messages[i]
+            var structure: MessageStructure?
+            if needsBytes {
+                guard let bytes = try? await account.messageBytes(in: s.name, uid: m.uid) else { continue }
+                structure = MessageStructure(bytes: bytes)
+            }
+            var flagsChanged = false
+            if setsSeen, !IMAPFlags.contains(m.flags, IMAPFlags.seen) {
+                if let f = try await account.storeFlags(in: s.name, uids: [m.uid], operation: .add, flags: [IMAPFlags.seen])[m.uid] {
+                    m.flags = f; selected!.messages[i].flags = f; flagsChanged = true
+                }
+            }
+            var w = IMAPWriter()
+            w.number(i + 1); w.raw(" FETCH (")
+            var first = true
+            func item(_ name: String) { if !first { w.raw(" ") }; first = false; w.raw(name + " ") }
+            for a in attributes {
+                switch a {
+                case .uid: item("UID"); w.number(m.uid)
+                case .flags: item("FLAGS"); writeFlags(m.flags, &w)
+                case .internalDate: item("INTERNALDATE"); w.raw("\"" + IMAPDate.formatDateTime(m.internalDate) + "\"")
+                case .rfc822Size: item("RFC822.SIZE"); w.number(m.size)
+                case .envelope: item("ENVELOPE"); structure!.writeEnvelope(&w)
+                case .body: item("BODY"); structure!.writeBodyStructure(&w, extensible: false)
+                case .bodyStructure: item("BODYSTRUCTURE"); structure!.writeBodyStructure(&w, extensible: true)
+                case .rfc822: item("RFC822"); w.literal(structure!.bytes)
+                case .rfc822Header: item("RFC822.HEADER"); w.literal(structure!.sectionBytes(IMAPSection(text: .header)) ?? [])
+                case .rfc822Text: item("RFC822.TEXT"); w.literal(structure!.sectionBytes(IMAPSection(text: .text)) ?? [])
+                case .section(let section, _, let partial):
+                    var data = structure!.sectionBytes(section) ?? []
+                    var name = "BODY[\(section)]"
+                    if let partial {
+                        name += "<\(partial.origin)>"
+                        let start = min(partial.origin, data.count)
+                        data = Array(data[start..<min(data.count, start + partial.count)])
+                    }
+                    item(name); w.literal(data)
+                }
+            }
+            if flagsChanged, !attributes.contains(.flags) { item("FLAGS"); writeFlags(m.flags, &w) }
+            w.raw(")")
+            sendData(w)
+            await flushIfLarge()
+        }
+    }
+
+    // MARK: SEARCH
+
+    private func search(_ key: IMAPSearchKey) async throws -> [Int] {
+        guard let s = selected, let account else { return [] }
+        let count = UInt32(s.messages.count)
+        let largestUID = s.messages.last?.uid ?? 0
+        var hits: [Int] = []
+        for (i, m) in s.messages.enumerated() {
+            var message: MIMEMessage?
+            var loaded = false
+            func load() async -> MIMEMessage? {
+                if !loaded {
+                    loaded = true
+                    if let bytes = try? await account.messageBytes(in: s.name, uid: m.uid) { message = MIMEMessage(bytes: bytes) }
+                }
+                return message
+            }
+            if try await Self.matches(key, m, msn: UInt32(i + 1), count: count, largestUID: largestUID, load: load) { hits.append(i) }
+        }
+        return hits
+    }
+
+    static func matches(_ key: IMAPSearchKey, _ m: IMAPMessageSummary, msn: UInt32, count: UInt32, largestUID: UInt32,
+                        load: () async -> MIMEMessage?) async throws -> Bool {
+        func contains(_ haystack: String?, _ needle: String) -> Bool {
+            guard let haystack else { return false }
+            return needle.isEmpty || haystack.range(of: needle, options: [.caseInsensitive, .diacriticInsensitive]) != nil
+        }
+        func sentDay() async -> Date? { await load()?.date.map(IMAPDate.day(of:)) }
+        func bodyText(_ msg: MIMEMessage) -> String {
+            msg.root.walk().filter { !$0.hasChildren && $0.contentType.mainType == "text" }.map { $0.text().text }.joined(separator: "\n")
+        }
+        switch key {
+        case .all: return true
+        case .and(let keys):
+            for k in keys where !(try await matches(k, m, msn: msn, count: count, largestUID: largestUID, load: load)) { return false }
+            return true
+        case .not(let k): return !(try await matches(k, m, msn: msn, count: count, largestUID: largestUID, load: load))
+        case .or(let a, let b):
+            if try await matches(a, m, msn: msn, count: count, largestUID: largestUID, load: load) { return true }
+            return try await matches(b, m, msn: msn, count: count, largestUID: largestUID, load: load)
+        case .flag(let flag, let has): return IMAPFlags.contains(m.flags, flag) == has
+        case .new, .recent: return false
+        case .old: return true
+        case .before(let d): return IMAPDate.day(of: m.internalDate) < d
+        case .on(let d): return IMAPDate.day(of: m.internalDate) == d
+        case .since(let d): return IMAPDate.day(of: m.internalDate) >= d
+        case .sentBefore(let d): return await sentDay().map { $0 < d } ?? false
+        case .sentOn(let d): return await sentDay().map { $0 == d } ?? false
+        case .sentSince(let d): return await sentDay().map { $0 >= d } ?? false
+        case .larger(let n): return m.size > n
+        case .smaller(let n): return m.size < n
+        case .header(let name, let value):
+            guard let msg = await load() else { return false }
+            return msg.headers.fields.contains { $0.name.lowercased() == name && contains($0.decodedValue, value) }
+        case .body(let text):
+            guard let msg = await load() else { return false }
+            return contains(bodyText(msg), text)
+        case .text(let text):
+            guard let msg = await load() else { return false }
+            return msg.headers.fields.contains { contains($0.decodedValue, text) } || contains(bodyText(msg), text)
+        case .sequenceSet(let set): return set.contains(msn, largest: count)
+        case .uid(let set): return set.contains(m.uid, largest: largestUID)
+        }
+    }
+}
