@@ -26,9 +26,8 @@ struct SignupCommand: AsyncParsableCommand {
             let context = try AccountSession(global.runtime)
             defer { context.finish() }
             let endpoint = try server.endpoint()
-            let made = try await SignupFlow.signUp(endpoint: endpoint, credentials: try signup.credentials(),
-                                                   account: context.account, keymaker: context.keymaker)
-            print("Account \(made.account.username) (\(made.account.address)) created on \(endpoint.url.absoluteString).")
+            let made = try await SignupFlow.signUp(endpoint: endpoint, credentials: try signup.credentials(), account: context.account,
+                                                   keymaker: context.keymaker) { print("Account \($0.username) (\($0.address)) created on \(endpoint.url.absoluteString).") }
             LoginReport.print(made.login, endpoint: endpoint, localUser: context.userID)
         }
     }

@@ -54,29 +54,32 @@ public enum SignupFlow {
     /// - Throws: ``ClientError/alreadyLoggedIn(_:)`` (before anything is sent),
     ///   ``ClientError/signupRefused(code:message:)`` (the server's reason; nothing was created),
     ///   `SRPError.invalidModulus` (exit status 8), what ``LoginFlow/login(endpoint:credentials:account:keymaker:)`` throws.
-    public static func signUp(endpoint: ServerEndpoint, credentials: SignupCredentials,
-                              account: ClientAccount, keymaker: Keymaker) async throws -> SignupResult {
+    /// - Parameter created: called once the server made the account, before the login (a login
+    ///   that fails then leaves an account the user can log in to with `rampart login`).
+    public static func signUp(endpoint: ServerEndpoint, credentials: SignupCredentials, account: ClientAccount,
+                              keymaker: Keymaker, created: (SignupResponse) -> Void = { _ in }) async throws -> SignupResult {
         // The key password: the mailbox password, or (one password) a copy of the login password.
         let keyPassword = try credentials.mailboxPassword ?? credentials.password.withUnsafeBytes { SecretBytes(copying: $0) }
         defer { credentials.password.wipe(); keyPassword.wipe() }
         guard try !keymaker.hasMainKey(), try !account.isLoggedIn() else { throw ClientError.alreadyLoggedIn(account.userID) }
         let api = try APIClient(endpoint: endpoint)
-        let created: SignupResponse
+        let made: SignupResponse
         do {
-            created = try await register(api: api, credentials: credentials, keyPassword: keyPassword)
+            made = try await register(api: api, credentials: credentials, keyPassword: keyPassword)
             await api.shutdown()
         } catch {
             await api.shutdown()
             throw error
         }
+        created(made)
         // Logs in with what the user typed (LoginFlow wipes its copies).
         let login = try await LoginFlow.login(
             endpoint: endpoint,
-            credentials: LoginCredentials(username: created.username,
+            credentials: LoginCredentials(username: made.username,
                                           password: try credentials.password.withUnsafeBytes { SecretBytes(copying: $0) },
                                           mailboxPassword: try keyPassword.withUnsafeBytes { SecretBytes(copying: $0) }),
             account: account, keymaker: keymaker)
-        return SignupResult(account: created, login: login)
+        return SignupResult(account: made, login: login)
     }
 
     static func register(api: APIClient, credentials: SignupCredentials, keyPassword: SecretBytes) async throws -> SignupResponse {
