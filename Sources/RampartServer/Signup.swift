@@ -81,7 +81,7 @@ public enum SignupRefusal: RampartError, Sendable, Equatable {
     }
 
     /// The HTTP status of the answer.
-    var status: HTTPStatusCode {
+    var status: Int {
         switch self {
         case .closed, .invitationInvalid: 403
         case .usernameTaken, .addressTaken: 409
@@ -90,7 +90,6 @@ public enum SignupRefusal: RampartError, Sendable, Equatable {
         default: 422
         }
     }
-    typealias HTTPStatusCode = Int
 }
 
 /// The username rules of sign-up.

@@ -54,8 +54,13 @@ public enum SignupFlow {
     /// - Throws: ``ClientError/alreadyLoggedIn(_:)`` (before anything is sent),
     ///   ``ClientError/signupRefused(code:message:)`` (the server's reason; nothing was created),
     ///   `SRPError.invalidModulus` (exit status 8), what ``LoginFlow/login(endpoint:credentials:account:keymaker:)`` throws.
-    /// - Parameter created: called once the server made the account, before the login (a login
-    ///   that fails then leaves an account the user can log in to with `rampart login`).
+    /// - Parameters:
+    ///   - endpoint: the pinned server (TLS pins and SRP modulus key).
+    ///   - credentials: what the user typed; the passwords are wiped when this returns.
+    ///   - account: the local account to set up (nothing logged in yet).
+    ///   - keymaker: its Keymaker (no MainKey yet).
+    ///   - created: called once the server made the account, before the login (a login that
+    ///     fails then leaves an account the user can log in to with `rampart login`).
     public static func signUp(endpoint: ServerEndpoint, credentials: SignupCredentials, account: ClientAccount,
                               keymaker: Keymaker, created: (SignupResponse) -> Void = { _ in }) async throws -> SignupResult {
         // The key password: the mailbox password, or (one password) a copy of the login password.
