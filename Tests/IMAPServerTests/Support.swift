@@ -10,7 +10,7 @@ final class RecordingConnection: IMAPSessionConnection, @unchecked Sendable {
     var canStartTLS: Bool { false }
     var isEncrypted: Bool { false }
     func write(_ bytes: [UInt8]) async throws { lock.withLock { data += bytes } }
-    func startTLS() async throws {}
+    func startTLS(after response: [UInt8]) async throws { try await write(response) }
     var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
 }
 

@@ -235,10 +235,13 @@ final class ChannelConnection: IMAPSessionConnection, @unchecked Sendable {
         try await channel.writeAndFlush(buffer).get()
     }
 
-    func startTLS() async throws {
+    func startTLS(after response: [UInt8]) async throws {
         guard let tls else { return }
         let channel = self.channel
+        // One event-loop task: the response is queued below every handler, then TLS goes in front,
+        // before the loop reads the client's handshake.
         try await channel.eventLoop.submit {
+            channel.writeAndFlush(channel.allocator.buffer(bytes: response), promise: nil)
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls), position: .first)
         }.get()
         setEncrypted()

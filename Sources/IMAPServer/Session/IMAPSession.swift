@@ -125,9 +125,8 @@ public final class IMAPSession: @unchecked Sendable {
                 send(.data(Array("ENABLED".utf8))); ok("ENABLE completed (no extension here needs enabling)")
             case .starttls:
                 guard connection.canStartTLS else { return bad("STARTTLS is not available on this connection") }
-                ok("Begin TLS negotiation now")
                 await flush()
-                try await connection.startTLS()
+                try await connection.startTLS(after: IMAPResponse.tagged(tag: tag, status: .ok, code: nil, text: "Begin TLS negotiation now").encoded)
             case .login(let user, let password):
                 guard loginAllowed else { return no("Send STARTTLS first: passwords are not accepted in the clear here", code: "PRIVACYREQUIRED") }
                 await login(tag: tag, username: user, password: password)

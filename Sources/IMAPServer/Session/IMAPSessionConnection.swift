@@ -8,8 +8,9 @@ public protocol IMAPSessionConnection: Sendable {
     var canStartTLS: Bool { get }
     /// Whether the connection is (already) encrypted.
     var isEncrypted: Bool { get }
-    /// Starts TLS right after the `OK` to STARTTLS was written.
-    func startTLS() async throws
+    /// Writes `response` (the `OK` to STARTTLS) and starts TLS right behind it, with nothing read
+    /// in between: the client's TLS handshake must not reach the command framer.
+    func startTLS(after response: [UInt8]) async throws
     /// Whether a password may be sent in the clear here (a loopback listener the caller declared so).
     var plaintextLoginAllowed: Bool { get }
 }
