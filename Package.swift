@@ -197,9 +197,10 @@ targets += [
 // MARK: - MailboxCrypto: the account key locked with bcrypt of the mailbox password, OpenPGP parts bound to their message, MIME → stored mail
 products.append(.library(name: "MailboxCrypto", targets: ["MailboxCrypto"]))
 targets += [
-    .target(name: "MailboxCrypto", dependencies: ["RampartAPI", "RampartCore", "MIME", "OpenPGP", "Bcrypt", "SRP", crypto],
+    .target(name: "MailboxCrypto", dependencies: ["RampartAPI", "RampartCore", "MIME", "OpenPGP", "Bcrypt", "SRP", crypto, cryptoExtras],
             swiftSettings: swiftSettings),
-    .testTarget(name: "MailboxCryptoTests", dependencies: ["MailboxCrypto", "RampartCore", "OpenPGP"], swiftSettings: swiftSettings),
+    .testTarget(name: "MailboxCryptoTests", dependencies: ["MailboxCrypto", "RampartCore", "OpenPGP", "RampartTestSupport"],
+                swiftSettings: swiftSettings),
 ]
 
 // MARK: - RampartServer: embedded local backend (TLS on loopback, zero-access storage)
