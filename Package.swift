@@ -203,6 +203,16 @@ targets += [
                 swiftSettings: swiftSettings),
 ]
 
+// MARK: - TransparencyLog: RFC 9162 Merkle tree, inclusion and consistency proofs, C2SP checkpoints, signed notes and cosignatures
+products.append(.library(name: "TransparencyLog", targets: ["TransparencyLog"]))
+targets += [
+    .target(name: "TransparencyLog", dependencies: ["RampartCore", crypto], swiftSettings: swiftSettings),
+    // Go's golang.org/x/mod/sumdb/tlog and note (Debian golang-golang-x-mod-dev) check our trees,
+    // proofs and notes and sign notes we check (scripts/kt/tlog-peer, built in the test).
+    .testTarget(name: "TransparencyLogTests", dependencies: ["TransparencyLog", "RampartTestSupport", crypto],
+                swiftSettings: swiftSettings),
+]
+
 // MARK: - RampartServer: embedded local backend (TLS on loopback, zero-access storage)
 // Only the `rampart` executable and the tests link it; no core library depends on it.
 products.append(.library(name: "RampartServer", targets: ["RampartServer"]))
@@ -333,6 +343,16 @@ targets += [
     // Real clients against a server on 127.0.0.1: Python's imaplib and imapclient (scripts/deps/bridge.pip,
     // $RAMPART_PYTHON or .venv), curl's imap://; openssl makes the STARTTLS test's certificate.
     .testTarget(name: "IMAPServerTests", dependencies: ["IMAPServer", "RampartTestSupport", nioSSL], swiftSettings: swiftSettings),
+]
+
+// MARK: - SMTPServer: SMTP submission server library for `rampart bridge` (RFC 6409 on NIO, backend seam)
+// Independent of Rampart's store: the bridge implements `SubmissionBackend` over the user's account.
+products.append(.library(name: "SMTPServer", targets: ["SMTPServer"]))
+targets += [
+    .target(name: "SMTPServer", dependencies: [nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings),
+    // Real clients against a server on 127.0.0.1: Python's smtplib ($RAMPART_PYTHON or .venv) and swaks
+    // (scripts/deps/bridge.apt); openssl makes the STARTTLS test's certificate.
+    .testTarget(name: "SMTPServerTests", dependencies: ["SMTPServer", "RampartTestSupport", nioSSL], swiftSettings: swiftSettings),
 ]
 
 let package = Package(

@@ -102,6 +102,8 @@ public enum TestSupportError: RampartError, Equatable {
     case cannotCreate(path: String, reason: String)
     /// A private software TPM (swtpm) could not be started.
     case softwareTPMUnavailable(String)
+    /// A Go reference peer could not be built (Go or a source package missing, `go build` failed).
+    case goProgramUnavailable(String)
 
     public var code: String {
         switch self {
@@ -110,6 +112,7 @@ public enum TestSupportError: RampartError, Equatable {
         case .childProcessStalled: "testSupport.childProcessStalled"
         case .cannotCreate: "testSupport.cannotCreate"
         case .softwareTPMUnavailable: "testSupport.softwareTPMUnavailable"
+        case .goProgramUnavailable: "testSupport.goProgramUnavailable"
         }
     }
 
@@ -124,7 +127,7 @@ public enum TestSupportError: RampartError, Equatable {
             "`\(command)` ended or stalled before printing \(waitingFor). stdout: \(stdout.suffix(2000)) stderr: \(stderr.suffix(2000))"
         case .cannotCreate(let path, let reason):
             "Could not create \(path): \(reason)"
-        case .softwareTPMUnavailable(let reason):
+        case .softwareTPMUnavailable(let reason), .goProgramUnavailable(let reason):
             reason
         }
     }

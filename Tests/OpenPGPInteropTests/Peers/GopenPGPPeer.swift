@@ -89,45 +89,15 @@ final class GopenPGPPeer: Peer, @unchecked Sendable {
     }
 }
 
-/// Builds scripts/openpgp/gopenpgp-peer once per test run (in a temporary GOPATH whose second
-/// entry is Debian's /usr/share/gocode) and hands out the binary.
+/// scripts/openpgp/gopenpgp-peer, built once per test run against Debian's GopenPGP sources
+/// (RampartTestSupport's `GoProgram`).
 enum GopenPGPHelper {
-    /// Debian's GopenPGP sources.
-    static let gocode = "/usr/share/gocode"
-
-    static func executable() throws -> URL { try built.get() }
-
-    private static let built: Result<URL, any Error> = Result { try build() }
-
-    /// The temporary GOPATH, removed when the test process exits.
-    nonisolated(unsafe) private static var folder: String?
-
-    private static func build() throws -> URL {
-        let source = BuiltExecutable.packageRoot.appendingPathComponent("scripts/openpgp/gopenpgp-peer")
-        guard FileManager.default.fileExists(atPath: "\(gocode)/src/github.com/ProtonMail/gopenpgp/crypto") else {
-            throw PeerError.notInstalled(peer: "GopenPGP",
-                                         detail: "\(gocode)/src/github.com/ProtonMail/gopenpgp is missing (Debian package golang-github-protonmail-gopenpgp-dev)")
+    static func executable() throws -> URL {
+        do {
+            return try GoProgram.executable(folder: "openpgp/gopenpgp-peer",
+                                            requires: ("github.com/ProtonMail/gopenpgp/crypto", "golang-github-protonmail-gopenpgp-dev"))
+        } catch let error as TestSupportError {
+            throw PeerError.notInstalled(peer: "GopenPGP", detail: error.description)
         }
-        let go = try PeerCommand.onPath("go", peer: "GopenPGP (go)")
-        let gopath = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-gopenpgp-peer-\(UUID().uuidString.prefix(8))")
-        folder = gopath.path
-        atexit { if let folder = GopenPGPHelper.folder { try? FileManager.default.removeItem(atPath: folder) } }
-        let package = gopath.appendingPathComponent("src/rampart.invalid/gopenpgp-peer")
-        try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
-        for file in ["main.go", "go.mod"] {
-            try FileManager.default.copyItem(at: source.appendingPathComponent(file), to: package.appendingPathComponent(file))
-        }
-        let binary = gopath.appendingPathComponent("gopenpgp-peer")
-        var environment = ["GO111MODULE": "off", "GOPATH": "\(gopath.path):\(gocode)", "GOFLAGS": "", "GOPROXY": "off", "CGO_ENABLED": "0"]
-        let inherited = ProcessInfo.processInfo.environment
-        if inherited["GOCACHE"] == nil, inherited["XDG_CACHE_HOME"] == nil, inherited["HOME"] == nil {
-            environment["GOCACHE"] = gopath.appendingPathComponent("cache").path
-        }
-        let tool = CLITool(path: try go.tool.url(), environment: environment)
-        let result = try tool.run(["build", "-o", binary.path, "rampart.invalid/gopenpgp-peer"], timeout: .seconds(600))
-        guard result.status == 0 else {
-            throw PeerError.notInstalled(peer: "GopenPGP", detail: "`go build` of scripts/openpgp/gopenpgp-peer failed: \(result.stderr)")
-        }
-        return binary
     }
 }

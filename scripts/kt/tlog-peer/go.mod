@@ -1,0 +1,3 @@
+module rampart.invalid/tlog-peer
+
+go 1.19
