@@ -125,8 +125,39 @@ final class Counter: @unchecked Sendable {
 }
 
 /// Frames bytes with ``SMTPInputFramer`` on the event loop and feeds an ``SMTPSession``.
-final class SMTPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
+/// Backpressure: while the session has 32 frames (or a maximum message's worth of bytes) it has
+/// not taken yet, the handler holds the channel's `read`.
+final class SMTPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    private var queuedFrames = 0
+    private var queuedBytes = 0
+    private var heldRead = false
+    private var context: ChannelHandlerContext?
+
+    private var saturated: Bool { queuedFrames >= 32 || queuedBytes >= configuration.limits.maxMessageSize }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    func read(context: ChannelHandlerContext) {
+        if saturated { heldRead = true } else { context.read() }
+    }
+
+    func consumed(size: Int) {
+        queuedFrames -= 1; queuedBytes -= size
+        if heldRead, !saturated, let context { heldRead = false; context.read() }
+    }
+
+    static func size(_ frame: SMTPFrame) -> Int {
+        switch frame { case .line(let b), .message(let b): b.count; default: 0 }
+    }
+
+    private func enqueue(_ frame: SMTPFrame) {
+        queuedFrames += 1; queuedBytes += Self.size(frame)
+        continuation?.yield(frame)
+    }
     // Event-loop state: the framer and the stream continuation.
     private var framer: SMTPInputFramer
     private var continuation: AsyncStream<SMTPFrame>.Continuation?
@@ -155,8 +186,13 @@ final class SMTPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             loopBound.value.decide(accepted: accepted)
         }
         let session = SMTPSession(backend: backend, connection: connection, limits: configuration.limits, hostname: configuration.hostname)
+        let eventLoop = channel.eventLoop
+        let frames = ConsumedSMTPFrames(base: stream) { frame in
+            let size = Self.size(frame)
+            eventLoop.execute { loopBound.value.consumed(size: size) }
+        }
         Task {
-            await session.run(frames: stream)
+            await session.run(frames: frames)
             try? await channel.close().get()
         }
         context.fireChannelActive()
@@ -165,7 +201,7 @@ final class SMTPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = Self.unwrapInboundIn(data)
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        for frame in framer.feed(bytes) { continuation?.yield(frame) }
+        for frame in framer.feed(bytes) { enqueue(frame) }
         // While the session decides about DATA the client should send nothing; a flood is cut off.
         if framer.isWaitingForDataDecision, framer.pendingCount > configuration.limits.maxLineLength * 4 + 65_536 {
             context.close(promise: nil)
@@ -173,7 +209,7 @@ final class SMTPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func decide(accepted: Bool) {
-        for frame in framer.decideData(accepted: accepted) { continuation?.yield(frame) }
+        for frame in framer.decideData(accepted: accepted) { enqueue(frame) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -229,4 +265,23 @@ final class SMTPChannelConnection: SMTPSessionConnection, @unchecked Sendable {
         }.get()
         setEncrypted()
     }
+}
+
+/// An async sequence of frames that reports each one the session takes (for backpressure).
+struct ConsumedSMTPFrames: AsyncSequence, Sendable {
+    typealias Element = SMTPFrame
+    let base: AsyncStream<SMTPFrame>
+    let onConsume: @Sendable (SMTPFrame) -> Void
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<SMTPFrame>.AsyncIterator
+        let onConsume: @Sendable (SMTPFrame) -> Void
+        mutating func next() async -> SMTPFrame? {
+            guard let frame = await base.next() else { return nil }
+            onConsume(frame)
+            return frame
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), onConsume: onConsume) }
 }

@@ -64,6 +64,11 @@ import Testing
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
     }
 
+    @Test func aClientPipeliningTwentyThousandCommandsGetsEveryAnswer() async throws {
+        let result = try await withServer { port in try await python(["flood", String(port)]) }
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+    }
+
     @Test func curlFetchesAMessageAndListsMailboxes() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else { return }
         let curl = CLITool(path: URL(fileURLWithPath: "/usr/bin/curl"))

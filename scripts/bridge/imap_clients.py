@@ -138,8 +138,34 @@ def run_slow(port):
     check(f.readline() == b"", "closed after BYE")
 
 
+def run_flood(port):
+    """Pipelines 20,000 commands (about 1 MB) while reading the answers on another thread: the
+    server holds its reads while the session is behind, and every command is still answered."""
+    import threading
+    s = socket.create_connection((HOST, port), timeout=TIMEOUT)
+    f = s.makefile("rb")
+    check(f.readline().startswith(b"* OK"), "greeting")
+    count = 20000
+    answered = []
+
+    def reader():
+        for _ in range(count + 2):   # the NOOPs, then "* BYE" and the LOGOUT answer
+            line = f.readline()
+            if not line:
+                break
+            if line.startswith(b"t") or line.startswith(b"z"):
+                answered.append(line)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    payload = b"".join(b"t%d NOOP\r\n" % i for i in range(count))
+    s.sendall(payload + b"z LOGOUT\r\n")
+    t.join(60)
+    check(len(answered) == count + 1 and answered[-1] == b"z OK LOGOUT completed\r\n", (len(answered), answered[-1:]))
+
+
 if __name__ == "__main__":
     mode, port = sys.argv[1], int(sys.argv[2])
     {"imaplib": lambda: run_imaplib(port), "imapclient": lambda: run_imapclient(port),
-     "starttls": lambda: run_starttls(port, sys.argv[3]), "slow": lambda: run_slow(port)}[mode]()
+     "starttls": lambda: run_starttls(port, sys.argv[3]), "slow": lambda: run_slow(port), "flood": lambda: run_flood(port)}[mode]()
     print("ok", mode)

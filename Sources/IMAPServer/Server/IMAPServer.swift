@@ -156,13 +156,41 @@ struct IMAPFrameDecoder: ByteToMessageDecoder {
 
 /// Bridges a channel to an ``IMAPSession``: frames go into an async stream the session reads,
 /// the session's writes go to the channel, an idle timeout logs the client out.
-final class IMAPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
+///
+/// Backpressure: while the session has 32 frames (or a maximum command's worth of bytes) it has not
+/// taken yet, the handler holds the channel's `read`, so a client pipelining faster than the store
+/// answers waits in its own socket buffer instead of the server's memory.
+final class IMAPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
     typealias InboundIn = IMAPFrame
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
     private let backend: any IMAPBackend
     private let configuration: IMAPServerConfiguration
     private let counter: ConnectionCounter
     private var continuation: AsyncStream<IMAPFrame>.Continuation?
     private var entered = false
+    // Event-loop state for backpressure.
+    private var queuedFrames = 0
+    private var queuedBytes = 0
+    private var heldRead = false
+    private var context: ChannelHandlerContext?
+
+    private var saturated: Bool { queuedFrames >= 32 || queuedBytes >= configuration.limits.maxCommandSize }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    func read(context: ChannelHandlerContext) {
+        if saturated { heldRead = true } else { context.read() }
+    }
+
+    /// The session took a frame of `size` bytes (runs on the event loop).
+    func consumed(size: Int) {
+        queuedFrames -= 1; queuedBytes -= size
+        if heldRead, !saturated, let context { heldRead = false; context.read() }
+    }
+
+    static func size(_ frame: IMAPFrame) -> Int { if case .command(let b) = frame { b.count } else { 0 } }
 
     init(backend: any IMAPBackend, configuration: IMAPServerConfiguration, counter: ConnectionCounter) {
         self.backend = backend; self.configuration = configuration; self.counter = counter
@@ -181,15 +209,23 @@ final class IMAPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         self.continuation = continuation
         let connection = ChannelConnection(channel: channel, tls: configuration.tls, plaintext: configuration.plaintextOnLoopback)
         let session = IMAPSession(backend: backend, connection: connection, limits: configuration.limits)
+        let loopBound = NIOLoopBound(self, eventLoop: channel.eventLoop)
+        let eventLoop = channel.eventLoop
+        let frames = ConsumedFrames(base: stream) { frame in
+            let size = Self.size(frame)
+            eventLoop.execute { loopBound.value.consumed(size: size) }
+        }
         Task {
-            await session.run(frames: stream)
+            await session.run(frames: frames)
             try? await channel.close().get()
         }
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        continuation?.yield(Self.unwrapInboundIn(data))
+        let frame = Self.unwrapInboundIn(data)
+        queuedFrames += 1; queuedBytes += Self.size(frame)
+        continuation?.yield(frame)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -246,4 +282,23 @@ final class ChannelConnection: IMAPSessionConnection, @unchecked Sendable {
         }.get()
         setEncrypted()
     }
+}
+
+/// An async sequence of frames that reports each one the session takes (for backpressure).
+struct ConsumedFrames: AsyncSequence, Sendable {
+    typealias Element = IMAPFrame
+    let base: AsyncStream<IMAPFrame>
+    let onConsume: @Sendable (IMAPFrame) -> Void
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<IMAPFrame>.AsyncIterator
+        let onConsume: @Sendable (IMAPFrame) -> Void
+        mutating func next() async -> IMAPFrame? {
+            guard let frame = await base.next() else { return nil }
+            onConsume(frame)
+            return frame
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), onConsume: onConsume) }
 }
