@@ -40,6 +40,7 @@ public enum SMTPServerError: Error, Sendable, Equatable, CustomStringConvertible
     /// Binding failed.
     case cannotListen(host: String, port: Int, reason: String)
 
+    /// A sentence saying what to change.
     public var description: String {
         switch self {
         case .plaintextNeedsLoopback(let host):

@@ -80,8 +80,9 @@ public enum SubmissionError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 /// A submission store in memory: users with passwords and the addresses each may send from; every
-/// accepted message is kept in ``submissions``. A real backend for the tests and the fuzz target,
-/// not a mock. Trust-model row **inbox (low)**.
+/// accepted message is kept in ``submissions``. Recipients in the reserved `.invalid` top-level
+/// domain (RFC 2606) are refused, so that the refusal path can be tested. A real backend for the
+/// tests and the fuzz target, not a mock. Trust-model row **inbox (low)**.
 public actor InMemorySubmissionBackend: SubmissionBackend {
     struct User { var password: String; var addresses: Set<String> }
     private var users: [String: User] = [:]
@@ -96,6 +97,7 @@ public actor InMemorySubmissionBackend: SubmissionBackend {
         users[username] = User(password: password, addresses: Set(addresses.map { $0.lowercased() }))
     }
 
+    /// Checks the password. - Throws: ``SubmissionError/authenticationFailed``.
     public func authenticate(username: String, password: String) async throws -> any SubmissionAccount {
         guard let user = users[username], user.password.utf8.elementsEqual(password.utf8) else { throw SubmissionError.authenticationFailed }
         return Account(backend: self, username: username, addresses: user.addresses)

@@ -97,6 +97,7 @@ public struct IMAPCopyResult: Sendable, Equatable {
     public var uids: [(source: UInt32, destination: UInt32)]
     /// Creates a result.
     public init(uidValidity: UInt32, uids: [(source: UInt32, destination: UInt32)]) { self.uidValidity = uidValidity; self.uids = uids }
+    /// Equal when the validity and every pair are.
     public static func == (a: Self, b: Self) -> Bool {
         a.uidValidity == b.uidValidity && a.uids.map(\.source) == b.uids.map(\.source) && a.uids.map(\.destination) == b.uids.map(\.destination)
     }

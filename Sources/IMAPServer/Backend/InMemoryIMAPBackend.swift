@@ -60,6 +60,7 @@ public actor InMemoryIMAPBackend: IMAPBackend {
         Dictionary(uniqueKeysWithValues: (users[username]?.mailboxes[mailbox]?.messages ?? []).map { ($0.summary.uid, $0.summary.flags) })
     }
 
+    /// Checks the password (compared in constant time). - Throws: ``IMAPBackendError/authenticationFailed``.
     public func authenticate(username: String, password: String) async throws -> any IMAPAccount {
         guard let user = users[username], constantTimeEqual(user.password, password) else { throw IMAPBackendError.authenticationFailed }
         return Account(backend: self, username: username)

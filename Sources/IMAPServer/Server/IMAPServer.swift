@@ -43,6 +43,7 @@ public enum IMAPServerError: Error, Sendable, Equatable, CustomStringConvertible
     /// Binding the address failed.
     case cannotListen(host: String, port: Int, reason: String)
 
+    /// A sentence saying what to change.
     public var description: String {
         switch self {
         case .plaintextNeedsLoopback(let host):

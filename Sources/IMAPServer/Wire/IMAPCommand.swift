@@ -13,28 +13,68 @@ public struct IMAPCommand: Sendable, Equatable {
 
     /// The commands the server understands, with typed arguments.
     public enum Kind: Sendable, Equatable {
-        case capability, noop, logout, starttls, check, close, unselect, expunge, idle, namespace
+        /// CAPABILITY.
+        case capability
+        /// NOOP.
+        case noop
+        /// LOGOUT.
+        case logout
+        /// STARTTLS.
+        case starttls
+        /// CHECK.
+        case check
+        /// CLOSE (expunges silently, then deselects).
+        case close
+        /// UNSELECT (RFC 3691).
+        case unselect
+        /// EXPUNGE.
+        case expunge
+        /// IDLE (RFC 2177).
+        case idle
+        /// NAMESPACE (RFC 2342).
+        case namespace
+        /// LOGIN user password.
         case login(username: String, password: String)
+        /// AUTHENTICATE mechanism [initial response] (SASL-IR, RFC 4959).
         case authenticate(mechanism: String, initialResponse: String?)
+        /// SELECT, or EXAMINE when `readOnly`.
         case select(mailbox: String, readOnly: Bool)
+        /// CREATE.
         case create(mailbox: String)
+        /// DELETE.
         case delete(mailbox: String)
+        /// RENAME.
         case rename(from: String, to: String)
+        /// SUBSCRIBE.
         case subscribe(mailbox: String)
+        /// UNSUBSCRIBE.
         case unsubscribe(mailbox: String)
+        /// LIST; `specialUseOnly` for `LIST (SPECIAL-USE)` or `RETURN (SPECIAL-USE)` (RFC 6154).
         case list(reference: String, pattern: String, specialUseOnly: Bool)
+        /// LSUB.
         case lsub(reference: String, pattern: String)
+        /// STATUS.
         case status(mailbox: String, items: [IMAPStatusItem])
+        /// APPEND.
         case append(mailbox: String, flags: [String], internalDate: Date?, message: [UInt8])
+        /// FETCH or UID FETCH.
         case fetch(set: IMAPSequenceSet, attributes: [IMAPFetchAttribute], uid: Bool)
+        /// STORE or UID STORE.
         case store(set: IMAPSequenceSet, operation: IMAPFlagOperation, silent: Bool, flags: [String], uid: Bool)
+        /// SEARCH or UID SEARCH (several keys are an `and`).
         case search(key: IMAPSearchKey, uid: Bool)
+        /// COPY or UID COPY.
         case copy(set: IMAPSequenceSet, mailbox: String, uid: Bool)
+        /// MOVE or UID MOVE (RFC 6851).
         case move(set: IMAPSequenceSet, mailbox: String, uid: Bool)
+        /// UID EXPUNGE (RFC 4315).
         case uidExpunge(set: IMAPSequenceSet)
+        /// ID (RFC 2971): the client's fields, or nil for `ID NIL`.
         case id(parameters: [(String, String?)]?)
+        /// ENABLE (RFC 5161).
         case enable(capabilities: [String])
 
+        /// Equality (the `ID` fields compared pairwise).
         public static func == (a: Kind, b: Kind) -> Bool {
             switch (a, b) {
             case (.id(let x), .id(let y)):
@@ -58,21 +98,37 @@ public enum IMAPFlagOperation: Sendable, Equatable {
 
 /// A STATUS data item (RFC 3501 §6.3.10).
 public enum IMAPStatusItem: String, Sendable, Equatable, CaseIterable {
-    case messages = "MESSAGES", recent = "RECENT", uidNext = "UIDNEXT", uidValidity = "UIDVALIDITY", unseen = "UNSEEN"
+    /// MESSAGES: how many messages.
+    case messages = "MESSAGES"
+    /// RECENT: always 0 here (`\Recent` is not tracked).
+    case recent = "RECENT"
+    /// UIDNEXT.
+    case uidNext = "UIDNEXT"
+    /// UIDVALIDITY.
+    case uidValidity = "UIDVALIDITY"
+    /// UNSEEN: how many messages lack `\Seen`.
+    case unseen = "UNSEEN"
 }
 
 /// A message sequence number or UID set (`1:4,7,9:*`), RFC 3501 §9 `sequence-set`.
 public struct IMAPSequenceSet: Sendable, Equatable, CustomStringConvertible {
     /// One end of a range: a number or `*` (the largest number in use).
-    public enum Bound: Sendable, Equatable { case number(UInt32), star }
+    public enum Bound: Sendable, Equatable {
+        /// A number.
+        case number(UInt32)
+        /// `*`.
+        case star
+    }
     /// The ranges, as written (each may be given high-to-low).
     public var ranges: [(Bound, Bound)]
 
     /// Creates a set from ranges.
     public init(ranges: [(Bound, Bound)]) { self.ranges = ranges }
 
+    /// Equal when written the same way.
     public static func == (a: Self, b: Self) -> Bool { a.description == b.description }
 
+    /// As written on the wire (`1:4,7,9:*`).
     public var description: String {
         ranges.map { r in
             let f: (Bound) -> String = { if case .number(let n) = $0 { String(n) } else { "*" } }
@@ -98,8 +154,15 @@ extension IMAPSequenceSet.Bound {
 public struct IMAPSection: Sendable, Equatable, CustomStringConvertible {
     /// What part of the addressed entity.
     public enum Text: Sendable, Equatable {
-        case header, text, mime
+        /// `HEADER`: the header, blank line included.
+        case header
+        /// `TEXT`: the body.
+        case text
+        /// `MIME`: a part's MIME header.
+        case mime
+        /// `HEADER.FIELDS (…)`: only these fields.
         case headerFields([String])
+        /// `HEADER.FIELDS.NOT (…)`: all but these fields.
         case headerFieldsNot([String])
     }
     /// The part numbers (`[1, 2]` for `1.2`); empty for the whole message.
@@ -129,11 +192,30 @@ public struct IMAPSection: Sendable, Equatable, CustomStringConvertible {
 
 /// A FETCH data item (RFC 3501 §6.4.5); the macros ALL, FAST and FULL are expanded by the parser.
 public enum IMAPFetchAttribute: Sendable, Equatable {
-    case envelope, flags, internalDate, rfc822Size, uid, body, bodyStructure
-    case rfc822, rfc822Header, rfc822Text
+    /// ENVELOPE.
+    case envelope
+    /// FLAGS.
+    case flags
+    /// INTERNALDATE.
+    case internalDate
+    /// RFC822.SIZE.
+    case rfc822Size
+    /// UID.
+    case uid
+    /// BODY (the non-extensible BODYSTRUCTURE).
+    case body
+    /// BODYSTRUCTURE.
+    case bodyStructure
+    /// RFC822 (as BODY[], sets `\Seen`).
+    case rfc822
+    /// RFC822.HEADER (as BODY.PEEK[HEADER]).
+    case rfc822Header
+    /// RFC822.TEXT (as BODY[TEXT], sets `\Seen`).
+    case rfc822Text
     /// `BODY[section]<origin.count>` or, with `peek`, `BODY.PEEK[…]` (which does not set `\Seen`).
     case section(IMAPSection, peek: Bool, partial: (origin: Int, count: Int)?)
 
+    /// Equality (partials compared by origin and count).
     public static func == (a: Self, b: Self) -> Bool {
         switch (a, b) {
         case let (.section(s1, p1, r1), .section(s2, p2, r2)):
@@ -145,18 +227,47 @@ public enum IMAPFetchAttribute: Sendable, Equatable {
 
 /// A SEARCH criterion (RFC 3501 §6.4.4).
 public indirect enum IMAPSearchKey: Sendable, Equatable {
+    /// ALL.
     case all
+    /// Every key matches (a parenthesized list, or keys side by side).
     case and([IMAPSearchKey])
+    /// NOT.
     case not(IMAPSearchKey)
+    /// OR.
     case or(IMAPSearchKey, IMAPSearchKey)
-    /// Has (or, with `false`, lacks) the flag.
+    /// Has (or, with `false`, lacks) the flag: SEEN, UNSEEN, KEYWORD, … .
     case flag(String, Bool)
-    case new, old, recent
-    case before(Date), on(Date), since(Date)
-    case sentBefore(Date), sentOn(Date), sentSince(Date)
-    case larger(Int), smaller(Int)
+    /// NEW (never matches: `\Recent` is not tracked).
+    case new
+    /// OLD (always matches).
+    case old
+    /// RECENT (never matches).
+    case recent
+    /// BEFORE: internal date earlier than the day.
+    case before(Date)
+    /// ON: internal date within the day.
+    case on(Date)
+    /// SINCE: internal date within or after the day.
+    case since(Date)
+    /// SENTBEFORE: the Date header earlier than the day.
+    case sentBefore(Date)
+    /// SENTON.
+    case sentOn(Date)
+    /// SENTSINCE.
+    case sentSince(Date)
+    /// LARGER: RFC822.SIZE above.
+    case larger(Int)
+    /// SMALLER.
+    case smaller(Int)
+    /// HEADER field text (also FROM, TO, CC, BCC, SUBJECT); the field name is lowercased, the text
+    /// matched case-insensitively within the decoded value.
     case header(String, String)
-    case body(String), text(String)
+    /// BODY: the text parts' decoded text.
+    case body(String)
+    /// TEXT: the header fields and the body.
+    case text(String)
+    /// A message sequence number set.
     case sequenceSet(IMAPSequenceSet)
+    /// UID set.
     case uid(IMAPSequenceSet)
 }

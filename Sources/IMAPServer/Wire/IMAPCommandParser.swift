@@ -9,6 +9,7 @@ public struct IMAPParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var message: String
     /// Creates an error.
     public init(tag: String?, message: String) { self.tag = tag; self.message = message }
+    /// The message.
     public var description: String { message }
 }
 

@@ -2,7 +2,16 @@ import Foundation
 
 /// The system flags (RFC 3501 §2.3.2) and flag spelling.
 public enum IMAPFlags {
-    public static let seen = "\\Seen", answered = "\\Answered", flagged = "\\Flagged", deleted = "\\Deleted", draft = "\\Draft"
+    /// `\\Seen`.
+    public static let seen = "\\Seen"
+    /// `\\Answered`.
+    public static let answered = "\\Answered"
+    /// `\\Flagged`.
+    public static let flagged = "\\Flagged"
+    /// `\\Deleted`.
+    public static let deleted = "\\Deleted"
+    /// `\\Draft`.
+    public static let draft = "\\Draft"
     /// The system flags a client may store, in their canonical spelling.
     public static let system = [answered, flagged, deleted, seen, draft]
 

@@ -1,6 +1,15 @@
 /// The status of a tagged or untagged status response (RFC 3501 §7.1).
 public enum IMAPStatus: String, Sendable, Equatable {
-    case ok = "OK", no = "NO", bad = "BAD", preauth = "PREAUTH", bye = "BYE"
+    /// OK.
+    case ok = "OK"
+    /// NO: the command failed.
+    case no = "NO"
+    /// BAD: the command was not understood or not valid now.
+    case bad = "BAD"
+    /// PREAUTH (not used by this server).
+    case preauth = "PREAUTH"
+    /// BYE: the server closes the connection.
+    case bye = "BYE"
 }
 
 /// One server response line (or lines, when it carries literals).
