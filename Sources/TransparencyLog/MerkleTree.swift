@@ -67,7 +67,8 @@ public struct MerkleTree: Sendable {
     }
 
     /// The proof that the tree of `oldSize` leaves is a prefix of the tree of `newSize`
-    /// (RFC 9162 §2.1.4.1). Empty when the sizes are equal or `oldSize` is 0.
+    /// (RFC 9162 §2.1.4.1). Empty when the sizes are equal; from the empty tree there is nothing
+    /// to prove (``MerkleProof/verifyConsistency(oldSize:newSize:oldRoot:newRoot:proof:)`` refuses it).
     public func consistencyProof(from oldSize: UInt64, to newSize: UInt64) throws -> [LogHash] {
         guard oldSize <= newSize, newSize <= self.size else {
             throw TransparencyLogError.outOfRange("from \(oldSize) to \(newSize) (the log has \(self.size))")
@@ -153,19 +154,18 @@ public enum MerkleProof {
     }
 
     /// Checks that the tree of `oldSize` leaves with root `oldRoot` is a prefix of the tree of
-    /// `newSize` leaves with root `newRoot` (RFC 9162 §2.1.4.2).
+    /// `newSize` leaves with root `newRoot` (RFC 9162 §2.1.4.2). `oldSize` must be at least 1.
     /// - Throws: ``TransparencyLogError/consistencyProofFailed(_:)``, and
     ///   ``TransparencyLogError/rollback(seen:offered:)`` when `newSize < oldSize`.
     public static func verifyConsistency(oldSize: UInt64, newSize: UInt64, oldRoot: LogHash, newRoot: LogHash,
                                          proof: [LogHash]) throws {
         guard oldSize <= newSize else { throw TransparencyLogError.rollback(seen: oldSize, offered: newSize) }
+        // Every tree extends the empty one: such a "proof" proves nothing, and a client that has
+        // no head yet checks the first one it gets by its signatures alone.
+        guard oldSize > 0 else { throw TransparencyLogError.consistencyProofFailed("a proof from the empty tree proves nothing") }
         if oldSize == newSize {
             guard proof.isEmpty else { throw TransparencyLogError.consistencyProofFailed("a proof between equal sizes must be empty") }
             guard oldRoot == newRoot else { throw TransparencyLogError.consistencyProofFailed("two roots for one size: a fork") }
-            return
-        }
-        if oldSize == 0 {
-            guard proof.isEmpty else { throw TransparencyLogError.consistencyProofFailed("a proof from the empty tree must be empty") }
             return
         }
         guard !proof.isEmpty else { throw TransparencyLogError.consistencyProofFailed("the proof is empty") }

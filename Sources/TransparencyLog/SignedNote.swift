@@ -114,7 +114,8 @@ public struct NoteVerifier: Sendable, Equatable {
     /// Parses `<name>+<hash>+<base64>`, checking the hash against the key.
     /// - Throws: ``TransparencyLogError/badKey(_:)``.
     public init(keyString: String) throws {
-        let parts = keyString.split(separator: "+", omittingEmptySubsequences: false)
+        // The key part is base64, which may itself contain '+': split at the first two only.
+        let parts = keyString.split(separator: "+", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw TransparencyLogError.badKey("a verifier key is name+hash+key") }
         let name = String(parts[0])
         try Self.checkName(name)

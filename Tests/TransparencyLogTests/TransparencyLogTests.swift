@@ -64,11 +64,14 @@ import TransparencyLog
                     }
                 }
             }
-            for old in 0...size {
+            #expect(throws: TransparencyLogError.self, "from the empty tree proves nothing") {
+                try MerkleProof.verifyConsistency(oldSize: 0, newSize: size, oldRoot: .emptyTree, newRoot: root, proof: [])
+            }
+            for old in 1...size {
                 let proof = try tree.consistencyProof(from: old, to: size)
                 let oldRoot = try tree.root(size: old)
                 try MerkleProof.verifyConsistency(oldSize: old, newSize: size, oldRoot: oldRoot, newRoot: root, proof: proof)
-                guard old > 0 && old < size else { continue }
+                guard old < size else { continue }
                 var changed = proof
                 changed[Int(old) % proof.count] = LogHash.leaf([0xFF])
                 #expect(throws: TransparencyLogError.self) {
@@ -165,8 +168,12 @@ import TransparencyLog
         changed.text = Checkpoint(origin: "rampart.test/keys", size: 6, rootHash: LogHash.leaf([1])).text
         #expect(throws: TransparencyLogError.self) { try changed.verified(by: [log.verifier, witness.cosignatureVerifier]) }
         #expect(throws: TransparencyLogError.self) { try parsed.verified(by: [try NoteSigner(name: "rampart.test/keys", key: .init()).verifier]) }
-        // Key strings round-trip and refuse a wrong hash or name.
+        // Key strings round-trip (also when the base64 key holds a '+') and refuse a wrong hash or name.
         #expect(try NoteVerifier(keyString: log.verifier.keyString) == log.verifier)
+        for _ in 0..<40 {
+            let verifier = try NoteSigner(name: "k", key: .init()).verifier
+            #expect(try NoteVerifier(keyString: verifier.keyString) == verifier)
+        }
         let string = log.verifier.keyString
         #expect(throws: TransparencyLogError.self) { try NoteVerifier(keyString: string.replacingOccurrences(of: "rampart.test/keys", with: "other")) }
         #expect(throws: TransparencyLogError.self) { try NoteSigner(name: "has space", key: .init()) }
@@ -181,5 +188,77 @@ import TransparencyLog
         let run = try CLITool(path: peer).run([], input: input)
         try #require(run.status == 0, "\(run.stderr)")
         return try #require(try JSONSerialization.jsonObject(with: run.output) as? [String: Any])
+    }
+}
+
+/// transparency-dev/merkle's proof vectors (`../shared/testdata/merkle`, read from there): every
+/// happy path verifies and every `wantErr` case is refused.
+@Suite struct MerkleVectorTests {
+    struct Inclusion: Decodable { let leafIdx: UInt64; let treeSize: UInt64; let root: String; let leafHash: String; let proof: [String]?; let desc: String?; let wantErr: Bool? }
+    struct Consistency: Decodable { let size1: UInt64; let size2: UInt64; let root1: String; let root2: String; let proof: [String]?; let desc: String?; let wantErr: Bool? }
+
+    static var folder: URL {
+        if let path = ProcessInfo.processInfo.environment["RAMPART_MERKLE_VECTORS"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        return BuiltExecutable.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/testdata/merkle")
+    }
+
+    static func files(_ kind: String) throws -> [URL] {
+        let root = folder.appendingPathComponent(kind)
+        let all = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        return all.filter { $0.pathExtension == "json" }.sorted { $0.path < $1.path }
+    }
+
+    /// A hash from base64, or nil when it is not 32 bytes (a `LogHash` cannot be made of it, so
+    /// an inclusion vector with such a leaf or root is refused before any proof is run).
+    static func hash(_ text: String) -> LogHash? {
+        Data(base64Encoded: text).flatMap { try? LogHash(bytes: Array($0)) }
+    }
+
+    /// For consistency vectors, whose roots are only compared: a root that is not 32 bytes
+    /// ("don't care") stands for a hash of its text, so two equal ones are equal and differ
+    /// from every real root.
+    static func root(_ text: String) -> LogHash {
+        hash(text) ?? LogHash.leaf(Array("placeholder root: \(text)".utf8))
+    }
+
+    static func proofHashes(_ texts: [String]?) -> [LogHash]? {
+        var out: [LogHash] = []
+        for text in texts ?? [] {
+            guard let bytes = Data(base64Encoded: text), let hash = try? LogHash(bytes: Array(bytes)) else { return nil }
+            out.append(hash)
+        }
+        return out
+    }
+
+    @Test func inclusionVectors() throws {
+        let files = try Self.files("inclusion")
+        try #require(files.count > 50, "no vectors under \(Self.folder.path) (../shared/testdata/merkle)")
+        var failures: [String] = []
+        for file in files {
+            let vector = try JSONDecoder().decode(Inclusion.self, from: Data(contentsOf: file))
+            var accepted = false
+            if let proof = Self.proofHashes(vector.proof), let leaf = Self.hash(vector.leafHash), let root = Self.hash(vector.root) {
+                accepted = (try? MerkleProof.verifyInclusion(leafHash: leaf, index: vector.leafIdx, size: vector.treeSize,
+                                                             proof: proof, root: root)) != nil
+            }
+            if accepted == (vector.wantErr ?? false) { failures.append("\(file.lastPathComponent) (\(vector.desc ?? ""))") }
+        }
+        #expect(failures.isEmpty, "\(failures.count) of \(files.count): \(failures)")
+    }
+
+    @Test func consistencyVectors() throws {
+        let files = try Self.files("consistency")
+        try #require(files.count > 50, "no vectors under \(Self.folder.path) (../shared/testdata/merkle)")
+        var failures: [String] = []
+        for file in files {
+            let vector = try JSONDecoder().decode(Consistency.self, from: Data(contentsOf: file))
+            var accepted = false
+            if let proof = Self.proofHashes(vector.proof) {
+                accepted = (try? MerkleProof.verifyConsistency(oldSize: vector.size1, newSize: vector.size2, oldRoot: Self.root(vector.root1),
+                                                               newRoot: Self.root(vector.root2), proof: proof)) != nil
+            }
+            if accepted == (vector.wantErr ?? false) { failures.append("\(file.path.split(separator: "/").suffix(2).joined(separator: "/")) (\(vector.desc ?? ""))") }
+        }
+        #expect(failures.isEmpty, "\(failures.count) of \(files.count): \(failures)")
     }
 }
