@@ -36,7 +36,6 @@ public final class SealedStore: @unchecked Sendable {
     private let lock = NSLock()
     private var pool: DatabasePool?
     private var lifecycleToken: ObserverToken?
-    private var wipeRegistration: ObserverToken?
     /// Sub-keys of the current MainKey. A `DerivedKey` is zeroized by `MainKey.wipe()` (every
     /// lock), so this never outlives the unlock; it is also dropped on the lock event and
     /// whenever the MainKey object changes. It holds no decrypted data.
@@ -126,11 +125,6 @@ public final class SealedStore: @unchecked Sendable {
     public var isOpen: Bool { currentPool != nil }
 
     var currentPool: DatabasePool? { lock.withLock { pool } }
-
-    /// Keeps a wipe-registry token alive as long as this store.
-    func retainWipeRegistration(_ token: ObserverToken) {
-        lock.withLock { wipeRegistration = token }
-    }
 
     /// Closes the database. Later calls throw ``SealedStoreError/closed(_:)``.
     public func close() {

@@ -29,6 +29,11 @@ extension DependencyKey where Value == SealedStore {
     public static let sealedStore = DependencyKey("sealedStore")
 }
 
+extension DependencyKey where Value == ObserverToken {
+    /// The registration of the store's wipe made by ``UserContainer/sealedStore`` (at most one).
+    static let sealedStoreWipe = DependencyKey("sealedStore.wipe")
+}
+
 extension DependencyKey where Value == any StoreRollbackAnchor {
     /// The user's rollback anchor (see ``HasStoreRollbackAnchor``).
     public static let storeRollbackAnchor = DependencyKey("sealedStore.rollbackAnchor")
@@ -37,7 +42,8 @@ extension DependencyKey where Value == any StoreRollbackAnchor {
 extension UserContainer: HasSealedStore {
     /// The user's store, opened on first use at `<home>/stores/<user>/store.sqlite` with the
     /// container's MainKey provider (the Keymaker, or the agent's provider the composition root
-    /// installed) and its rollback anchor, and registered with the wipe registry. After
+    /// installed) and its rollback anchor; its wipe is registered with the wipe registry once
+    /// (unless one is registered already, as the composition root does for every user). After
     /// ``closeSealedStore()`` the next use opens it again. Every process opens an account's
     /// store this way: the dependencies are checked when the code is compiled, not at run time.
     /// - Throws: `locked`; `tampered` (`rolledBack`) when the anchor remembers a later epoch than
@@ -48,7 +54,12 @@ extension UserContainer: HasSealedStore {
                 if let open = instances.current(.sealedStore), open.isOpen { return open }
                 let files = StoreFiles(environment: environment)
                 let store = try SealedStore(files: files, keys: mainKeyProvider, anchor: storeRollbackAnchor)
-                store.retainWipeRegistration(wipeRegistry.register(SealedStoreWipe(files: files)))
+                // The store's wipe, once: the composition root registers it for every user of the
+                // home already; a container made without it (a library user) registers it here.
+                let wipe = SealedStoreWipe(files: files)
+                if instances.current(.sealedStoreWipe) == nil, !wipeRegistry.registeredNames.contains(wipe.wipeName) {
+                    override(.sealedStoreWipe, with: wipeRegistry.register(wipe))
+                }
                 override(.sealedStore, with: store)
                 return store
             }
