@@ -87,3 +87,22 @@ struct ParserTests {
         #expect(IMAPDate.parseDate("1-feb-2026") != nil && IMAPDate.parseDate("32-Feb-2026") == nil)
     }
 }
+
+struct MailboxNameTests {
+    @Test func modifiedUTF7RoundTripsRFC3501sExampleAndOthers() {
+        #expect(IMAPMailboxName.encode("~peter/mail/台北/日本語") == "~peter/mail/&U,BTFw-/&ZeVnLIqe-")
+        #expect(IMAPMailboxName.decode("~peter/mail/&U,BTFw-/&ZeVnLIqe-") == "~peter/mail/台北/日本語")
+        for name in ["Entwürfe", "A&B", "Gesendete Objekte", "😀 fun", "Ünïcödé/Sub"] {
+            #expect(IMAPMailboxName.decode(IMAPMailboxName.encode(name)) == name)
+        }
+        #expect(IMAPMailboxName.decode("&Jjo!") == nil)
+        #expect(IMAPMailboxName.decode("&AGE-") == nil, "ASCII must not be base64-encoded")
+    }
+
+    @Test func theSessionSpeaksModifiedUTF7ToClientsAndUnicodeToTheBackend() async throws {
+        let out = lines(try await converse("a LOGIN alice pw\r\nb CREATE Entw&APw-rfe\r\nc LIST \"\" Entw&APw-*\r\nd SELECT \"Entw&APw-rfe\"\r\ne FETCH 1:* FLAGS\r\n"))
+        #expect(out.contains("* LIST (\\HasNoChildren) \"/\" Entw&APw-rfe"))
+        #expect(out.contains("d OK [READ-WRITE] SELECT completed"))
+        #expect(out.contains("e OK FETCH completed"), "1:* in an empty mailbox names nothing")
+    }
+}

@@ -392,13 +392,13 @@ public final class IMAPSession: @unchecked Sendable {
             return result
         }
         let count = UInt32(messages.count)
-        for (a, b) in set.ranges {
+        for (a, b) in set.ranges where a != .star && b != .star {
+            // A range reaching `*` is always valid (`1:*` in an empty mailbox names nothing).
             for bound in [a, b] {
                 if case .number(let n) = bound, n > count {
                     throw IMAPParseError(tag: nil, message: "No message with sequence number \(n) (the mailbox has \(count))")
                 }
             }
-            if count == 0 { throw IMAPParseError(tag: nil, message: "The mailbox is empty") }
         }
         var result: [Int] = []
         for i in 0..<messages.count where set.contains(UInt32(i + 1), largest: count) { result.append(i) }

@@ -89,10 +89,11 @@ public enum IMAPCommandParser {
                 try c.space()
             }
             let reference = try c.mailbox(); try c.space()
-            let pattern: String
+            var pattern: String
             if c.peek == UInt8(ascii: "\"") || c.peek == UInt8(ascii: "{") { pattern = try c.string() }
             else { pattern = String(decoding: c.take { isAtomChar($0) || $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "]") }, as: UTF8.self) }
             guard !pattern.isEmpty || c.bytesConsumedLast > 0 else { throw c.error("LIST needs a mailbox pattern") }
+            pattern = IMAPMailboxName.decode(pattern) ?? pattern
             if name == "LIST", c.peek == 0x20 {
                 try c.space(); guard c.atomText().uppercased() == "RETURN" else { throw c.error("Expected RETURN") }
                 try c.space(); specialUse = try c.parenthesizedAtoms().contains { $0.uppercased() == "SPECIAL-USE" } || specialUse
@@ -465,10 +466,12 @@ struct Cursor {
         return try string()
     }
 
-    /// A mailbox name; `INBOX` in any case is `INBOX`.
+    /// A mailbox name, decoded from modified UTF-7 (kept as sent when it is not valid modified
+    /// UTF-7); `INBOX` in any case is `INBOX`.
     mutating func mailbox() throws(IMAPParseError) -> String {
-        let name = try astring()
-        return name.uppercased() == "INBOX" ? "INBOX" : name
+        let wire = try astring()
+        if wire.uppercased() == "INBOX" { return "INBOX" }
+        return IMAPMailboxName.decode(wire) ?? wire
     }
 
     mutating func flag() throws(IMAPParseError) -> String {

@@ -95,9 +95,9 @@ public struct IMAPWriter: Sendable {
     /// Bytes as a string, or `NIL`.
     public mutating func nstring(_ data: [UInt8]?) { if let data { string(data) } else { raw("NIL") } }
 
-    /// A mailbox name (astring rules: an atom when possible, INBOX as is).
+    /// A mailbox name in modified UTF-7 (astring rules: an atom when possible, INBOX as is).
     public mutating func mailbox(_ name: String) {
-        let utf8 = Array(name.utf8)
+        let utf8 = Array(IMAPMailboxName.encode(name).utf8)
         if !utf8.isEmpty, utf8.allSatisfy(IMAPCommandParser.isAStringChar) { bytes += utf8 } else { string(utf8) }
     }
 
