@@ -28,9 +28,14 @@ public enum SignupPayload {
     ///     the pinned modulus key (the server's own group for the demo seed).
     ///   - keyPassword: the login password (one-password mode) or the mailbox password.
     ///   - invitation: the operator's invitation code, when sign-up is closed.
+    ///   - recoveryPhrase: when given, a ``RecoveryKeyCopy`` of the new key under this phrase
+    ///     goes with the request (`RecoveryCopyUpload`).
+    ///   - recoveryLogN: scrypt's cost of that copy.
     /// - Throws: `SRPError`, `OpenPGPError` (an empty password, key generation).
     public static func make(username: String, displayName: String, address: String, loginPassword: SecretBytes,
-                            keyPassword: SecretBytes, group: SRPGroup, invitation: String? = nil) throws -> SignupRequest {
+                            keyPassword: SecretBytes, group: SRPGroup, invitation: String? = nil,
+                            recoveryPhrase: RecoveryPhrase? = nil,
+                            recoveryLogN: UInt8 = RecoveryKeyCopy.defaultLogN) throws -> SignupRequest {
         let salt = SRPPassword.newSalt()
         let verifier = try SRPPassword.verifier(password: loginPassword, salt: salt, group: group)
         let key = try MailboxKey.create(name: displayName, address: address, mailboxPassword: keyPassword)
@@ -38,6 +43,7 @@ public enum SignupPayload {
         return SignupRequest(username: username, displayName: displayName, address: address, version: SRPPassword.version,
                              salt: Data(salt).base64EncodedString(), verifier: Data(verifier).base64EncodedString(),
                              keySalt: Data(key.keySalt).base64EncodedString(), publicKey: key.key.publicKey.armored(),
-                             privateKey: key.locked, invitation: invitation)
+                             privateKey: key.locked, invitation: invitation,
+                             recovery: try recoveryPhrase.map { try RecoveryKeyCopy.upload(key: key.key, phrase: $0, logN: recoveryLogN) })
     }
 }

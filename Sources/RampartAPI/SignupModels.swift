@@ -63,17 +63,20 @@ public struct SignupRequest: Codable, Sendable, Equatable {
     public var privateKey: String
     /// The operator's single-use invitation code (`rampart server invite`), when sign-up is closed.
     public var invitation: String?
+    /// The recovery copy of the key, locked under the recovery phrase (``RecoveryCopyUpload``);
+    /// nil: the account cannot be recovered with a phrase (only reset by the operator).
+    public var recovery: RecoveryCopyUpload?
     /// A request.
     public init(username: String, displayName: String, address: String, version: Int, salt: String, verifier: String,
-                keySalt: String, publicKey: String, privateKey: String, invitation: String? = nil) {
+                keySalt: String, publicKey: String, privateKey: String, invitation: String? = nil, recovery: RecoveryCopyUpload? = nil) {
         self.username = username; self.displayName = displayName; self.address = address; self.version = version
         self.salt = salt; self.verifier = verifier; self.keySalt = keySalt; self.publicKey = publicKey
-        self.privateKey = privateKey; self.invitation = invitation
+        self.privateKey = privateKey; self.invitation = invitation; self.recovery = recovery
     }
     enum CodingKeys: String, CodingKey {
         case username = "Username", displayName = "DisplayName", address = "Address", version = "Version", salt = "Salt"
         case verifier = "Verifier", keySalt = "KeySalt", publicKey = "PublicKey", privateKey = "PrivateKey"
-        case invitation = "Invitation"
+        case invitation = "Invitation", recovery = "Recovery"
     }
 }
 

@@ -20,8 +20,15 @@ public struct SignupOptions: ParsableArguments {
     @Flag(name: .customLong("password-stdin"), help: "Read the login password from standard input.") public var passwordStdin = false
     @Flag(name: .customLong("mailbox-password-stdin"), help: "With --two-password: read the mailbox password from standard input (second line).")
     public var mailboxPasswordStdin = false
+    @OptionGroup public var recoveryPhrase: RecoveryPhraseOptions
 
     public init() {}
+
+    /// Says the account was made and shows (or writes) its recovery phrase, once.
+    public func created(username: String, address: String, on endpoint: ServerEndpoint, phrase: SecretBytes?) {
+        Swift.print("Account \(username) (\(address)) created on \(endpoint.url.absoluteString).")
+        if let phrase { recoveryPhrase.deliver(phrase) }
+    }
 
     public func validate() throws {
         if mailboxPasswordStdin && !twoPassword { throw ValidationError("--mailbox-password-stdin needs --two-password.") }
@@ -36,7 +43,7 @@ public struct SignupOptions: ParsableArguments {
         let password = try Self.newSecret("the login password", prompt: "Password", stdin: passwordStdin)
         let mailbox = twoPassword ? try Self.newSecret("the mailbox password", prompt: "Mailbox password", stdin: mailboxPasswordStdin) : nil
         return SignupCredentials(username: name, address: address, displayName: displayName, password: password,
-                                 mailboxPassword: mailbox, invitation: invite)
+                                 mailboxPassword: mailbox, invitation: invite, recoveryPhrase: RecoveryFlow.newPhrase())
     }
 
     /// A new secret: a line of standard input, or asked twice on the terminal.

@@ -148,6 +148,7 @@ final class BackendStore: Sendable {
         }
         SRPAuthority.registerMigration(&migrator)
         Invitations.registerMigration(&migrator)
+        RecoveryCopies.registerMigration(&migrator)
         return migrator
     }
 

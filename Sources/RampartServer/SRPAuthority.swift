@@ -89,6 +89,12 @@ final class SRPAuthority: Sendable {
         return (salt, try SRPPassword.verifier(x: secret, group: group))
     }
 
+    /// A recovery-copy salt for a name without a copy (unknown, or an account that has none):
+    /// derived from the server secret, so the same on every ask (``RecoveryRoutes``).
+    func fakeRecoverySalt(username: String) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: Data(("recovery-salt\u{0}" + username).utf8), using: fakeSecret).prefix(16))
+    }
+
     /// The stored salt and verifier of an account.
     static func credentials(_ db: Database, userID: String) throws -> (salt: [UInt8], verifier: [UInt8])? {
         guard let row = try Row.fetchOne(db, sql: "SELECT salt, verifier FROM srpVerifiers WHERE userId = ?", arguments: [userID])

@@ -143,6 +143,8 @@ struct CheckedSignup {
     let keySalt: [UInt8]
     let publicKey: PGPPublicKey
     let lockedPrivateKey: String
+    /// The recovery copy, checked against ``publicKey`` (``RecoveryCopies/check(_:publicKey:)``).
+    let recovery: CheckedRecoveryCopy?
 }
 
 /// Sign-up: the checks of a ``SignupRequest`` and the one transaction that creates the account.
@@ -195,8 +197,14 @@ enum Signups {
             throw SignupRefusal.keyMismatch("its user id names \(key.addresses.isEmpty ? "no address" : key.addresses.joined(separator: ", ")), not \(address)")
         }
         guard publicKey.canEncrypt else { throw SignupRefusal.keyMismatch("it has no encryption subkey") }
+        let recovery: CheckedRecoveryCopy?
+        do {
+            recovery = try request.recovery.map { try RecoveryCopies.check($0, publicKey: publicKey) }
+        } catch RecoveryRefusal.copyInvalid(let why) {
+            throw SignupRefusal.malformed(field: "Recovery", why: why)
+        }
         return CheckedSignup(username: username, displayName: displayName, address: address, salt: salt, verifier: verifier,
-                             keySalt: keySalt, publicKey: publicKey, lockedPrivateKey: request.privateKey)
+                             keySalt: keySalt, publicKey: publicKey, lockedPrivateKey: request.privateKey, recovery: recovery)
     }
 
     /// `local@domain`, the local part of the username's characters, the domain the server's.
@@ -265,6 +273,7 @@ extension Accounts {
                 throw SignupRefusal.addressTaken(checked.address)
             }
             try SRPAuthority.store(db, userID: userID, salt: checked.salt, verifier: checked.verifier)
+            if let recovery = checked.recovery { try RecoveryCopies.store(db, userID: userID, copy: recovery, now: now) }
             for (id, name) in [(SystemLabel.inbox, "Inbox"), (SystemLabel.sent, "Sent"),
                                (SystemLabel.archive, "Archive"), (SystemLabel.trash, "Trash")] {
                 try db.execute(sql: "INSERT INTO labels (userId, id, name) VALUES (?, ?, ?)", arguments: [userID, id, name])

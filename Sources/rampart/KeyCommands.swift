@@ -58,7 +58,7 @@ struct ContactsCommand: AsyncParsableCommand {
 /// the public half leaves).
 struct AccountCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "account", abstract: "The account's OpenPGP key.", subcommands: [PublicKey.self, ChangePassword.self])
+        commandName: "account", abstract: "The account: its key, password, recovery, reset.", subcommands: [PublicKey.self, ChangePassword.self, RecoverCommand.self, RecoveryPhraseCommand.self, ResetCommand.self])
 
     struct PublicKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "public-key",

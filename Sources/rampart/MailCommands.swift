@@ -35,6 +35,7 @@ struct SyncCommand: AsyncParsableCommand {
             bar.end()
             if case .rotated = rotation { print("Push keys rotated and registered with the server.") }
             print("Synced: \(summary.messagesStored) message\(summary.messagesStored == 1 ? "" : "s") stored, \(summary.messagesDeleted) deleted, \(summary.labels) labels, \(summary.attachments) attachments (event cursor \(summary.cursor)).")
+            if summary.messagesSealedToOldKeys > 0 { FileHandle.standardError.write(Data("rampart: \(summary.messagesSealedToOldKeys) message(s) are sealed to the key an account reset replaced: they cannot be read and were skipped.\n".utf8)) }
         }
     }
 }
@@ -81,15 +82,6 @@ struct ListCommand: AsyncParsableCommand {
         if let byName = labels.first(where: { $0.name.lowercased() == text.lowercased() }) { return byName.id }
         if labels.isEmpty { return text }
         throw RuntimeError.badInput("No label '\(text)'. Labels: \(labels.map(\.name).joined(separator: ", ")).")
-    }
-}
-
-/// One-line cleaning of text from mail for the terminal (no control characters).
-enum TerminalTextLine {
-    static func clean(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.filter {
-            !($0.value < 0x20 || (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value))
-        }))
     }
 }
 
@@ -177,54 +169,6 @@ struct ReadCommand: AsyncParsableCommand {
                 }
             }
         }
-    }
-}
-
-/// Opens files with the desktop's opener (`$RAMPART_OPENER`, else `xdg-open` / `open`) and waits.
-enum Opener {
-    static func command() -> [String] {
-        if let custom = ProcessInfo.processInfo.environment["RAMPART_OPENER"], !custom.isEmpty { return [custom] }
-        #if os(macOS)
-        return ["/usr/bin/open", "-W"]
-        #else
-        return ["/usr/bin/env", "xdg-open"]
-        #endif
-    }
-
-    /// Runs the opener on `url` and waits for it to exit. - Returns: its exit status.
-    @discardableResult
-    static func open(_ url: URL) throws -> Int32 {
-        let process = Process()
-        let argv = command()
-        process.executableURL = URL(fileURLWithPath: argv[0])
-        process.arguments = Array(argv.dropFirst()) + [url.path]
-        do { try process.run() } catch { throw RuntimeError.badInput("Cannot start the opener \(argv[0]): \(error.localizedDescription)") }
-        process.waitUntilExit()
-        waitForPreviewToClose()
-        return process.terminationStatus
-    }
-
-    /// `xdg-open` and `open` return as soon as the viewer starts, while the viewer still needs the
-    /// file: with the default opener, the lease lasts until the user says the preview is closed
-    /// (Enter on the terminal), or 20 s without a terminal. A `$RAMPART_OPENER` is expected to
-    /// return when the preview closes.
-    static func waitForPreviewToClose() {
-        if let custom = ProcessInfo.processInfo.environment["RAMPART_OPENER"], !custom.isEmpty { return }
-        if SecretPrompt.hasTerminal, let tty = FileHandle(forUpdatingAtPath: "/dev/tty") {
-            tty.write(Data("Press Enter when you have closed the preview (the cleartext is then erased)… ".utf8))
-            _ = tty.availableData
-            try? tty.close()
-        } else {
-            Thread.sleep(forTimeInterval: 20)
-        }
-    }
-
-    /// Writes the sanitized document into a cleartext lease, opens it, and ends the lease once the
-    /// preview is closed (see ``waitForPreviewToClose()``).
-    static func openDocument(_ document: String, account: ClientAccount) throws {
-        let lease = try account.leaseDocument(document)
-        defer { lease.end() }
-        try open(try lease.url())
     }
 }
 

@@ -10,7 +10,7 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "The embedded local backend (TLS on 127.0.0.1, zero-access storage, demo mailboxes).",
-        subcommands: [ServerStart.self, ServerInfoCommand.self, ServerInviteCommand.self, ServerDeliver.self]
+        subcommands: [ServerStart.self, ServerInfoCommand.self, ServerInviteCommand.self, ServerResetPasswordCommand.self, ServerDeliver.self]
     )
 }
 
@@ -89,6 +89,23 @@ struct ServerInviteCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             print(try EmbeddedServer.createInvitation(dataDirectory: options.dataDirectory, lifetime: Invitations.lifetime(expires)))
+        }
+    }
+}
+
+/// `rampart server reset-password USER`: a single-use reset token (stored hashed) for `rampart account reset`.
+struct ServerResetPasswordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset-password", abstract: "Make a one-time reset token for an account (printed alone on its line).",
+        discussion: "Only its SHA-256 is stored. With it the user sets a new password and NEW keys (rampart account reset): mail sealed to the old key stays unreadable for good. A user who still has the recovery phrase should use rampart account recover instead, which keeps the mail.")
+    @OptionGroup var options: ServerDataOptions
+    @Argument(help: "The account's username.") var username: String
+    @Option(help: "How long the token is valid: 24h, 30m, … (default 24h).") var expires = "24h"
+
+    func run() async throws {
+        try await reportingErrors {
+            print(try EmbeddedServer.createPasswordReset(dataDirectory: options.dataDirectory, username: username, lifetime: Invitations.lifetime(expires)))
+            FileHandle.standardError.write(Data("rampart: the user's old mail will stay unreadable after a reset (new keys); the token is shown only now.\n".utf8))
         }
     }
 }

@@ -14,7 +14,9 @@ struct SignupCommand: AsyncParsableCommand {
         key) and the account's OpenPGP key, locked with bcrypt(password, key salt); the server receives neither \
         password nor a cleartext key. One password by default (it also unlocks the key); --two-password takes a \
         separate mailbox password (with --password-stdin and --mailbox-password-stdin: first and second line). \
-        A closed server needs --invite CODE. No human verification (captcha, e-mail or SMS) is done. Exit \
+        A recovery phrase of 12 words is shown once (or written to --recovery-phrase-file FILE, 0600) and a \
+        copy of the key locked under it goes to the server: with it, `rampart account recover` sets a new \
+        password and old mail still opens. A closed server needs --invite CODE. No human verification (captcha, e-mail or SMS) is done. Exit \
         statuses as for login; a refused name or address exits 2, any other refusal 1.
         """)
     @OptionGroup var global: GlobalOptions
@@ -26,8 +28,9 @@ struct SignupCommand: AsyncParsableCommand {
             let context = try AccountSession(global.runtime)
             defer { context.finish() }
             let endpoint = try server.endpoint()
-            let made = try await SignupFlow.signUp(endpoint: endpoint, credentials: try signup.credentials(), account: context.account,
-                                                   keymaker: context.keymaker) { print("Account \($0.username) (\($0.address)) created on \(endpoint.url.absoluteString).") }
+            let credentials = try signup.credentials()
+            let made = try await SignupFlow.signUp(endpoint: endpoint, credentials: credentials, account: context.account,
+                                                   keymaker: context.keymaker) { signup.created(username: $0.username, address: $0.address, on: endpoint, phrase: credentials.recoveryPhrase) }
             LoginReport.print(made.login, endpoint: endpoint, localUser: context.userID)
         }
     }

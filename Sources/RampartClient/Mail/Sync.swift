@@ -26,6 +26,9 @@ public struct SyncSummary: Sendable, Equatable {
     public var labels = 0
     public var attachments = 0
     public var cursor: Int64 = 0
+    /// Messages not encrypted to the account's current key at all (mail sealed to the key an
+    /// operator's reset replaced): skipped, never stored; they cannot be read again.
+    public var messagesSealedToOldKeys = 0
 }
 
 /// Brings the sealed store up to date from the server's event stream.
@@ -88,7 +91,17 @@ public struct MailSync: Sendable {
                         _ = try store.mail.deleteMessage(id: id)
                         continue
                     }
-                    let (message, attachments) = try Self.open(response, keys: keys)
+                    let message: MailMessage, attachments: [AttachmentMetadata]
+                    do {
+                        (message, attachments) = try Self.open(response, keys: keys)
+                    } catch MailboxCryptoError.tampered(let what) {
+                        // Not for this key at all (an account reset made new keys): skipped.
+                        // Anything else that does not open stays an error.
+                        guard Self.isSealedToAnotherKey(response, keys: keys) else { throw MailboxCryptoError.tampered(what) }
+                        summary.messagesSealedToOldKeys += 1
+                        done += 1
+                        continue
+                    }
                     try store.mail.insert(message: message)
                     for attachment in attachments { try store.mail.save(attachment: attachment) }
                     summary.messagesStored += 1
@@ -107,6 +120,21 @@ public struct MailSync: Sendable {
 
     static func isSystem(_ id: String) -> Bool {
         [SystemLabel.inbox, SystemLabel.sent, SystemLabel.archive, SystemLabel.trash].contains(id)
+    }
+
+    /// Whether the body has no encrypted session key for `keys` at all (RNP finds no decryption
+    /// key), as opposed to one that is modified or moved.
+    static func isSealedToAnotherKey(_ response: MessageResponse, keys: PGPPrivateKey) -> Bool {
+        guard let sealed = Data(base64Encoded: response.sealedBody) else { return false }
+        do {
+            var opened = try OpenPGP.decrypt(sealed, with: [keys], verifyingWith: [])
+            opened.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) }
+            return false
+        } catch OpenPGPError.noDecryptionKey {
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// Opens a message from the server into the store's records: decrypts its body and checks

@@ -22,11 +22,14 @@ public struct SignupCredentials: Sendable {
     public var mailboxPassword: SecretBytes?
     /// The operator's invitation code, when sign-up is closed.
     public var invitation: String?
+    /// The recovery phrase (12 words, ``RecoveryFlow/newPhrase()``) whose copy of the key goes
+    /// with the sign-up; nil: no recovery copy (only the operator's reset can help then).
+    public var recoveryPhrase: SecretBytes?
 
     public init(username: String, address: String? = nil, displayName: String? = nil, password: SecretBytes,
-                mailboxPassword: SecretBytes? = nil, invitation: String? = nil) {
+                mailboxPassword: SecretBytes? = nil, invitation: String? = nil, recoveryPhrase: SecretBytes? = nil) {
         self.username = username; self.address = address; self.displayName = displayName; self.password = password
-        self.mailboxPassword = mailboxPassword; self.invitation = invitation
+        self.mailboxPassword = mailboxPassword; self.invitation = invitation; self.recoveryPhrase = recoveryPhrase
     }
 }
 
@@ -41,7 +44,8 @@ public struct SignupResult: Sendable {
 /// 1. `GET /v1/signup`: the server's modulus, verified against the pinned modulus key exactly as at
 ///    login (a modulus signed by any other key is refused, exit status 8); its domain.
 /// 2. MailboxCrypto's `SignupPayload`: a fresh SRP salt and verifier of the login password for that group, a new
-///    OpenPGP key locked with bcrypt(key password, key salt) (`MailboxKey`).
+///    OpenPGP key locked with bcrypt(key password, key salt) (`MailboxKey`), and with a recovery
+///    phrase a `RecoveryKeyCopy` of the key locked under scrypt(phrase).
 /// 3. `POST /v1/signup/accounts` with only the verifier, the salts, the public key and the locked
 ///    private key.
 /// 4. ``LoginFlow``: SRP login (server proof checked), MainKey, sealed session and key, push.
@@ -99,7 +103,8 @@ public enum SignupFlow {
         let request = try SignupPayload.make(
             username: credentials.username, displayName: credentials.displayName ?? credentials.username,
             address: credentials.address ?? "\(credentials.username.lowercased())@\(domain)",
-            loginPassword: credentials.password, keyPassword: keyPassword, group: group, invitation: credentials.invitation)
+            loginPassword: credentials.password, keyPassword: keyPassword, group: group, invitation: credentials.invitation,
+            recoveryPhrase: try credentials.recoveryPhrase.map { try RecoveryPhrase(phrase: $0) })
         do {
             return try await api.json(.POST, APIRoute.signup, body: request, authenticated: false)
         } catch ClientError.http(let status, let body?) where (400..<500).contains(status) {

@@ -36,6 +36,9 @@ public enum ClientError: DescribedRampartError, Equatable {
     /// The server refused a sign-up (its code, such as `signup.usernameTaken`, and its sentence);
     /// nothing was created.
     case signupRefused(code: String, message: String)
+    /// The server refused a recovery, a reset, a recovery copy or a deletion (its code and sentence;
+    /// nothing was changed).
+    case recoveryRefused(code: String, message: String)
 
     /// The code, category (the CLI's exit status) and message of each case.
     public var info: RampartErrorInfo {
@@ -60,6 +63,8 @@ public enum ClientError: DescribedRampartError, Equatable {
         case .signupRefused(let code, let message):
             RampartErrorInfo(code: code, kind: ["signup.usernameInvalid", "signup.addressInvalid", "signup.addressDomain", "signup.malformed"]
                                 .contains(code) ? .badInput : .failure, message: "Sign-up refused: \(message)")
+        case .recoveryRefused(let code, let message):
+            RampartErrorInfo(code: code, kind: code == "recovery.malformed" ? .badInput : .failure, message: "Refused: \(message)")
         }
     }
 

@@ -21,6 +21,10 @@ struct Backend: Sendable {
     var signup = SignupPolicy()
     /// Sign-up attempts per client address (``ServerLimits/signupsPerHourPerAddress``).
     var signupThrottle = SignupThrottle(limit: ServerLimits.fromEnvironment().signupsPerHourPerAddress, clock: SystemClock())
+    /// Recovery and reset attempts, per username and per client address (``RecoveryRoutes``).
+    var recoveryThrottle = SRPThrottle(clock: SystemClock())
+    /// Recoveries in progress (``RecoveryNonces``).
+    var recoveryNonces = RecoveryNonces(clock: SystemClock())
 }
 
 /// Turns every error into an ``APIErrorBody`` with the right status, and logs one line per request
@@ -84,6 +88,7 @@ enum APIRouter {
         router.addRoutes(AuthRoutes(backend: backend).collection)
         router.addRoutes(SRPAuthRoutes(backend: backend, srp: backend.srp).collection)
         router.addRoutes(SignupRoutes(backend: backend).collection)
+        router.addRoutes(RecoveryRoutes(backend: backend).collection)
         router.addRoutes(MailRoutes(backend: backend).collection)
         router.addRoutes(MailTransferRoutes(backend: backend).collection)
         router.addRoutes(KeyRoutes(backend: backend).collection)
