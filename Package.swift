@@ -306,7 +306,7 @@ targets.append(.executableTarget(
     name: "rampart-dev",
     dependencies: ["RampartCLIKit", "RampartRuntime", "RampartBenchmarks", "RampartCore", "Bcrypt", "FileVault", "HTML5",
                    "HardwareKeys", "Keychain", "Keymaker", "MIME", "MailSafety", "OpenPGP", "PinnedTransport", "PushCrypto", "SRP",
-                   "SealedStore", argumentParser, crypto, grdb, nioCore, nioPosix, nioHTTP1, nioTLS, nioSSL, x509],
+                   "SealedStore", "TransparencyLog", argumentParser, crypto, grdb, nioCore, nioPosix, nioHTTP1, nioTLS, nioSSL, x509],
     swiftSettings: swiftSettings
 ))
 

@@ -27,6 +27,7 @@ struct BenchCommand: AsyncParsableCommand {
         BenchMIME.self,
         BenchOpenPGP.self,
         SRPBench.self,
+        BenchKeyLog.self,
     ]
 }
 

@@ -8,6 +8,10 @@
 //	  -> {"roots": {"<size>": bool}, "inclusion": [bool], "consistency": [bool],
 //	      "goInclusion": [[base64...]], "goConsistency": [[base64...]], "note": "ok"|"<error>"}
 //	sign: {"name": "...", "text": "..."} -> {"verifier": "...", "note": "..."}
+//	bench: {"count": N, "lookups": L} -> {"appendNs": ns per leaf appended (stored hashes),
+//	        "lookupNs": ns per inclusion proof made and checked, "root": base64}
+//	  (the baseline of `rampart-dev bench keylog`: leaf i is "key change i", lookup j proves
+//	   leaf (j * 7919) % N in the tree of N leaves)
 package main
 
 import (
@@ -17,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -39,6 +44,8 @@ type request struct {
 	Note        string            `json:"note"`
 	Verifier    string            `json:"verifier"`
 	Name        string            `json:"name"`
+	Count       int64             `json:"count"`
+	Lookups     int64             `json:"lookups"`
 	Text        string            `json:"text"`
 }
 
@@ -174,6 +181,43 @@ func main() {
 				answer["noteText"] = n.Text
 			}
 		}
+	case "bench":
+		var stored []tlog.Hash
+		reader := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
+			out := make([]tlog.Hash, len(idx))
+			for j, x := range idx {
+				out[j] = stored[x]
+			}
+			return out, nil
+		})
+		start := time.Now()
+		for i := int64(0); i < req.Count; i++ {
+			more, err := tlog.StoredHashes(i, []byte(fmt.Sprintf("key change %d", i)), reader)
+			if err != nil {
+				fail(err)
+			}
+			stored = append(stored, more...)
+		}
+		appendNs := time.Since(start).Nanoseconds() / req.Count
+		root, err := tlog.TreeHash(req.Count, reader)
+		if err != nil {
+			fail(err)
+		}
+		start = time.Now()
+		for j := int64(0); j < req.Lookups; j++ {
+			index := (j * 7919) % req.Count
+			proof, err := tlog.ProveRecord(req.Count, index, reader)
+			if err != nil {
+				fail(err)
+			}
+			leaf := tlog.RecordHash([]byte(fmt.Sprintf("key change %d", index)))
+			if err := tlog.CheckRecord(proof, req.Count, root, index, leaf); err != nil {
+				fail(err)
+			}
+		}
+		answer["appendNs"] = appendNs
+		answer["lookupNs"] = time.Since(start).Nanoseconds() / req.Lookups
+		answer["root"] = base64.StdEncoding.EncodeToString(root[:])
 	default:
 		fail(fmt.Errorf("unknown mode %q", req.Mode))
 	}
