@@ -24,6 +24,8 @@ public enum TransparencyLogError: DescribedRampartError, Equatable {
     case badKey(String)
     /// An index or size outside the tree.
     case outOfRange(String)
+    /// The newest witness cosignature of a tree head is older than the policy accepts.
+    case stale(ageSeconds: UInt64)
 
     public var info: RampartErrorInfo {
         switch self {
@@ -43,6 +45,8 @@ public enum TransparencyLogError: DescribedRampartError, Equatable {
             RampartErrorInfo(code: "tlog.badKey", kind: .badInput, message: "Unusable log key: \(why).")
         case .outOfRange(let why):
             RampartErrorInfo(code: "tlog.range", kind: .badInput, message: "Outside the log: \(why).")
+        case .stale(let age):
+            RampartErrorInfo(code: "tlog.stale", kind: .tampered, message: "The key log's newest witnessed tree head is \(age / 3600) hours old (at most 72 are accepted): the server may be hiding newer changes.")
         }
     }
 }

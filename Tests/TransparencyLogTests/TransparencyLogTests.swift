@@ -262,3 +262,92 @@ import TransparencyLog
         #expect(failures.isEmpty, "\(failures.count) of \(files.count): \(failures)")
     }
 }
+
+/// The witness and the client's head policy against the attacks of a compromised server: a fork
+/// shown to two clients, an older head, a dropped entry, a head no witness saw, a stale head.
+@Suite struct WitnessTests {
+    struct World {
+        let log: NoteSigner
+        let witness: Witness
+        let folder: URL
+        var tree = MerkleTree()
+
+        init() throws {
+            log = try NoteSigner(name: "rampart.test/keys", key: .init())
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-witness-\(UUID().uuidString)")
+            witness = Witness(signer: try NoteSigner(name: "witness.test", key: .init()), logKey: log.verifier,
+                              stateFile: folder.appendingPathComponent("state.json"))
+        }
+
+        var policy: HeadPolicy { HeadPolicy(logKey: log.verifier, witnesses: [witness.signer.cosignatureVerifier]) }
+
+        func head(of tree: MerkleTree) throws -> SignedNote {
+            try log.sign(Checkpoint(origin: "rampart.test/keys", size: tree.size, rootHash: try tree.root()).text)
+        }
+
+        /// The log's head, cosigned by the witness given the proof from its last head.
+        func witnessed(_ tree: MerkleTree, now: UInt64) throws -> SignedNote {
+            var note = try head(of: tree)
+            let proof = try witness.lastHead().map { try tree.consistencyProof(from: $0.size, to: tree.size) } ?? []
+            note.signatures.append(try witness.cosign(note, consistency: proof, now: now))
+            return note
+        }
+    }
+
+    @Test func honestGrowthIsAcceptedAndEveryAttackIsRefused() throws {
+        var world = try World()
+        defer { try? FileManager.default.removeItem(at: world.folder) }
+        let t0: UInt64 = 1_795_880_000
+        for i in 0..<10 { world.tree.append(Array("ann key \(i)".utf8)) }
+        let first = try world.witnessed(world.tree, now: t0)
+        var client = try world.policy.accept(first, previous: nil, consistency: [], now: t0 + 60).head
+        #expect(client.size == 10)
+
+        // Honest growth: the witness and the client follow it.
+        for i in 10..<15 { world.tree.append(Array("bob key \(i)".utf8)) }
+        let second = try world.witnessed(world.tree, now: t0 + 3600)
+        client = try world.policy.accept(second, previous: client, consistency: try world.tree.consistencyProof(from: 10, to: 15),
+                                         now: t0 + 3700).head
+        #expect(client.size == 15)
+
+        // A fork: another tree of the same size (Bob's key swapped). The witness refuses to
+        // cosign it, and a client that saw the real head refuses it even if signed by the log.
+        var fork = MerkleTree()
+        for i in 0..<10 { fork.append(Array("ann key \(i)".utf8)) }
+        for i in 10..<15 { fork.append(Array((i == 12 ? "mallory key" : "bob key \(i)").utf8)) }
+        let forged = try world.head(of: fork)
+        #expect(throws: TransparencyLogError.self) { try world.witness.cosign(forged, consistency: [], now: t0 + 3800) }
+        #expect(throws: TransparencyLogError.self) { try world.policy.accept(forged, previous: client, consistency: [], now: t0 + 3800) }
+        // A client that never saw the real head still needs the witness: the log's signature alone is not enough.
+        #expect(throws: TransparencyLogError.self) { try world.policy.accept(forged, previous: nil, consistency: [], now: t0 + 3800) }
+
+        // An older head, even properly signed and once cosigned: a rollback.
+        #expect(throws: TransparencyLogError.rollback(seen: 15, offered: 10)) {
+            try world.policy.accept(first, previous: client, consistency: [], now: t0 + 3800)
+        }
+
+        // A dropped entry: the log rebuilt without leaf 3 and grown to 16 fails the consistency proof.
+        var dropped = MerkleTree()
+        for i in 0..<10 where i != 3 { dropped.append(Array("ann key \(i)".utf8)) }
+        for i in 10..<17 { dropped.append(Array("bob key \(i)".utf8)) }
+        let droppedHead = try world.head(of: dropped)
+        #expect(throws: TransparencyLogError.self) {
+            try world.witness.cosign(droppedHead, consistency: try dropped.consistencyProof(from: 15, to: 16), now: t0 + 3900)
+        }
+
+        // A head witnessed more than 72 hours ago: stale.
+        #expect(throws: TransparencyLogError.self) {
+            try world.policy.accept(second, previous: nil, consistency: [], now: t0 + 3600 + 73 * 3600)
+        }
+
+        // The witness remembers across restarts: a new Witness over the same file refuses the fork too.
+        let restarted = Witness(signer: world.witness.signer, logKey: world.log.verifier, stateFile: world.witness.stateFile)
+        #expect(try restarted.lastHead()?.size == 15)
+        #expect(throws: TransparencyLogError.self) { try restarted.cosign(forged, consistency: [], now: t0 + 4000) }
+        // A head signed by another key is refused by the witness before anything is recorded.
+        let impostor = try NoteSigner(name: "rampart.test/keys", key: .init())
+        let impostorHead = try impostor.sign(Checkpoint(origin: "rampart.test/keys", size: 15, rootHash: try world.tree.root()).text)
+        #expect(throws: TransparencyLogError.self) { try restarted.cosign(impostorHead, consistency: [], now: t0 + 4000) }
+        #expect(try restarted.lastHead()?.size == 15)
+    }
+}
