@@ -56,6 +56,7 @@ public struct HeadPolicy: Sendable {
 
     /// Checks a signed head and returns the checkpoint and the head to remember.
     /// - Parameters:
+    ///   - note: the signed head, with the witnesses' cosignatures.
     ///   - previous: the head accepted last, or nil for the first one.
     ///   - consistency: the proof from `previous` to this head (empty when the size is the same).
     ///   - now: the current time in seconds since 1970.
@@ -134,6 +135,10 @@ public final class Witness: @unchecked Sendable {
 
     /// Checks `note` (the log's signature, consistency with the last cosigned head through
     /// `consistency`), records it, and returns the cosignature to add to the note.
+    /// - Parameters:
+    ///   - note: the head the log signed.
+    ///   - consistency: the proof from the head last cosigned (empty for the first one).
+    ///   - now: the cosignature's time, in seconds since 1970.
     /// - Throws: as ``HeadPolicy/accept(_:previous:consistency:now:)`` without witnesses; the
     ///   state file is unchanged when it throws.
     public func cosign(_ note: SignedNote, consistency: [LogHash], now: UInt64) throws -> SignedNote.Signature {
