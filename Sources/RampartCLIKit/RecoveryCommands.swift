@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Keymaker
 import RampartClient
 import RampartCore
 import RampartRuntime
@@ -157,6 +158,45 @@ public struct ResetCommand: AsyncParsableCommand {
             print("Account reset with NEW keys: mail sealed to the old key can no longer be read. \(result.endedSessions) session(s) ended.")
             if let phrase = result.newPhrase { output.deliver(phrase) }
             LoginReport.print(result.login, endpoint: endpoint, localUser: context.userID)
+        }
+    }
+}
+
+/// `rampart account delete`: the account erased on the server, then this device wiped as by logout.
+public struct DeleteAccountCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete the account on the server (password required) and erase it from this device.",
+        discussion: """
+        The login password is proven with SRP on a fresh challenge (--password-stdin: one line after the PIN). \
+        The server erases every row of the account in one transaction: mail, originals, drive, sessions, push \
+        subscriptions, keys, address, recovery copy and verifier; then this device is wiped as by logout. It \
+        cannot be undone. Without --yes the username is asked as a confirmation.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var pinInput: PINOptions
+    @Flag(name: .customLong("password-stdin"), help: "Read the login password from standard input.") var passwordStdin = false
+    @Flag(help: "Do not ask for the username as a confirmation.") var yes = false
+
+    public init() {}
+
+    public func run() async throws {
+        try await reportingErrors {
+            let context = try AccountSession(global.runtime)
+            guard try context.keymaker.hasMainKey() || context.account.isLoggedIn() else { throw ClientError.notLoggedIn(context.userID) }
+            try context.unlock(pinInput.input)
+            let username = try context.account.session().username
+            if !yes {
+                guard SecretPrompt.readLine("Type the username (\(username)) to delete the account for good: ") == username else {
+                    throw RuntimeError.badInput("The confirmation did not match; nothing was deleted.")
+                }
+            }
+            let password = try SecretInput(fromStandardInput: passwordStdin).read("the login password", prompt: "Password: ")
+            let report = try await LogoutFlow.deleteAccount(account: context.account, keymaker: context.keymaker, password: password)
+            context.lockAgent()
+            print("Account \(username) deleted on the server (every message, file, key and session).")
+            print("Erased on this device: \(report.wiped.joined(separator: ", ")).")
+            if !report.isComplete { throw KeymakerError.wipeIncomplete(report.failures) }
         }
     }
 }

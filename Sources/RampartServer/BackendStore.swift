@@ -149,6 +149,7 @@ final class BackendStore: Sendable {
         SRPAuthority.registerMigration(&migrator)
         Invitations.registerMigration(&migrator)
         RecoveryCopies.registerMigration(&migrator)
+        Accounts.registerAdministrationMigration(&migrator)
         return migrator
     }
 

@@ -37,6 +37,8 @@ public enum ServerError: RampartError, Equatable {
     case limitExceeded(ServerLimitViolation)
     /// A sign-up refused by one of its rules (``SignupRefusal``); nothing was created.
     case signupRefused(SignupRefusal)
+    /// The operator disabled the account (`rampart server users disable`): no login, no session.
+    case accountDisabled
 
     /// The category the CLI's exit status uses.
     public var kind: RampartErrorKind {
@@ -46,6 +48,7 @@ public enum ServerError: RampartError, Equatable {
         case .malformedJSON, .tokenExpired, .wrongCredentials, .tooManyAttempts, .conflict, .payloadTooLarge,
              .storage, .startFailed, .limitExceeded: .failure
         case .signupRefused(let refusal): refusal.kind
+        case .accountDisabled: .failure
         }
     }
 
@@ -65,6 +68,7 @@ public enum ServerError: RampartError, Equatable {
         case .startFailed: "server.startFailed"
         case .limitExceeded(let violation): violation.code
         case .signupRefused(let refusal): refusal.code
+        case .accountDisabled: "account.disabled"
         }
     }
 
@@ -84,6 +88,7 @@ public enum ServerError: RampartError, Equatable {
         case .startFailed(let why): "The Rampart server cannot start: \(why)."
         case .limitExceeded(let violation): violation.message
         case .signupRefused(let refusal): refusal.message
+        case .accountDisabled: "This account is disabled by the server's operator; ask them to enable it again."
         }
     }
 
@@ -100,6 +105,7 @@ public enum ServerError: RampartError, Equatable {
         case .storage, .startFailed: .internalServerError
         case .limitExceeded(let violation): violation.status
         case .signupRefused(let refusal): HTTPResponse.Status(code: refusal.status)
+        case .accountDisabled: .forbidden
         }
     }
 

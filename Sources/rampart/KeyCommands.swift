@@ -58,7 +58,7 @@ struct ContactsCommand: AsyncParsableCommand {
 /// the public half leaves).
 struct AccountCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "account", abstract: "The account: its key, password, recovery, reset.", subcommands: [PublicKey.self, ChangePassword.self, RecoverCommand.self, RecoveryPhraseCommand.self, ResetCommand.self])
+        commandName: "account", abstract: "The account: its key, password, recovery, reset, deletion.", subcommands: [PublicKey.self, ChangePassword.self, RecoverCommand.self, RecoveryPhraseCommand.self, ResetCommand.self, DeleteAccountCommand.self])
 
     struct PublicKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "public-key",

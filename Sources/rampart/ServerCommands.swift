@@ -10,7 +10,7 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "The embedded local backend (TLS on 127.0.0.1, zero-access storage, demo mailboxes).",
-        subcommands: [ServerStart.self, ServerInfoCommand.self, ServerInviteCommand.self, ServerResetPasswordCommand.self, ServerDeliver.self]
+        subcommands: [ServerStart.self, ServerInfoCommand.self, ServerInviteCommand.self, ServerResetPasswordCommand.self, ServerUsersCommand.self, ServerDeliver.self]
     )
 }
 
@@ -106,6 +106,37 @@ struct ServerResetPasswordCommand: AsyncParsableCommand {
         try await reportingErrors {
             print(try EmbeddedServer.createPasswordReset(dataDirectory: options.dataDirectory, username: username, lifetime: Invitations.lifetime(expires)))
             FileHandle.standardError.write(Data("rampart: the user's old mail will stay unreadable after a reset (new keys); the token is shown only now.\n".utf8))
+        }
+    }
+}
+
+/// `rampart server users list|disable|enable|delete`: the operator's view of accounts (no key, verifier or mail).
+struct ServerUsersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "users", abstract: "List, disable, enable or delete accounts (operator).",
+        discussion: "list: name, address, created, sessions, messages (count only: mail is end-to-end encrypted), recovery copy, disabled. disable: no login, and every session ends at once (its tokens stop working). delete: every row of the account, in one transaction; it cannot be undone.")
+    @OptionGroup var options: ServerDataOptions
+    @Argument(help: "list, disable, enable or delete.") var action: String
+    @Argument(help: "The account's username (not for list).") var username: String?
+
+    func validate() throws {
+        guard ["list", "disable", "enable", "delete"].contains(action), (action == "list") == (username == nil) else {
+            throw ValidationError("Use: rampart server users list | disable USER | enable USER | delete USER --data DIR")
+        }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let data = options.dataDirectory
+            switch (action, username ?? "") {
+            case ("list", _):
+                for user in try AccountAdministration.list(dataDirectory: data) {
+                    print("\(user.username)  \(user.address)  created \(Date(timeIntervalSince1970: TimeInterval(user.created)))  sessions \(user.sessions)  messages \(user.messages)  recovery copy \(user.hasRecoveryCopy ? "yes" : "no")\(user.disabled ? "  DISABLED" : "")")
+                }
+            case ("disable", let name): print("Account \(name) disabled; \(try AccountAdministration.setDisabled(true, username: name, dataDirectory: data)) session(s) ended.")
+            case ("enable", let name): try AccountAdministration.setDisabled(false, username: name, dataDirectory: data); print("Account \(name) enabled.")
+            default: try AccountAdministration.delete(username: username ?? "", dataDirectory: data); print("Account \(username ?? "") deleted with all its data.")
+            }
         }
     }
 }

@@ -141,8 +141,33 @@ public enum LogoutFlow {
         } catch {
             serverProblem = String(describing: error)
         }
+        return Result(serverProblem: serverProblem, report: wipeDevice(account: account, keymaker: keymaker))
+    }
+
+    /// The device half of logout: closes the store and runs the Keymaker's logout (every
+    /// registered wipe, every keychain item of the user).
+    public static func wipeDevice(account: ClientAccount, keymaker: Keymaker) -> WipeReport {
         account.close()
-        let report = keymaker.logout()
-        return Result(serverProblem: serverProblem, report: report)
+        return keymaker.logout()
+    }
+
+    /// Deletes the account on the server (an SRP proof of `password` on a fresh challenge; the
+    /// server erases every row of it in one transaction), then wipes this device as logout does.
+    ///
+    /// Trust-model rows **database (critical)** and **username (critical)** (nothing of the
+    /// account stays on the server), **device storage (low)** (nor here).
+    /// - Throws: ``ClientError/loginRefused(_:)`` for a wrong password (nothing deleted anywhere).
+    public static func deleteAccount(account: ClientAccount, keymaker: Keymaker, password: SecretBytes) async throws -> WipeReport {
+        defer { password.wipe() }
+        let record = try account.session()
+        let api = try account.api()
+        do {
+            try await SRPLogin.deleteAccount(api: api, username: record.username, password: password)
+            await api.shutdown()
+        } catch {
+            await api.shutdown()
+            throw error
+        }
+        return wipeDevice(account: account, keymaker: keymaker)
     }
 }

@@ -35,7 +35,7 @@ enum SRPLogin {
         let answer: SRPAuthResponse
         do {
             answer = try await api.json(.POST, APIRoute.auth, body: request, authenticated: false)
-        } catch ClientError.http(let status, let body) where status == 422 || status == 429 || status == 401 {
+        } catch ClientError.http(let status, let body) where status == 422 || status == 429 || status == 401 || status == 403 {
             throw ClientError.loginRefused(body?.error.message ?? "wrong username or password")
         }
         guard let proof = Data(base64Encoded: answer.serverProof) else { throw SRPError.serverProofMismatch }
@@ -125,6 +125,26 @@ enum SRPLogin {
         guard let proof = Data(base64Encoded: answer.serverProof) else { throw SRPError.serverProofMismatch }
         try client.verifyServerProof([UInt8](proof))
         return answer.endedSessions
+    }
+}
+
+extension SRPLogin {
+    /// `POST /v1/account/delete`: proves the password on a fresh challenge; the server erases the
+    /// account, then proves it knew the verifier (checked here).
+    static func deleteAccount(api: APIClient, username: String, password: SecretBytes) async throws {
+        let challenge = try await self.challenge(api: api, username: username)
+        let client = try SRPClient(group: challenge.group, password: password, salt: challenge.salt,
+                                   serverEphemeral: challenge.serverEphemeral, version: challenge.version)
+        let request = AccountDeleteRequest(clientEphemeral: Data(client.clientEphemeral).base64EncodedString(),
+                                           clientProof: Data(client.clientProof).base64EncodedString(), srpSession: challenge.session)
+        let answer: AccountDeleteResponse
+        do {
+            answer = try await api.json(.POST, APIRoute.accountDelete, body: request)
+        } catch ClientError.http(let status, let body) where status == 422 || status == 429 {
+            throw ClientError.loginRefused(body?.error.message ?? "wrong password")
+        }
+        guard let proof = Data(base64Encoded: answer.serverProof) else { throw SRPError.serverProofMismatch }
+        try client.verifyServerProof([UInt8](proof))
     }
 }
 

@@ -136,6 +136,7 @@ struct RecoveryRoutes {
         let proven = try proven(username: body.username, nonce: body.nonce, access: body.access, address: address, consume: true)
         let (salt, verifier, keySalt) = try checkedSRP(version: body.version, salt: body.salt, verifier: body.verifier, keySalt: body.keySalt)
         let row = try backend.accounts.userRow(proven.userID)
+        guard (row["disabled"] as Int? ?? 0) == 0 else { throw RecoveryRefusal.disabled }
         let publicKey = try PGPPublicKey(binary: row.data("publicKey"))
         try RecoveryCopies.checkLocked(body.privateKey, publicKey: publicKey, refusal: RecoveryRefusal.keyInvalid)
         guard body.signature.utf8.count <= 16 * 1024,
@@ -173,6 +174,7 @@ struct RecoveryRoutes {
         let (userID, ended) = try backend.accounts.store.write { db -> (String, Int) in
             let userID = try PasswordResets.userID(db, token: body.token, username: name, now: now)
             let row = try backend.accounts.userRow(userID)
+            guard (row["disabled"] as Int? ?? 0) == 0 else { throw RecoveryRefusal.disabled }
             let accountAddress = Accounts.userInfo(row).addresses.first ?? ""
             guard publicKey.addresses.map({ $0.lowercased() }) == [accountAddress] else {
                 throw RecoveryRefusal.keyInvalid("its user id must name the account's address \(accountAddress)")

@@ -35,8 +35,29 @@ struct SRPAuthRoutes {
             let session = try context.session
             return await Self.answering { try await changePassword(request, session: session, address: context.remoteAddress ?? "unknown") }
         }
+        protected.post(RouterPath(APIRoute.accountDelete)) { request, context in
+            let session = try context.session
+            return await Self.answering { try await deleteAccount(request, session: session, address: context.remoteAddress ?? "unknown") }
+        }
         routes.addRoutes(protected)
         return routes
+    }
+
+    // MARK: /v1/account/delete
+
+    /// Erases the account after an SRP proof of its password on a fresh challenge
+    /// (``Accounts/erase(_:userID:)``, one transaction).
+    func deleteAccount(_ request: Request, session: AuthenticatedSession, address: String) async throws -> Response {
+        let body = try await Self.decode(AccountDeleteRequest.self, from: request)
+        let clientEphemeral = try Self.bytes(body.clientEphemeral, field: "ClientEphemeral", maximum: SRPGroup.byteCount)
+        let clientProof = try Self.bytes(body.clientProof, field: "ClientProof", maximum: SRPGroup.byteCount)
+        let username: String = try backend.accounts.userRow(session.userID)["username"]
+        let pending = try takeSession(body.srpSession, username: username)
+        guard pending.userID == session.userID else { throw SRPRouteError.invalidSession }
+        let proof = try checkProof(pending, clientEphemeral: clientEphemeral, clientProof: clientProof, address: address)
+        try backend.accounts.store.write { db in try Accounts.erase(db, userID: session.userID) }
+        backend.logger.info("account deleted by its user", metadata: ["user": "\(session.userID)"])
+        return try APIIO.json(AccountDeleteResponse(serverProof: Self.base64(proof)))
     }
 
     // MARK: /auth/info
@@ -180,6 +201,7 @@ struct SRPAuthRoutes {
         case let error as ServerError:
             switch error {
             case .wrongCredentials: return (.unprocessableContent, SRPAPICode.wrongCredentials, error.code, error.description)
+            case .accountDisabled: return (.forbidden, SRPAPICode.wrongCredentials, error.code, error.description)
             case .tooManyAttempts: return (.tooManyRequests, SRPAPICode.tooManyAttempts, error.code, error.description)
             case .badRequest, .malformedJSON, .payloadTooLarge: return (error.status, SRPAPICode.invalidInput, error.code, error.description)
             case .invalidToken, .tokenExpired: return (error.status, SRPAPICode.invalidInput, error.code, error.description)
@@ -210,6 +232,7 @@ extension Accounts {
     /// Opens a session for an account whose SRP proof matched; the answer the password login gave.
     func srpLogin(userID: String) throws -> LoginResponse {
         let row = try userRow(userID)
+        guard (row["disabled"] as Int? ?? 0) == 0 else { throw ServerError.accountDisabled }
         let tokens = try openSession(userID: userID)
         return LoginResponse(userId: userID, tokens: tokens, user: Self.userInfo(row), keys: try Self.userKeys(row))
     }
