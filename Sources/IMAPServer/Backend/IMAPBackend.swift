@@ -69,9 +69,12 @@ public struct IMAPMessageSummary: Sendable, Equatable {
     public var internalDate: Date
     /// RFC822.SIZE: the size of the raw bytes.
     public var size: Int
+    /// The mod-sequence of the message's last change (RFC 7162 CONDSTORE): it grows whenever its
+    /// flags change. A backend without mod-sequences leaves 1.
+    public var modSeq: UInt64
     /// Creates a summary.
-    public init(uid: UInt32, flags: [String], internalDate: Date, size: Int) {
-        self.uid = uid; self.flags = flags; self.internalDate = internalDate; self.size = size
+    public init(uid: UInt32, flags: [String], internalDate: Date, size: Int, modSeq: UInt64 = 1) {
+        self.uid = uid; self.flags = flags; self.internalDate = internalDate; self.size = size; self.modSeq = modSeq
     }
 }
 
@@ -83,9 +86,13 @@ public struct IMAPMailboxSnapshot: Sendable, Equatable {
     public var uidNext: UInt32
     /// The messages, in ascending UID order.
     public var messages: [IMAPMessageSummary]
-    /// Creates a snapshot.
-    public init(uidValidity: UInt32, uidNext: UInt32, messages: [IMAPMessageSummary]) {
+    /// HIGHESTMODSEQ (RFC 7162): at least every message's ``IMAPMessageSummary/modSeq``; expunges
+    /// grow it too.
+    public var highestModSeq: UInt64
+    /// Creates a snapshot (`highestModSeq` nil: the largest message mod-sequence, at least 1).
+    public init(uidValidity: UInt32, uidNext: UInt32, messages: [IMAPMessageSummary], highestModSeq: UInt64? = nil) {
         self.uidValidity = uidValidity; self.uidNext = uidNext; self.messages = messages
+        self.highestModSeq = highestModSeq ?? max(1, messages.map(\.modSeq).max() ?? 1)
     }
 }
 

@@ -19,6 +19,7 @@ public actor InMemoryIMAPBackend: IMAPBackend {
         var attributes: [String]
         var uidValidity: UInt32
         var uidNext: UInt32 = 1
+        var highestModSeq: UInt64 = 1
         var messages: [StoredMessage] = []
     }
     struct User { var password: String; var mailboxes: [String: Mailbox] }
@@ -95,7 +96,9 @@ public actor InMemoryIMAPBackend: IMAPBackend {
             b.uidNext += 1
             var clean: [String] = []
             for f in flags.map(IMAPFlags.canonical) where !IMAPFlags.contains(clean, f) && f != "\\Recent" { clean.append(f) }
-            b.messages.append(StoredMessage(summary: IMAPMessageSummary(uid: uid, flags: clean, internalDate: internalDate, size: message.count), bytes: message))
+            b.highestModSeq += 1
+            b.messages.append(StoredMessage(summary: IMAPMessageSummary(uid: uid, flags: clean, internalDate: internalDate, size: message.count,
+                                                                        modSeq: b.highestModSeq), bytes: message))
             result = (b.uidValidity, uid)
         }
         return result
@@ -114,7 +117,8 @@ public actor InMemoryIMAPBackend: IMAPBackend {
 
     func snapshot(_ user: String, _ name: String) throws -> IMAPMailboxSnapshot {
         let b = try box(user, name)
-        return IMAPMailboxSnapshot(uidValidity: b.uidValidity, uidNext: b.uidNext, messages: b.messages.map(\.summary))
+        return IMAPMailboxSnapshot(uidValidity: b.uidValidity, uidNext: b.uidNext, messages: b.messages.map(\.summary),
+                                   highestModSeq: b.highestModSeq)
     }
 
     func bytes(_ user: String, _ name: String, _ uid: UInt32) throws -> [UInt8] {
@@ -136,7 +140,11 @@ public actor InMemoryIMAPBackend: IMAPBackend {
                 case .add: for x in flags where !IMAPFlags.contains(f, x) { f.append(x) }
                 case .remove: f.removeAll { x in flags.contains { $0.caseInsensitiveCompare(x) == .orderedSame } }
                 }
-                if f != b.messages[i].summary.flags { b.messages[i].summary.flags = f }
+                if f != b.messages[i].summary.flags {
+                    b.highestModSeq += 1
+                    b.messages[i].summary.flags = f
+                    b.messages[i].summary.modSeq = b.highestModSeq
+                }
                 changed[b.messages[i].summary.uid] = f
             }
         }
@@ -154,7 +162,7 @@ public actor InMemoryIMAPBackend: IMAPBackend {
             pairs.append((m.summary.uid, r.uid)); validity = r.uidValidity
         }
         if validity == 0 { validity = try box(user, to).uidValidity }
-        if move { try update(user, from) { b in b.messages.removeAll { wanted.contains($0.summary.uid) } } }
+        if move { try update(user, from) { b in b.messages.removeAll { wanted.contains($0.summary.uid) }; b.highestModSeq += 1 } }
         return IMAPCopyResult(uidValidity: validity, uids: pairs.map { (source: $0.0, destination: $0.1) })
     }
 
@@ -167,6 +175,7 @@ public actor InMemoryIMAPBackend: IMAPBackend {
                 if hit { removed.append(m.summary.uid) }
                 return hit
             }
+            if !removed.isEmpty { b.highestModSeq += 1 }
         }
         return removed
     }

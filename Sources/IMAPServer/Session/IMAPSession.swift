@@ -29,6 +29,8 @@ public final class IMAPSession: @unchecked Sendable {
     private var out: [UInt8] = []
     private var failedLogins = 0
     private var ending = false
+    /// CONDSTORE (RFC 7162) was enabled: FLAGS in FETCH responses come with MODSEQ.
+    private var condstore = false
     /// The most failed LOGIN/AUTHENTICATE attempts before the connection is closed.
     public static let maxFailedLogins = 5
 
@@ -121,8 +123,10 @@ public final class IMAPSession: @unchecked Sendable {
                 var w = IMAPWriter(); w.raw("ID (\"name\" \"Rampart\" \"vendor\" \"Rampart\")"); sendData(w); ok("ID completed")
             case .namespace:
                 send(.data(Array("NAMESPACE ((\"\" \"/\")) NIL NIL".utf8))); ok("NAMESPACE completed")
-            case .enable:
-                send(.data(Array("ENABLED".utf8))); ok("ENABLE completed (no extension here needs enabling)")
+            case .enable(let capabilities):
+                let enabled = capabilities.contains("CONDSTORE")
+                if enabled { condstore = true }
+                send(.data(Array((enabled ? "ENABLED CONDSTORE" : "ENABLED").utf8))); ok("ENABLE completed")
             case .starttls:
                 guard connection.canStartTLS else { return bad("STARTTLS is not available on this connection") }
                 await flush()
@@ -147,7 +151,8 @@ public final class IMAPSession: @unchecked Sendable {
                     return bad("Invalid SASL PLAIN response (base64 of authzid NUL user NUL password)")
                 }
                 await login(tag: tag, username: user, password: password)
-            case .select(let name, let readOnly):
+            case .select(let name, let readOnly, let enableCondstore):
+                if enableCondstore { condstore = true }
                 selected = nil
                 try await select(name, readOnly: readOnly, tag: tag)
             case .create(let name): try await account!.create(mailbox: name); ok("CREATE completed")
@@ -171,6 +176,7 @@ public final class IMAPSession: @unchecked Sendable {
                     case .uidNext: w.number(snap.uidNext)
                     case .uidValidity: w.number(snap.uidValidity)
                     case .unseen: w.number(snap.messages.filter { !IMAPFlags.contains($0.flags, IMAPFlags.seen) }.count)
+                    case .highestModSeq: w.number(snap.highestModSeq)
                     }
                 }
                 sendData(w); ok("STATUS completed")
@@ -193,33 +199,61 @@ public final class IMAPSession: @unchecked Sendable {
                 if case .uidExpunge(let set) = command.kind { uids = try resolve(set, uid: true).map { s.messages[$0].uid } }
                 _ = try await account!.expunge(in: s.name, uids: uids)
                 try await sync(expunges: true); ok("EXPUNGE completed")
-            case .fetch(let set, let attributes, let uid):
-                let indices = try resolve(set, uid: uid)
+            case .fetch(let set, var attributes, let uid, let changedSince):
+                var indices = try resolve(set, uid: uid)
                 try await sync(expunges: uid)
-                try await fetch(indices.filter { $0 < selected!.messages.count }, attributes: attributes, uid: uid)
+                indices = indices.filter { $0 < selected!.messages.count }
+                if let changedSince {
+                    indices = indices.filter { selected!.messages[$0].modSeq > changedSince }
+                    if !attributes.contains(.modSeq) { attributes.append(.modSeq) }
+                }
+                if attributes.contains(.modSeq) { condstore = true }
+                try await fetch(indices, attributes: attributes, uid: uid)
                 ok("\(uid ? "UID " : "")FETCH completed")
-            case .store(let set, let operation, let silent, let flags, let uid):
+            case .store(let set, let operation, let silent, let flags, let uid, let unchangedSince):
                 guard let s = selected, !s.readOnly else { return no("The mailbox is read-only (EXAMINE)", code: "READ-ONLY") }
-                let indices = try resolve(set, uid: uid)
+                var indices = try resolve(set, uid: uid)
+                var modified: [UInt32] = []
+                if let unchangedSince {
+                    // RFC 7162 §3.1.3, checked against a fresh snapshot: a backend shared with other
+                    // writers may still change a message between this check and the store.
+                    condstore = true
+                    let current = Dictionary(try await account!.snapshot(of: s.name).messages.map { ($0.uid, $0.modSeq) }, uniquingKeysWith: { a, _ in a })
+                    let (keep, skip) = indices.reduce(into: ([Int](), [Int]())) { r, i in
+                        if (current[s.messages[i].uid] ?? 0) > unchangedSince { r.1.append(i) } else { r.0.append(i) }
+                    }
+                    indices = keep
+                    modified = skip.map { uid ? s.messages[$0].uid : UInt32($0 + 1) }
+                }
                 let uids = indices.map { s.messages[$0].uid }
-                let changed = try await account!.storeFlags(in: s.name, uids: uids, operation: operation, flags: flags)
+                let changed = uids.isEmpty ? [:] : try await account!.storeFlags(in: s.name, uids: uids, operation: operation, flags: flags)
+                let after = condstore ? Dictionary(try await account!.snapshot(of: s.name).messages.map { ($0.uid, $0.modSeq) },
+                                                   uniquingKeysWith: { a, _ in a }) : [:]
                 for i in indices {
                     let m = selected!.messages[i]
                     guard let newFlags = changed[m.uid] else { continue }
                     selected!.messages[i].flags = newFlags
-                    if !silent {
+                    if let modSeq = after[m.uid] { selected!.messages[i].modSeq = modSeq }
+                    if !silent || condstore {
                         var w = IMAPWriter(); w.number(i + 1); w.raw(" FETCH (")
                         if uid { w.raw("UID "); w.number(m.uid); w.raw(" ") }
-                        w.raw("FLAGS "); writeFlags(newFlags, &w); w.raw(")")
+                        if !silent { w.raw("FLAGS "); writeFlags(newFlags, &w) }
+                        if condstore { if !silent { w.raw(" ") }; w.raw("MODSEQ ("); w.number(selected!.messages[i].modSeq); w.raw(")") }
+                        w.raw(")")
                         sendData(w)
                     }
                 }
-                try await sync(expunges: uid); ok("\(uid ? "UID " : "")STORE completed")
+                try await sync(expunges: uid)
+                ok("\(uid ? "UID " : "")STORE completed", code: modified.isEmpty ? nil : "MODIFIED \(Self.compress(modified))")
             case .search(let key, let uid):
                 try await sync(expunges: uid)
                 let hits = try await search(key)
                 var w = IMAPWriter(); w.raw("SEARCH")
                 for i in hits { w.raw(" "); w.number(uid ? selected!.messages[i].uid : UInt32(i + 1)) }
+                if Self.mentionsModSeq(key) {
+                    condstore = true
+                    if let highest = hits.map({ selected!.messages[$0].modSeq }).max() { w.raw(" (MODSEQ "); w.number(highest); w.raw(")") }
+                }
                 sendData(w); ok("\(uid ? "UID " : "")SEARCH completed")
             case .copy(let set, let name, let uid), .move(let set, let name, let uid):
                 let isMove: Bool = if case .move = command.kind { true } else { false }
@@ -281,6 +315,7 @@ public final class IMAPSession: @unchecked Sendable {
         }
         send(.untaggedStatus(.ok, code: "UIDVALIDITY \(s.uidValidity)", text: "UIDs valid"))
         send(.untaggedStatus(.ok, code: "UIDNEXT \(s.uidNext)", text: "Predicted next UID"))
+        send(.untaggedStatus(.ok, code: "HIGHESTMODSEQ \(snap.highestModSeq)", text: "Highest mod-sequence"))
         selected = s
         send(.tagged(tag: tag, status: .ok, code: readOnly ? "READ-ONLY" : "READ-WRITE", text: "\(readOnly ? "EXAMINE" : "SELECT") completed"))
     }
@@ -366,9 +401,15 @@ public final class IMAPSession: @unchecked Sendable {
             }
         }
         for i in s.messages.indices {
-            guard let now = current[s.messages[i].uid], now.flags != s.messages[i].flags else { continue }
+            guard let now = current[s.messages[i].uid] else { continue }
+            let flagsChanged = now.flags != s.messages[i].flags
+            let modSeqChanged = now.modSeq != s.messages[i].modSeq
             s.messages[i].flags = now.flags
-            var w = IMAPWriter(); w.number(i + 1); w.raw(" FETCH (UID "); w.number(now.uid); w.raw(" FLAGS "); writeFlags(now.flags, &w); w.raw(")")
+            s.messages[i].modSeq = now.modSeq
+            guard flagsChanged || (condstore && modSeqChanged) else { continue }
+            var w = IMAPWriter(); w.number(i + 1); w.raw(" FETCH (UID "); w.number(now.uid); w.raw(" FLAGS "); writeFlags(now.flags, &w)
+            if condstore { w.raw(" MODSEQ ("); w.number(now.modSeq); w.raw(")") }
+            w.raw(")")
             sendData(w)
         }
         let known = s.messages.last?.uid ?? 0
@@ -429,7 +470,7 @@ public final class IMAPSession: @unchecked Sendable {
         var attributes = attributes
         if uid, !attributes.contains(.uid) { attributes.insert(.uid, at: 0) }
         let needsBytes = attributes.contains { a in
-            switch a { case .flags, .uid, .internalDate, .rfc822Size: false; default: true }
+            switch a { case .flags, .uid, .internalDate, .rfc822Size, .modSeq: false; default: true }
         }
         let setsSeen = !s.readOnly && attributes.contains { a in
             switch a {
@@ -459,6 +500,7 @@ public final class IMAPSession: @unchecked Sendable {
                 switch a {
                 case .uid: item("UID"); w.number(m.uid)
                 case .flags: item("FLAGS"); writeFlags(m.flags, &w)
+                case .modSeq: item("MODSEQ"); w.raw("("); w.number(m.modSeq); w.raw(")")
                 case .internalDate: item("INTERNALDATE"); w.raw("\"" + IMAPDate.formatDateTime(m.internalDate) + "\"")
                 case .rfc822Size: item("RFC822.SIZE"); w.number(m.size)
                 case .envelope: item("ENVELOPE"); structure!.writeEnvelope(&w)
@@ -479,6 +521,12 @@ public final class IMAPSession: @unchecked Sendable {
                 }
             }
             if flagsChanged, !attributes.contains(.flags) { item("FLAGS"); writeFlags(m.flags, &w) }
+            if condstore, attributes.contains(.flags) || flagsChanged, !attributes.contains(.modSeq) {
+                if flagsChanged, let fresh = try? await account.snapshot(of: s.name).messages.first(where: { $0.uid == m.uid }) {
+                    m.modSeq = fresh.modSeq; selected!.messages[i].modSeq = fresh.modSeq
+                }
+                item("MODSEQ"); w.raw("("); w.number(m.modSeq); w.raw(")")
+            }
             w.raw(")")
             sendData(w)
             await flushIfLarge()
@@ -505,6 +553,16 @@ public final class IMAPSession: @unchecked Sendable {
             if try await Self.matches(key, m, msn: UInt32(i + 1), count: count, largestUID: largestUID, load: load) { hits.append(i) }
         }
         return hits
+    }
+
+    static func mentionsModSeq(_ key: IMAPSearchKey) -> Bool {
+        switch key {
+        case .modSeq: true
+        case .not(let k): mentionsModSeq(k)
+        case .or(let a, let b): mentionsModSeq(a) || mentionsModSeq(b)
+        case .and(let keys): keys.contains(where: mentionsModSeq)
+        default: false
+        }
     }
 
     static func matches(_ key: IMAPSearchKey, _ m: IMAPMessageSummary, msn: UInt32, count: UInt32, largestUID: UInt32,
@@ -546,6 +604,7 @@ public final class IMAPSession: @unchecked Sendable {
         case .text(let text):
             guard let msg = await load() else { return false }
             return msg.headers.fields.contains { contains($0.decodedValue, text) } || contains(bodyText(msg), text)
+        case .modSeq(let n): return m.modSeq >= n
         case .sequenceSet(let set): return set.contains(msn, largest: count)
         case .uid(let set): return set.contains(m.uid, largest: largestUID)
         }

@@ -37,8 +37,8 @@ public struct IMAPCommand: Sendable, Equatable {
         case login(username: String, password: String)
         /// AUTHENTICATE mechanism [initial response] (SASL-IR, RFC 4959).
         case authenticate(mechanism: String, initialResponse: String?)
-        /// SELECT, or EXAMINE when `readOnly`.
-        case select(mailbox: String, readOnly: Bool)
+        /// SELECT, or EXAMINE when `readOnly`; `condstore` for the `(CONDSTORE)` parameter (RFC 7162).
+        case select(mailbox: String, readOnly: Bool, condstore: Bool)
         /// CREATE.
         case create(mailbox: String)
         /// DELETE.
@@ -57,10 +57,10 @@ public struct IMAPCommand: Sendable, Equatable {
         case status(mailbox: String, items: [IMAPStatusItem])
         /// APPEND.
         case append(mailbox: String, flags: [String], internalDate: Date?, message: [UInt8])
-        /// FETCH or UID FETCH.
-        case fetch(set: IMAPSequenceSet, attributes: [IMAPFetchAttribute], uid: Bool)
-        /// STORE or UID STORE.
-        case store(set: IMAPSequenceSet, operation: IMAPFlagOperation, silent: Bool, flags: [String], uid: Bool)
+        /// FETCH or UID FETCH; `changedSince` for the `(CHANGEDSINCE n)` modifier (RFC 7162).
+        case fetch(set: IMAPSequenceSet, attributes: [IMAPFetchAttribute], uid: Bool, changedSince: UInt64?)
+        /// STORE or UID STORE; `unchangedSince` for the `(UNCHANGEDSINCE n)` modifier (RFC 7162).
+        case store(set: IMAPSequenceSet, operation: IMAPFlagOperation, silent: Bool, flags: [String], uid: Bool, unchangedSince: UInt64?)
         /// SEARCH or UID SEARCH (several keys are an `and`).
         case search(key: IMAPSearchKey, uid: Bool)
         /// COPY or UID COPY.
@@ -108,6 +108,8 @@ public enum IMAPStatusItem: String, Sendable, Equatable, CaseIterable {
     case uidValidity = "UIDVALIDITY"
     /// UNSEEN: how many messages lack `\Seen`.
     case unseen = "UNSEEN"
+    /// HIGHESTMODSEQ (RFC 7162).
+    case highestModSeq = "HIGHESTMODSEQ"
 }
 
 /// A message sequence number or UID set (`1:4,7,9:*`), RFC 3501 §9 `sequence-set`.
@@ -212,6 +214,8 @@ public enum IMAPFetchAttribute: Sendable, Equatable {
     case rfc822Header
     /// RFC822.TEXT (as BODY[TEXT], sets `\Seen`).
     case rfc822Text
+    /// MODSEQ (RFC 7162 CONDSTORE).
+    case modSeq
     /// `BODY[section]<origin.count>` or, with `peek`, `BODY.PEEK[…]` (which does not set `\Seen`).
     case section(IMAPSection, peek: Bool, partial: (origin: Int, count: Int)?)
 
@@ -270,4 +274,7 @@ public indirect enum IMAPSearchKey: Sendable, Equatable {
     case sequenceSet(IMAPSequenceSet)
     /// UID set.
     case uid(IMAPSequenceSet)
+    /// MODSEQ: messages whose mod-sequence is at least the value (RFC 7162; an entry name is
+    /// accepted and the message's one mod-sequence compared).
+    case modSeq(UInt64)
 }

@@ -72,8 +72,15 @@ public enum IMAPCommandParser {
             return .authenticate(mechanism: mechanism, initialResponse: initial)
         case "SELECT", "EXAMINE":
             try c.space(); let mailbox = try c.mailbox()
-            if c.peek == 0x20 { try c.space(); _ = try c.parenthesizedAtoms() }   // select params (CONDSTORE …): accepted, ignored
-            return .select(mailbox: mailbox, readOnly: name == "EXAMINE")
+            var condstore = false
+            if c.peek == 0x20 {
+                try c.space()
+                let params = try c.parenthesizedAtoms().map { $0.uppercased() }
+                if params.contains("QRESYNC") { throw c.error("QRESYNC is not offered by this server") }
+                guard params.allSatisfy({ $0 == "CONDSTORE" }) else { throw c.error("Unknown SELECT parameter (CONDSTORE is the one offered)") }
+                condstore = params.contains("CONDSTORE")
+            }
+            return .select(mailbox: mailbox, readOnly: name == "EXAMINE", condstore: condstore)
         case "CREATE": try c.space(); return .create(mailbox: try c.mailbox())
         case "DELETE": try c.space(); return .delete(mailbox: try c.mailbox())
         case "SUBSCRIBE": try c.space(); return .subscribe(mailbox: try c.mailbox())
@@ -180,9 +187,23 @@ public enum IMAPCommandParser {
             } else {
                 attributes = try parseFetchAttribute(&c)
             }
-            if c.peek == 0x20 { try c.space(); _ = try c.parenthesizedAtoms() }   // fetch modifiers: accepted, ignored
-            return .fetch(set: set, attributes: attributes, uid: uid)
+            var changedSince: UInt64?
+            if c.peek == 0x20 {
+                try c.space(); try c.expect("(")
+                guard c.takeKeyword("CHANGEDSINCE") else { throw c.error("Unknown FETCH modifier (CHANGEDSINCE is the one offered)") }
+                try c.space(); changedSince = try c.modSequence()
+                if c.peek == 0x20 { throw c.error("VANISHED needs QRESYNC, which this server does not offer") }
+                try c.expect(")")
+            }
+            return .fetch(set: set, attributes: attributes, uid: uid, changedSince: changedSince)
         case "STORE":
+            var unchangedSince: UInt64?
+            if c.peek == UInt8(ascii: "(") {
+                c.advance()
+                guard c.takeKeyword("UNCHANGEDSINCE") else { throw c.error("Unknown STORE modifier (UNCHANGEDSINCE is the one offered)") }
+                try c.space(); unchangedSince = try c.modSequence(allowZero: true)
+                try c.expect(")"); try c.space()
+            }
             let item = c.atomText().uppercased()
             let operation: IMAPFlagOperation
             var silent = false
@@ -200,7 +221,7 @@ public enum IMAPCommandParser {
                 flags = [try c.flag()]
                 while c.peek == 0x20 { try c.space(); flags.append(try c.flag()) }
             }
-            return .store(set: set, operation: operation, silent: silent, flags: flags, uid: uid)
+            return .store(set: set, operation: operation, silent: silent, flags: flags, uid: uid, unchangedSince: unchangedSince)
         case "COPY": return .copy(set: set, mailbox: try c.mailbox(), uid: uid)
         default: return .move(set: set, mailbox: try c.mailbox(), uid: uid)
         }
@@ -221,7 +242,7 @@ public enum IMAPCommandParser {
         case "RFC822.TEXT": return [.rfc822Text]
         case "UID": return [.uid]
         case "BODYSTRUCTURE": return [.bodyStructure]
-        case "MODSEQ": throw c.error("MODSEQ needs CONDSTORE, which this server does not offer")
+        case "MODSEQ": return [.modSeq]
         case "BODY", "BODY.PEEK":
             guard c.peek == UInt8(ascii: "[") else {
                 if word == "BODY" { return [.body] }
@@ -325,6 +346,15 @@ public enum IMAPCommandParser {
         case "BODY": return .body(try arg())
         case "TEXT": return .text(try arg())
         case "UID": try c.space(); return .uid(try c.sequenceSet())
+        case "MODSEQ":
+            try c.space()
+            if c.peek == UInt8(ascii: "\"") {   // entry name and type ("/flags/\\seen" all): accepted
+                _ = try c.quoted(); try c.space()
+                let type = c.atomText().lowercased()
+                guard ["priv", "shared", "all"].contains(type) else { throw c.error("MODSEQ entry type is priv, shared or all") }
+                try c.space()
+            }
+            return .modSeq(try c.modSequence(allowZero: true))
         case "NOT": try c.space(); return .not(try parseSearchKey(&c, depth: depth + 1))
         case "OR":
             try c.space(); let a = try parseSearchKey(&c, depth: depth + 1)
@@ -407,6 +437,14 @@ struct Cursor {
         guard !digits.isEmpty, digits.count <= 10, let n = UInt32(String(decoding: digits, as: UTF8.self)) else {
             throw error(digits.isEmpty ? "Expected a number" : "Number out of range")
         }
+        return n
+    }
+
+    /// A mod-sequence value (RFC 7162: 1 to 2^63 − 1; `allowZero` for UNCHANGEDSINCE and SEARCH).
+    mutating func modSequence(allowZero: Bool = false) throws(IMAPParseError) -> UInt64 {
+        let digits = take { $0 >= 0x30 && $0 <= 0x39 }
+        guard !digits.isEmpty, digits.count <= 19, let n = UInt64(String(decoding: digits, as: UTF8.self)), n <= UInt64(Int64.max),
+              allowZero || n > 0 else { throw error("Expected a mod-sequence (1 to 2^63-1)") }
         return n
     }
 
