@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import RampartCore
 import NIOPosix
 import NIOSSL
 
@@ -65,12 +66,15 @@ public final class SMTPServer: Sendable {
     private let configuration: SMTPServerConfiguration
     private let backend: any SubmissionBackend
     private let group: MultiThreadedEventLoopGroup
+    /// The sessions' own threads (`ServerTasks`), so a blocked shared pool does not stall a client.
+    private let sessionThreads: (any Sendable & AnyObject)?
     private let state = LockedState()
 
     /// Creates a server; nothing listens until ``start()``.
     public init(configuration: SMTPServerConfiguration, backend: any SubmissionBackend) {
         self.configuration = configuration; self.backend = backend
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        sessionThreads = ServerTasks.makeThreads(count: 1, name: "smtp")
     }
 
     /// The bound port (0 before ``start()``).
@@ -84,13 +88,15 @@ public final class SMTPServer: Sendable {
         if !c.plaintextOnLoopback, c.tls == nil { throw SMTPServerError.noWayToAuthenticate }
         let backend = self.backend
         let counter = Counter(limit: c.maxConnections)
+        let threads = sessionThreads
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: c.idleTimeout))
-                    try channel.pipeline.syncOperations.addHandler(SMTPConnectionHandler(backend: backend, configuration: c, counter: counter))
+                    try channel.pipeline.syncOperations.addHandler(SMTPConnectionHandler(backend: backend, configuration: c, counter: counter,
+                                                                                            threads: threads))
                 }
             }
         let channel: any Channel
@@ -106,6 +112,7 @@ public final class SMTPServer: Sendable {
         let channel = state.withLock { s -> (any Channel)? in defer { s.channel = nil }; return s.channel }
         try? await channel?.close().get()
         try await group.shutdownGracefully()
+        ServerTasks.shutdown(sessionThreads)
     }
 }
 
@@ -166,10 +173,13 @@ final class SMTPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
     private let backend: any SubmissionBackend
     private let configuration: SMTPServerConfiguration
     private let counter: Counter
+    private let threads: (any Sendable & AnyObject)?
 
-    init(backend: any SubmissionBackend, configuration: SMTPServerConfiguration, counter: Counter) {
+    init(backend: any SubmissionBackend, configuration: SMTPServerConfiguration, counter: Counter,
+         threads: (any Sendable & AnyObject)?) {
         self.backend = backend; self.configuration = configuration; self.counter = counter
         framer = SMTPInputFramer(limits: configuration.limits)
+        self.threads = threads
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -192,7 +202,7 @@ final class SMTPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
             let size = Self.size(frame)
             eventLoop.execute { loopBound.value.consumed(size: size) }
         }
-        Task {
+        ServerTasks.start(on: threads) {
             await session.run(frames: frames)
             try? await channel.close().get()
         }

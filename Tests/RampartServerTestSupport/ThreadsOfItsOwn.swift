@@ -1,3 +1,4 @@
+import RampartCore
 import RampartServer
 
 /// Runs `body` (and its structured child tasks) on two threads of its own instead of the process's

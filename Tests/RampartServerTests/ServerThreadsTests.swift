@@ -1,4 +1,5 @@
 import Foundation
+import RampartCore
 import Testing
 @testable import RampartServer
 

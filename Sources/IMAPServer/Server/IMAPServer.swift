@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import RampartCore
 import NIOPosix
 import NIOSSL
 
@@ -68,12 +69,16 @@ public final class IMAPServer: Sendable {
     private let backend: any IMAPBackend
     private let group: MultiThreadedEventLoopGroup
     private let state = NIOLockedBox()
+    /// The sessions' own threads (`ServerTasks`): a process whose shared cooperative pool is
+    /// blocked (other work waiting on child processes) must not stall the mail program's session.
+    private let sessionThreads: (any Sendable & AnyObject)?
 
     /// Creates a server; nothing listens until ``start()``.
     public init(configuration: IMAPServerConfiguration, backend: any IMAPBackend) {
         self.configuration = configuration
         self.backend = backend
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
+        self.sessionThreads = ServerTasks.makeThreads(count: max(1, configuration.threads), name: "imap")
     }
 
     /// The bound port (0 before ``start()``).
@@ -85,6 +90,7 @@ public final class IMAPServer: Sendable {
         if c.plaintextOnLoopback, !Self.isLoopback(c.host) { throw IMAPServerError.plaintextNeedsLoopback(host: c.host) }
         if !c.plaintextOnLoopback, c.tls == nil { throw IMAPServerError.noWayToLogIn }
         let backend = self.backend
+        let threads = self.sessionThreads
         let counter = ConnectionCounter(limit: c.maxConnections)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
@@ -95,7 +101,7 @@ public final class IMAPServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: c.idleTimeout))
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(IMAPFrameDecoder(limits: c.limits)))
                     try channel.pipeline.syncOperations.addHandler(IMAPConnectionHandler(
-                        backend: backend, configuration: c, counter: counter))
+                        backend: backend, configuration: c, counter: counter, threads: threads))
                 }
             }
         let channel: any Channel
@@ -113,6 +119,7 @@ public final class IMAPServer: Sendable {
         let channel = state.withLock { s -> (any Channel)? in defer { s.channel = nil }; return s.channel }
         try? await channel?.close().get()
         try await group.shutdownGracefully()
+        ServerTasks.shutdown(sessionThreads)
     }
 
     static func isLoopback(_ host: String) -> Bool {
@@ -168,6 +175,7 @@ final class IMAPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
     private let backend: any IMAPBackend
     private let configuration: IMAPServerConfiguration
     private let counter: ConnectionCounter
+    private let threads: (any Sendable & AnyObject)?
     private var continuation: AsyncStream<IMAPFrame>.Continuation?
     private var entered = false
     // Event-loop state for backpressure.
@@ -193,8 +201,9 @@ final class IMAPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     static func size(_ frame: IMAPFrame) -> Int { if case .command(let b) = frame { b.count } else { 0 } }
 
-    init(backend: any IMAPBackend, configuration: IMAPServerConfiguration, counter: ConnectionCounter) {
-        self.backend = backend; self.configuration = configuration; self.counter = counter
+    init(backend: any IMAPBackend, configuration: IMAPServerConfiguration, counter: ConnectionCounter,
+         threads: (any Sendable & AnyObject)?) {
+        self.backend = backend; self.configuration = configuration; self.counter = counter; self.threads = threads
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -216,7 +225,7 @@ final class IMAPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
             let size = Self.size(frame)
             eventLoop.execute { loopBound.value.consumed(size: size) }
         }
-        Task {
+        ServerTasks.start(on: threads) {
             await session.run(frames: frames)
             try? await channel.close().get()
         }

@@ -1,15 +1,21 @@
 import Foundation
-import RampartCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// A small pool of threads of the server's own, as a Swift task executor.
+/// A small pool of threads of a server's own, as a Swift task executor.
 ///
-/// An embedded backend shares its process with whatever else runs there: the reference client's
+/// A server embedded in a process shares it with whatever else runs there: the reference client's
 /// agent, or a test process whose other suites block the shared cooperative pool (two threads on a
-/// two-core machine) while they wait for child processes. A server whose request handlers wait for
-/// those threads stalls, and its clients time out. With
-/// ``EmbeddedServerConfiguration/threads`` set, the server's task, and every child task it makes
-/// (Hummingbird's connection and request tasks are structured children), prefer this executor
-/// instead, so the server keeps answering.
+/// two-core machine) while they wait for child processes. A server whose handlers wait for those
+/// threads stalls, and its clients time out. The embedded backend (`EmbeddedServerConfiguration`'s
+/// `threads`), the IMAP and the SMTP servers run their tasks with a preference for such an
+/// executor, so they keep answering.
+///
+/// Trust-model row **device memory (moderate)** is not at stake here; this is availability: a
+/// local server that stops answering makes the mail program or the client give up.
 ///
 /// After ``shutdown()`` the threads end once their queue is empty; a job that still arrives (a
 /// late continuation) goes to the global concurrent executor rather than being lost.
@@ -84,6 +90,36 @@ public final class ServerThreads: TaskExecutor, @unchecked Sendable {
             if head == queue.count { queue.removeAll(keepingCapacity: true); head = 0 }
             condition.unlock()
             job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
+/// Starting a server's tasks on threads of its own where the platform has task executors
+/// (Linux, macOS 15, iOS 18), and as plain tasks elsewhere: for servers whose configuration cannot
+/// name `TaskExecutor` in a stored property on older Apple systems.
+public enum ServerTasks {
+    /// A ``ServerThreads`` of `count` threads named `name`, or nil where task executors do not exist.
+    public static func makeThreads(count: Int, name: String) -> (any Sendable & AnyObject)? {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+            return ServerThreads(count: count, name: name)
+        }
+        return nil
+    }
+
+    /// Starts `operation` as a task that prefers `threads` (made by ``makeThreads(count:name:)``).
+    @discardableResult
+    public static func start(on threads: (any Sendable & AnyObject)?,
+                             _ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let executor = threads as? ServerThreads {
+            return Task(executorPreference: executor, operation: operation)
+        }
+        return Task(operation: operation)
+    }
+
+    /// Lets the threads end once their queued jobs have run.
+    public static func shutdown(_ threads: (any Sendable & AnyObject)?) {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let executor = threads as? ServerThreads {
+            executor.shutdown()
         }
     }
 }
