@@ -214,6 +214,10 @@ public final class SMTPSession: @unchecked Sendable {
             guard let raw = decode(response) else { return fail(SMTPReply(501, "5.5.2", "Invalid base64")) }
             let fields = raw.split(separator: 0, omittingEmptySubsequences: false)
             guard fields.count == 3 else { return fail(SMTPReply(501, "5.5.2", "PLAIN needs authzid NUL user NUL password")) }
+            // No proxy authorization (RFC 4616 §2): an authzid must name the user itself.
+            guard fields[0].isEmpty || fields[0].elementsEqual(fields[1]) else {
+                return fail(SMTPReply(535, "5.7.8", "Acting as another user (authzid) is not supported"))
+            }
             username = String(validating: fields[1], as: UTF8.self); password = String(validating: fields[2], as: UTF8.self)
         case "LOGIN":
             let first = parts.count == 2 ? parts[1] : await ask("VXNlcm5hbWU6")

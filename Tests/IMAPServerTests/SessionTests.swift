@@ -29,6 +29,8 @@ struct SessionTests {
         #expect(out.contains("a OK [CAPABILITY"))
         let out2 = lines(try await converse("a AUTHENTICATE PLAIN\r\n\(token)\r\nb NOOP\r\n"))
         #expect(out2.contains("+ ") && out2.contains { $0.hasPrefix("a OK [CAPABILITY") } && out2.last == "b OK NOOP completed")
+        let proxy = Data("bob\u{0}alice\u{0}pw".utf8).base64EncodedString()
+        #expect(try await converse("a AUTHENTICATE PLAIN \(proxy)\r\n").contains("a NO [AUTHORIZATIONFAILED]"))
     }
 
     @Test func commandsBeforeLoginOrSelectAreRefusedWithASentence() async throws {

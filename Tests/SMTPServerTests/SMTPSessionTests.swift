@@ -125,6 +125,8 @@ struct SMTPSessionTests {
     @Test func aForeignFromIsRefusedWith550() async throws {
         let out = try await smtp("EHLO c\r\nAUTH PLAIN \(plainToken)\r\nMAIL FROM:<mallory@example.org>\r\nQUIT\r\n")
         #expect(out.contains("550 5.7.1 You may not send as mallory@example.org"))
+        let proxy = Data("bob\u{0}alice\u{0}pw".utf8).base64EncodedString()
+        #expect(try await smtp("EHLO c\r\nAUTH PLAIN \(proxy)\r\nQUIT\r\n").contains("535 5.7.8 Acting as another user (authzid) is not supported"))
     }
 
     @Test func submissionNeedsAuthenticationAndAuthNeedsTLSUnlessLoopbackPlainText() async throws {

@@ -150,6 +150,10 @@ public final class IMAPSession: @unchecked Sendable {
                       let password = String(validating: fields[2], as: UTF8.self) else {
                     return bad("Invalid SASL PLAIN response (base64 of authzid NUL user NUL password)")
                 }
+                // No proxy authorization (RFC 4616 §2): an authzid must name the user itself.
+                guard fields[0].isEmpty || fields[0].elementsEqual(fields[1]) else {
+                    return no("Acting as another user (authzid) is not supported", code: "AUTHORIZATIONFAILED")
+                }
                 await login(tag: tag, username: user, password: password)
             case .select(let name, let readOnly, let enableCondstore):
                 if enableCondstore { condstore = true }
