@@ -341,7 +341,8 @@ products.append(.library(name: "IMAPServer", targets: ["IMAPServer"]))
 targets += [
     .target(name: "IMAPServer", dependencies: ["MIME", "RampartCore", nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings),
     // Real clients against a server on 127.0.0.1: Python's imaplib and imapclient (scripts/deps/bridge.pip,
-    // $RAMPART_PYTHON or .venv), curl's imap://; openssl makes the STARTTLS test's certificate.
+    // $RAMPART_PYTHON or .venv), isync's mbsync and curl's imap:// (scripts/deps/bridge.apt); openssl makes
+    // the STARTTLS test's certificate.
     .testTarget(name: "IMAPServerTests", dependencies: ["IMAPServer", "RampartTestSupport", nioSSL], swiftSettings: swiftSettings),
 ]
 
