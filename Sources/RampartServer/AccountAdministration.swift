@@ -62,7 +62,7 @@ public struct AccountSummary: Codable, Sendable, Equatable {
 ///
 /// Trust-model rows **access token (high)** (disabling deletes the account's sessions, so its
 /// tokens stop working at once, and login is refused) and **database (critical)** (deleting
-/// erases every row of the account in one transaction, ``Accounts/erase(_:userID:)``).
+/// erases every row of the account in one transaction, `Accounts.erase`).
 public enum AccountAdministration {
     /// Every account, by name.
     public static func list(dataDirectory: URL) throws -> [AccountSummary] {

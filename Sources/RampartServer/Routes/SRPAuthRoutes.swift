@@ -46,7 +46,7 @@ struct SRPAuthRoutes {
     // MARK: /v1/account/delete
 
     /// Erases the account after an SRP proof of its password on a fresh challenge
-    /// (``Accounts/erase(_:userID:)``, one transaction).
+    /// (`Accounts.erase`, one transaction).
     func deleteAccount(_ request: Request, session: AuthenticatedSession, address: String) async throws -> Response {
         let body = try await Self.decode(AccountDeleteRequest.self, from: request)
         let clientEphemeral = try Self.bytes(body.clientEphemeral, field: "ClientEphemeral", maximum: SRPGroup.byteCount)
