@@ -82,6 +82,14 @@ struct SessionTests {
         #expect(out.contains("(\"MESSAGE\" \"RFC822\" NIL NIL NIL \"7BIT\" 52 (NIL \"note\" ((NIL NIL \"frank\" \"example.com\")) ((NIL NIL \"frank\" \"example.com\")) ((NIL NIL \"frank\" \"example.com\")) NIL NIL NIL NIL NIL) (\"TEXT\" \"PLAIN\" (\"CHARSET\" \"us-ascii\") NIL NIL \"7BIT\" 10 1 NIL NIL NIL NIL) 4 NIL NIL NIL NIL)"))
     }
 
+    @Test func anEncodedAttachedMessageStillGetsAGrammaticalBodyStructure() async throws {
+        let backend = InMemoryIMAPBackend()
+        await backend.addUser("alice", password: "pw")
+        try await backend.deliver(Array("Content-Type: message/rfc822\r\nContent-Transfer-Encoding: base64\r\n\r\nU3ViamVjdDogeA0KDQp5DQo=\r\n".utf8), to: "alice")
+        let out = try await converse("a LOGIN alice pw\r\nb SELECT INBOX\r\nc FETCH 1 BODYSTRUCTURE\r\n", backend: backend)
+        #expect(out.contains("* 1 FETCH (BODYSTRUCTURE (\"MESSAGE\" \"RFC822\" NIL NIL NIL \"BASE64\" 26 (NIL NIL NIL NIL NIL NIL NIL NIL NIL NIL) (\"TEXT\" \"PLAIN\" NIL NIL NIL \"7BIT\" 0 0) 1 NIL NIL NIL NIL))"))
+    }
+
     @Test func sectionsAndPartialsReturnTheExactBytes() async throws {
         let out = try await converse("""
         a LOGIN alice pw\r

@@ -226,6 +226,11 @@ struct MessageStructure {
             w.raw(" "); envelope(inner.headers, &w)
             w.raw(" "); body(inner, bytes, &w, extensible: extensible)
             w.raw(" "); w.number(lines(bytes, e.bodyStart, e.end))
+        } else if e.isMessage {
+            // Not parsed (an encoded or too deeply nested message/rfc822): the grammar still needs
+            // an envelope, a body and a line count.
+            w.raw(" (NIL NIL NIL NIL NIL NIL NIL NIL NIL NIL) (\"TEXT\" \"PLAIN\" NIL NIL NIL \"7BIT\" 0 0) ")
+            w.number(lines(bytes, e.bodyStart, e.end))
         } else if main == "TEXT" {
             w.raw(" "); w.number(lines(bytes, e.bodyStart, e.end))
         }
