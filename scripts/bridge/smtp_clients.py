@@ -13,7 +13,7 @@ import ssl
 import sys
 
 HOST = "127.0.0.1"
-TIMEOUT = 20
+TIMEOUT = 60  # generous: the full test suite loads both cores (chromium, servers, peers)
 
 
 def check(condition, what):

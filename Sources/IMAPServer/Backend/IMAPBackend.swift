@@ -43,7 +43,9 @@ public protocol IMAPAccount: Sendable {
     /// A stream that yields whenever something in `mailbox` changed (new, expunged or re-flagged
     /// messages, by this or another connection). The session then takes a fresh ``snapshot(of:)``
     /// and tells the client (IDLE, NOOP). Ends when the returned stream is no longer iterated.
-    func changes(in mailbox: String) -> AsyncStream<Void>
+    /// The watch is in place when this returns: a change made after it is never missed (the
+    /// session asks for it before it tells the client it is idling).
+    func changes(in mailbox: String) async -> AsyncStream<Void>
 }
 
 /// A mailbox as LIST shows it.

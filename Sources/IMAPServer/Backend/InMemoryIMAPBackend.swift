@@ -244,13 +244,13 @@ public actor InMemoryIMAPBackend: IMAPBackend {
         func create(mailbox: String) async throws { try await backend.create(username, mailbox) }
         func delete(mailbox: String) async throws { try await backend.delete(username, mailbox) }
         func rename(mailbox: String, to newName: String) async throws { try await backend.rename(username, mailbox, newName) }
-        func changes(in mailbox: String) -> AsyncStream<Void> {
+        func changes(in mailbox: String) async -> AsyncStream<Void> {
             let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
             let backend = self.backend, user = username
-            Task {
-                let id = await backend.watch(user, mailbox, continuation)
-                continuation.onTermination = { _ in Task { await backend.unwatch(user, mailbox, id) } }
-            }
+            // Registered before returning, so no change between the caller's snapshot and its
+            // first wait is lost.
+            let id = await backend.watch(user, mailbox, continuation)
+            continuation.onTermination = { _ in Task { await backend.unwatch(user, mailbox, id) } }
             return stream
         }
     }

@@ -363,22 +363,28 @@ public final class IMAPSession: @unchecked Sendable {
     }
 
     private func idle<I: AsyncIteratorProtocol>(tag: String, frames: inout I) async throws where I.Element == IMAPFrame {
+        // Watch first, then take the snapshot and tell the client: a change made by another
+        // connection once the client sees "+ idling" is always reported.
+        var changes: AsyncStream<Void>?
+        if let s = selected, let account { changes = await account.changes(in: s.name) }
         send(.continuation("idling"))
         if selected != nil { try await sync(expunges: true) }
         await flush()
-        var watcher: Task<Void, Never>?
-        if let s = selected, let account {
-            let changes = account.changes(in: s.name)
-            watcher = Task { [self] in
-                for await _ in changes {
-                    try? await self.sync(expunges: true)
-                    await self.flush()
+        // The watcher is a child task, so it runs where the session runs (the server's own threads,
+        // `ServerTasks`), never waiting for a shared pool that other work may be blocking.
+        let frame = await withTaskGroup(of: Void.self) { group in
+            if let changes {
+                group.addTask { [self] in
+                    for await _ in changes {
+                        try? await self.sync(expunges: true)
+                        await self.flush()
+                    }
                 }
             }
+            let frame = try? await frames.next()
+            group.cancelAll()
+            return frame
         }
-        let frame = try? await frames.next()
-        watcher?.cancel()
-        await watcher?.value
         guard case .command(let line) = frame, String(decoding: line, as: UTF8.self).uppercased() == "DONE" else {
             if frame == nil { ending = true; return }
             send(.tagged(tag: tag, status: .bad, code: nil, text: "Expected DONE to end IDLE"))
