@@ -87,19 +87,34 @@ public enum AccountAdministration {
     /// - Throws: ``ServerError/notFound(_:)`` for an unknown name.
     @discardableResult
     public static func setDisabled(_ disabled: Bool, username: String, dataDirectory: URL) throws -> Int {
-        try EmbeddedServer.openStore(dataDirectory).write { db in
+        let ended = try EmbeddedServer.openStore(dataDirectory).write { db -> [String] in
             let userID = try Self.userID(db, username)
             try db.execute(sql: "UPDATE users SET disabled = ? WHERE id = ?", arguments: [disabled ? 1 : 0, userID])
-            guard disabled else { return 0 }
-            try db.execute(sql: "DELETE FROM sessions WHERE userId = ?", arguments: [userID])
-            return db.changesCount
+            guard disabled else { return [] }
+            return try RecoveryRoutes.endSessions(db, userID: userID)
+        }
+        removeInboxes(ended, dataDirectory: dataDirectory)
+        return ended.count
+    }
+
+    /// Removes the push inboxes (`<data>/push/<session>/`) of ended sessions.
+    static func removeInboxes(_ sessions: [String], dataDirectory: URL) {
+        let push = dataDirectory.standardizedFileURL.appendingPathComponent("push", isDirectory: true)
+        for id in sessions where !id.contains("/") && !id.hasPrefix(".") {
+            try? FileManager.default.removeItem(at: push.appendingPathComponent(id, isDirectory: true))
         }
     }
 
-    /// Erases the account and everything of it, in one transaction.
+    /// Erases the account and everything of it, in one transaction, then its sessions' push inboxes.
     /// - Throws: ``ServerError/notFound(_:)`` for an unknown name.
     public static func delete(username: String, dataDirectory: URL) throws {
-        try EmbeddedServer.openStore(dataDirectory).write { db in try Accounts.erase(db, userID: try Self.userID(db, username)) }
+        let ended = try EmbeddedServer.openStore(dataDirectory).write { db -> [String] in
+            let userID = try Self.userID(db, username)
+            let ids = try String.fetchAll(db, sql: "SELECT id FROM sessions WHERE userId = ?", arguments: [userID])
+            try Accounts.erase(db, userID: userID)
+            return ids
+        }
+        removeInboxes(ended, dataDirectory: dataDirectory)
     }
 
     static func userID(_ db: Database, _ username: String) throws -> String {

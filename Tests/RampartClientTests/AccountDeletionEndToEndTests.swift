@@ -43,10 +43,15 @@ struct AccountDeletionEndToEndTests {
         let unconfirmed = try world.rampart(["account", "delete", "--user", "ann", "--password-stdin"], stdin: "ann pw 1\n")
         #expect(unconfirmed.status == 2, "\(unconfirmed.stderr)")
 
+        let annSessions = try Self.sqlite(server, "SELECT id FROM sessions WHERE userId = '\(annID)';").split(separator: "\n").map(String.init)
+        let push = server.dataDirectory.appendingPathComponent("push")
+        #expect(!annSessions.isEmpty && annSessions.allSatisfy { FileManager.default.fileExists(atPath: push.appendingPathComponent($0).path) })
         let deleted = try world.rampart(["account", "delete", "--user", "ann", "--yes", "--password-stdin"], stdin: "ann pw 1\n")
         #expect(deleted.status == 0 && deleted.stdout.contains("Account ann deleted on the server"), "\(deleted.stderr)")
         let after = try Self.rowsOf(annID, server)
         #expect(after.values.allSatisfy { $0 == 0 }, "rows of the deleted account remain: \(after)")
+        // Its sessions' push inboxes are gone from the server's folder too (the only files per session).
+        #expect(annSessions.allSatisfy { !FileManager.default.fileExists(atPath: push.appendingPathComponent($0).path) })
         // Bob's account is untouched; Ann's name is free again and no login finds her.
         #expect(try world.rampart(["sync", "--user", "bob"]).status == 0)
         #expect(try world.rampart(["login", "--user", "ann2", "--server-info", info, "--username", "ann", "--password-stdin",
@@ -72,6 +77,8 @@ struct AccountDeletionEndToEndTests {
                 && listed.stdout.contains("recovery copy yes") && !listed.stdout.contains("DISABLED"), "\(listed.stdout)")
         let disabled = try world.rampart(["server", "users", "disable", "cyd", "--data", data])
         #expect(disabled.status == 0 && disabled.stdout.contains("1 session(s) ended"), "\(disabled.stdout) \(disabled.stderr)")
+        let inboxes = ((try? FileManager.default.contentsOfDirectory(atPath: server.dataDirectory.appendingPathComponent("push").path)) ?? []).filter { $0.hasPrefix("s") }
+        #expect(inboxes.isEmpty, "the disabled account's push inboxes remain: \(inboxes)")
         #expect(try world.rampart(["server", "users", "list", "--data", data]).stdout.contains("DISABLED"))
         // Its token stopped working at once; a login is refused with the reason.
         #expect(try world.rampart(["sync", "--user", "cyd"]).status != 0)

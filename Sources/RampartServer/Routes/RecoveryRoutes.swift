@@ -142,15 +142,16 @@ struct RecoveryRoutes {
         guard body.signature.utf8.count <= 16 * 1024,
               case .verified? = try? OpenPGP.verifyDetached(body.signedText, signature: Data(body.signature.utf8), against: [publicKey])
         else { throw RecoveryRefusal.signatureInvalid }
-        let ended = try backend.accounts.store.write { db -> Int in
+        let ended = try backend.accounts.store.write { db -> [String] in
             try SRPAuthority.store(db, userID: proven.userID, salt: salt, verifier: verifier)
             try db.execute(sql: "UPDATE users SET sealedPrivateKey = ?, keySalt = ? WHERE id = ?",
                            arguments: [Data(body.privateKey.utf8), Data(keySalt), proven.userID])
             return try Self.endSessions(db, userID: proven.userID)
         }
+        for id in ended { backend.push.removeInbox(for: id) }
         backend.recoveryThrottle.succeeded(username: proven.name, address: address)
-        backend.logger.info("account recovered with its phrase", metadata: ["user": "\(proven.userID)", "endedSessions": "\(ended)"])
-        return try APIIO.json(AccountResetResponse(endedSessions: ended))
+        backend.logger.info("account recovered with its phrase", metadata: ["user": "\(proven.userID)", "endedSessions": "\(ended.count)"])
+        return try APIIO.json(AccountResetResponse(endedSessions: ended.count))
     }
 
     func resetInfo(_ body: ResetInfoRequest, address: String) throws -> Response {
@@ -171,7 +172,7 @@ struct RecoveryRoutes {
         try RecoveryCopies.checkLocked(body.privateKey, publicKey: publicKey, refusal: RecoveryRefusal.keyInvalid)
         guard publicKey.canEncrypt else { throw RecoveryRefusal.keyInvalid("it has no encryption subkey") }
         let copy = try body.recovery.map { try RecoveryCopies.check($0, publicKey: publicKey) }
-        let (userID, ended) = try backend.accounts.store.write { db -> (String, Int) in
+        let (userID, ended) = try backend.accounts.store.write { db -> (String, [String]) in
             let userID = try PasswordResets.userID(db, token: body.token, username: name, now: now)
             let row = try backend.accounts.userRow(userID)
             guard (row["disabled"] as Int? ?? 0) == 0 else { throw RecoveryRefusal.disabled }
@@ -187,9 +188,10 @@ struct RecoveryRoutes {
             if let copy { try RecoveryCopies.store(db, userID: userID, copy: copy, now: now) }
             return (userID, try Self.endSessions(db, userID: userID))
         }
+        for id in ended { backend.push.removeInbox(for: id) }
         backend.recoveryThrottle.succeeded(username: name, address: address)
-        backend.logger.info("account reset with an operator's token (new keys)", metadata: ["user": "\(userID)", "endedSessions": "\(ended)"])
-        return try APIIO.json(AccountResetResponse(endedSessions: ended))
+        backend.logger.info("account reset with an operator's token (new keys)", metadata: ["user": "\(userID)", "endedSessions": "\(ended.count)"])
+        return try APIIO.json(AccountResetResponse(endedSessions: ended.count))
     }
 
     func replaceCopy(_ body: RecoveryCopyUpload, session: AuthenticatedSession) throws -> Response {
@@ -218,9 +220,11 @@ struct RecoveryRoutes {
         return (srpSalt, srpVerifier, try bytes(keySalt, "KeySalt", MailboxKey.keySaltCount))
     }
 
-    /// Deletes every session of the account (their push subscriptions go with them); returns how many.
-    static func endSessions(_ db: Database, userID: String) throws -> Int {
+    /// Deletes every session of the account (their push subscriptions go with them); returns
+    /// their ids, whose push inboxes the caller removes after the commit.
+    static func endSessions(_ db: Database, userID: String) throws -> [String] {
+        let ids = try String.fetchAll(db, sql: "SELECT id FROM sessions WHERE userId = ?", arguments: [userID])
         try db.execute(sql: "DELETE FROM sessions WHERE userId = ?", arguments: [userID])
-        return db.changesCount
+        return ids
     }
 }

@@ -55,7 +55,12 @@ struct SRPAuthRoutes {
         let pending = try takeSession(body.srpSession, username: username)
         guard pending.userID == session.userID else { throw SRPRouteError.invalidSession }
         let proof = try checkProof(pending, clientEphemeral: clientEphemeral, clientProof: clientProof, address: address)
-        try backend.accounts.store.write { db in try Accounts.erase(db, userID: session.userID) }
+        let sessions = try backend.accounts.store.write { db -> [String] in
+            let ids = try String.fetchAll(db, sql: "SELECT id FROM sessions WHERE userId = ?", arguments: [session.userID])
+            try Accounts.erase(db, userID: session.userID)
+            return ids
+        }
+        for id in sessions { backend.push.removeInbox(for: id) }
         backend.logger.info("account deleted by its user", metadata: ["user": "\(session.userID)"])
         return try APIIO.json(AccountDeleteResponse(serverProof: Self.base64(proof)))
     }
