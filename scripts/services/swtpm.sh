@@ -83,6 +83,12 @@ rampart_swtpm_start() {
     rampart_service_register "$(cat "$state/swtpm.pid")"
     export RAMPART_TPM_TCTI="swtpm:host=127.0.0.1,port=$port"
     export RAMPART_SWTPM=1
+    # A state folder kept from earlier runs may be in dictionary-attack lockout from their
+    # wrong-PIN tests (3 failures, one forgiven every 1000 s): every run starts from a TPM that
+    # counts from zero (a test TPM's lockout authorization is empty; tpm2-tools, hardwarekeys.apt).
+    if command -v tpm2_dictionarylockout >/dev/null 2>&1; then
+        tpm2_dictionarylockout --clear-lockout -T "$RAMPART_TPM_TCTI" >/dev/null 2>&1 || true
+    fi
     return 0
 }
 
