@@ -77,15 +77,7 @@ public final class AccountSession {
 
     /// Runs `body` with an API client for the stored session, then closes it.
     public func withAPI<R>(_ body: (APIClient) async throws -> R) async throws -> R {
-        let api = try account.api()
-        do {
-            let result = try await body(api)
-            await api.shutdown()
-            return result
-        } catch {
-            await api.shutdown()
-            throw error
-        }
+        try await account.api().closing(body)
     }
 
     /// Closes the account, lets go of the agent's key and locks this process's Keymaker.

@@ -35,16 +35,10 @@ extension AccountCommand {
                 let new = try input.read("the new login password", prompt: "New password: ")
                 defer { old.wipe(); new.wipe() }
                 guard new.count > 0 else { throw RuntimeError.badInput("The new password is empty; nothing changed.") }
-                let api = try context.account.api()
-                do {
-                    let ended = try await api.changeLoginPassword(username: record.username, old: old, new: new,
-                                                                  endOtherSessions: !keepOtherSessions)
-                    await api.shutdown()
-                    print("Login password changed (new SRP salt and verifier); \(ended) other session(s) ended.")
-                } catch {
-                    await api.shutdown()
-                    throw error
+                let ended = try await context.account.api().closing { api in
+                    try await api.changeLoginPassword(username: record.username, old: old, new: new, endOtherSessions: !keepOtherSessions)
                 }
+                print("Login password changed (new SRP salt and verifier); \(ended) other session(s) ended.")
             }
         }
     }

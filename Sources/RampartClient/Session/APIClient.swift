@@ -101,6 +101,18 @@ public final class APIClient: @unchecked Sendable {
     /// Closes the connection machinery.
     public func shutdown() async { try? await http.shutdown() }
 
+    /// Runs `body` with this client, then shuts it down, whether `body` returned or threw.
+    public func closing<R>(_ body: (APIClient) async throws -> R) async throws -> R {
+        do {
+            let result = try await body(self)
+            await shutdown()
+            return result
+        } catch {
+            await shutdown()
+            throw error
+        }
+    }
+
     // MARK: Auth
 
     /// SRP login (`POST /auth/info`, `POST /auth`; see `SRPLogin`): the password never leaves

@@ -48,14 +48,8 @@ public enum LoginFlow {
                              account: ClientAccount, keymaker: Keymaker) async throws -> LoginResult {
         defer { credentials.password.wipe(); credentials.mailboxPassword.wipe() }
         guard try !keymaker.hasMainKey(), try !account.isLoggedIn() else { throw ClientError.alreadyLoggedIn(account.userID) }
-        let api = try APIClient(endpoint: endpoint)
-        do {
-            let result = try await login(api: api, endpoint: endpoint, credentials: credentials, account: account, keymaker: keymaker)
-            await api.shutdown()
-            return result
-        } catch {
-            await api.shutdown()
-            throw error
+        return try await APIClient(endpoint: endpoint).closing { api in
+            try await login(api: api, endpoint: endpoint, credentials: credentials, account: account, keymaker: keymaker)
         }
     }
 

@@ -116,13 +116,8 @@ public enum RecoveryFlow {
         let key = try account.mailboxKey()
         let phrase = RecoveryPhrase.generate()
         let upload = try RecoveryKeyCopy.upload(key: key, phrase: phrase)
-        let api = try account.api()
-        do {
-            let _: OKResponse = try await refusals { try await api.json(.PUT, APIRoute.accountRecovery, body: upload) }
-            await api.shutdown()
-        } catch {
-            await api.shutdown()
-            throw error
+        let _: OKResponse = try await account.api().closing { api in
+            try await refusals { try await api.json(.PUT, APIRoute.accountRecovery, body: upload) }
         }
         return phrase.text()
     }
@@ -169,15 +164,7 @@ public enum RecoveryFlow {
     }
 
     static func withAPI<T>(_ endpoint: ServerEndpoint, _ body: (APIClient) async throws -> T) async throws -> T {
-        let api = try APIClient(endpoint: endpoint)
-        do {
-            let result = try await body(api)
-            await api.shutdown()
-            return result
-        } catch {
-            await api.shutdown()
-            throw error
-        }
+        try await APIClient(endpoint: endpoint).closing(body)
     }
 
     /// A 4xx answer as ``ClientError/recoveryRefused(code:message:)`` (its code and sentence).
