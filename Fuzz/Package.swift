@@ -39,6 +39,9 @@ let fuzzTargets: [(String, [Target.Dependency])] = [
     ("fuzz-srp", [rampartProduct("SRP"), rampartProduct("RampartClient"), rampartProduct("RampartServer"), rampartProduct("RampartAPI"),
                   rampartProduct("OpenPGP"), rampartProduct("RampartCore"), crypto]),
     ("fuzz-pgpmime", [rampartProduct("PGPMIME"), rampartProduct("MIME"), rampartProduct("OpenPGP"), rampartProduct("RampartCore")]),
+    ("fuzz-imap", [rampartProduct("IMAPServer")]),
+    ("fuzz-smtp", [rampartProduct("SMTPServer")]),
+    ("fuzz-tlog", [rampartProduct("TransparencyLog")]),
 ]
 
 var targets: [Target] = [

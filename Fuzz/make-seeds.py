@@ -8,6 +8,7 @@ structured target reads a mode byte first; see the target's header comment).
 
 Usage: Fuzz/make-seeds.py OUT [--html5lib DIR]
 """
+import base64
 import contextlib
 import hashlib
 import json
@@ -255,6 +256,33 @@ def pgpmime_seeds(out):
         write(out, "pgpmime", bytes([2]) + run("--armor", "--export", fuzz))
 
 
+def bridge_and_log_seeds(out):
+    """IMAP commands (with literals, LITERAL+, IDLE), SMTP sessions (with DATA and dot-stuffing),
+    checkpoints and signed notes. The first byte of an IMAP or SMTP seed picks the chunk size."""
+    imap = [
+        b"a1 CAPABILITY\r\na2 LOGIN alice {2}\r\npw\r\na3 SELECT INBOX\r\n",
+        b"a4 UID FETCH 1:* (FLAGS BODY.PEEK[HEADER.FIELDS (SUBJECT FROM)] ENVELOPE BODYSTRUCTURE)\r\n",
+        b"a5 APPEND INBOX (\\Seen) {12+}\r\nSubject: x\r\n\r\na6 IDLE\r\nDONE\r\n",
+        b"a7 UID SEARCH NOT DELETED SUBJECT \"hi\" SINCE 1-Jan-2026\r\na8 UID MOVE 1,3:5 Archive\r\n",
+        b"a9 LOGIN {99999999}\r\n", b"b1 STORE 1 +FLAGS (\\Deleted)\r\nb2 UID EXPUNGE 1\r\nb3 LOGOUT\r\n",
+    ]
+    for i, data in enumerate(imap):
+        write(out, "imap", bytes([i * 3]) + data)
+    smtp = [
+        b"EHLO client\r\nAUTH PLAIN AGFsaWNlAHB3\r\nMAIL FROM:<alice@rampart.test> SIZE=100\r\nRCPT TO:<bob@example.org>\r\nDATA\r\n",
+        b"EHLO c\r\nMAIL FROM:<a@b>\r\nRCPT TO:<c@d>\r\nDATA\r\nSubject: hi\r\n\r\n..starts with a dot\r\n.\r\nQUIT\r\n",
+        b"EHLO c\r\nSTARTTLS\r\n", b"HELO x\r\n" + b"A" * 600 + b"\r\nNOOP\r\n",
+    ]
+    for i, data in enumerate(smtp):
+        write(out, "smtp", bytes([i * 5]) + data)
+    root = base64.b64encode(hashlib.sha256(b"root").digest()).decode()
+    checkpoint = "rampart.test/keys\n37\n" + root + "\n"
+    write(out, "tlog", checkpoint)
+    write(out, "tlog", checkpoint + "\n\u2014 rampart.test/keys " + base64.b64encode(bytes(68)).decode() + "\n")
+    write(out, "tlog", "rampart.test/keys+00000000+" + base64.b64encode(bytes([1]) + bytes(32)).decode())
+    write(out, "tlog", bytes([0, 37, 0, 13]) + hashlib.sha256(b"a").digest() + hashlib.sha256(b"b").digest())
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -368,6 +396,9 @@ def main():
 
     # PGP/MIME: gpg-made PGP/MIME and inline messages for the fixed key, armour, compose inputs.
     pgpmime_seeds(out)
+
+    # The bridge's protocols and the key-transparency log's texts.
+    bridge_and_log_seeds(out)
 
 
 if __name__ == "__main__":
