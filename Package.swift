@@ -339,7 +339,7 @@ targets.append(.testTarget(name: "LibraryExampleTests",
 // ENVELOPE and BODYSTRUCTURE from the message bytes.
 products.append(.library(name: "IMAPServer", targets: ["IMAPServer"]))
 targets += [
-    .target(name: "IMAPServer", dependencies: ["MIME", "RampartCore", nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings),
+    .target(name: "IMAPServer", dependencies: ["MIME", "MailListener", "RampartCore", nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings),
     // Real clients against a server on 127.0.0.1: Python's imaplib and imapclient (scripts/deps/bridge.pip,
     // $RAMPART_PYTHON or .venv), isync's mbsync and curl's imap:// (scripts/deps/bridge.apt); openssl makes
     // the STARTTLS test's certificate.
@@ -350,7 +350,11 @@ targets += [
 // Independent of Rampart's store: the bridge implements `SubmissionBackend` over the user's account.
 products.append(.library(name: "SMTPServer", targets: ["SMTPServer"]))
 targets += [
-    .target(name: "SMTPServer", dependencies: ["RampartCore", nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings),
+    .target(name: "SMTPServer", dependencies: ["MailListener", "RampartCore", nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings),
+// MARK: - MailListener: what the IMAP and SMTP servers share on NIO (listener, connection limit,
+// session feed with backpressure, STARTTLS channel) and the client line step of both framers
+targets.append(.target(name: "MailListener", dependencies: ["RampartCore", nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings))
+
     // Real clients against a server on 127.0.0.1: Python's smtplib ($RAMPART_PYTHON or .venv) and swaks
     // (scripts/deps/bridge.apt); openssl makes the STARTTLS test's certificate.
     .testTarget(name: "SMTPServerTests", dependencies: ["SMTPServer", "RampartTestSupport", nioSSL], swiftSettings: swiftSettings),

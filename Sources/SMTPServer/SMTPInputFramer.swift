@@ -1,3 +1,5 @@
+import MailListener
+
 /// The bounds every SMTP submission connection is held to.
 ///
 /// Trust-model row **inbox (low)**: everything a client sends is hostile input; every line and
@@ -87,20 +89,18 @@ public struct SMTPInputFramer: Sendable {
                 guard let lf = pending[i...].firstIndex(of: 0x0A) else { i = pending.count; break scan }
                 i = lf + 1; mode = .line; frames.append(.lineTooLong)
             case .line:
-                let end = pending[i...].firstIndex(of: 0x0A)
-                if (end ?? pending.count) - i > limits.maxLineLength {
+                switch ClientLine.scan(pending, from: i, maxLength: limits.maxLineLength) {
+                case .tooLong(let end):
                     if let end { i = end + 1; frames.append(.lineTooLong) } else { i = pending.count; mode = .skipLine }
-                    continue scan
+                case .incomplete:
+                    break scan
+                case .line(let line, let next):
+                    i = next
+                    frames.append(.line(line))
+                    let word = String(decoding: line.prefix(9), as: UTF8.self).uppercased().trimmingCharacters(in: .whitespaces)
+                    if word == "DATA" { mode = .waitingForDataDecision; break scan }
+                    if word == "STARTTLS" { i = pending.count; break scan }
                 }
-                guard let lf = end else { break scan }
-                var e = lf
-                if e > i, pending[e - 1] == 0x0D { e -= 1 }
-                let line = Array(pending[i..<e])
-                i = lf + 1
-                frames.append(.line(line))
-                let word = String(decoding: line.prefix(9), as: UTF8.self).uppercased().trimmingCharacters(in: .whitespaces)
-                if word == "DATA" { mode = .waitingForDataDecision; break scan }
-                if word == "STARTTLS" { i = pending.count; break scan }
             case .data:
                 // Line by line; a line is at most maxLineLength·2 buffered, longer lines stream through.
                 guard let lf = pending[i...].firstIndex(of: 0x0A) else {

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import MailListener
 import RampartCore
 import NIOPosix
 import NIOSSL
@@ -33,24 +34,7 @@ public struct SMTPServerConfiguration: Sendable {
 }
 
 /// Why the server could not start. Trust-model row **transport (low)**.
-public enum SMTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Plain-text AUTH was asked for on an address that is not loopback.
-    case plaintextNeedsLoopback(host: String)
-    /// Neither TLS nor loopback plain text: no client could authenticate.
-    case noWayToAuthenticate
-    /// Binding failed.
-    case cannotListen(host: String, port: Int, reason: String)
-
-    /// A sentence saying what to change.
-    public var description: String {
-        switch self {
-        case .plaintextNeedsLoopback(let host):
-            "Plain-text SMTP is allowed only on a loopback address, not \(host): listen on 127.0.0.1 or give a TLS context"
-        case .noWayToAuthenticate: "Give a TLS context (for STARTTLS) or declare the loopback listener plain-text; otherwise no client can authenticate"
-        case .cannotListen(let host, let port, let reason): "Cannot listen on \(host):\(port): \(reason)"
-        }
-    }
-}
+public typealias SMTPServerError = MailServerError<SMTP>
 
 /// An SMTP submission server (RFC 6409) on SwiftNIO: one ``SMTPSession`` per connection over a
 /// ``SubmissionBackend``.
@@ -65,71 +49,30 @@ public enum SMTPServerError: Error, Sendable, Equatable, CustomStringConvertible
 public final class SMTPServer: Sendable {
     private let configuration: SMTPServerConfiguration
     private let backend: any SubmissionBackend
-    private let group: MultiThreadedEventLoopGroup
-    /// The sessions' own threads (`ServerTasks`), so a blocked shared pool does not stall a client.
-    private let sessionThreads: (any Sendable & AnyObject)?
-    private let state = LockedState()
+    private let listener = MailListener(threads: 1, name: "smtp")
 
     /// Creates a server; nothing listens until ``start()``.
     public init(configuration: SMTPServerConfiguration, backend: any SubmissionBackend) {
         self.configuration = configuration; self.backend = backend
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        sessionThreads = ServerTasks.makeThreads(count: 1, name: "smtp")
     }
 
     /// The bound port (0 before ``start()``).
-    public var port: Int { state.withLock { $0.port } }
+    public var port: Int { listener.port }
 
     /// Binds and accepts connections. - Throws: ``SMTPServerError``.
     public func start() async throws {
         let c = configuration
-        let loopback = c.host == "localhost" || c.host == "::1" || c.host.hasPrefix("127.")
-        if c.plaintextOnLoopback, !loopback { throw SMTPServerError.plaintextNeedsLoopback(host: c.host) }
-        if !c.plaintextOnLoopback, c.tls == nil { throw SMTPServerError.noWayToAuthenticate }
         let backend = self.backend
-        let counter = Counter(limit: c.maxConnections)
-        let threads = sessionThreads
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 64)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: c.idleTimeout))
-                    try channel.pipeline.syncOperations.addHandler(SMTPConnectionHandler(backend: backend, configuration: c, counter: counter,
-                                                                                            threads: threads))
-                }
-            }
-        let channel: any Channel
-        do { channel = try await bootstrap.bind(host: c.host, port: c.port).get() } catch {
-            throw SMTPServerError.cannotListen(host: c.host, port: c.port, reason: "\(error)")
+        let counter = ConnectionCounter(limit: c.maxConnections)
+        let threads = listener.sessionThreads
+        try await listener.listen(SMTP.self, host: c.host, port: c.port, plaintextOnLoopback: c.plaintextOnLoopback, hasTLS: c.tls != nil,
+                                  idleTimeout: c.idleTimeout) {
+            [SMTPConnectionHandler(backend: backend, configuration: c, counter: counter, threads: threads)]
         }
-        let port = channel.localAddress?.port ?? 0
-        state.withLock { $0.channel = channel; $0.port = port }
     }
 
     /// Stops listening, closes connections and the event loop.
-    public func stop() async throws {
-        let channel = state.withLock { s -> (any Channel)? in defer { s.channel = nil }; return s.channel }
-        try? await channel?.close().get()
-        try await group.shutdownGracefully()
-        ServerTasks.shutdown(sessionThreads)
-    }
-}
-
-final class LockedState: @unchecked Sendable {
-    struct Value { var channel: (any Channel)?; var port = 0 }
-    private let lock = NSLock()
-    private var value = Value()
-    func withLock<T>(_ body: (inout Value) -> T) -> T { lock.lock(); defer { lock.unlock() }; return body(&value) }
-}
-
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    let limit: Int
-    init(limit: Int) { self.limit = max(1, limit) }
-    func enter() -> Bool { lock.lock(); defer { lock.unlock() }; guard count < limit else { return false }; count += 1; return true }
-    func leave() { lock.lock(); count -= 1; lock.unlock() }
+    public func stop() async throws { try await listener.stop() }
 }
 
 /// Frames bytes with ``SMTPInputFramer`` on the event loop and feeds an ``SMTPSession``.
@@ -139,72 +82,37 @@ final class SMTPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
-    private var queuedFrames = 0
-    private var queuedBytes = 0
-    private var heldRead = false
-    private var context: ChannelHandlerContext?
-
-    private var saturated: Bool { queuedFrames >= 32 || queuedBytes >= configuration.limits.maxMessageSize }
-
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
-
-    func read(context: ChannelHandlerContext) {
-        if saturated { heldRead = true } else { context.read() }
-    }
-
-    func consumed(size: Int) {
-        queuedFrames -= 1; queuedBytes -= size
-        if heldRead, !saturated, let context { heldRead = false; context.read() }
-    }
+    // Event-loop state: the framer and the session's feed.
+    private var framer: SMTPInputFramer
+    private let feed: SessionFeed<SMTPFrame>
+    private let backend: any SubmissionBackend
+    private let configuration: SMTPServerConfiguration
+    private let threads: (any Sendable & AnyObject)?
 
     static func size(_ frame: SMTPFrame) -> Int {
         switch frame { case .line(let b), .message(let b): b.count; default: 0 }
     }
 
-    private func enqueue(_ frame: SMTPFrame) {
-        queuedFrames += 1; queuedBytes += Self.size(frame)
-        continuation?.yield(frame)
-    }
-    // Event-loop state: the framer and the stream continuation.
-    private var framer: SMTPInputFramer
-    private var continuation: AsyncStream<SMTPFrame>.Continuation?
-    private var entered = false
-    private let backend: any SubmissionBackend
-    private let configuration: SMTPServerConfiguration
-    private let counter: Counter
-    private let threads: (any Sendable & AnyObject)?
-
-    init(backend: any SubmissionBackend, configuration: SMTPServerConfiguration, counter: Counter,
+    init(backend: any SubmissionBackend, configuration: SMTPServerConfiguration, counter: ConnectionCounter,
          threads: (any Sendable & AnyObject)?) {
-        self.backend = backend; self.configuration = configuration; self.counter = counter
+        self.backend = backend; self.configuration = configuration; self.threads = threads
         framer = SMTPInputFramer(limits: configuration.limits)
-        self.threads = threads
+        feed = SessionFeed(counter: counter, maxBytes: configuration.limits.maxMessageSize, size: Self.size)
     }
+
+    func handlerAdded(context: ChannelHandlerContext) { feed.handlerAdded(context: context) }
+    func handlerRemoved(context: ChannelHandlerContext) { feed.handlerRemoved(context: context) }
+    func read(context: ChannelHandlerContext) { feed.read(context: context) }
 
     func channelActive(context: ChannelHandlerContext) {
-        let channel = context.channel
-        guard counter.enter() else {
-            let reply = channel.allocator.buffer(bytes: SMTPReply(421, "4.7.0", "Too many connections; try again later").encoded)
-            context.writeAndFlush(NIOAny(reply)).whenComplete { _ in channel.close(promise: nil) }
-            return
-        }
-        entered = true
-        let (stream, continuation) = AsyncStream.makeStream(of: SMTPFrame.self)
-        self.continuation = continuation
-        let loopBound = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        let connection = SMTPChannelConnection(channel: channel, tls: configuration.tls, plaintext: configuration.plaintextOnLoopback) { accepted in
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let connection = SMTPChannelConnection(channel: SessionChannel(channel: context.channel, tls: configuration.tls),
+                                               plaintext: configuration.plaintextOnLoopback) { accepted in
             loopBound.value.decide(accepted: accepted)
         }
-        let session = SMTPSession(backend: backend, connection: connection, limits: configuration.limits, hostname: configuration.hostname)
-        let eventLoop = channel.eventLoop
-        let frames = ConsumedSMTPFrames(base: stream) { frame in
-            let size = Self.size(frame)
-            eventLoop.execute { loopBound.value.consumed(size: size) }
-        }
-        ServerTasks.start(on: threads) {
-            await session.run(frames: frames)
-            try? await channel.close().get()
+        let (backend, limits, hostname) = (self.backend, configuration.limits, configuration.hostname)
+        feed.open(context: context, refusal: SMTPReply(421, "4.7.0", "Too many connections; try again later").encoded, threads: threads) { frames in
+            await SMTPSession(backend: backend, connection: connection, limits: limits, hostname: hostname).run(frames: frames)
         }
         context.fireChannelActive()
     }
@@ -212,7 +120,7 @@ final class SMTPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = Self.unwrapInboundIn(data)
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        for frame in framer.feed(bytes) { enqueue(frame) }
+        for frame in framer.feed(bytes) { feed.yield(frame) }
         // While the session decides about DATA the client should send nothing; a flood is cut off.
         if framer.isWaitingForDataDecision, framer.pendingCount > configuration.limits.maxLineLength * 4 + 65_536 {
             context.close(promise: nil)
@@ -220,20 +128,17 @@ final class SMTPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     func decide(accepted: Bool) {
-        for frame in framer.decideData(accepted: accepted) { enqueue(frame) }
+        for frame in framer.decideData(accepted: accepted) { feed.yield(frame) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        continuation?.finish(); continuation = nil
-        if entered { counter.leave(); entered = false }
+        feed.close()
         context.fireChannelInactive()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IdleStateHandler.IdleStateEvent {
-            let channel = context.channel
-            let reply = channel.allocator.buffer(bytes: SMTPReply(421, "4.4.2", "Timeout: nothing received for too long").encoded)
-            context.writeAndFlush(NIOAny(reply)).whenComplete { _ in channel.close(promise: nil) }
+            context.writeAndClose(SMTPReply(421, "4.4.2", "Timeout: nothing received for too long").encoded)
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -242,57 +147,23 @@ final class SMTPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
     func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
 }
 
-final class SMTPChannelConnection: SMTPSessionConnection, @unchecked Sendable {
-    private let channel: any Channel
-    private let tls: NIOSSLContext?
-    private let lock = NSLock()
-    private var encrypted = false
-    private let decide: @Sendable (Bool) -> Void
+/// ``SMTPSessionConnection`` over a NIO channel; `decide` hands the DATA decision to the handler's framer.
+struct SMTPChannelConnection: SMTPSessionConnection {
+    let channel: SessionChannel
     let plaintextAuthAllowed: Bool
+    private let decide: @Sendable (Bool) -> Void
 
-    init(channel: any Channel, tls: NIOSSLContext?, plaintext: Bool, decide: @escaping @Sendable (Bool) -> Void) {
-        self.channel = channel; self.tls = tls; self.plaintextAuthAllowed = plaintext; self.decide = decide
+    init(channel: SessionChannel, plaintext: Bool, decide: @escaping @Sendable (Bool) -> Void) {
+        self.channel = channel; self.plaintextAuthAllowed = plaintext; self.decide = decide
     }
 
-    var isEncrypted: Bool { lock.withLock { encrypted } }
-    var canStartTLS: Bool { tls != nil && !isEncrypted }
-    private func setEncrypted() { lock.withLock { encrypted = true } }
-
-    func write(_ bytes: [UInt8]) async throws {
-        try await channel.writeAndFlush(channel.allocator.buffer(bytes: bytes)).get()
-    }
+    var isEncrypted: Bool { channel.isEncrypted }
+    var canStartTLS: Bool { channel.canStartTLS }
+    func write(_ bytes: [UInt8]) async throws { try await channel.write(bytes) }
+    func startTLS(after reply: [UInt8]) async throws { try await channel.startTLS(after: reply) }
 
     func decideData(accepted: Bool) async {
         let decide = self.decide
-        try? await channel.eventLoop.submit { decide(accepted) }.get()
+        await channel.onEventLoop { decide(accepted) }
     }
-
-    func startTLS(after reply: [UInt8]) async throws {
-        guard let tls else { return }
-        let channel = self.channel
-        try await channel.eventLoop.submit {
-            channel.writeAndFlush(channel.allocator.buffer(bytes: reply), promise: nil)
-            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls), position: .first)
-        }.get()
-        setEncrypted()
-    }
-}
-
-/// An async sequence of frames that reports each one the session takes (for backpressure).
-struct ConsumedSMTPFrames: AsyncSequence, Sendable {
-    typealias Element = SMTPFrame
-    let base: AsyncStream<SMTPFrame>
-    let onConsume: @Sendable (SMTPFrame) -> Void
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncStream<SMTPFrame>.AsyncIterator
-        let onConsume: @Sendable (SMTPFrame) -> Void
-        mutating func next() async -> SMTPFrame? {
-            guard let frame = await base.next() else { return nil }
-            onConsume(frame)
-            return frame
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), onConsume: onConsume) }
 }

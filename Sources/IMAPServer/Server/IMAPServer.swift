@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import MailListener
 import RampartCore
 import NIOPosix
 import NIOSSL
@@ -36,24 +37,7 @@ public struct IMAPServerConfiguration: Sendable {
 }
 
 /// Why the server could not start. Trust-model row **transport (low)**.
-public enum IMAPServerError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Plain-text logins were asked for on an address that is not loopback.
-    case plaintextNeedsLoopback(host: String)
-    /// Neither TLS nor loopback plain text: no client could ever log in.
-    case noWayToLogIn
-    /// Binding the address failed.
-    case cannotListen(host: String, port: Int, reason: String)
-
-    /// A sentence saying what to change.
-    public var description: String {
-        switch self {
-        case .plaintextNeedsLoopback(let host):
-            "Plain-text IMAP is allowed only on a loopback address, not \(host): listen on 127.0.0.1 or give a TLS context"
-        case .noWayToLogIn: "Give a TLS context (for STARTTLS) or declare the loopback listener plain-text; otherwise no client can log in"
-        case .cannotListen(let host, let port, let reason): "Cannot listen on \(host):\(port): \(reason)"
-        }
-    }
-}
+public typealias IMAPServerError = MailServerError<IMAP>
 
 /// An IMAP4rev1 server on SwiftNIO: one ``IMAPSession`` per connection over an ``IMAPBackend``.
 ///
@@ -67,81 +51,33 @@ public enum IMAPServerError: Error, Sendable, Equatable, CustomStringConvertible
 public final class IMAPServer: Sendable {
     private let configuration: IMAPServerConfiguration
     private let backend: any IMAPBackend
-    private let group: MultiThreadedEventLoopGroup
-    private let state = NIOLockedBox()
-    /// The sessions' own threads (`ServerTasks`): a process whose shared cooperative pool is
-    /// blocked (other work waiting on child processes) must not stall the mail program's session.
-    private let sessionThreads: (any Sendable & AnyObject)?
+    private let listener: MailListener
 
     /// Creates a server; nothing listens until ``start()``.
     public init(configuration: IMAPServerConfiguration, backend: any IMAPBackend) {
         self.configuration = configuration
         self.backend = backend
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
-        self.sessionThreads = ServerTasks.makeThreads(count: max(1, configuration.threads), name: "imap")
+        self.listener = MailListener(threads: configuration.threads, name: "imap")
     }
 
     /// The bound port (0 before ``start()``).
-    public var port: Int { state.withLock { $0.port } }
+    public var port: Int { listener.port }
 
     /// Binds and starts accepting connections. - Throws: ``IMAPServerError``.
     public func start() async throws {
         let c = configuration
-        if c.plaintextOnLoopback, !Self.isLoopback(c.host) { throw IMAPServerError.plaintextNeedsLoopback(host: c.host) }
-        if !c.plaintextOnLoopback, c.tls == nil { throw IMAPServerError.noWayToLogIn }
         let backend = self.backend
-        let threads = self.sessionThreads
+        let threads = listener.sessionThreads
         let counter = ConnectionCounter(limit: c.maxConnections)
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 64)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.maxMessagesPerRead, value: 4)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: c.idleTimeout))
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(IMAPFrameDecoder(limits: c.limits)))
-                    try channel.pipeline.syncOperations.addHandler(IMAPConnectionHandler(
-                        backend: backend, configuration: c, counter: counter, threads: threads))
-                }
-            }
-        let channel: any Channel
-        do {
-            channel = try await bootstrap.bind(host: c.host, port: c.port).get()
-        } catch {
-            throw IMAPServerError.cannotListen(host: c.host, port: c.port, reason: "\(error)")
+        try await listener.listen(IMAP.self, host: c.host, port: c.port, plaintextOnLoopback: c.plaintextOnLoopback, hasTLS: c.tls != nil,
+                                  idleTimeout: c.idleTimeout, maxMessagesPerRead: 4) {
+            [ByteToMessageHandler(IMAPFrameDecoder(limits: c.limits)),
+             IMAPConnectionHandler(backend: backend, configuration: c, counter: counter, threads: threads)]
         }
-        let port = channel.localAddress?.port ?? 0
-        state.withLock { $0.channel = channel; $0.port = port }
     }
 
     /// Stops listening, closes every connection and the event loops.
-    public func stop() async throws {
-        let channel = state.withLock { s -> (any Channel)? in defer { s.channel = nil }; return s.channel }
-        try? await channel?.close().get()
-        try await group.shutdownGracefully()
-        ServerTasks.shutdown(sessionThreads)
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
-}
-
-struct ServerState { var channel: (any Channel)?; var port = 0 }
-
-final class NIOLockedBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = ServerState()
-    func withLock<T>(_ body: (inout ServerState) -> T) -> T { lock.lock(); defer { lock.unlock() }; return body(&value) }
-}
-
-final class ConnectionCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    let limit: Int
-    init(limit: Int) { self.limit = max(1, limit) }
-    func enter() -> Bool { lock.lock(); defer { lock.unlock() }; guard count < limit else { return false }; count += 1; return true }
-    func leave() { lock.lock(); count -= 1; lock.unlock() }
+    public func stop() async throws { try await listener.stop() }
 }
 
 /// Runs ``IMAPCommandFramer`` in the pipeline.
@@ -174,82 +110,42 @@ final class IMAPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
     typealias OutboundOut = ByteBuffer
     private let backend: any IMAPBackend
     private let configuration: IMAPServerConfiguration
-    private let counter: ConnectionCounter
     private let threads: (any Sendable & AnyObject)?
-    private var continuation: AsyncStream<IMAPFrame>.Continuation?
-    private var entered = false
-    // Event-loop state for backpressure.
-    private var queuedFrames = 0
-    private var queuedBytes = 0
-    private var heldRead = false
-    private var context: ChannelHandlerContext?
-
-    private var saturated: Bool { queuedFrames >= 32 || queuedBytes >= configuration.limits.maxCommandSize }
-
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
-
-    func read(context: ChannelHandlerContext) {
-        if saturated { heldRead = true } else { context.read() }
-    }
-
-    /// The session took a frame of `size` bytes (runs on the event loop).
-    func consumed(size: Int) {
-        queuedFrames -= 1; queuedBytes -= size
-        if heldRead, !saturated, let context { heldRead = false; context.read() }
-    }
+    private let feed: SessionFeed<IMAPFrame>
 
     static func size(_ frame: IMAPFrame) -> Int { if case .command(let b) = frame { b.count } else { 0 } }
 
     init(backend: any IMAPBackend, configuration: IMAPServerConfiguration, counter: ConnectionCounter,
          threads: (any Sendable & AnyObject)?) {
-        self.backend = backend; self.configuration = configuration; self.counter = counter; self.threads = threads
+        self.backend = backend; self.configuration = configuration; self.threads = threads
+        feed = SessionFeed(counter: counter, maxBytes: configuration.limits.maxCommandSize, size: Self.size)
     }
 
+    func handlerAdded(context: ChannelHandlerContext) { feed.handlerAdded(context: context) }
+    func handlerRemoved(context: ChannelHandlerContext) { feed.handlerRemoved(context: context) }
+    func read(context: ChannelHandlerContext) { feed.read(context: context) }
+
     func channelActive(context: ChannelHandlerContext) {
-        let channel = context.channel
-        guard counter.enter() else {
-            let bye = channel.allocator.buffer(bytes: IMAPResponse.untaggedStatus(.bye, code: nil, text: "Too many connections; try again later").encoded)
-            context.writeAndFlush(NIOAny(bye)).whenComplete { _ in channel.close(promise: nil) }
-            return
-        }
-        entered = true
-        // Bounded by the framer's limits per frame; the stream holds frames the session has not taken yet.
-        let (stream, continuation) = AsyncStream.makeStream(of: IMAPFrame.self, bufferingPolicy: .unbounded)
-        self.continuation = continuation
-        let connection = ChannelConnection(channel: channel, tls: configuration.tls, plaintext: configuration.plaintextOnLoopback)
-        let session = IMAPSession(backend: backend, connection: connection, limits: configuration.limits)
-        let loopBound = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        let eventLoop = channel.eventLoop
-        let frames = ConsumedFrames(base: stream) { frame in
-            let size = Self.size(frame)
-            eventLoop.execute { loopBound.value.consumed(size: size) }
-        }
-        ServerTasks.start(on: threads) {
-            await session.run(frames: frames)
-            try? await channel.close().get()
+        let connection = ChannelConnection(channel: SessionChannel(channel: context.channel, tls: configuration.tls),
+                                           plaintext: configuration.plaintextOnLoopback)
+        let (backend, limits) = (self.backend, configuration.limits)
+        feed.open(context: context, refusal: IMAPResponse.untaggedStatus(.bye, code: nil, text: "Too many connections; try again later").encoded,
+                  threads: threads) { frames in
+            await IMAPSession(backend: backend, connection: connection, limits: limits).run(frames: frames)
         }
         context.fireChannelActive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = Self.unwrapInboundIn(data)
-        queuedFrames += 1; queuedBytes += Self.size(frame)
-        continuation?.yield(frame)
-    }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) { feed.yield(Self.unwrapInboundIn(data)) }
 
     func channelInactive(context: ChannelHandlerContext) {
-        continuation?.finish()
-        continuation = nil
-        if entered { counter.leave(); entered = false }
+        feed.close()
         context.fireChannelInactive()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IdleStateHandler.IdleStateEvent {
-            let channel = context.channel
-            let bye = channel.allocator.buffer(bytes: IMAPResponse.untaggedStatus(.bye, code: nil, text: "Autologout: no command for too long").encoded)
-            context.writeAndFlush(NIOAny(bye)).whenComplete { _ in channel.close(promise: nil) }
+            context.writeAndClose(IMAPResponse.untaggedStatus(.bye, code: nil, text: "Autologout: no command for too long").encoded)
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -261,54 +157,14 @@ final class IMAPConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
 }
 
 /// ``IMAPSessionConnection`` over a NIO channel.
-final class ChannelConnection: IMAPSessionConnection, @unchecked Sendable {
-    private let channel: any Channel
-    private let tls: NIOSSLContext?
-    private let lock = NSLock()
-    private var encrypted = false
+struct ChannelConnection: IMAPSessionConnection {
+    let channel: SessionChannel
     let plaintextLoginAllowed: Bool
 
-    init(channel: any Channel, tls: NIOSSLContext?, plaintext: Bool) {
-        self.channel = channel; self.tls = tls; self.plaintextLoginAllowed = plaintext
-    }
+    init(channel: SessionChannel, plaintext: Bool) { self.channel = channel; self.plaintextLoginAllowed = plaintext }
 
-    var isEncrypted: Bool { lock.withLock { encrypted } }
-    private func setEncrypted() { lock.withLock { encrypted = true } }
-    var canStartTLS: Bool { tls != nil && !isEncrypted }
-
-    func write(_ bytes: [UInt8]) async throws {
-        let buffer = channel.allocator.buffer(bytes: bytes)
-        try await channel.writeAndFlush(buffer).get()
-    }
-
-    func startTLS(after response: [UInt8]) async throws {
-        guard let tls else { return }
-        let channel = self.channel
-        // One event-loop task: the response is queued below every handler, then TLS goes in front,
-        // before the loop reads the client's handshake.
-        try await channel.eventLoop.submit {
-            channel.writeAndFlush(channel.allocator.buffer(bytes: response), promise: nil)
-            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls), position: .first)
-        }.get()
-        setEncrypted()
-    }
-}
-
-/// An async sequence of frames that reports each one the session takes (for backpressure).
-struct ConsumedFrames: AsyncSequence, Sendable {
-    typealias Element = IMAPFrame
-    let base: AsyncStream<IMAPFrame>
-    let onConsume: @Sendable (IMAPFrame) -> Void
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncStream<IMAPFrame>.AsyncIterator
-        let onConsume: @Sendable (IMAPFrame) -> Void
-        mutating func next() async -> IMAPFrame? {
-            guard let frame = await base.next() else { return nil }
-            onConsume(frame)
-            return frame
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), onConsume: onConsume) }
+    var isEncrypted: Bool { channel.isEncrypted }
+    var canStartTLS: Bool { channel.canStartTLS }
+    func write(_ bytes: [UInt8]) async throws { try await channel.write(bytes) }
+    func startTLS(after response: [UInt8]) async throws { try await channel.startTLS(after: response) }
 }

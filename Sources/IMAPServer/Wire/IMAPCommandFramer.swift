@@ -1,3 +1,5 @@
+import MailListener
+
 /// One unit the framer hands the session: a whole command, or what to answer instead.
 public enum IMAPFrame: Sendable, Equatable {
     /// One complete command: its lines (CRLF between them) with every literal inline, exactly as
@@ -86,23 +88,20 @@ public struct IMAPCommandFramer: Sendable {
                     i = pending.count
                 }
             case .line:
-                let end = pending[i...].firstIndex(of: 0x0A)
-                let available = (end ?? pending.count) - i
-                if available > limits.maxLineLength {
+                switch ClientLine.scan(pending, from: i, maxLength: limits.maxLineLength) {
+                case .tooLong(let end):
                     noteTag(pending[i..<min(pending.count, i + 128)])
                     fail(.lineTooLong(limit: limits.maxLineLength))
                     if let end { i = end + 1; frames.append(finishCommand()) } else { i = pending.count; mode = .skipLine }
-                    continue scan
-                }
-                guard let lf = end else { break scan }
-                var lineEnd = lf
-                if lineEnd > i, pending[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-                let line = Array(pending[i..<lineEnd])
-                i = lf + 1
-                if let frame = takeLine(line) {
-                    frames.append(frame)
-                    if case .fatal = frame { mode = .closed; i = pending.count; break scan }
-                    if case .command(let bytes) = frame, Self.isStartTLS(bytes) { i = pending.count; break scan }
+                case .incomplete:
+                    break scan
+                case .line(let line, let next):
+                    i = next
+                    if let frame = takeLine(line) {
+                        frames.append(frame)
+                        if case .fatal = frame { mode = .closed; i = pending.count; break scan }
+                        if case .command(let bytes) = frame, Self.isStartTLS(bytes) { i = pending.count; break scan }
+                    }
                 }
             }
         }
