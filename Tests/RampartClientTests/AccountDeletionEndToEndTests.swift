@@ -17,11 +17,8 @@ struct AccountDeletionEndToEndTests {
                          ("recoveryCopies", "userId"), ("passwordResets", "userId"), ("invitations", "usedBy")]
 
     @Test func deletingTheAccountLeavesNothingOfItOnTheServerOrTheDevice() throws {
-        let world = try EndToEndWorld()
-        defer { world.folder.remove() }
-        let server = try RecoveryEndToEndTests.startServer(world)
-        defer { server.stop() }
-        let info = server.infoFile.path
+        let (world, server, info) = try EndToEndWorld.withServer(["--no-demo", "--open-signup"])
+        defer { world.close(server) }
         for (user, password) in [("ann", "ann pw 1"), ("bob", "bob pw 1")] {
             #expect(try world.rampart(["signup", "--user", user, "--server-info", info, "--username", user, "--password-stdin"],
                                       stdin: "\(password)\n").status == 0)
@@ -64,11 +61,8 @@ struct AccountDeletionEndToEndTests {
     }
 
     @Test func theOperatorDisablesEnablesListsAndDeletesAccounts() throws {
-        let world = try EndToEndWorld()
-        defer { world.folder.remove() }
-        let server = try RecoveryEndToEndTests.startServer(world)
-        defer { server.stop() }
-        let info = server.infoFile.path
+        let (world, server, info) = try EndToEndWorld.withServer(["--no-demo", "--open-signup"])
+        defer { world.close(server) }
         let data = server.dataDirectory.path
         #expect(try world.rampart(["signup", "--user", "cyd", "--server-info", info, "--username", "cyd", "--password-stdin"],
                                   stdin: "cyd pw\n").status == 0)

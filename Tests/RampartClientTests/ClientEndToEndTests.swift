@@ -48,10 +48,38 @@ final class EndToEndWorld {
         try CLITool.rampartDev.run(arguments, stdin: stdin, environment: environment)
     }
 
-    /// `rampart server start` on this world's server data folder, in a child process: the server
-    /// is not starved by other test suites sharing this process's thread pool.
-    func startServer() throws -> ServerProcess {
-        try ServerProcess(data: serverData, environment: ["RAMPART_HOME": folder.child("server-home").path])
+    /// `rampart server start` with `arguments` on this world's server data folder, in a child
+    /// process: the server is not starved by other test suites sharing this process's thread pool.
+    func startServer(_ arguments: [String] = []) throws -> ServerProcess {
+        try ServerProcess(data: serverData, arguments: arguments, environment: ["RAMPART_HOME": folder.child("server-home").path])
+    }
+
+    /// A new world, its server started with `arguments` (``startServer(_:)``) and the path of the
+    /// server's description file; end both with ``close(_:)``.
+    static func withServer(_ arguments: [String]) throws -> (EndToEndWorld, ServerProcess, info: String) {
+        let world = try EndToEndWorld()
+        do {
+            let server = try world.startServer(arguments)
+            return (world, server, server.infoFile.path)
+        } catch {
+            world.folder.remove()
+            throw error
+        }
+    }
+
+    /// Stops `server` and removes the world's folder.
+    func close(_ server: ServerProcess) {
+        server.stop()
+        folder.remove()
+    }
+
+    /// `rampart sync` (expected to succeed), then `rampart read` of the message whose subject
+    /// contains `subject`, as `user`.
+    func syncAndRead(user: String, subject: String) throws -> CLIResult {
+        #expect(try rampart(["sync", "--user", user]).status == 0)
+        let listing = try rampart(["list", "--user", user])
+        let id = try #require(messageID(in: listing.stdout, subject: subject), "\(listing.stdout)")
+        return try rampart(["read", "--user", user, id])
     }
 
     /// `rampart login` of a demo account through the server's description file, passwords on

@@ -15,11 +15,8 @@ import Testing
 @Suite("rampart account recover / reset, end to end against the embedded server", .serialized)
 struct RecoveryEndToEndTests {
     @Test func thePhraseFromSignUpRecoversTheAccountAndItsOldMail() throws {
-        let world = try EndToEndWorld()
-        defer { world.folder.remove() }
-        let server = try Self.startServer(world)
-        defer { server.stop() }
-        let info = server.infoFile.path
+        let (world, server, info) = try EndToEndWorld.withServer(["--no-demo", "--open-signup"])
+        defer { world.close(server) }
         // Ann: two passwords, her phrase written to a file; Bob: one password, his phrase shown.
         let phraseFile = world.folder.child("ann-phrase.txt")
         let ann = try world.rampart(["signup", "--user", "ann", "--server-info", info, "--username", "ann", "--two-password",
@@ -110,11 +107,8 @@ struct RecoveryEndToEndTests {
     }
 
     @Test func theOperatorsResetTokenGivesNewKeysAndOldMailStaysUnreadable() throws {
-        let world = try EndToEndWorld()
-        defer { world.folder.remove() }
-        let server = try Self.startServer(world)
-        defer { server.stop() }
-        let info = server.infoFile.path
+        let (world, server, info) = try EndToEndWorld.withServer(["--no-demo", "--open-signup"])
+        defer { world.close(server) }
         #expect(try world.rampart(["signup", "--user", "cat", "--server-info", info, "--username", "cat", "--password-stdin"],
                                   stdin: "cat pw 1\n").status == 0)
         #expect(try world.rampart(["signup", "--user", "dan", "--server-info", info, "--username", "dan", "--password-stdin"],
@@ -163,10 +157,5 @@ struct RecoveryEndToEndTests {
         for secret in ["cat pw 1", "cat pw 2", token] {
             #expect(stored.range(of: Data(secret.utf8)) == nil, "\(secret) is in the server's data folder")
         }
-    }
-
-    static func startServer(_ world: EndToEndWorld) throws -> ServerProcess {
-        try ServerProcess(data: world.serverData, arguments: ["--no-demo", "--open-signup"],
-                          environment: ["RAMPART_HOME": world.folder.child("server-home").path])
     }
 }

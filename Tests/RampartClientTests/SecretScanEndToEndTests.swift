@@ -18,11 +18,8 @@ import Glibc
 @Suite("Secrets never reach the server: database, WAL, process memory", .serialized)
 struct SecretScanEndToEndTests {
     @Test func noSecretOfTheAccountsLifeReachesTheServer() throws {
-        let world = try EndToEndWorld()
-        defer { world.folder.remove() }
-        let server = try RecoveryEndToEndTests.startServer(world)
-        defer { server.stop() }
-        let info = server.infoFile.path
+        let (world, server, info) = try EndToEndWorld.withServer(["--no-demo", "--open-signup"])
+        defer { world.close(server) }
         let marker = { (what: String) in "\(what)-\(UUID().uuidString)" }
         let login1 = marker("login1"), mailbox1 = marker("mailbox1"), login2 = marker("login2"), mailbox2 = marker("mailbox2")
         let text = marker("mailtext")

@@ -13,11 +13,8 @@ import Testing
 @Suite("rampart signup, end to end against the embedded server", .serialized)
 struct SignupEndToEndTests {
     @Test func twoAccountsSignedUpOnTheirDevicesMailEachOther() throws {
-        let world = try EndToEndWorld()
-        defer { world.folder.remove() }
-        let server = try Self.startServer(world, ["--no-demo"])
-        defer { server.stop() }
-        let info = server.infoFile.path
+        let (world, server, info) = try EndToEndWorld.withServer(["--no-demo"])
+        defer { world.close(server) }
         #expect(server.child.waitForLines { $0.contains { $0.contains("Sign-up: by invitation") } })
 
         func invite() throws -> String {
@@ -61,10 +58,7 @@ struct SignupEndToEndTests {
         let sent = try world.rampart(["send", "--user", "ann", "--to", "bob@rampart.test", "--subject", "Made on my device"],
                                      stdin: "<p>Hello Bob</p>")
         #expect(sent.status == 0, "\(sent.stderr)")
-        #expect(try world.rampart(["sync", "--user", "bob"]).status == 0)
-        let listing = try world.rampart(["list", "--user", "bob"])
-        let id = try #require(messageID(in: listing.stdout, subject: "Made on my device"), "\(listing.stdout)")
-        let read = try world.rampart(["read", "--user", "bob", id])
+        let read = try world.syncAndRead(user: "bob", subject: "Made on my device")
         #expect(read.status == 0 && read.stdout.contains("Hello Bob") && read.stdout.contains("Signature: verified"), "\(read.stdout)")
         // The same accounts log in on another device: Ann with her one password on both lines.
         let again = try world.rampart(["login", "--user", "ann2", "--server-info", info, "--username", "ann", "--password-stdin",
@@ -85,11 +79,8 @@ struct SignupEndToEndTests {
             #expect(ProcessInfo.processInfo.environment["CI"] == nil, "no Python with proton-client under CI (scripts/deps/srp.pip)")
             return
         }
-        let world = try EndToEndWorld()
-        defer { world.folder.remove() }
-        let server = try Self.startServer(world, ["--no-demo", "--open-signup"])
-        defer { server.stop() }
-        let info = server.infoFile.path
+        let (world, server, info) = try EndToEndWorld.withServer(["--no-demo", "--open-signup"])
+        defer { world.close(server) }
         let one = try world.rampart(["signup", "--user", "one", "--server-info", info, "--username", "onepass", "--password-stdin"],
                                     stdin: "only one pässword\n")
         #expect(one.status == 0, "\(one.stderr)")
@@ -118,10 +109,8 @@ struct SignupEndToEndTests {
     }
 
     @Test func signupByURLChecksTheModulusAgainstThePinnedKeyBeforeAnythingIsMade() throws {
-        let world = try EndToEndWorld()
-        defer { world.folder.remove() }
-        let server = try Self.startServer(world, ["--no-demo", "--open-signup"])
-        defer { server.stop() }
+        let (world, server, _) = try EndToEndWorld.withServer(["--no-demo", "--open-signup"])
+        defer { world.close(server) }
         let ca = world.folder.child("ca.pem"), key = world.folder.child("modulus.asc"), other = world.folder.child("other.asc")
         try Data(server.info.certificatePEM.utf8).write(to: ca)
         try Data((server.info.modulusPublicKey ?? "").utf8).write(to: key)
@@ -147,7 +136,4 @@ struct SignupEndToEndTests {
     }
 
     /// `rampart server start --data <world's> --port 0` plus `arguments`, in a child process.
-    static func startServer(_ world: EndToEndWorld, _ arguments: [String]) throws -> ServerProcess {
-        try ServerProcess(data: world.serverData, arguments: arguments, environment: ["RAMPART_HOME": world.folder.child("server-home").path])
-    }
 }
