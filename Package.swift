@@ -218,7 +218,7 @@ targets += [
 products.append(.library(name: "RampartServer", targets: ["RampartServer"]))
 targets += [
     .target(name: "RampartServer",
-            dependencies: ["RampartAPI", "MailboxCrypto", "MIME", "RampartCore", "PushCrypto", "OpenPGP", "SRP", crypto, grdb,
+            dependencies: ["RampartAPI", "MailboxCrypto", "MIME", "RampartCore", "PushCrypto", "OpenPGP", "SRP", "TransparencyLog", crypto, grdb,
                            hummingbird, hummingbirdTLS, httpTypes, serviceLifecycle, nioCore, nioSSL, x509, asn1, logging],
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartServerTests",
@@ -232,7 +232,8 @@ products.append(.library(name: "RampartClient", targets: ["RampartClient"]))
 targets += [
     .target(name: "RampartClient",
             dependencies: ["RampartAPI", "MailboxCrypto", "MIME", "PinnedTransport", "SealedStore", "Keymaker", "Keychain",
-                           "PushCrypto", "MailSafety", "HTML5", "FileVault", "RampartCore", "OpenPGP", "PGPMIME", "SRP", crypto],
+                           "PushCrypto", "MailSafety", "HTML5", "FileVault", "RampartCore", "OpenPGP", "PGPMIME", "SRP", "TransparencyLog",
+                           crypto],
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartClientTests",
                 dependencies: ["RampartClient", "RampartAPI", "MailboxCrypto", "SealedStore", "Keymaker", "Keychain",

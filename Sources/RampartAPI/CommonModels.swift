@@ -54,12 +54,16 @@ public struct ServerInfo: Codable, Sendable {
     public var modulusKeyFingerprint: String?
     /// That key's public key, armored (the client checks it against ``modulusKeyFingerprint``).
     public var modulusPublicKey: String?
+    /// The key log's origin, its signing key and the witnesses whose cosignature a head needs:
+    /// pinned like ``modulusKeyFingerprint`` (trust-model row **the user's private and public
+    /// keys, critical when modified**).
+    public var keyLog: KeyLogPins?
     /// A server description.
     public init(port: Int, pins: [String], certificatePEM: String, pid: Int32, host: String? = nil, pushDirectory: String? = nil,
-                outbox: String? = nil, modulusKeyFingerprint: String? = nil, modulusPublicKey: String? = nil) {
+                outbox: String? = nil, modulusKeyFingerprint: String? = nil, modulusPublicKey: String? = nil, keyLog: KeyLogPins? = nil) {
         self.port = port; self.pins = pins; self.certificatePEM = certificatePEM; self.pid = pid
         self.host = host; self.pushDirectory = pushDirectory; self.outbox = outbox
-        self.modulusKeyFingerprint = modulusKeyFingerprint; self.modulusPublicKey = modulusPublicKey
+        self.modulusKeyFingerprint = modulusKeyFingerprint; self.modulusPublicKey = modulusPublicKey; self.keyLog = keyLog
     }
     /// The base URL of the API (`https://localhost:<port>`).
     public var baseURL: URL { URL(string: "https://\(host ?? "localhost"):\(port)")! }

@@ -150,6 +150,7 @@ final class BackendStore: Sendable {
         Invitations.registerMigration(&migrator)
         RecoveryCopies.registerMigration(&migrator)
         Accounts.registerAdministrationMigration(&migrator)
+        KeyLog.registerMigration(&migrator)
         return migrator
     }
 

@@ -35,14 +35,20 @@ public struct EmbeddedServerConfiguration: Sendable {
     public var signup: SignupPolicy
     /// The abuse limits; `nil` (the default) reads them from the environment (``ServerLimits/fromEnvironment(_:)``).
     public var limits: ServerLimits?
+    /// The key log's witnesses (cosignature verifier keys, `name+hash+base64`, as
+    /// `rampart server witness --print-key` prints them), besides those of the data folder's
+    /// `keylog-witnesses` file (one a line): heads are served to clients once one of them
+    /// cosigned, and `server.json` pins them. None: heads carry the log's signature only.
+    public var witnessKeys: [String]
 
     public init(dataDirectory: URL, port: Int = 0, seedDemo: Bool = true, clock: any RampartClock = SystemClock(),
                 accessTokenLifetime: TimeInterval = 3600, refreshTokenLifetime: TimeInterval = 30 * 86_400,
                 logToStandardError: Bool = false, threads: Int? = nil, signup: SignupPolicy = SignupPolicy(),
-                limits: ServerLimits? = nil) {
+                limits: ServerLimits? = nil, witnessKeys: [String] = []) {
         self.dataDirectory = dataDirectory; self.port = port; self.seedDemo = seedDemo; self.clock = clock
         self.accessTokenLifetime = accessTokenLifetime; self.refreshTokenLifetime = refreshTokenLifetime
         self.logToStandardError = logToStandardError; self.threads = threads; self.signup = signup; self.limits = limits
+        self.witnessKeys = witnessKeys
     }
 }
 
@@ -102,7 +108,12 @@ public enum EmbeddedServer {
             logger.info("demo mailboxes created", metadata: ["accounts": "\(DemoAccounts.all.count)"])
         }
 
+        let keyLog = try KeyLog.open(store: store, tlsFolder: data.appendingPathComponent("tls", isDirectory: true),
+                                     domain: configuration.signup.domain,
+                                     witnesses: configuration.witnessKeys + KeyLog.witnessKeys(dataDirectory: data),
+                                     now: Int64(configuration.clock.now.timeIntervalSince1970))
         var backend = Backend(accounts: accounts, mailbox: mailbox, drive: drive, push: push, logger: logger, srp: srp)
+        backend.keyLog = keyLog
         let limits = configuration.limits ?? .fromEnvironment()
         backend.limits = ServerLimitEnforcer(limits)
         backend.signup = configuration.signup
@@ -145,7 +156,8 @@ public enum EmbeddedServer {
         let info = ServerInfo(port: port, pins: try identity.pins, certificatePEM: try identity.caPEM,
                               pid: ProcessInfo.processInfo.processIdentifier, host: ServerIdentity.hostName,
                               pushDirectory: pushDirectory.path, outbox: outbox.root.path,
-                              modulusKeyFingerprint: srp.modulusKeyFingerprint, modulusPublicKey: srp.modulusPublicKey)
+                              modulusKeyFingerprint: srp.modulusKeyFingerprint, modulusPublicKey: srp.modulusPublicKey,
+                              keyLog: keyLog.pins)
         let infoURL = data.appendingPathComponent(infoFileName)
         do {
             let encoder = JSONEncoder()

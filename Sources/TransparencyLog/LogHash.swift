@@ -35,6 +35,13 @@ public struct LogHash: Sendable, Hashable, CustomStringConvertible, Codable {
         return LogHash(digest: hasher.finalize())
     }
 
+    /// Reads standard base64. - Throws: ``TransparencyLogError/outOfRange(_:)`` for anything but
+    /// 32 bytes in base64.
+    public init(base64: String) throws {
+        guard let data = Data(base64Encoded: base64) else { throw TransparencyLogError.outOfRange("a hash is base64") }
+        try self.init(bytes: Array(data))
+    }
+
     /// Standard base64, as checkpoints write it.
     public var base64: String { Data(bytes).base64EncodedString() }
 

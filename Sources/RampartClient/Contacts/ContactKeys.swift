@@ -27,6 +27,8 @@ public struct PinnedKey: Sendable, Equatable, Codable {
     public var source: Source
     /// Unix seconds when it was pinned.
     public var firstSeen: Int64
+    /// Set by `rampart contacts verify` once the user compared the safety number out of band.
+    public var verified: Bool?
 
     /// The key itself. - Throws: ``ClientError/tampered(_:)`` when the stored key does not parse.
     public func publicKey() throws -> PGPPublicKey {
@@ -46,6 +48,8 @@ public struct KeyLookup: Sendable {
     public var offeredFingerprint: String?
     /// Whether the server's key directory knows the address (a user of this server).
     public var inDirectory = false
+    /// What the key log says of the pinned key (checked for keys pinned from the directory).
+    public var transparency: KeyTransparencyStatus = .notChecked
 
     /// A line for the user when something happened worth saying (new pin, different key).
     public var notice: String? {
@@ -149,11 +153,37 @@ public struct ContactKeys: Sendable {
         guard key.addresses.contains(address.lowercased()) else {
             throw ClientError.tampered("The key the server gave for \(address) (it names other addresses)")
         }
+        // Key transparency: a key from the directory is used only with the log's proof that it
+        // is the address's newest logged key (an imported or verified key is vouched for by the user).
+        var transparency = KeyTransparencyStatus.notChecked
+        if let pins = api.endpoint.keyLog, existing.map({ $0.source == .server && $0.verified != true }) ?? true {
+            let inUse = try existing?.publicKey() ?? key
+            transparency = try await KeyTransparency(account: account, pins: pins).status(of: inUse, address: address, api: api)
+        }
         if let existing {
             return KeyLookup(pinned: existing, offeredFingerprint: existing.fingerprint == key.fingerprint.hex ? nil : key.fingerprint.hex,
-                             inDirectory: true)
+                             inDirectory: true, transparency: transparency)
         }
-        return KeyLookup(pinned: try pin(key, address: address, source: .server), newlyPinned: true, inDirectory: true)
+        guard case .failed = transparency else {
+            return KeyLookup(pinned: try pin(key, address: address, source: .server), newlyPinned: true, inDirectory: true,
+                             transparency: transparency)
+        }
+        // Not pinned: a key the log does not prove is never trusted on first use.
+        return KeyLookup(pinned: PinnedKey(address: address.lowercased(), fingerprint: key.fingerprint.hex, armoredKey: key.armored(),
+                                           source: .server, firstSeen: Int64(account.clock.now.timeIntervalSince1970)),
+                         inDirectory: true, transparency: transparency)
+    }
+
+    /// Marks the pinned key of `address` verified by the user (safety numbers compared out of band).
+    /// - Throws: ``ClientError/notFound(kind:id:)`` when no key is pinned for it.
+    @discardableResult
+    public func markVerified(_ address: String) throws -> PinnedKey {
+        guard var pinned = try pinned(address) else { throw ClientError.notFound(kind: "pinned key", id: address) }
+        pinned.verified = true
+        let card = String(decoding: try JSONEncoder().encode(pinned), as: UTF8.self)
+        try account.store().mail.save(contact: Contact(id: try contactID(address), modified: Int64(account.clock.now.timeIntervalSince1970),
+                                                       name: pinned.address, emails: [pinned.address], card: card))
+        return pinned
     }
 }
 

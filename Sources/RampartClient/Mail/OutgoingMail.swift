@@ -138,6 +138,8 @@ public enum SendFlow {
         for address in mail.to {
             if let contacts {
                 let lookup = try await contacts.lookup(address, api: api)
+                // Key transparency: never encrypt to a directory key the log does not prove.
+                if case .failed(let reason) = lookup.transparency { throw KeyTransparencyFailure(address: address, reason: reason) }
                 if let notice = lookup.notice { notices.append(notice) }
                 if let pinned = lookup.pinned { keys.append(try pinned.publicKey()) }
                 if !lookup.inDirectory {

@@ -20,17 +20,22 @@ public struct ServerEndpoint: Codable, Sendable, Equatable {
     public var modulusKeyFingerprint: String?
     /// That key's public key, armored.
     public var modulusPublicKey: String?
+    /// The pinned key log (its origin and key, the witnesses whose cosignature a head needs):
+    /// directory keys are used only with a proof in it (``KeyTransparency``); nil for a server
+    /// that publishes no log.
+    public var keyLog: KeyLogPins?
 
     public init(url: URL, pins: [String], certificatePEM: String? = nil, modulusKeyFingerprint: String? = nil,
-                modulusPublicKey: String? = nil) {
+                modulusPublicKey: String? = nil, keyLog: KeyLogPins? = nil) {
         self.url = url; self.pins = pins; self.certificatePEM = certificatePEM
-        self.modulusKeyFingerprint = modulusKeyFingerprint; self.modulusPublicKey = modulusPublicKey
+        self.modulusKeyFingerprint = modulusKeyFingerprint; self.modulusPublicKey = modulusPublicKey; self.keyLog = keyLog
     }
 
     /// The endpoint of a local server from its `server.json`.
     public init(serverInfo: ServerInfo) {
         self.init(url: serverInfo.baseURL, pins: serverInfo.pins, certificatePEM: serverInfo.certificatePEM,
-                  modulusKeyFingerprint: serverInfo.modulusKeyFingerprint, modulusPublicKey: serverInfo.modulusPublicKey)
+                  modulusKeyFingerprint: serverInfo.modulusKeyFingerprint, modulusPublicKey: serverInfo.modulusPublicKey,
+                  keyLog: serverInfo.keyLog)
     }
 
     /// Reads a `server.json` file written by `rampart server start`.

@@ -25,6 +25,8 @@ struct Backend: Sendable {
     var recoveryThrottle = SRPThrottle(clock: SystemClock())
     /// Recoveries in progress (``RecoveryNonces``).
     var recoveryNonces = RecoveryNonces(clock: SystemClock())
+    /// The key log (key transparency): its tree, signed heads and cosignatures (``KeyLog``).
+    var keyLog: KeyLog?
 }
 
 /// Turns every error into an ``APIErrorBody`` with the right status, and logs one line per request
@@ -92,6 +94,8 @@ enum APIRouter {
         router.addRoutes(MailRoutes(backend: backend).collection)
         router.addRoutes(MailTransferRoutes(backend: backend).collection)
         router.addRoutes(KeyRoutes(backend: backend).collection)
+        router.addRoutes(KeyLogRoutes(backend: backend).collection)
+        router.addRoutes(KeyLogSessionRoutes(backend: backend).collection)
         router.addRoutes(PushRoutes(backend: backend).collection)
         router.addRoutes(DriveRoutes(backend: backend).collection)
         return router
