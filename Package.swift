@@ -279,11 +279,27 @@ targets.append(.target(name: "RampartCLIKit",
                        dependencies: ["RampartRuntime", "RampartAgent", "RampartClient", "RampartCore", "Keymaker", argumentParser],
                        swiftSettings: swiftSettings))
 
+// MARK: - RampartWeb: `rampart web`, the local web app (Hummingbird on 127.0.0.1, a client of the agent)
+// Only the `rampart` executable and the tests link it; no core library depends on it.
+targets += [
+    .target(name: "RampartWeb",
+            dependencies: ["RampartCLIKit", "RampartRuntime", "RampartClient", "RampartAgent", "RampartCore", "RampartAPI", "MailSafety",
+                           "HTML5", "SealedStore", "Keymaker", crypto, hummingbird, httpTypes, serviceLifecycle, nioCore, logging, argumentParser],
+            swiftSettings: swiftSettings),
+    // The access rules in-process, and the app in Debian's chromium driven by Playwright for Python
+    // (scripts/web/*.py; scripts/deps/web.apt and web.pip) against `rampart web` and `rampart server`.
+    .testTarget(name: "RampartWebTests",
+                dependencies: ["RampartWeb", "RampartTestSupport", "RampartServerTestSupport",
+                               // Not imported: the browser test runs the built `rampart` as a user would.
+                               "rampart"],
+                swiftSettings: swiftSettings),
+]
+
 // MARK: - rampart (the user's command-line tool: account, mail, drive, notifications, server, agent, demo)
 products.append(.executable(name: "rampart", targets: ["rampart"]))
 targets += [
     .executableTarget(name: "rampart",
-                      dependencies: ["RampartCLIKit", "RampartRuntime", "RampartClient", "RampartServer", "RampartAgent", "RampartAPI",
+                      dependencies: ["RampartCLIKit", "RampartRuntime", "RampartClient", "RampartServer", "RampartWeb", "RampartAgent", "RampartAPI",
                                      "MailboxCrypto", "RampartCore", "HardwareKeys", "Keychain", "Keymaker", "MailSafety",
                                      "SealedStore", argumentParser],
                       swiftSettings: swiftSettings),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import RampartCLIKit
+import RampartWeb
 
 /// The `rampart` command-line tool: the reference client of the Rampart security core, its
 /// commands grouped by the user's tasks. The module lab tools and benchmarks are in `rampart-dev`.
@@ -20,6 +21,7 @@ struct Rampart: AsyncParsableCommand {
                 ImportCommand.self, ExportCommand.self, ContactsCommand.self,
             ]),
             CommandGroup(name: "Drive", subcommands: [DriveCommand.self]),
+            CommandGroup(name: "Web app", subcommands: [WebCommand.self]),
             CommandGroup(name: "Notifications", subcommands: [NotificationsCommand.self]),
             CommandGroup(name: "Local backend", subcommands: [ServerCommand.self]),
             CommandGroup(name: "Agent", subcommands: [AgentCommand.self]),

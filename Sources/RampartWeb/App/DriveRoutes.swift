@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import RampartClient
+import RampartCore
+import RampartRuntime
+
+/// The drive page: browse, upload (streamed to a private lease file, then encrypted and uploaded
+/// in blocks; the page's script shows the progress), download.
+///
+/// Trust-model row **cleartext files (critical)**: an upload's or download's cleartext exists
+/// only in a 0600 file of the account's lease folder while it is encrypted or sent, and is
+/// overwritten and removed right after (and by the cleartext sweep at lock if the process dies).
+struct DriveRoutes {
+    let app: WebApp
+    /// The largest upload accepted from the browser.
+    static let maximumUpload = 1 << 30
+
+    func register(_ router: Router<WebContext>) {
+        router.get("/drive") { _, context in
+            try await app.page(context) { session, csrf in
+                let entries = try await session.withAPI { try await DriveClient(account: session.account).list(api: $0) }
+                var rows = ""
+                for entry in entries where !entry.isFolder {
+                    rows += "<li><a href=\"/drive/file/\(WebPage.escape(MailRoutes.pathComponent(entry.id)))\" download>\(WebPage.escape(entry.name))</a> (\(entry.size) bytes)</li>"
+                }
+                let body = """
+                <h1>Drive</h1><form id="upload-form"><label for="upload-file">Upload a file</label> \
+                <input id="upload-file" type="file" required> <button type="submit">Upload</button> \
+                <progress id="upload-progress" max="100" value="0" aria-label="Upload progress"></progress> \
+                <span id="upload-status" role="status" aria-live="polite"></span></form>\
+                <ul id="drive-files">\(rows.isEmpty ? "<li>No files.</li>" : rows)</ul>\
+                <p>Rename and delete are not in this version of the web app.</p>
+                """
+                return WebHeaders.html(WebPage.document(title: "Drive", csrf: csrf, page: "drive", body: body))
+            }
+        }
+        router.put("/drive/upload") { request, context in
+            try await app.page(context) { session, _ in
+                let name = Self.fileName(request.uri.queryParameters.get("name") ?? "")
+                let folder = try Self.privateFolder(session)
+                defer { Self.erase(folder) }
+                let file = folder.appendingPathComponent(name)
+                guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]),
+                      let out = try? FileHandle(forWritingTo: file) else { throw HTTPError(.internalServerError, message: "Cannot write the upload.") }
+                var total = 0
+                do {
+                    for try await buffer in request.body {
+                        total += buffer.readableBytes
+                        guard total <= Self.maximumUpload else { throw HTTPError(.contentTooLarge, message: "Uploads are limited to 1 GiB.") }
+                        out.write(Data(buffer.readableBytesView))
+                    }
+                    try out.close()
+                } catch {
+                    try? out.close()
+                    throw error
+                }
+                let entry = try await session.withAPI { try await DriveClient(account: session.account).upload(file, api: $0) }
+                return WebHeaders.json("{\"id\":\(ComposeRoutes.jsonString(entry.id)),\"size\":\(entry.size)}")
+            }
+        }
+        router.get("/drive/file/:id") { _, context in
+            let id = try context.parameters.require("id")
+            return try await app.page(context) { session, _ in
+                let folder = try Self.privateFolder(session)
+                defer { Self.erase(folder) }
+                let file = folder.appendingPathComponent("download")
+                let entry = try await session.withAPI { try await DriveClient(account: session.account).download(id, to: file, api: $0) }
+                var data = try Data(contentsOf: file)
+                defer { data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+                return MailRoutes.download(data, name: entry.name)
+            }
+        }
+    }
+
+    /// A file name without folders or control characters.
+    static func fileName(_ text: String) -> String {
+        let base = (text as NSString).lastPathComponent.unicodeScalars.filter { $0.value >= 0x20 && $0 != "/" && $0 != "\\" }
+        let name = String(String.UnicodeScalarView(base)).trimmingCharacters(in: .whitespaces)
+        return name.isEmpty || name == "." || name == ".." ? "upload" : String(name.prefix(200))
+    }
+
+    /// A fresh 0700 folder in the account's lease folder (swept at lock).
+    static func privateFolder(_ session: AccountSession) throws -> URL {
+        let folder = ClientFiles(environment: session.environment).directory(for: session.userID)
+            .appendingPathComponent("leases", isDirectory: true).appendingPathComponent("web-" + UUID().uuidString, isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return folder
+    }
+
+    static func erase(_ folder: URL) {
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
