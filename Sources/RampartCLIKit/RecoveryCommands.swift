@@ -87,15 +87,12 @@ public struct RecoverCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession(global.runtime)
-            defer { context.finish() }
-            let endpoint = try server.endpoint()
+        try await replaceCredentials(global, server) { endpoint, context in
             let phrase = try RecoveryFlow.normalized(try SecretInput(fromStandardInput: phraseStdin).read("the recovery phrase", prompt: "Recovery phrase: "))
             let result = try await RecoveryFlow.recover(endpoint: endpoint, phrase: phrase, credentials: try passwords.credentials(),
                                                         account: context.account, keymaker: context.keymaker)
             print("Account recovered: new password set, the same key (old mail still opens); \(result.endedSessions) session(s) ended.")
-            LoginReport.print(result.login, endpoint: endpoint, localUser: context.userID)
+            return result
         }
     }
 }
@@ -149,16 +146,26 @@ public struct ResetCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession(global.runtime)
-            defer { context.finish() }
-            let endpoint = try server.endpoint()
+        try await replaceCredentials(global, server) { endpoint, context in
             let result = try await RecoveryFlow.reset(endpoint: endpoint, token: token, credentials: try passwords.credentials(),
                                                       account: context.account, keymaker: context.keymaker)
             print("Account reset with NEW keys: mail sealed to the old key can no longer be read. \(result.endedSessions) session(s) ended.")
             if let phrase = result.newPhrase { output.deliver(phrase) }
-            LoginReport.print(result.login, endpoint: endpoint, localUser: context.userID)
+            return result
         }
+    }
+}
+
+/// What `recover` and `reset` share: in an account session, `flow` replaces the credentials on the
+/// server (it reports what it did); then this device is set up as by login.
+private func replaceCredentials(_ global: GlobalOptions, _ server: ServerOptions,
+                                _ flow: (ServerEndpoint, AccountSession) async throws -> RecoveryResult) async throws {
+    try await reportingErrors {
+        let context = try AccountSession(global.runtime)
+        defer { context.finish() }
+        let endpoint = try server.endpoint()
+        let result = try await flow(endpoint, context)
+        LoginReport.print(result.login, endpoint: endpoint, localUser: context.userID)
     }
 }
 

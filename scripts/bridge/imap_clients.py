@@ -12,16 +12,9 @@ every check passed; an AssertionError (with what was seen) otherwise. Every sock
 import imaplib
 import socket
 import ssl
-import sys
 import time
 
-HOST = "127.0.0.1"
-TIMEOUT = 60  # generous: the full test suite loads both cores (chromium, servers, peers)
-
-
-def check(condition, what):
-    if not condition:
-        raise AssertionError(what)
+from client_common import HOST, TIMEOUT, check, main
 
 
 def run_imaplib(port):
@@ -165,7 +158,4 @@ def run_flood(port):
 
 
 if __name__ == "__main__":
-    mode, port = sys.argv[1], int(sys.argv[2])
-    {"imaplib": lambda: run_imaplib(port), "imapclient": lambda: run_imapclient(port),
-     "starttls": lambda: run_starttls(port, sys.argv[3]), "slow": lambda: run_slow(port), "flood": lambda: run_flood(port)}[mode]()
-    print("ok", mode)
+    main({"imaplib": run_imaplib, "imapclient": run_imapclient, "starttls": run_starttls, "slow": run_slow, "flood": run_flood})

@@ -10,15 +10,8 @@ Prints "ok MODE" and exits 0 when every check passed. Every socket has a timeout
 """
 import smtplib
 import ssl
-import sys
 
-HOST = "127.0.0.1"
-TIMEOUT = 60  # generous: the full test suite loads both cores (chromium, servers, peers)
-
-
-def check(condition, what):
-    if not condition:
-        raise AssertionError(what)
+from client_common import HOST, TIMEOUT, check, main
 
 
 def run_submit(port):
@@ -76,7 +69,4 @@ def run_starttls(port, cafile):
 
 
 if __name__ == "__main__":
-    mode, port = sys.argv[1], int(sys.argv[2])
-    {"submit": lambda: run_submit(port), "login": lambda: run_login(port),
-     "starttls": lambda: run_starttls(port, sys.argv[3])}[mode]()
-    print("ok", mode)
+    main({"submit": run_submit, "login": run_login, "starttls": run_starttls})

@@ -100,19 +100,32 @@ extension TreeBuilder {
         }
     }
 
-    mutating func inHead(_ token: Token) {
+    /// In head, "anything else": pop the head element, switch to "after head" and reprocess `token`.
+    mutating func leaveHead(reprocessing token: Token) {
+        pop()
+        mode = .afterHead
+        process(token, mode)
+    }
+
+    /// What "in head" and "after head" do alike: whitespace and comments are inserted, a DOCTYPE
+    /// is a parse error, an `html` start tag goes to "in body". Returns the token left for the
+    /// mode, nil when nothing is: characters come back without their leading whitespace.
+    mutating func headCommonTokens(_ token: Token) -> Token? {
         switch token {
-        case .characterBytes: characterBytesNotDispatched()
-        case .characters(let s):
-            guard let rest = insertLeadingWhitespace(s) else { return }
-            pop()
-            mode = .afterHead
-            process(.characters(rest), mode)
-        case .comment(let data): insertComment(data)
-        case .doctype: error("unexpected-doctype")
+        case .characterBytes: characterBytesNotDispatched(); return nil
+        case .characters(let s): return insertLeadingWhitespace(s).map { .characters($0) }
+        case .comment(let data): insertComment(data); return nil
+        case .doctype: error("unexpected-doctype"); return nil
+        case .startTag(let tag) where tag.tag == .html: inBody(token); return nil
+        default: return token
+        }
+    }
+
+    mutating func inHead(_ token: Token) {
+        guard let token = headCommonTokens(token) else { return }
+        switch token {
         case .startTag(let tag):
             switch tag.tag {
-            case .html: inBody(token)
             case .base, .basefont, .bgsound, .link:
                 insertElement(tag); pop()
             case .meta:
@@ -139,12 +152,12 @@ extension TreeBuilder {
                 templateModes.append(.inTemplate)
             case .head: error("unexpected-start-tag")
             default:
-                pop(); mode = .afterHead; process(token, mode)
+                leaveHead(reprocessing: token)
             }
         case .endTag(let tag):
             switch tag.tag {
             case .head: pop(); mode = .afterHead
-            case .body, .html, .br: pop(); mode = .afterHead; process(token, mode)
+            case .body, .html, .br: leaveHead(reprocessing: token)
             case .template:
                 if (openCount(.template)) == 0 { error("unexpected-end-tag"); return }
                 generateImpliedEndTagsThoroughly()
@@ -155,8 +168,9 @@ extension TreeBuilder {
                 resetInsertionMode()
             default: error("unexpected-end-tag")
             }
-        case .eof:
-            pop(); mode = .afterHead; process(token, mode)
+        case .characters, .eof:
+            leaveHead(reprocessing: token)
+        case .characterBytes, .comment, .doctype: return   // done in headCommonTokens
         }
     }
 
@@ -184,18 +198,10 @@ extension TreeBuilder {
     }
 
     mutating func afterHead(_ token: Token) {
+        guard let token = headCommonTokens(token) else { return }
         switch token {
-        case .characterBytes: characterBytesNotDispatched()
-        case .characters(let s):
-            guard let rest = insertLeadingWhitespace(s) else { return }
-            insertElement(TagToken(.body))
-            mode = .inBody
-            process(.characters(rest), mode)
-        case .comment(let data): insertComment(data)
-        case .doctype: error("unexpected-doctype")
         case .startTag(let tag):
             switch tag.tag {
-            case .html: inBody(token)
             case .body: insertElement(tag); framesetOK = false; mode = .inBody
             case .frameset: insertElement(tag); mode = .inFrameset
             case .base, .basefont, .bgsound, .link, .meta, .noframes, .script, .style, .template, .title:
@@ -206,23 +212,25 @@ extension TreeBuilder {
                 removeFromStack(head)
             case .head: error("unexpected-start-tag")
             default:
-                insertElement(TagToken(.body))
-                mode = .inBody
-                process(token, mode)
+                startBody(reprocessing: token)
             }
         case .endTag(let tag):
             switch tag.tag {
             case .template: inHead(token)
             case .body, .html, .br:
-                insertElement(TagToken(.body))
-                mode = .inBody
-                process(token, mode)
+                startBody(reprocessing: token)
             default: error("unexpected-end-tag")
             }
-        case .eof:
-            insertElement(TagToken(.body))
-            mode = .inBody
-            process(token, mode)
+        case .characters, .eof:
+            startBody(reprocessing: token)
+        case .characterBytes, .comment, .doctype: return   // done in headCommonTokens
         }
+    }
+
+    /// After head, "anything else": insert a body element, switch to "in body" and reprocess `token`.
+    mutating func startBody(reprocessing token: Token) {
+        insertElement(TagToken(.body))
+        mode = .inBody
+        process(token, mode)
     }
 }
