@@ -565,35 +565,35 @@ public final class Element: Node {
     }
 }
 
-/// A run of text.
-///
-/// Trust-model row: inbox — text is what the user reads; it is escaped when serialized.
-public final class Text: Node {
+/// A node that holds text: ``Text`` and ``Comment`` (the DOM's `CharacterData`).
+public class CharacterData: Node {
     /// The text. A plain get and set over `storedData` (see ``Element/attributes``).
-    public var data: String {
+    public final var data: String {
         get { storedData }
         set { storedData = newValue }
     }
     /// The storage behind ``data``: no dynamic exclusivity check, for this package's in-place
     /// reads (the serializer, the re-parse check) and appends (the parser): see
     /// ``Element/storedAttributes``.
-    @exclusivity(unchecked) package var storedData: String
-    public init(_ data: String) { self.storedData = data; super.init() }
+    @exclusivity(unchecked) package final var storedData: String
+    init(data: String) { self.storedData = data; super.init() }
+}
+
+/// A run of text.
+///
+/// Trust-model row: inbox — text is what the user reads; it is escaped when serialized.
+public final class Text: CharacterData {
+    /// A text node holding `data`.
+    public init(_ data: String) { super.init(data: data) }
     override func shallowClone() -> Node { Text(data) }
 }
 
 /// A comment.
 ///
 /// Trust-model row: inbox — comments can hide conditional-comment tricks; sanitizers drop them.
-public final class Comment: Node {
-    /// The comment's text. A plain get and set over `storedData` (see ``Element/attributes``).
-    public var data: String {
-        get { storedData }
-        set { storedData = newValue }
-    }
-    /// The storage behind ``data``: see ``Text/storedData``.
-    @exclusivity(unchecked) package var storedData: String
-    public init(_ data: String) { self.storedData = data; super.init() }
+public final class Comment: CharacterData {
+    /// A comment holding `data`.
+    public init(_ data: String) { super.init(data: data) }
     override func shallowClone() -> Node { Comment(data) }
 }
 

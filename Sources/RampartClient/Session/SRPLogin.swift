@@ -116,15 +116,24 @@ enum SRPLogin {
                                                clientProof: Data(client.clientProof).base64EncodedString(),
                                                srpSession: challenge.session, salt: Data(salt).base64EncodedString(),
                                                verifier: Data(verifier).base64EncodedString(), endOtherSessions: endOtherSessions)
-        let answer: SRPChangePasswordResponse
+        let answer: SRPChangePasswordResponse = try await proven(api: api, APIRoute.accountPassword, request, client: client,
+                                                                 serverProof: \.serverProof)
+        return answer.endedSessions
+    }
+
+    /// Posts a request that carries a password proof: a refused proof (422, or 429 after too many)
+    /// is `loginRefused`, and the answer's server proof (at `serverProof`) is checked.
+    private static func proven<Response: Decodable>(api: APIClient, _ route: String, _ request: some Encodable,
+                                                    client: SRPClient, serverProof: KeyPath<Response, String>) async throws -> Response {
+        let answer: Response
         do {
-            answer = try await api.json(.POST, APIRoute.accountPassword, body: request)
+            answer = try await api.json(.POST, route, body: request)
         } catch ClientError.http(let status, let body) where status == 422 || status == 429 {
             throw ClientError.loginRefused(body?.error.message ?? "wrong password")
         }
-        guard let proof = Data(base64Encoded: answer.serverProof) else { throw SRPError.serverProofMismatch }
+        guard let proof = Data(base64Encoded: answer[keyPath: serverProof]) else { throw SRPError.serverProofMismatch }
         try client.verifyServerProof([UInt8](proof))
-        return answer.endedSessions
+        return answer
     }
 }
 
@@ -137,14 +146,7 @@ extension SRPLogin {
                                    serverEphemeral: challenge.serverEphemeral, version: challenge.version)
         let request = AccountDeleteRequest(clientEphemeral: Data(client.clientEphemeral).base64EncodedString(),
                                            clientProof: Data(client.clientProof).base64EncodedString(), srpSession: challenge.session)
-        let answer: AccountDeleteResponse
-        do {
-            answer = try await api.json(.POST, APIRoute.accountDelete, body: request)
-        } catch ClientError.http(let status, let body) where status == 422 || status == 429 {
-            throw ClientError.loginRefused(body?.error.message ?? "wrong password")
-        }
-        guard let proof = Data(base64Encoded: answer.serverProof) else { throw SRPError.serverProofMismatch }
-        try client.verifyServerProof([UInt8](proof))
+        let _: AccountDeleteResponse = try await proven(api: api, APIRoute.accountDelete, request, client: client, serverProof: \.serverProof)
     }
 }
 
