@@ -276,7 +276,7 @@ targets += [
 // MARK: - RampartCLIKit: the command-line glue `rampart` and `rampart-dev` share (global and server
 // options, the `--pin-stdin` group, terminal prompting, error reporting and exit statuses, JSON output).
 targets.append(.target(name: "RampartCLIKit",
-                       dependencies: ["RampartRuntime", "RampartAgent", "RampartClient", "RampartCore", "Keymaker", argumentParser],
+                       dependencies: ["RampartRuntime", "RampartAgent", "RampartClient", "RampartCore", "Keymaker", "RampartBridge", argumentParser],
                        swiftSettings: swiftSettings))
 
 // MARK: - RampartWeb: `rampart web`, the local web app (Hummingbird on 127.0.0.1, a client of the agent)
@@ -351,6 +351,10 @@ targets.append(.testTarget(name: "LibraryExampleTests",
                            dependencies: ["RampartCore", "Keymaker", "Keychain", "SealedStore", "MailSafety"],
                            swiftSettings: swiftSettings))
 
+// MARK: - MailListener: what the IMAP and SMTP servers share on NIO (listener, connection limit,
+// session feed with backpressure, STARTTLS channel) and the client line step of both framers
+targets.append(.target(name: "MailListener", dependencies: ["RampartCore", nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings))
+
 // MARK: - IMAPServer: IMAP4rev1 server library for `rampart bridge` (parser, encoder, sessions on NIO, backend seam)
 // Independent of Rampart's store: the bridge implements `IMAPBackend` over the sealed store. MIME computes
 // ENVELOPE and BODYSTRUCTURE from the message bytes.
@@ -368,13 +372,26 @@ targets += [
 products.append(.library(name: "SMTPServer", targets: ["SMTPServer"]))
 targets += [
     .target(name: "SMTPServer", dependencies: ["MailListener", "RampartCore", nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings),
-// MARK: - MailListener: what the IMAP and SMTP servers share on NIO (listener, connection limit,
-// session feed with backpressure, STARTTLS channel) and the client line step of both framers
-targets.append(.target(name: "MailListener", dependencies: ["RampartCore", nioCore, nioPosix, nioSSL], swiftSettings: swiftSettings))
-
     // Real clients against a server on 127.0.0.1: Python's smtplib ($RAMPART_PYTHON or .venv) and swaks
     // (scripts/deps/bridge.apt); openssl makes the STARTTLS test's certificate.
     .testTarget(name: "SMTPServerTests", dependencies: ["SMTPServer", "RampartTestSupport", nioSSL], swiftSettings: swiftSettings),
+]
+
+// MARK: - RampartBridge: `rampart bridge`, IMAP and SMTP on 127.0.0.1 over the account (the sealed store and
+// the send path of RampartClient, opened through the composition root with the role `bridge`)
+products.append(.library(name: "RampartBridge", targets: ["RampartBridge"]))
+targets += [
+    .target(name: "RampartBridge",
+            dependencies: ["IMAPServer", "SMTPServer", "RampartClient", "RampartRuntime", "RampartAgent", "SealedStore", "RampartAPI",
+                           "MailboxCrypto", "MIME", "OpenPGP", "RampartCore", crypto, nioSSL, x509, asn1],
+            swiftSettings: swiftSettings),
+    // `rampart server` and `rampart bridge` in child processes, with real clients: Python's imaplib and
+    // smtplib, isync's mbsync, swaks, neomutt in tmux (scripts/deps/bridge.apt and bridge.pip).
+    .testTarget(name: "RampartBridgeTests",
+                dependencies: ["RampartBridge", "RampartTestSupport", "RampartServerTestSupport",
+                               // Not imported: the tests run the built `rampart` as a user would.
+                               "rampart"],
+                swiftSettings: swiftSettings),
 ]
 
 let package = Package(

@@ -22,6 +22,7 @@ struct Rampart: AsyncParsableCommand {
             ]),
             CommandGroup(name: "Drive", subcommands: [DriveCommand.self]),
             CommandGroup(name: "Web app", subcommands: [WebCommand.self]),
+            CommandGroup(name: "Mail programs", subcommands: [BridgeCommand.self]),
             CommandGroup(name: "Notifications", subcommands: [NotificationsCommand.self]),
             CommandGroup(name: "Local backend", subcommands: [ServerCommand.self]),
             CommandGroup(name: "Agent", subcommands: [AgentCommand.self]),

@@ -19,34 +19,7 @@ struct MbsyncTests {
         try await server.start()
         do {
             let rc = home.appendingPathComponent("mbsyncrc")
-            try """
-            IMAPAccount bridge
-            Host 127.0.0.1
-            Port \(server.port)
-            User alice
-            Pass pw
-            SSLType None
-            AuthMechs PLAIN
-            Timeout 20
-
-            IMAPStore remote
-            Account bridge
-
-            MaildirStore local
-            Path \(home.path)/mail/
-            Inbox \(home.path)/mail/INBOX
-            SubFolders Verbatim
-
-            Channel all
-            Far :remote:
-            Near :local:
-            Patterns *
-            Create Near
-            Sync All
-            Expunge None
-            SyncState *
-
-            """.write(to: rc, atomically: true, encoding: .utf8)
+            try MbsyncConfiguration(port: server.port, user: "alice", password: "pw", maildir: home.appendingPathComponent("mail")).write(to: rc)
             let tool = CLITool(path: URL(fileURLWithPath: mbsync), environment: ["HOME": home.path])
             let first = try await tool.runOnThread(["-c", rc.path, "-a"], timeout: .seconds(90))
             #expect(first.status == 0, "\(first.stdout)\n\(first.stderr)")

@@ -126,6 +126,9 @@ public enum IMAPBackendError: Error, Sendable, Equatable, CustomStringConvertibl
     case messageTooLarge(limit: Int)
     /// Anything else, with a sentence the user can act on (`[SERVERBUG]` is not used: the text says what).
     case failed(String)
+    /// The store cannot be used now (the account is locked), with what to do: a login gets
+    /// `NO [UNAVAILABLE]`, an authenticated session `* BYE [UNAVAILABLE]` and is closed.
+    case unavailable(String)
 
     /// A sentence for the `NO` response.
     public var description: String {
@@ -136,6 +139,7 @@ public enum IMAPBackendError: Error, Sendable, Equatable, CustomStringConvertibl
         case .notPermitted(let reason): reason
         case .messageTooLarge(let limit): "Message larger than the limit of \(limit) bytes"
         case .failed(let reason): reason
+        case .unavailable(let reason): reason
         }
     }
 
@@ -148,6 +152,7 @@ public enum IMAPBackendError: Error, Sendable, Equatable, CustomStringConvertibl
         case .notPermitted: "CANNOT"
         case .messageTooLarge: "TOOBIG"
         case .failed: nil
+        case .unavailable: "UNAVAILABLE"
         }
     }
 }

@@ -282,6 +282,10 @@ public final class IMAPSession: @unchecked Sendable {
                     no("No mailbox named \(n)", code: "TRYCREATE")
                 }
             }
+        } catch IMAPBackendError.unavailable(let reason) {
+            // The store went away under an open session (the account locked): RFC 3501 §7.1.5.
+            send(.untaggedStatus(.bye, code: "UNAVAILABLE", text: reason))
+            ending = true
         } catch let error as IMAPBackendError {
             no(error.description, code: error.responseCode)
         } catch let error as IMAPParseError {
@@ -298,6 +302,9 @@ public final class IMAPSession: @unchecked Sendable {
         } catch {
             failedLogins += 1
             let text = (error as? IMAPBackendError)?.description ?? "Authentication failed: \(error)"
+            if case .unavailable = error as? IMAPBackendError {
+                return send(.tagged(tag: tag, status: .no, code: "UNAVAILABLE", text: text))
+            }
             send(.tagged(tag: tag, status: .no, code: "AUTHENTICATIONFAILED", text: text))
             if failedLogins >= Self.maxFailedLogins {
                 send(.untaggedStatus(.bye, code: nil, text: "Too many failed logins; closing the connection"))
@@ -376,7 +383,12 @@ public final class IMAPSession: @unchecked Sendable {
             if let changes {
                 group.addTask { [self] in
                     for await _ in changes {
-                        try? await self.sync(expunges: true)
+                        do { try await self.sync(expunges: true) } catch IMAPBackendError.unavailable(let reason) {
+                            self.send(.untaggedStatus(.bye, code: "UNAVAILABLE", text: reason))
+                            self.ending = true
+                            await self.flush()
+                            return
+                        } catch {}
                         await self.flush()
                     }
                 }
@@ -385,6 +397,7 @@ public final class IMAPSession: @unchecked Sendable {
             group.cancelAll()
             return frame
         }
+        if ending { return }   // the watcher said BYE (the account locked)
         guard case .command(let line) = frame, String(decoding: line, as: UTF8.self).uppercased() == "DONE" else {
             if frame == nil { ending = true; return }
             send(.tagged(tag: tag, status: .bad, code: nil, text: "Expected DONE to end IDLE"))

@@ -35,8 +35,10 @@ struct MailRoutes: SessionRoutes {
             try mailbox.delete(userID: try context.session.userID, id: try context.parameters.require("id"))
             return try APIIO.json(OKResponse())
         }
-        routes.post(RouterPath(APIRoute.markRead(":id"))) { _, context in
-            try mailbox.markRead(userID: try context.session.userID, id: try context.parameters.require("id"))
+        routes.post(RouterPath(APIRoute.markRead(":id"))) { request, context in
+            // `?unread=1` marks it unread again (a mail program clearing \Seen through the bridge).
+            let unread = try APIIO.integer(request, "unread", default: 0, range: 0...1) == 1
+            try mailbox.markRead(userID: try context.session.userID, id: try context.parameters.require("id"), unread: unread)
             return try APIIO.json(OKResponse())
         }
         routes.post(RouterPath(APIRoute.messageLabels(":id"))) { request, context in

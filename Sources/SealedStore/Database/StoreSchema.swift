@@ -12,7 +12,7 @@ enum StoreSchema {
         AccountRecord.table, MailMessage.table, Conversation.table, AttachmentMetadata.table,
         Contact.table, MailLabel.table, EventCursor.table,
         DriveVolume.table, DriveShare.table, DriveNode.table, DriveRevision.table, DriveBlock.table,
-        DriveThumbnail.table, DriveShareURL.table,
+        DriveThumbnail.table, DriveShareURL.table, DeviceItem.table,
     ]
 
     /// The first migration of the layout before whole-row authentication (one envelope per
@@ -93,6 +93,10 @@ enum StoreSchema {
                          primaryKey: "revision_id, kind")
                 + create(DriveShareURL.table, columns: "id TEXT PRIMARY KEY NOT NULL, share_id TEXT NOT NULL, expiration INTEGER, permissions INTEGER NOT NULL")
                 + "CREATE INDEX share_urls_by_share ON share_urls (share_id);")
+        }
+        migrator.registerMigration("v3-device-items") { db in
+            try db.execute(sql: create(DeviceItem.table, columns: "kind TEXT NOT NULL, id TEXT NOT NULL, size INTEGER NOT NULL",
+                                       primaryKey: "kind, id"))
         }
         return migrator
     }
