@@ -40,9 +40,10 @@ public struct WebCommand: AsyncParsableCommand {
             var logger = Logger(label: "rampart.web")
             logger.logLevel = .error
             let (app, running) = try await WebApp.start(account: account, port: port, logger: logger)
+            // The file first: whoever reads the URL line may look for the file at once.
+            let file = try Self.writeOpenerFile(url: running.url, port: running.port, home: global.runtime.homeDirectory)
             print(running.url)
             fflush(nil)
-            let file = try Self.writeOpenerFile(url: running.url, port: running.port, home: global.runtime.homeDirectory)
             FileHandle.standardError.write(Data("rampart web: serving \(account.userID) on 127.0.0.1:\(running.port); the one-time URL is also in \(file.path). Ctrl-C stops it.\n".utf8))
             if !noBrowser { Self.openBrowser(file) }
             _ = await signals.next(orWhen: { await running.waitUntilStopped() })

@@ -45,6 +45,15 @@ struct WebAccessControlTests {
                 continue
             }
         }
+        // The app's own form posts: `Origin: null` (no-referrer pages) passes only with `Sec-Fetch-Site: same-origin`.
+        #expect(access.decide(host: host, origin: "null", fetchSite: "same-origin", cookie: session.id, changesState: true,
+                              csrf: session.csrfToken) == .allowed(session))
+        for site in ["same-site", "cross-site", "none", nil] as [String?] {
+            guard case .forbidden = access.decide(host: host, origin: "null", fetchSite: site, cookie: session.id, changesState: true,
+                                                  csrf: session.csrfToken) else {
+                Issue.record("Origin null with Sec-Fetch-Site \(site ?? "none") was not refused"); continue
+            }
+        }
         guard case .unauthorized = access.decide(host: host, origin: nil, cookie: "bogus", changesState: false, csrf: nil) else {
             Issue.record("a wrong cookie was accepted"); return
         }

@@ -66,9 +66,14 @@ public final class WebAccessControl: @unchecked Sendable {
         return allowedHosts.contains(host.lowercased())
     }
 
-    /// Whether `origin` (the `Origin` header) is this app's.
-    public func originIsAllowed(_ origin: String?) -> Bool {
+    /// Whether a request comes from this app's own pages: its `Origin` is the app's, or — for the
+    /// app's own form posts, whose `Origin` the browser sends as `null` because the pages'
+    /// referrer policy is `no-referrer` (Fetch, "append a request Origin header") — `Origin: null`
+    /// together with `Sec-Fetch-Site: same-origin`, a header no page can set or forge (the
+    /// sandboxed viewer's opaque origin is `cross-site`).
+    public func originIsAllowed(_ origin: String?, fetchSite: String? = nil) -> Bool {
         guard let origin else { return false }
+        if origin == "null" { return fetchSite == "same-origin" }
         return allowedOrigins.contains(origin.lowercased())
     }
 
@@ -91,13 +96,15 @@ public final class WebAccessControl: @unchecked Sendable {
 
     /// The decision for one request (login requests are decided by ``redeem(token:)``).
     /// - Parameters:
+    ///   - fetchSite: the `Sec-Fetch-Site` header (see ``originIsAllowed(_:fetchSite:)``).
     ///   - changesState: any method but GET and HEAD.
     ///   - csrf: the CSRF token the request carried (header or form field), when it changes state.
-    public func decide(host: String?, origin: String?, cookie: String?, changesState: Bool, csrf: String?) -> Decision {
+    public func decide(host: String?, origin: String?, fetchSite: String? = nil, cookie: String?, changesState: Bool,
+                       csrf: String?) -> Decision {
         guard hostIsAllowed(host) else {
             return .forbidden("This server answers only to 127.0.0.1, localhost or [::1] at port \(port).")
         }
-        if changesState, !originIsAllowed(origin) {
+        if changesState, !originIsAllowed(origin, fetchSite: fetchSite) {
             return .forbidden("A request that changes something must come from this app's own pages.")
         }
         guard let session = session(cookie: cookie) else {

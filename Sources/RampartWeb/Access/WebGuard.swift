@@ -61,7 +61,8 @@ struct WebGuard: RouterMiddleware {
         }
         let changesState = request.method != .get && request.method != .head
         var csrf = request.headers[HTTPField.Name(WebAccessControl.csrfHeader)!]
-        if changesState, access.originIsAllowed(request.headers[.origin]),
+        let fetchSite = request.headers[HTTPField.Name("Sec-Fetch-Site")!]
+        if changesState, access.originIsAllowed(request.headers[.origin], fetchSite: fetchSite),
            request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
             let buffer = try await request.body.collect(upTo: Self.maximumFormBody)
             context.form = FormFields.parse(String(buffer: buffer))
@@ -69,7 +70,7 @@ struct WebGuard: RouterMiddleware {
             request.body = .init(buffer: buffer)
         }
         let cookie = request.cookies[WebAccessControl.cookieName]?.value
-        switch access.decide(host: request.head.authority, origin: request.headers[.origin], cookie: cookie,
+        switch access.decide(host: request.head.authority, origin: request.headers[.origin], fetchSite: fetchSite, cookie: cookie,
                              changesState: changesState, csrf: csrf) {
         case .forbidden(let why):
             return WebHeaders.refusal(.forbidden, why)

@@ -1,0 +1,134 @@
+import Foundation
+import RampartServer
+import RampartServerTestSupport
+import RampartTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `rampart web` in a real browser: `rampart server` and `rampart web` in child processes, the
+/// demo account logged in and PIN-protected, the project's XSS corpus and a remote-content probe
+/// delivered as mail, then Debian's chromium driven by Playwright for Python
+/// (`scripts/web/browser_flow.py`, `scripts/deps/web.pip` and `web.apt`; no browser download).
+///
+/// Each check of the script is one expectation here, and the list of checks must be complete,
+/// so a check that stops running fails the test. Screenshots of every page go to
+/// `.build/test-output/web/`.
+@Suite("rampart web in chromium", .serialized)
+struct WebBrowserTests {
+    static let pin = "482913"
+    static let sentSubject = "Hello from the web app"
+    static let checks = [
+        "no-token-401", "wrong-token-401", "dns-rebinding-403", "token-signs-in", "cookie-httponly-samesite-strict", "app-headers",
+        "used-token-401", "wrong-cookie-401", "unlock-with-pin", "cross-origin-post-403", "cross-origin-post-changed-nothing",
+        "missing-csrf-403", "mailbox-lists", "mailbox-labels-unread", "search", "viewer-sandbox-without-scripts",
+        "viewer-csp-by-header", "xss-no-script-ran", "xss-no-request-left-the-app", "viewer-lockdown-until-sanitized",
+        "remote-blocked-before-consent", "remote-loads-after-consent", "remote-trackers-still-blocked", "attachment-download",
+        "composer-csp-no-remote", "composer-quoted-sanitized", "composer-names-recipients-without-e2ee", "compose-and-send",
+        "drive-upload-download", "settings-and-account-pages", "every-control-labelled", "lock-empties-open-page", "unlock-again",
+        "no-dialog-at-all",
+    ]
+
+    /// Every vector of MailSafety's XSS corpus in one HTML body (`{NL}` and friends decoded).
+    static func xssMail() throws -> String {
+        let corpus = BuiltExecutable.packageRoot.appendingPathComponent("Tests/MailSafetyTests/Resources/xss-vectors.txt")
+        let replacements = ["{NL}": "\n", "{TAB}": "\t", "{CR}": "\r", "{NUL}": "\u{0}", "{FF}": "\u{0C}"]
+        var vectors: [String] = []
+        for line in try String(contentsOf: corpus, encoding: .utf8).split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
+            vectors.append(replacements.reduce(String(line)) { $0.replacingOccurrences(of: $1.key, with: $1.value) })
+        }
+        #expect(vectors.count > 400)
+        let html = "<html><body>" + vectors.joined(separator: "\n<hr>\n") + "</body></html>"
+        return "From: Mallory <mallory@evil.example>\r\nTo: demo@rampart.test\r\nSubject: XSS vectors\r\nMIME-Version: 1.0\r\n"
+            + "Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+            + Data(html.utf8).base64EncodedString(options: [.lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed]) + "\r\n"
+    }
+
+    /// Remote images (an image and a CSS background on a probe host) and a known tracker.
+    static let remoteMail = "From: Probe <probe@remote-probe.example>\r\nTo: demo@rampart.test\r\nSubject: Remote content probe\r\n"
+        + "MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
+        + #"<p>Remote picture: <img src="http://remote-probe.example/picture.png" alt="probe"></p>"#
+        + #"<p style="background:url(http://remote-probe.example/bg.png)">background</p>"#
+        + #"<img src="https://t.hubspotemail.net/e1t/o/pixel.gif" width="1" height="1">"#
+        + #"<p><a href="https://remote-probe.example/link">a link</a></p>"# + "\r\n"
+
+    @Test(.timeLimit(.minutes(5)))
+    func theWholeAppWorksInChromiumWithoutLettingScriptsOrRequestsOut() async throws {
+        let python = try #require(ProjectPython.executable, "no Python with Playwright: run scripts/setup.sh (scripts/deps/web.pip)")
+        let home = try TemporaryHome("web", shortPath: true)  // it holds the agent's socket
+        home.stopsAgentAtEnd()
+        defer { home.remove() }
+        let serverFolder = try TemporaryHome("web-server")
+        defer { serverFolder.remove() }
+        let serverHome = ["RAMPART_HOME": serverFolder.child("home").path]
+        let server = try await ServerProcess.start(data: serverFolder.child("data"), environment: serverHome)
+        defer { server.stop() }
+        let environment = ["RAMPART_HOME": home.path, "RAMPART_PIN_KDF_LOGN": "15", "RAMPART_USER": "demo"]
+        let rampart = CLITool.rampart.with(environment: environment)
+
+        for (account, user) in [(DemoAccounts.demo, "demo"), (DemoAccounts.alice, "alice")] {
+            let login = try await rampart.runOnThread(["login", "--user", user, "--server-info", server.infoFile.path, "--username", account.username,
+                                                       "--password-stdin", "--mailbox-password-stdin"],
+                                                      stdin: "\(account.loginPassword)\n\(account.mailboxPassword)\n")
+            #expect(login.status == 0, "\(login.stderr)")
+        }
+        let protect = try await rampart.runOnThread(["protect", "--pin", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(protect.status == 0, "\(protect.stderr)")
+        for mail in [try Self.xssMail(), Self.remoteMail] {
+            let delivered = try await CLITool.rampart.runOnThread(["server", "deliver", "--data", server.dataDirectory.path], stdin: mail,
+                                                                  environment: serverHome)
+            #expect(delivered.status == 0, "\(delivered.stderr)")
+        }
+
+        // The first line of standard output is the one-time URL and nothing else; the same URL is in a 0600 file.
+        let web = try rampart.spawn(["web", "--no-browser", "--port", "0"])
+        defer { web.kill(SIGTERM) }
+        #expect(web.waitForLines(timeout: .seconds(60)) { !$0.isEmpty }, "\(web.stderr)")
+        let url = try #require(web.lines.first)
+        let pattern = #/^http:\/\/127\.0\.0\.1:([0-9]+)\/login\?token=[A-Za-z0-9_-]{43}$/#
+        let port = try #require(url.wholeMatch(of: pattern)?.output.1, "first line: \(url)")
+        let opener = home.child("web/open-\(port).html")
+        #expect(try String(contentsOf: opener, encoding: .utf8).contains(url))
+        let mode = try FileManager.default.attributesOfItem(atPath: opener.path)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+
+        let output = BuiltExecutable.packageRoot.appendingPathComponent(".build/test-output/web", isDirectory: true)
+        try? FileManager.default.removeItem(at: output)
+        let script = BuiltExecutable.packageRoot.appendingPathComponent("scripts/web/browser_flow.py").path
+        let started = ContinuousClock.now
+        let run = try await CLITool(path: URL(fileURLWithPath: python)).runOnThread(
+            [script, "--url", url, "--out", output.path, "--rampart", try CLITool.rampart.url().path, "--pin", Self.pin,
+             "--sent-subject", Self.sentSubject],
+            environment: environment.merging(["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"]) { $1 }, timeout: .seconds(180))
+        let elapsed = ContinuousClock.now - started
+        var seen: [String] = []
+        for line in run.lines {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let name = object["check"] as? String else { continue }
+            seen.append(name)
+            #expect(object["ok"] as? Bool == true, "\(name): \(object["detail"] ?? "")")
+        }
+        #expect(run.status == 0 && seen == Self.checks, "ran \(seen.count) of \(Self.checks.count) checks; stderr: \(run.stderr.suffix(3000))")
+        #expect(elapsed < .seconds(120), "the browser run took \(elapsed)")
+        for page in ["unlock", "mailbox", "message-xss", "message-remote-blocked", "message-remote-loaded", "composer", "drive", "settings",
+                     "account", "locked"] {
+            #expect(FileManager.default.fileExists(atPath: output.appendingPathComponent("\(page).png").path), "no screenshot of \(page)")
+        }
+
+        // The recipient reads what the browser sent, signed by the sender.
+        #expect(try await rampart.runOnThread(["sync", "--user", "alice"]).status == 0)
+        let list = try await rampart.runOnThread(["list", "--user", "alice"])
+        let line = try #require(list.lines.first { $0.contains(Self.sentSubject) }, "\(list.stdout)")
+        let id = String(line.dropFirst(3).split(separator: " ").first ?? "")
+        let read = try await rampart.runOnThread(["read", id, "--user", "alice"])
+        let text = read.stdout
+        #expect(text.contains("Signature: verified") && text.contains("written in the browser"), "\(text) \(read.stderr)")
+
+        // Ctrl-C: the server stops and removes its URL file.
+        web.kill(SIGINT)
+        #expect(web.waitForExit(timeout: .seconds(30)))
+        #expect(!FileManager.default.fileExists(atPath: opener.path))
+    }
+}

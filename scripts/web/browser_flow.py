@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""`rampart web` in a real browser: Debian's chromium driven by Playwright for Python.
+
+Run by Tests/RampartWebTests/WebBrowserTests.swift against a `rampart web` it started (the
+account logged in, PIN-protected, locked). Never downloads a browser: chromium is launched from
+`--chromium` (default /usr/bin/chromium) through `executable_path`.
+
+Every check is printed as one JSON object per line on standard output
+(`{"check": name, "ok": bool, "detail": text}`), then `{"done": true}`; screenshots of each
+page go into `--out`. Requests are recorded for the whole browser context (pages, the
+sandboxed viewer frames, popups): any request that leaves the app's origin is answered by the
+script itself (a 1x1 PNG) and counted, so "no request leaves the app before consent" is
+measured, not assumed; `alert()` and friends would show as dialogs and are counted too.
+"""
+import argparse
+import hashlib
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+from playwright.sync_api import sync_playwright
+
+PIXEL = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True, help="the one-time URL rampart web printed")
+    parser.add_argument("--out", required=True, help="folder for screenshots and downloads")
+    parser.add_argument("--rampart", required=True, help="the rampart executable (for `rampart lock`)")
+    parser.add_argument("--pin", required=True)
+    parser.add_argument("--chromium", default=os.environ.get("RAMPART_CHROMIUM", "/usr/bin/chromium"))
+    parser.add_argument("--drive-mb", type=int, default=50)
+    parser.add_argument("--xss-subject", default="XSS vectors")
+    parser.add_argument("--remote-subject", default="Remote content probe")
+    parser.add_argument("--remote-host", default="remote-probe.example")
+    parser.add_argument("--tracker-host", default="t.hubspotemail.net")
+    parser.add_argument("--sent-subject", default="Hello from the web app")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    parsed = urllib.parse.urlparse(args.url)
+    port = parsed.port
+    base = f"http://127.0.0.1:{port}"
+    token = urllib.parse.parse_qs(parsed.query)["token"][0]
+    results = []
+
+    def check(name, ok, detail=""):
+        results.append(name)
+        print(json.dumps({"check": name, "ok": bool(ok), "detail": str(detail)[:2000]}), flush=True)
+
+    # A page of another origin on this machine (same site as the app: the browser sends the app's
+    # SameSite=Strict cookie with its POST), which tries to lock the account.
+    class Evil(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            page = (f'<!DOCTYPE html><form id="f" method="post" action="{base}/lock">'
+                    '<input name="csrf" value="guessed"></form><script>document.getElementById("f").submit()</script>')
+            data = page.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    evil_url = f"http://127.0.0.1:{evil.server_address[1]}/"
+
+    launch_args = [f"--host-resolver-rules=MAP rebind.test 127.0.0.1"]
+    if os.geteuid() == 0:
+        launch_args.append("--no-sandbox")  # chromium refuses its sandbox as root (CI runs as root)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=args.chromium, headless=True, args=launch_args)
+
+        # --- access: before any session -----------------------------------------------------
+        stranger = browser.new_context()
+        page = stranger.new_page()
+        r = page.goto(base + "/mail")
+        check("no-token-401", r.status == 401, r.status)
+        r = page.goto(base + "/login?token=wrong-token")
+        check("wrong-token-401", r.status == 401, r.status)
+        # DNS rebinding: a name of the attacker's that resolves to 127.0.0.1, with the real token.
+        r = page.goto(f"http://rebind.test:{port}/login?token={token}")
+        check("dns-rebinding-403", r.status == 403, r.status)
+        stranger.close()
+
+        # --- sign in with the token --------------------------------------------------------
+        context = browser.new_context(accept_downloads=True, viewport={"width": 1100, "height": 800})
+        outside, dialogs, app_requests = [], [], []
+
+        def route(route_, request):
+            if request.url.startswith(base + "/") or request.url.startswith("data:") or request.url.startswith("blob:"):
+                route_.continue_()
+            elif request.url.startswith(evil_url):
+                route_.continue_()  # the attacker's page of this test, opened on purpose
+            else:
+                outside.append(request.url)
+                route_.fulfill(status=200, content_type="image/png", body=PIXEL)
+
+        context.route("**/*", route)
+        context.on("request", lambda req: app_requests.append(req.url))
+        page = context.new_page()
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        context.on("page", lambda pg: pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss())))
+        r = page.goto(args.url)
+        check("token-signs-in", page.url.startswith(base + "/unlock") or page.url.startswith(base + "/mail"), page.url)
+        cookies = [c for c in context.cookies() if c["name"] == "rampart_web"]
+        check("cookie-httponly-samesite-strict", len(cookies) == 1 and cookies[0]["httpOnly"] and cookies[0]["sameSite"] == "Strict",
+              cookies)
+        headers = r.all_headers() if r else {}
+        csp = headers.get("content-security-policy", "")
+        check("app-headers", "frame-ancestors 'none'" in csp and "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+              and headers.get("x-content-type-options") == "nosniff" and headers.get("referrer-policy") == "no-referrer"
+              and not any(k.startswith("access-control-") for k in headers), headers)
+        page.screenshot(path=os.path.join(args.out, "unlock.png"))
+
+        other = browser.new_context()
+        r = other.new_page().goto(args.url)
+        check("used-token-401", r.status == 401, r.status)
+        other.close()
+        other = browser.new_context()
+        other.add_cookies([{"name": "rampart_web", "value": "not-the-session", "url": base}])
+        r = other.new_page().goto(base + "/mail")
+        check("wrong-cookie-401", r.status == 401, r.status)
+        other.close()
+
+        # --- unlock --------------------------------------------------------------------------
+        page.fill("#pin", args.pin)
+        page.click("#unlock-form button[type=submit]")
+        page.wait_for_url(base + "/mail*", timeout=30000)
+        check("unlock-with-pin", page.url.startswith(base + "/mail"), page.url)
+
+        # --- a cross-origin POST (same site: the cookie goes along) is refused ------------------
+        evil_page = context.new_page()
+        with evil_page.expect_response(lambda resp: resp.url == base + "/lock") as answer:
+            evil_page.goto(evil_url)
+        check("cross-origin-post-403", answer.value.status == 403, answer.value.status)
+        evil_page.close()
+        state = context.request.get(base + "/api/state").json()
+        check("cross-origin-post-changed-nothing", state.get("state") == "unlocked", state)
+        # A POST with the right origin but without the CSRF token is refused too.
+        r = context.request.post(base + "/lock", headers={"Origin": base}, form={"csrf": "guessed"})
+        check("missing-csrf-403", r.status == 403, r.status)
+
+        # --- mailbox: labels, unread counts, list, search ---------------------------------------
+        page.goto(base + "/mail")
+        subjects = page.locator("#messages .subject").all_inner_texts()
+        check("mailbox-lists", args.xss_subject in subjects and len(subjects) >= 4, subjects)
+        check("mailbox-labels-unread", page.locator("#labels a").count() >= 4 and page.locator(".unread-count").count() >= 1,
+              page.locator("#labels").inner_text())
+        page.screenshot(path=os.path.join(args.out, "mailbox.png"))
+        page.fill("#q", "Lunch")
+        page.press("#q", "Enter")
+        page.wait_for_url(base + "/mail?q=*")
+        found = page.locator("#messages .subject").all_inner_texts()
+        check("search", any("Lunch" in s for s in found) and not any("Northwind" in s for s in found), found)
+
+        # --- the XSS vectors, opened in the viewer ----------------------------------------------
+        before = len(outside)
+        page.goto(base + "/mail")
+        with page.expect_response(lambda resp: "/viewer/" in resp.url) as viewer_answer:
+            page.click(f"#messages a:has-text('{args.xss_subject}')")
+        page.wait_for_load_state("load")
+        xss_url = page.url
+        viewer_csp = viewer_answer.value.all_headers().get("content-security-policy", "")
+        sandbox = page.get_attribute("#viewer", "sandbox")
+        frame = page.frame_locator("#viewer")
+        frame.locator("body").wait_for()
+        time.sleep(1.0)  # let anything that could run, run
+        check("viewer-sandbox-without-scripts", sandbox is not None and "allow-scripts" not in sandbox
+              and "allow-same-origin" not in sandbox, sandbox)
+        check("viewer-csp-by-header", "script-src 'none'" in viewer_csp and "default-src 'none'" in viewer_csp
+              and "http:" not in viewer_csp, viewer_csp)
+        check("xss-no-script-ran", not dialogs, dialogs)
+        check("xss-no-request-left-the-app", len(outside) == before, outside[before:])
+        page.screenshot(path=os.path.join(args.out, "message-xss.png"), full_page=True)
+        r = context.request.get(base + "/viewer/no-such-message")
+        lockdown = r.headers.get("content-security-policy", "")
+        check("viewer-lockdown-until-sanitized", lockdown.startswith("default-src 'none'; script-src 'none'") and "img-src" not in lockdown,
+              lockdown)
+
+        # --- remote content: blocked until asked --------------------------------------------------
+        page.goto(base + "/mail")
+        before = len(outside)
+        page.click(f"#messages a:has-text('{args.remote_subject}')")
+        page.wait_for_load_state("load")
+        page.frame_locator("#viewer").locator("body").wait_for()
+        time.sleep(0.8)
+        blocked_text = page.inner_text("#remote-state")
+        check("remote-blocked-before-consent", len(outside) == before and "blocked" in blocked_text,
+              f"{blocked_text} {outside[before:]}")
+        page.screenshot(path=os.path.join(args.out, "message-remote-blocked.png"), full_page=True)
+        page.click("#load-remote")
+        page.wait_for_load_state("load")
+        page.frame_locator("#viewer").locator("body").wait_for()
+        deadline = time.time() + 5
+        while time.time() < deadline and not any(args.remote_host in u for u in outside[before:]):
+            page.wait_for_timeout(100)
+        loaded = [u for u in outside[before:] if args.remote_host in u]
+        check("remote-loads-after-consent", bool(loaded) and "loaded" in page.inner_text("#remote-state"), outside[before:])
+        check("remote-trackers-still-blocked", not any(args.tracker_host in u for u in outside), outside[before:])
+        page.screenshot(path=os.path.join(args.out, "message-remote-loaded.png"), full_page=True)
+
+        # --- attachment download -------------------------------------------------------------
+        page.goto(base + "/mail?label=archive")
+        page.click("#messages a:has-text('receipt')")
+        with page.expect_download() as download:
+            page.click("#attachments a")
+        saved = os.path.join(args.out, "receipt.txt")
+        download.value.save_as(saved)
+        with open(saved, "rb") as f:
+            receipt = f.read()
+        check("attachment-download", receipt == b"Receipt 4411\nTicket: 42.00 EUR\n", receipt)
+
+        # --- composer: a reply quotes the hostile message sanitized --------------------------------
+        before, dialogs_before = len(outside), len(dialogs)
+        reply = page.goto(xss_url.replace("/message/", "/compose?reply="))
+        composer_csp = reply.headers.get("content-security-policy", "")
+        page.locator("#editor blockquote").wait_for()
+        time.sleep(0.5)
+        check("composer-csp-no-remote", "script-src 'nonce-" in composer_csp and "http" not in composer_csp
+              and "connect-src 'self'" in composer_csp, composer_csp)
+        check("composer-quoted-sanitized", len(dialogs) == dialogs_before and len(outside) == before
+              and page.locator("#editor script").count() == 0 and page.locator("#editor [onerror]").count() == 0,
+              f"{dialogs[dialogs_before:]} {outside[before:]}")
+
+        # --- composer: new message, recipients' encryption named, sent ----------------------------
+        page.goto(base + "/compose")
+        page.fill("#to", "zoe@elsewhere.example")
+        page.press("#to", "Tab")
+        page.wait_for_selector("#e2ee-status.warning")  # (no wait_for_function: the page's CSP forbids eval)
+        check("composer-names-recipients-without-e2ee", "NOT end-to-end encrypted" in page.inner_text("#e2ee-status"),
+              page.inner_text("#e2ee-status"))
+        page.fill("#to", "alice@rampart.test")
+        page.press("#to", "Tab")
+        page.wait_for_selector("#e2ee-status.ok")
+        page.fill("#subject", args.sent_subject)
+        page.click("#editor")
+        page.keyboard.type("Hello Alice, written in the browser.")
+        page.screenshot(path=os.path.join(args.out, "composer.png"))
+        page.click("#send")
+        page.wait_for_selector("#sent", timeout=30000)
+        check("compose-and-send", "alice@rampart.test" in page.inner_text("#sent"), page.inner_text("main"))
+
+        # --- drive: upload with progress, download, same bytes ------------------------------------
+        big = os.path.join(args.out, f"drive-{args.drive_mb}mb.bin")
+        with open(big, "wb") as f:
+            block = hashlib.sha256(b"rampart web drive").digest() * 32768  # 1 MiB
+            for i in range(args.drive_mb):
+                f.write(bytes([i % 251]) + block[1:])
+        with open(big, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        page.goto(base + "/drive")
+        started = time.time()
+        page.set_input_files("#upload-file", big)
+        page.click("#upload-form button[type=submit]")
+        page.wait_for_selector(f"#drive-files a:has-text('{os.path.basename(big)}')", timeout=120000)
+        upload_seconds = time.time() - started
+        page.screenshot(path=os.path.join(args.out, "drive.png"))
+        started = time.time()
+        with page.expect_download(timeout=120000) as download:
+            page.click(f"#drive-files a:has-text('{os.path.basename(big)}')")
+        back = os.path.join(args.out, "drive-back.bin")
+        download.value.save_as(back)
+        download_seconds = time.time() - started
+        with open(back, "rb") as f:
+            same = hashlib.sha256(f.read()).hexdigest() == digest
+        os.remove(back)
+        os.remove(big)
+        check("drive-upload-download", same, f"{args.drive_mb} MB up {upload_seconds:.1f} s, down {download_seconds:.1f} s")
+
+        # --- settings and account pages -----------------------------------------------------------
+        page.goto(base + "/settings")
+        page.screenshot(path=os.path.join(args.out, "settings.png"))
+        page.goto(base + "/account")
+        page.screenshot(path=os.path.join(args.out, "account.png"))
+        check("settings-and-account-pages", page.locator("#protectors").count() == 1, page.inner_text("main")[:300])
+
+        # --- every control labelled -----------------------------------------------------------------
+        unlabelled = []
+        for path in ["/mail", "/compose", "/drive", "/settings"]:
+            page.goto(base + path)
+            unlabelled += page.evaluate("""(path) => Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea:not([hidden]), [contenteditable]'))
+                .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby'))
+                .map(e => path + ' ' + (e.id || e.name || e.tagName))""", path)
+        check("every-control-labelled", not unlabelled, unlabelled)
+
+        # --- lock from the command line: the open page locks within a second ------------------------
+        page.goto(base + "/mail")
+        subprocess.run([args.rampart, "lock"], check=True, stdout=subprocess.DEVNULL)
+        started = time.time()  # from the moment the agent has zeroized the key
+        page.wait_for_url(base + "/unlock*", timeout=3000)
+        seconds = time.time() - started
+        text = page.inner_text("body")
+        check("lock-empties-open-page", seconds < 1.0 and args.xss_subject not in text and "Lunch" not in text,
+              f"{seconds:.2f} s")
+        page.screenshot(path=os.path.join(args.out, "locked.png"))
+        page.fill("#pin", args.pin)
+        page.click("#unlock-form button[type=submit]")
+        page.wait_for_url(base + "/mail*", timeout=30000)
+        check("unlock-again", args.xss_subject in page.inner_text("#messages"), page.url)
+
+        check("no-dialog-at-all", not dialogs, dialogs)
+        browser.close()
+    evil.shutdown()
+    print(json.dumps({"done": True, "checks": results}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
