@@ -194,8 +194,10 @@ import TransparencyLog
 /// transparency-dev/merkle's proof vectors (`../shared/testdata/merkle`, read from there): every
 /// happy path verifies and every `wantErr` case is refused.
 @Suite struct MerkleVectorTests {
-    struct Inclusion: Decodable { let leafIdx: UInt64; let treeSize: UInt64; let root: String; let leafHash: String; let proof: [String]?; let desc: String?; let wantErr: Bool? }
-    struct Consistency: Decodable { let size1: UInt64; let size2: UInt64; let root1: String; let root2: String; let proof: [String]?; let desc: String?; let wantErr: Bool? }
+    /// What every vector file says besides its inputs.
+    protocol Vector: Decodable { var desc: String? { get }; var wantErr: Bool? { get } }
+    struct Inclusion: Vector { let leafIdx: UInt64; let treeSize: UInt64; let root: String; let leafHash: String; let proof: [String]?; let desc: String?; let wantErr: Bool? }
+    struct Consistency: Vector { let size1: UInt64; let size2: UInt64; let root1: String; let root2: String; let proof: [String]?; let desc: String?; let wantErr: Bool? }
 
     static var folder: URL {
         if let path = ProcessInfo.processInfo.environment["RAMPART_MERKLE_VECTORS"], !path.isEmpty { return URL(fileURLWithPath: path) }
@@ -230,36 +232,34 @@ import TransparencyLog
         return out
     }
 
-    @Test func inclusionVectors() throws {
-        let files = try Self.files("inclusion")
+    /// Runs every vector of `kind` (a folder of the vector set): `accepts` says whether our
+    /// verifier accepted it, which must be the opposite of the vector's `wantErr`.
+    static func check<V: Vector>(_ kind: String, as _: V.Type, accepts: (V) -> Bool) throws {
+        let files = try Self.files(kind)
         try #require(files.count > 50, "no vectors under \(Self.folder.path) (../shared/testdata/merkle)")
         var failures: [String] = []
         for file in files {
-            let vector = try JSONDecoder().decode(Inclusion.self, from: Data(contentsOf: file))
-            var accepted = false
-            if let proof = Self.proofHashes(vector.proof), let leaf = Self.hash(vector.leafHash), let root = Self.hash(vector.root) {
-                accepted = (try? MerkleProof.verifyInclusion(leafHash: leaf, index: vector.leafIdx, size: vector.treeSize,
-                                                             proof: proof, root: root)) != nil
+            let vector = try JSONDecoder().decode(V.self, from: Data(contentsOf: file))
+            if accepts(vector) == (vector.wantErr ?? false) {
+                failures.append("\(file.path.split(separator: "/").suffix(2).joined(separator: "/")) (\(vector.desc ?? ""))")
             }
-            if accepted == (vector.wantErr ?? false) { failures.append("\(file.lastPathComponent) (\(vector.desc ?? ""))") }
         }
         #expect(failures.isEmpty, "\(failures.count) of \(files.count): \(failures)")
     }
 
-    @Test func consistencyVectors() throws {
-        let files = try Self.files("consistency")
-        try #require(files.count > 50, "no vectors under \(Self.folder.path) (../shared/testdata/merkle)")
-        var failures: [String] = []
-        for file in files {
-            let vector = try JSONDecoder().decode(Consistency.self, from: Data(contentsOf: file))
-            var accepted = false
-            if let proof = Self.proofHashes(vector.proof) {
-                accepted = (try? MerkleProof.verifyConsistency(oldSize: vector.size1, newSize: vector.size2, oldRoot: Self.root(vector.root1),
-                                                               newRoot: Self.root(vector.root2), proof: proof)) != nil
-            }
-            if accepted == (vector.wantErr ?? false) { failures.append("\(file.path.split(separator: "/").suffix(2).joined(separator: "/")) (\(vector.desc ?? ""))") }
+    @Test func inclusionVectors() throws {
+        try Self.check("inclusion", as: Inclusion.self) { vector in
+            guard let proof = Self.proofHashes(vector.proof), let leaf = Self.hash(vector.leafHash), let root = Self.hash(vector.root) else { return false }
+            return (try? MerkleProof.verifyInclusion(leafHash: leaf, index: vector.leafIdx, size: vector.treeSize, proof: proof, root: root)) != nil
         }
-        #expect(failures.isEmpty, "\(failures.count) of \(files.count): \(failures)")
+    }
+
+    @Test func consistencyVectors() throws {
+        try Self.check("consistency", as: Consistency.self) { vector in
+            guard let proof = Self.proofHashes(vector.proof) else { return false }
+            return (try? MerkleProof.verifyConsistency(oldSize: vector.size1, newSize: vector.size2, oldRoot: Self.root(vector.root1),
+                                                       newRoot: Self.root(vector.root2), proof: proof)) != nil
+        }
     }
 }
 

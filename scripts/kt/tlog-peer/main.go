@@ -69,6 +69,23 @@ func encode(list []tlog.Hash) []string {
 	return out
 }
 
+// mustHashes is hashes for a request's proof: a malformed one ends the peer.
+func mustHashes(list []string) []tlog.Hash {
+	out, err := hashes(list)
+	if err != nil {
+		fail(err)
+	}
+	return out
+}
+
+// encodeOwn encodes a proof Go made; failing to make it ends the peer.
+func encodeOwn(proof []tlog.Hash, err error) []string {
+	if err != nil {
+		fail(err)
+	}
+	return encode(proof)
+}
+
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "tlog-peer:", err)
 	os.Exit(1)
@@ -140,33 +157,17 @@ func main() {
 		var inclusion []bool
 		var goInclusion [][]string
 		for _, c := range req.Inclusion {
-			proof, err := hashes(c.Proof)
-			if err != nil {
-				fail(err)
-			}
 			leaf, _ := base64.StdEncoding.DecodeString(req.Leaves[c.Index])
-			inclusion = append(inclusion, tlog.CheckRecord(proof, c.Size, treeHash(c.Size), c.Index, tlog.RecordHash(leaf)) == nil)
-			own, err := tlog.ProveRecord(c.Size, c.Index, reader)
-			if err != nil {
-				fail(err)
-			}
-			goInclusion = append(goInclusion, encode(own))
+			inclusion = append(inclusion, tlog.CheckRecord(mustHashes(c.Proof), c.Size, treeHash(c.Size), c.Index, tlog.RecordHash(leaf)) == nil)
+			goInclusion = append(goInclusion, encodeOwn(tlog.ProveRecord(c.Size, c.Index, reader)))
 		}
 		answer["inclusion"] = inclusion
 		answer["goInclusion"] = goInclusion
 		var consistency []bool
 		var goConsistency [][]string
 		for _, c := range req.Consistency {
-			proof, err := hashes(c.Proof)
-			if err != nil {
-				fail(err)
-			}
-			consistency = append(consistency, tlog.CheckTree(proof, c.New, treeHash(c.New), c.Old, treeHash(c.Old)) == nil)
-			own, err := tlog.ProveTree(c.New, c.Old, reader)
-			if err != nil {
-				fail(err)
-			}
-			goConsistency = append(goConsistency, encode(own))
+			consistency = append(consistency, tlog.CheckTree(mustHashes(c.Proof), c.New, treeHash(c.New), c.Old, treeHash(c.Old)) == nil)
+			goConsistency = append(goConsistency, encodeOwn(tlog.ProveTree(c.New, c.Old, reader)))
 		}
 		answer["consistency"] = consistency
 		answer["goConsistency"] = goConsistency
