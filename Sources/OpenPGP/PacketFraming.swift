@@ -105,3 +105,15 @@ enum PacketFraming {
         }
     }
 }
+
+extension OpenPGP {
+    /// The top-level packet tags of `data` (binary or armored), in order, after a strict check of
+    /// the framing (every header well formed, the packets tile the input): what a holder who cannot
+    /// decrypt can still check of a message's structure, e.g. `[1, 18]` for a message to one key.
+    /// - Throws: ``OpenPGPError/malformed(_:)`` for bad armour or framing, or no packet at all.
+    public static func packetTags(_ data: Data) throws -> [UInt8] {
+        let tags = try PacketFraming.check(try dearmor(data))
+        guard !tags.isEmpty else { throw OpenPGPError.malformed("no OpenPGP packet") }
+        return tags
+    }
+}

@@ -31,7 +31,7 @@ public struct UserInfo: Codable, Sendable, Equatable {
     }
 }
 
-/// The user's key as the server keeps it: the OpenPGP public key, the private key locked with a
+/// The user key as the server keeps it, and the address keys it opens: the OpenPGP public key, the private key locked with a
 /// passphrase derived from the mailbox password (`MailboxKey` in MailboxCrypto: bcrypt of the mailbox password
 /// with ``keySalt``), which the server cannot unlock, and the key salt.
 ///
@@ -44,9 +44,12 @@ public struct UserKeys: Codable, Sendable {
     public var privateKey: String
     /// base64 of the 16-byte key salt of the passphrase (`MailboxKey.unlock(locked:keySalt:mailboxPassword:)`).
     public var keySalt: String
+    /// The address keys (``AddressKey``): each locked with a token the user key opens; the first
+    /// is the primary address's. Removed addresses keep theirs (`active` false) for old mail.
+    public var addressKeys: [AddressKey]
     /// The keys as sent by the server.
-    public init(publicKey: String, privateKey: String, keySalt: String) {
-        self.publicKey = publicKey; self.privateKey = privateKey; self.keySalt = keySalt
+    public init(publicKey: String, privateKey: String, keySalt: String, addressKeys: [AddressKey] = []) {
+        self.publicKey = publicKey; self.privateKey = privateKey; self.keySalt = keySalt; self.addressKeys = addressKeys
     }
 }
 

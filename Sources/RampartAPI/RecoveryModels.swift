@@ -142,8 +142,12 @@ public struct ResetInfoResponse: Codable, Sendable, Equatable {
     public var code: Int
     public var address: String
     public var displayName: String
-    public init(address: String, displayName: String) { code = 1000; self.address = address; self.displayName = displayName }
-    enum CodingKeys: String, CodingKey { case code = "Code", address = "Address", displayName = "DisplayName" }
+    /// Every address of the account (first ``address``): the reset needs a new key for each.
+    public var addresses: [String]?
+    public init(address: String, displayName: String, addresses: [String]? = nil) {
+        code = 1000; self.address = address; self.displayName = displayName; self.addresses = addresses
+    }
+    enum CodingKeys: String, CodingKey { case code = "Code", address = "Address", displayName = "DisplayName", addresses = "Addresses" }
 }
 
 /// `POST /v1/recovery/reset` body: with the operator's token, a new password and NEW keys (mail
@@ -159,14 +163,18 @@ public struct AccountResetRequest: Codable, Sendable, Equatable {
     public var privateKey: String
     /// A recovery copy of the new key (a new phrase).
     public var recovery: RecoveryCopyUpload?
+    /// A new key for every address of the account (``ResetInfoResponse/addresses``), each locked
+    /// with a token of the new user key.
+    public var addressKeys: [AddressKey]?
     public init(username: String, token: String, version: Int, salt: String, verifier: String, keySalt: String, publicKey: String,
-                privateKey: String, recovery: RecoveryCopyUpload?) {
+                privateKey: String, recovery: RecoveryCopyUpload?, addressKeys: [AddressKey]? = nil) {
         self.username = username; self.token = token; self.version = version; self.salt = salt; self.verifier = verifier
         self.keySalt = keySalt; self.publicKey = publicKey; self.privateKey = privateKey; self.recovery = recovery
+        self.addressKeys = addressKeys
     }
     enum CodingKeys: String, CodingKey {
         case username = "Username", token = "Token", version = "Version", salt = "Salt", verifier = "Verifier", keySalt = "KeySalt"
-        case publicKey = "PublicKey", privateKey = "PrivateKey", recovery = "Recovery"
+        case publicKey = "PublicKey", privateKey = "PrivateKey", recovery = "Recovery", addressKeys = "AddressKeys"
     }
 }
 

@@ -57,26 +57,30 @@ public struct SignupRequest: Codable, Sendable, Equatable {
     public var verifier: String
     /// base64 of the key salt (16 bytes): the key passphrase is bcrypt(password, key salt).
     public var keySalt: String
-    /// The account's public key, armored.
+    /// The user key's public half, armored.
     public var publicKey: String
-    /// The account's private key, armored, every secret part locked with the key passphrase.
+    /// The user key, armored, every secret part locked with the key passphrase.
     public var privateKey: String
     /// The operator's single-use invitation code (`rampart server invite`), when sign-up is closed.
     public var invitation: String?
     /// The recovery copy of the key, locked under the recovery phrase (``RecoveryCopyUpload``);
     /// nil: the account cannot be recovered with a phrase (only reset by the operator).
     public var recovery: RecoveryCopyUpload?
+    /// The key of ``address`` (``AddressKey``): locked with a token encrypted to and signed by
+    /// the user key above (``publicKey``/``privateKey``); required.
+    public var addressKey: AddressKey?
     /// A request.
     public init(username: String, displayName: String, address: String, version: Int, salt: String, verifier: String,
-                keySalt: String, publicKey: String, privateKey: String, invitation: String? = nil, recovery: RecoveryCopyUpload? = nil) {
+                keySalt: String, publicKey: String, privateKey: String, invitation: String? = nil, recovery: RecoveryCopyUpload? = nil,
+                addressKey: AddressKey? = nil) {
         self.username = username; self.displayName = displayName; self.address = address; self.version = version
         self.salt = salt; self.verifier = verifier; self.keySalt = keySalt; self.publicKey = publicKey
-        self.privateKey = privateKey; self.invitation = invitation; self.recovery = recovery
+        self.privateKey = privateKey; self.invitation = invitation; self.recovery = recovery; self.addressKey = addressKey
     }
     enum CodingKeys: String, CodingKey {
         case username = "Username", displayName = "DisplayName", address = "Address", version = "Version", salt = "Salt"
         case verifier = "Verifier", keySalt = "KeySalt", publicKey = "PublicKey", privateKey = "PrivateKey"
-        case invitation = "Invitation", recovery = "Recovery"
+        case invitation = "Invitation", recovery = "Recovery", addressKey = "AddressKey"
     }
 }
 

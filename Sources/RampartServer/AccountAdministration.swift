@@ -14,6 +14,7 @@ extension Accounts {
     /// Trust-model rows **database (critical)** and **username (critical)**: after a deletion
     /// nothing of the account is left on the server to tie it to a person.
     static func erase(_ db: Database, userID: String) throws {
+        try KeyList.apply(db, .erased(userID: userID), now: 0)
         let statements = [
             "DELETE FROM messageOriginals WHERE userId = ?1 OR messageId IN (SELECT id FROM messages WHERE userId = ?1)",
             "DELETE FROM attachments WHERE userId = ?1 OR messageId IN (SELECT id FROM messages WHERE userId = ?1)",

@@ -25,8 +25,9 @@ struct Accounts: Sendable {
     let accessTokenLifetime: TimeInterval
     let refreshTokenLifetime: TimeInterval
 
-    /// The keys a login hands out: the armored public key, the armored locked private key and
-    /// the key salt (trust-model row **the user's private and public keys (critical)**).
+    /// The user key a login hands out: the armored public key, the armored locked private key and
+    /// the key salt (trust-model row **the user's private and public keys (critical)**); the
+    /// caller adds the address keys (``KeyList/records(_:userID:)``).
     static func userKeys(_ row: Row) throws -> UserKeys {
         let publicKey: PGPPublicKey
         do { publicKey = try PGPPublicKey(binary: row.data("publicKey")) } catch {

@@ -151,6 +151,7 @@ final class BackendStore: Sendable {
         RecoveryCopies.registerMigration(&migrator)
         Accounts.registerAdministrationMigration(&migrator)
         KeyLog.registerMigration(&migrator)
+        KeyList.registerMigration(&migrator)
         return migrator
     }
 

@@ -263,10 +263,10 @@ extension Mailbox {
         guard addresses.count <= Self.maximumRecipients else {
             throw ServerError.badRequest("a message has at most \(Self.maximumRecipients) recipients")
         }
-        var users: [String] = []
+        var users: [(id: String, address: String)] = []
         for address in addresses {
             guard let user = try localUser(address) else { throw ServerError.unknownRecipient(address) }
-            if !users.contains(user) { users.append(user) }
+            if !users.contains(where: { $0.id == user }) { users.append((user, address)) }
         }
         let converted = ConvertedMail(message)
         let incoming = IncomingMessage(content: converted.content,
@@ -277,7 +277,7 @@ extension Mailbox {
         let original = MailOriginal(kind: .message, bytes: raw)
         var copies: [(SealedMessage, Data)] = []
         for user in users {
-            let copy = try seal(incoming, to: user, labels: [SystemLabel.inbox], unread: true)
+            let copy = try seal(incoming, to: user.id, address: user.address, labels: [SystemLabel.inbox], unread: true)
             copies.append((copy, try sealOriginal(original, for: copy)))
         }
         try store.write { db in

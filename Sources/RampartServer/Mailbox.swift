@@ -74,9 +74,9 @@ struct Mailbox: Sendable {
     }
 
     /// Seals a message for one recipient (no storage yet).
-    func seal(_ message: IncomingMessage, to userID: String, labels: [String], unread: Bool) throws -> SealedMessage {
+    func seal(_ message: IncomingMessage, to userID: String, address: String? = nil, labels: [String], unread: Bool) throws -> SealedMessage {
         let messageID = BackendStore.newID("m")
-        let publicKey = try self.publicKey(of: userID)
+        let publicKey = try self.publicKey(of: userID, address: address)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var bodyJSON = try encoder.encode(message.content)
@@ -95,25 +95,27 @@ struct Mailbox: Sendable {
                              sealedBody: sealedBody, parts: sealedParts, sender: message.content.sender, subject: message.content.subject)
     }
 
-    /// The OpenPGP public key a user's mail is encrypted to (also what the key directory serves).
+    /// The OpenPGP public key a user's mail is encrypted to: the key of `address` when it is one of
+    /// the user's, else the primary address's key (Proton's address keys, ``KeyList``).
     /// - Throws: ``ServerError/notFound(_:)`` for an unknown user, ``ServerError/storage(_:)``
     ///   for an unreadable stored key.
-    func publicKey(of userID: String) throws -> PGPPublicKey {
-        let data: Data = try store.read { db in
-            guard let data = try Data.fetchOne(db, sql: "SELECT publicKey FROM users WHERE id = ?", arguments: [userID])
-            else { throw ServerError.notFound("The recipient") }
-            return data
-        }
-        do { return try PGPPublicKey(binary: data) } catch {
-            throw ServerError.storage("the recipient's public key is unreadable")
+    func publicKey(of userID: String, address: String? = nil) throws -> PGPPublicKey {
+        try store.read { db in
+            if let address, try String.fetchOne(db, sql: "SELECT userId FROM addresses WHERE address = ?", arguments: [address.lowercased()]) == userID,
+               let key = try KeyList.activeKey(db, address: address) {
+                return key
+            }
+            guard let key = try KeyList.primaryKey(db, userID: userID) else { throw ServerError.notFound("The recipient") }
+            return key
         }
     }
 
-    /// The key directory: the public key of the account that owns `address`.
-    /// - Throws: ``ServerError/notFound(_:)`` when no account here has that address.
+    /// The key directory: the active key of `address`.
+    /// - Throws: ``ServerError/notFound(_:)`` when no account here has that address (a removed
+    ///   address is not answered).
     func publicKey(ofAddress address: String) throws -> PublicKeyResponse {
         guard let userID = try localUser(address) else { throw ServerError.notFound("A key for \(address.prefix(254))") }
-        return PublicKeyResponse(address: address.lowercased(), publicKey: try publicKey(of: userID).armored())
+        return PublicKeyResponse(address: address.lowercased(), publicKey: try publicKey(of: userID, address: address).armored())
     }
 
     /// Inserts a sealed message and its event (inside the caller's transaction).

@@ -145,6 +145,8 @@ struct CheckedSignup {
     let lockedPrivateKey: String
     /// The recovery copy, checked against ``publicKey`` (``RecoveryCopies/check(_:publicKey:)``).
     let recovery: CheckedRecoveryCopy?
+    /// The first address's key, checked against the user key (``KeyList/check(_:userKey:domain:)``).
+    let addressKey: CheckedAddressKey
 }
 
 /// Sign-up: the checks of a ``SignupRequest`` and the one transaction that creates the account.
@@ -174,29 +176,14 @@ enum Signups {
             throw SignupRefusal.malformed(field: "Verifier", why: "it must be a number in 2..<N of the server's group")
         }
         let keySalt = try bytes(request.keySalt, field: "KeySalt", count: MailboxKey.keySaltCount...MailboxKey.keySaltCount)
-        guard request.publicKey.utf8.count <= maximumKeyCharacters, let publicKey = try? PGPPublicKey(armored: request.publicKey) else {
-            throw SignupRefusal.malformed(field: "PublicKey", why: "it is not one armored OpenPGP public key")
+        let publicKey = try checkLockedKey(publicKey: request.publicKey, privateKey: request.privateKey, address: address)
+        guard let upload = request.addressKey else {
+            throw SignupRefusal.malformed(field: "AddressKey", why: "the address's key (locked with a token of the user key) is missing")
         }
-        let inspection: PGPSecretKeyInspection
-        do {
-            guard request.privateKey.utf8.count <= maximumKeyCharacters, OpenPGP.isArmored(Data(request.privateKey.utf8)) else {
-                throw OpenPGPError.malformed("not armored")
-            }
-            inspection = try PGPPrivateKey.inspectLocked(armored: request.privateKey)
-        } catch {
-            throw SignupRefusal.malformed(field: "PrivateKey", why: "it is not one armored OpenPGP secret key")
+        let addressKey = try KeyList.check(upload, userKey: publicKey, domain: domain)
+        guard addressKey.address == address else {
+            throw SignupRefusal.keyMismatch("the address key is for \(addressKey.address), not \(address)")
         }
-        guard inspection.everySecretPartLocked else { throw SignupRefusal.keyNotLocked }
-        guard inspection.hasEverySecretPart else {
-            throw SignupRefusal.malformed(field: "PrivateKey", why: "a secret part (primary key or subkey) is missing")
-        }
-        guard inspection.publicKey.fingerprint == publicKey.fingerprint else {
-            throw SignupRefusal.keyMismatch("the private key (\(inspection.publicKey.fingerprint.hex)) is not the public key's (\(publicKey.fingerprint.hex))")
-        }
-        for key in [publicKey, inspection.publicKey] where key.addresses.map({ $0.lowercased() }) != [address] {
-            throw SignupRefusal.keyMismatch("its user id names \(key.addresses.isEmpty ? "no address" : key.addresses.joined(separator: ", ")), not \(address)")
-        }
-        guard publicKey.canEncrypt else { throw SignupRefusal.keyMismatch("it has no encryption subkey") }
         let recovery: CheckedRecoveryCopy?
         do {
             recovery = try request.recovery.map { try RecoveryCopies.check($0, publicKey: publicKey) }
@@ -204,7 +191,42 @@ enum Signups {
             throw SignupRefusal.malformed(field: "Recovery", why: why)
         }
         return CheckedSignup(username: username, displayName: displayName, address: address, salt: salt, verifier: verifier,
-                             keySalt: keySalt, publicKey: publicKey, lockedPrivateKey: request.privateKey, recovery: recovery)
+                             keySalt: keySalt, publicKey: publicKey, lockedPrivateKey: request.privateKey, recovery: recovery,
+                             addressKey: addressKey)
+    }
+
+    /// A public key and its private half, checked: one armored public key that can encrypt, one
+    /// armored secret key with every secret part present and passphrase-locked, the same
+    /// fingerprint, user ids naming exactly `address` (the user key at sign-up and each address key).
+    /// - Parameter field: the request field holding the pair (empty: the request itself), named in refusals.
+    /// - Throws: ``SignupRefusal``.
+    static func checkLockedKey(publicKey armoredPublic: String, privateKey armoredPrivate: String, address: String,
+                               field: String = "") throws -> PGPPublicKey {
+        let name = field.isEmpty ? "" : "\(field).", whose = field.isEmpty ? "" : "the address key: "
+        guard armoredPublic.utf8.count <= maximumKeyCharacters, let publicKey = try? PGPPublicKey(armored: armoredPublic) else {
+            throw SignupRefusal.malformed(field: "\(name)PublicKey", why: "it is not one armored OpenPGP public key")
+        }
+        let inspection: PGPSecretKeyInspection
+        do {
+            guard armoredPrivate.utf8.count <= maximumKeyCharacters, OpenPGP.isArmored(Data(armoredPrivate.utf8)) else {
+                throw OpenPGPError.malformed("not armored")
+            }
+            inspection = try PGPPrivateKey.inspectLocked(armored: armoredPrivate)
+        } catch {
+            throw SignupRefusal.malformed(field: "\(name)PrivateKey", why: "it is not one armored OpenPGP secret key")
+        }
+        guard inspection.everySecretPartLocked else { throw SignupRefusal.keyNotLocked }
+        guard inspection.hasEverySecretPart else {
+            throw SignupRefusal.malformed(field: "\(name)PrivateKey", why: "a secret part (primary key or subkey) is missing")
+        }
+        guard inspection.publicKey.fingerprint == publicKey.fingerprint else {
+            throw SignupRefusal.keyMismatch("\(whose)the private key (\(inspection.publicKey.fingerprint.hex)) is not the public key's (\(publicKey.fingerprint.hex))")
+        }
+        for key in [publicKey, inspection.publicKey] where key.addresses.map({ $0.lowercased() }) != [address] {
+            throw SignupRefusal.keyMismatch("\(whose)its user id names \(key.addresses.isEmpty ? "no address" : key.addresses.joined(separator: ", ")), not \(address)")
+        }
+        guard publicKey.canEncrypt else { throw SignupRefusal.keyMismatch("\(whose)it has no encryption subkey") }
+        return publicKey
     }
 
     /// `local@domain`, the local part of the username's characters, the domain the server's.
@@ -267,11 +289,7 @@ extension Accounts {
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 throw SignupRefusal.usernameTaken(checked.username)
             }
-            do {
-                try db.execute(sql: "INSERT INTO addresses (address, userId) VALUES (?, ?)", arguments: [checked.address, userID])
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                throw SignupRefusal.addressTaken(checked.address)
-            }
+            try KeyList.apply(db, .published(userID: userID, key: checked.addressKey), now: now)
             try SRPAuthority.store(db, userID: userID, salt: checked.salt, verifier: checked.verifier)
             if let recovery = checked.recovery { try RecoveryCopies.store(db, userID: userID, copy: recovery, now: now) }
             for (id, name) in [(SystemLabel.inbox, "Inbox"), (SystemLabel.sent, "Sent"),

@@ -116,8 +116,7 @@ struct DemoCommand: AsyncParsableCommand {
                 // notification with the push key alone (shared keychain group, no PIN).
                 let alice = try APIClient(endpoint: ServerEndpoint(serverInfo: server.info))
                 let aliceLogin = try await alice.login(username: DemoAccounts.alice.username, password: DemoAccounts.alice.loginPassword)
-                let aliceKey = try MailboxKey.unlock(locked: aliceLogin.keys.privateKey, keySalt: [UInt8](Data(base64Encoded: aliceLogin.keys.keySalt) ?? Data()),
-                                                     mailboxPassword: SecretBytes(copying: Array(DemoAccounts.alice.mailboxPassword.utf8)))
+                let aliceKey = try AccountKeyring.unlock(aliceLogin.keys, keyPassword: SecretBytes(copying: Array(DemoAccounts.alice.mailboxPassword.utf8))).primary
                 _ = try await SendFlow.send(OutgoingMail(to: [DemoAccounts.demo.address], subject: "Dinner on Friday?", body: "<p>Are you free?</p>",
                                                          isPlainText: false),
                                             from: Correspondent(name: DemoAccounts.alice.displayName, address: DemoAccounts.alice.address),

@@ -17,7 +17,7 @@ struct ContactsCommand: AsyncParsableCommand {
         server offers later is reported and not used. import-key pins the keys of an armored file (e.g. \
         `gpg --export --armor ADDRESS`) for their addresses, replacing earlier pins.
         """,
-        subcommands: [List.self, ImportKey.self], defaultSubcommand: List.self)
+        subcommands: [List.self, ImportKey.self, VerifyContactCommand.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Address, fingerprint and source of every pinned key.")
@@ -58,7 +58,7 @@ struct ContactsCommand: AsyncParsableCommand {
 /// the public half leaves).
 struct AccountCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "account", abstract: "The account: its key, password, recovery, reset, deletion.", subcommands: [PublicKey.self, ChangePassword.self, RecoverCommand.self, RecoveryPhraseCommand.self, ResetCommand.self, DeleteAccountCommand.self])
+        commandName: "account", abstract: "The account: its key, password, recovery, reset, deletion.", subcommands: [PublicKey.self, ChangePassword.self, RecoverCommand.self, RecoveryPhraseCommand.self, ResetCommand.self, DeleteAccountCommand.self, AddressCommand.self, AuditCommand.self])
 
     struct PublicKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "public-key",

@@ -235,6 +235,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "The subject.") var subject: String
     @Option(help: "Attach a file (repeat for several).") var attach: [String] = []
     @Flag(help: "The body is plain text (sent as text/plain), not HTML.") var text = false
+    @Option(help: "Send from this address of yours, signed with its key (default: the primary address).") var from: String?
     @OptionGroup var pinInput: PINOptions
 
     func validate() throws {
@@ -250,11 +251,9 @@ struct SendCommand: AsyncParsableCommand {
                 body = "<p>" + body.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
                     .replacingOccurrences(of: "\n", with: "<br>") + "</p>"
             }
-            let session = try context.account.session()
-            let sender = Correspondent(name: session.displayName, address: session.addresses.first ?? session.username)
+            let (sender, signer) = try context.account.sender(from: from)
             let mail = OutgoingMail(to: to, subject: subject, body: body, isPlainText: text,
                                     attachments: attach.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) })
-            let signer = try context.account.mailboxKey()
             let result = try await context.withAPI {
                 try await SendFlow.send(mail, from: sender, signer: signer, api: $0, contacts: ContactKeys(account: context.account))
             }

@@ -76,7 +76,7 @@ struct ExportCommand: AsyncParsableCommand {
             let context = try AccountSession.unlocked(global.runtime, pin: pinInput.input)
             defer { context.finish() }
             let session = try context.account.session()
-            let keys = try context.account.mailboxKey()
+            let keys = try context.account.mailboxKeys()
             try await context.withAPI { api in
                 let exporter = MailExporter(api: api, keys: keys, serverUserID: session.serverUserID)
                 if let messageID, let eml {

@@ -47,7 +47,7 @@ struct OpenPGPMailEndToEndTests {
         let api = try APIClient(endpoint: ServerEndpoint(serverInfo: info))
         defer { Task { await api.shutdown() } }
         let login = try await api.login(username: DemoAccounts.demo.username, password: DemoAccounts.demo.loginPassword)
-        let demoKey = try PGPPublicKey(armored: login.keys.publicKey)
+        let demoKey = try PGPPublicKey(armored: try #require(login.keys.addressKeys.first).publicKey)   // mail goes to the address key
         let raw = Data("Subject: \(subject)\r\n\r\nforged\r\n".utf8)
         let id = ImportIdentity.messageID(original: raw, key: .init(size: .bits256))
         let content = MessageContent(subject: subject, sender: claimed, to: [Correspondent(name: "", address: DemoAccounts.demo.address)],
@@ -136,13 +136,14 @@ struct OpenPGPMailEndToEndTests {
 
         // The server offers another key for Alice later: reported, not used (the pin stays).
         let store = try BackendStore(url: world.serverData.appendingPathComponent("backend.sqlite"))
-        let original = try store.read { db in try Data.fetchOne(db, sql: "SELECT publicKey FROM users WHERE username = 'alice'") }
-        try store.write { db in try db.execute(sql: "UPDATE users SET publicKey = ? WHERE username = 'alice'", arguments: [mallory.publicKey.binary]) }
+        let alicesKey = "FROM addressKeys WHERE address = 'alice@rampart.test'"   // the key directory serves the address key
+        let original = try store.read { db in try Data.fetchOne(db, sql: "SELECT publicKey \(alicesKey)") }
+        try store.write { db in try db.execute(sql: "UPDATE addressKeys SET publicKey = ? WHERE address = 'alice@rampart.test'", arguments: [mallory.publicKey.binary]) }
         let swapped = try world.rampart(["read", signedID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(swapped.stdout.contains("Signature: verified \(aliceFingerprint)"), "\(swapped.stdout)")
         #expect(swapped.stderr.contains("WARNING: the server offers another key for \(DemoAccounts.alice.address) (\(mallory.fingerprint.hex))"),
                 "\(swapped.stderr)")
-        try store.write { db in try db.execute(sql: "UPDATE users SET publicKey = ? WHERE username = 'alice'", arguments: [original]) }
+        try store.write { db in try db.execute(sql: "UPDATE addressKeys SET publicKey = ? WHERE address = 'alice@rampart.test'", arguments: [original]) }
 
         // An imported key replaces the pin (e.g. from `gpg --export --armor`): Alice's real mail no
         // longer verifies as hers, the impostor's does; then Alice's key is imported back.

@@ -29,8 +29,11 @@ struct AuthenticationTests {
             #expect(login.expiresIn == 3600)
             #expect(!login.sessionId.isEmpty && login.accessToken != login.refreshToken)
             // Zero access: the server hands back a private key only the mailbox password opens.
-            let keys = try login.mailboxKeys(DemoAccounts.demo.mailboxPassword)
-            #expect(try PGPPublicKey(armored: login.keys.publicKey).fingerprint == keys.fingerprint)
+            // The user key opens with it, and the address key through its token.
+            let ring = try login.keyring(DemoAccounts.demo.mailboxPassword)
+            let keys = ring.primary
+            #expect(try PGPPublicKey(armored: login.keys.publicKey).fingerprint == ring.userKey.fingerprint)
+            #expect(try PGPPublicKey(armored: #require(login.keys.addressKeys.first).publicKey).fingerprint == keys.fingerprint)
             #expect(keys.publicKey.addresses == [DemoAccounts.demo.address])
             #expect(login.keys.privateKey.hasPrefix("-----BEGIN PGP PRIVATE KEY BLOCK-----"))
             #expect(Data(base64Encoded: login.keys.keySalt)?.count == 16)

@@ -102,7 +102,7 @@ struct RecoveryRouteTests {
             #expect(done.status.code == 200, "\(String(decoding: done.body, as: UTF8.self))")
             #expect(TestBackend.errorBody(try await backend.send(.POST, APIRoute.recoveryPassword, json: request))?.error.code == "recovery.nonceInvalid")
             let login = try await backend.srpLogin(username: "gus", password: "gus new password")
-            #expect(try login.mailboxKeys("gus new password").fingerprint == key.fingerprint)
+            #expect(try login.keyring("gus new password").userKey.fingerprint == key.fingerprint)
         }
     }
 

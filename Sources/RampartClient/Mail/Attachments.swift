@@ -107,11 +107,11 @@ public struct AttachmentVault: Sendable {
         guard let position = Self.reference(of: attachment)?.position else {
             throw ClientError.tampered("The record of attachment \(attachment.id) (run `rampart sync` again)")
         }
-        let keys = try account.mailboxKey()
+        let keys = try account.mailboxKeys()
         // A signed message's attachments must be signed by the same key as its body: the server
         // could encrypt a part of its own to this key under the message's binding.
         let body = try await signerOfBody(attachment.messageID, keys: keys, api: api)
-        var opened = try MailPart.open(sealed, with: [keys], verifyingWith: body.verifiers, messageID: attachment.messageID,
+        var opened = try MailPart.open(sealed, with: keys, verifyingWith: body.verifiers, messageID: attachment.messageID,
                                        part: SealedPartName.attachment(position))
         if case .verified(let signer) = body.status {
             guard case .verified(let attachmentSigner) = opened.signature, attachmentSigner == signer else {
@@ -125,19 +125,19 @@ public struct AttachmentVault: Sendable {
 
 extension AttachmentVault {
     /// The signature status of message `messageID`'s body and the keys that verified it.
-    func signerOfBody(_ messageID: String, keys: PGPPrivateKey, api: APIClient) async throws
+    func signerOfBody(_ messageID: String, keys: [PGPPrivateKey], api: APIClient) async throws
         -> (status: PGPSignatureStatus, verifiers: [PGPPublicKey]) {
         let response = try await api.message(messageID)
         guard let sealed = Data(base64Encoded: response.sealedBody) else {
             throw ClientError.malformedResponse("the sealed body of message \(messageID) is not base64")
         }
-        var opened = try MailPart.open(sealed, with: [keys], messageID: messageID, part: SealedPartName.body)
+        var opened = try MailPart.open(sealed, with: keys, messageID: messageID, part: SealedPartName.body)
         defer { opened.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
         if case .none = opened.signature { return (.none, []) }
         guard let content = try? JSONDecoder().decode(MessageContent.self, from: opened.data) else {
             throw ClientError.malformedResponse("the body of message \(messageID) is not a message")
         }
-        let check = SignatureCheck(account: account, ownKey: keys.publicKey, ownAddresses: try account.session().addresses, api: nil)
+        let check = SignatureCheck(account: account, ownKeys: keys.map(\.publicKey), ownAddresses: try account.session().addresses, api: nil)
         let verifiers = try await check.verifiers(for: content.sender.address)
         let status = try await check.status(of: opened.signature, sealed: sealed, claimedSender: content.sender.address,
                                             keys: keys, messageID: messageID)

@@ -14,10 +14,15 @@ import RampartCore
 /// that file (the entries keep their `From ` lines and quoting, in their original order).
 public struct MailExporter: Sendable {
     public let api: APIClient
-    public let keys: PGPPrivateKey
+    public let keys: [PGPPrivateKey]
     public let serverUserID: String
 
     public init(api: APIClient, keys: PGPPrivateKey, serverUserID: String) {
+        self.init(api: api, keys: [keys], serverUserID: serverUserID)
+    }
+
+    /// An exporter that opens originals with any of `keys` (every address key of the account).
+    public init(api: APIClient, keys: [PGPPrivateKey], serverUserID: String) {
         self.api = api; self.keys = keys; self.serverUserID = serverUserID
     }
 
@@ -38,7 +43,7 @@ public struct MailExporter: Sendable {
         }
         let opened: Data
         do {
-            opened = try MailPart.open(sealed, with: [keys], messageID: messageID, part: SealedPartName.original).data
+            opened = try MailPart.open(sealed, with: keys, messageID: messageID, part: SealedPartName.original).data
         } catch {
             throw ClientError.tampered("The original of message \(messageID)")
         }

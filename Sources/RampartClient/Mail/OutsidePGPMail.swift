@@ -43,12 +43,12 @@ public enum OutsidePGPMail {
     /// content. `verifiers` gives the keys that may vouch for the From address (the pinned key).
     /// - Throws: `PGPMIME/PGPMIMEError/malformed(_:)` and `OpenPGP/OpenPGPError` (tampered, no
     ///   key to decrypt with) from `PGPMIME/open(_:decryptingWith:verifyingWith:limits:)`.
-    public static func open(_ original: [UInt8], keys: PGPPrivateKey,
+    public static func open(_ original: [UInt8], keys: [PGPPrivateKey],
                             verifiers: (String) async throws -> [PGPPublicKey]) async throws -> Opened? {
         let message = MIMEMessage(bytes: original)
         guard PGPMIME.protection(of: message) != .none else { return nil }
         let sender = message.from.first?.address.lowercased() ?? ""
-        let opened = try PGPMIME.open(original, decryptingWith: [keys], verifyingWith: try await verifiers(sender))
+        let opened = try PGPMIME.open(original, decryptingWith: keys, verifyingWith: try await verifiers(sender))
         return Opened(protection: opened.protection, signature: opened.signature, sender: sender,
                       converted: ConvertedMail(opened.message))
     }
@@ -78,7 +78,7 @@ extension MessageReader {
         -> (message: MailMessage, signature: SignatureVerdict, attachments: [ConvertedMail.Attachment])? {
         let attachments = try account.store().mail.attachments(messageID: message.id)
         guard OutsidePGPMail.mayBeProtected(body: message.body, attachmentTypes: attachments.map(\.mimeType)) else { return nil }
-        let keys = try account.mailboxKey()
+        let keys = try account.mailboxKeys()
         let session = try account.session()
         let original: Data
         do {
@@ -86,7 +86,7 @@ extension MessageReader {
         } catch ClientError.notFound {
             return nil
         }
-        let check = SignatureCheck(account: account, ownKey: keys.publicKey, ownAddresses: session.addresses, api: api)
+        let check = SignatureCheck(account: account, ownKeys: keys.map(\.publicKey), ownAddresses: session.addresses, api: api)
         guard let opened = try await OutsidePGPMail.open([UInt8](original), keys: keys,
                                                          verifiers: { try await check.verifiers(for: $0) }) else { return nil }
         var shown = message

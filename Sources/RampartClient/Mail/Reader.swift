@@ -129,7 +129,7 @@ public struct MessageReader: Sendable {
         guard let signature, signature.status == "verified", let fingerprint = signature.fingerprint else { return false }
         let sender = message.sender.address.lowercased()
         if try account.session().addresses.contains(where: { $0.lowercased() == sender }) {
-            return try account.mailboxKey().fingerprint.hex == fingerprint
+            return try account.mailboxKeys().contains { $0.fingerprint.hex == fingerprint }
         }
         return try ContactKeys(account: account).pinned(sender)?.fingerprint == fingerprint
     }

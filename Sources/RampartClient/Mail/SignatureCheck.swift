@@ -15,7 +15,7 @@ import SealedStore
 /// counts for a trusted sender (`MessageReader/remotePolicy(for:requested:)`).
 public actor SignatureCheck {
     let contacts: ContactKeys
-    let ownKey: PGPPublicKey
+    let ownKeys: [PGPPublicKey]
     let ownAddresses: Set<String>
     let api: APIClient?
     var cache: [String: PGPPublicKey?] = [:]
@@ -25,11 +25,11 @@ public actor SignatureCheck {
     /// - Parameters:
     ///   - api: the key directory to pin unknown senders from; nil consults pins only.
     ///   - account: the account whose contacts' pinned keys are used.
-    ///   - ownKey: the user's own public key (their own messages verify with it).
+    ///   - ownKeys: the user's own address keys' public halves (their own messages verify with them).
     ///   - ownAddresses: the user's own addresses.
-    public init(account: ClientAccount, ownKey: PGPPublicKey, ownAddresses: [String], api: APIClient?) {
+    public init(account: ClientAccount, ownKeys: [PGPPublicKey], ownAddresses: [String], api: APIClient?) {
         contacts = ContactKeys(account: account)
-        self.ownKey = ownKey
+        self.ownKeys = ownKeys
         self.ownAddresses = Set(ownAddresses.map { $0.lowercased() })
         self.api = api
     }
@@ -38,7 +38,7 @@ public actor SignatureCheck {
     /// the pinned key (pinned now from the key directory on first use).
     func verifiers(for address: String) async throws -> [PGPPublicKey] {
         let address = address.lowercased()
-        if ownAddresses.contains(address) { return [ownKey] }
+        if ownAddresses.contains(address) { return ownKeys }
         if let cached = cache[address] { return cached.map { [$0] } ?? [] }
         let lookup = try await contacts.lookup(address, api: api)
         if let notice = lookup.notice { notices.append(notice) }
@@ -49,12 +49,12 @@ public actor SignatureCheck {
 
     /// The verdict for a body already decrypted without verifiers (`first`): none stays none;
     /// otherwise the body is verified again against the claimed sender's keys.
-    public func status(of first: PGPSignatureStatus, sealed: Data, claimedSender: String, keys: PGPPrivateKey,
+    public func status(of first: PGPSignatureStatus, sealed: Data, claimedSender: String, keys: [PGPPrivateKey],
                        messageID: String) async throws -> PGPSignatureStatus {
         if case .none = first { return .none }
         let verifiers = try await verifiers(for: claimedSender)
         guard !verifiers.isEmpty else { return first }
-        var again = try MailPart.open(sealed, with: [keys], verifyingWith: verifiers, messageID: messageID, part: SealedPartName.body)
+        var again = try MailPart.open(sealed, with: keys, verifyingWith: verifiers, messageID: messageID, part: SealedPartName.body)
         again.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) }
         return again.signature
     }
@@ -112,13 +112,13 @@ extension MessageReader {
         guard let sealed = Data(base64Encoded: response.sealedBody) else {
             throw ClientError.malformedResponse("the sealed body of message \(message.id) is not base64")
         }
-        let keys = try account.mailboxKey()
-        var opened = try MailPart.open(sealed, with: [keys], messageID: message.id, part: SealedPartName.body)
+        let keys = try account.mailboxKeys()
+        var opened = try MailPart.open(sealed, with: keys, messageID: message.id, part: SealedPartName.body)
         defer { opened.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
         guard let content = try? JSONDecoder().decode(MessageContent.self, from: opened.data),
               content.sender.address == message.sender.address, content.subject == message.subject, content.html == message.body
         else { throw ClientError.tampered("Message \(message.id) (the server's copy is not the one synced)") }
-        let check = SignatureCheck(account: account, ownKey: keys.publicKey, ownAddresses: try account.session().addresses, api: api)
+        let check = SignatureCheck(account: account, ownKeys: keys.map(\.publicKey), ownAddresses: try account.session().addresses, api: api)
         let status = try await check.status(of: opened.signature, sealed: sealed, claimedSender: content.sender.address,
                                             keys: keys, messageID: message.id)
         return SignatureVerdict(status, notices: await check.notices)

@@ -50,7 +50,7 @@ public struct MailSync: Sendable {
         let store = try account.store()
         // Signed in and unlocked (the session is read only to fail early and clearly otherwise).
         _ = try account.session()
-        let keys = try account.mailboxKey()
+        let keys = try account.mailboxKeys()
         var summary = SyncSummary()
         // Mail rows deleted, inserted, replayed or edited on disk (found by the store's row
         // authentication): start over from the first event, so the server's copy comes back.
@@ -124,10 +124,10 @@ public struct MailSync: Sendable {
 
     /// Whether the body has no encrypted session key for `keys` at all (RNP finds no decryption
     /// key), as opposed to one that is modified or moved.
-    static func isSealedToAnotherKey(_ response: MessageResponse, keys: PGPPrivateKey) -> Bool {
+    static func isSealedToAnotherKey(_ response: MessageResponse, keys: [PGPPrivateKey]) -> Bool {
         guard let sealed = Data(base64Encoded: response.sealedBody) else { return false }
         do {
-            var opened = try OpenPGP.decrypt(sealed, with: [keys], verifyingWith: [])
+            var opened = try OpenPGP.decrypt(sealed, with: keys, verifyingWith: [])
             opened.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) }
             return false
         } catch OpenPGPError.noDecryptionKey {
@@ -143,10 +143,15 @@ public struct MailSync: Sendable {
     /// - Throws: `MailboxCryptoError.tampered` when the body does not open (modified, moved,
     ///   another key): nothing of it is stored.
     public static func open(_ response: MessageResponse, keys: PGPPrivateKey) throws -> (MailMessage, [AttachmentMetadata]) {
+        try open(response, keys: [keys])
+    }
+
+    /// Opens a message with any of the account's address keys (``open(_:keys:)-swift.method``'s checks).
+    public static func open(_ response: MessageResponse, keys: [PGPPrivateKey]) throws -> (MailMessage, [AttachmentMetadata]) {
         guard let sealed = Data(base64Encoded: response.sealedBody) else {
             throw ClientError.malformedResponse("the sealed body of message \(response.id) is not base64")
         }
-        var opened = try MailPart.open(sealed, with: [keys], messageID: response.id, part: SealedPartName.body)
+        var opened = try MailPart.open(sealed, with: keys, messageID: response.id, part: SealedPartName.body)
         defer { opened.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
         let content: MessageContent
         do { content = try JSONDecoder().decode(MessageContent.self, from: opened.data) } catch {

@@ -1,6 +1,7 @@
 import FileVault
 import Foundation
 import Keychain
+import MailboxCrypto
 import OpenPGP
 import RampartAPI
 import RampartCore
@@ -49,9 +50,26 @@ public final class ClientAccount: @unchecked Sendable {
         try keys.withMainKey { try vault.session(with: $0) }
     }
 
-    /// The user's private key. - Throws: `LockedError`, ``ClientError/notLoggedIn(_:)``.
+    /// The primary address's private key (it signs mail from that address, and drive and imports
+    /// are sealed to it). - Throws: `LockedError`, ``ClientError/notLoggedIn(_:)``.
     public func mailboxKey() throws -> PGPPrivateKey {
         try keys.withMainKey { try vault.mailboxKey(with: $0) }
+    }
+
+    /// The user key and every address key (``AccountKeyring``); the caller wipes it.
+    /// - Throws: `LockedError`, ``ClientError/notLoggedIn(_:)`` (also for an account set up
+    ///   without a key ring).
+    public func keyring() throws -> AccountKeyring {
+        guard let ring = try keys.withMainKey({ try vault.keyring(with: $0) }) else { throw ClientError.notLoggedIn(userID) }
+        return ring
+    }
+
+    /// Every key mail to this account may be encrypted to: each address's key (removed addresses'
+    /// too, for the mail they received), the primary first.
+    public func mailboxKeys() throws -> [PGPPrivateKey] {
+        guard let ring = try keys.withMainKey({ try vault.keyring(with: $0) }) else { return [try mailboxKey()] }
+        ring.userKey.wipe()
+        return ring.decryptionKeys
     }
 
     /// The user's sealed store (the container's, opened on first use), checked against the

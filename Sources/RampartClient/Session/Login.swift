@@ -58,25 +58,20 @@ public enum LoginFlow {
         // SRP: only A and the proof M1 are sent; the server's proof is checked inside.
         let response = try await api.login(username: credentials.username, password: credentials.password)
 
-        let keys: PGPPrivateKey
+        // The user key opens with bcrypt(mailbox password, key salt); each address key with its
+        // token, which the user key decrypts and whose signature it verifies.
+        let ring: AccountKeyring
         do {
-            guard let salt = Data(base64Encoded: response.keys.keySalt) else {
+            guard Data(base64Encoded: response.keys.keySalt) != nil else {
                 throw ClientError.malformedResponse("the key salt is not base64")
             }
-            keys = try MailboxKey.unlock(locked: response.keys.privateKey, keySalt: [UInt8](salt),
-                                         mailboxPassword: credentials.mailboxPassword)
-            let published: PGPPublicKey
-            do { published = try PGPPublicKey(armored: response.keys.publicKey) } catch {
-                throw ClientError.malformedResponse("the account's public key is not an OpenPGP key")
-            }
-            guard keys.fingerprint == published.fingerprint else {
-                throw ClientError.tampered("The private key sent by the server (it does not match the account's public key)")
-            }
+            ring = try AccountKeyring.unlock(response.keys, keyPassword: credentials.mailboxPassword)
         } catch {
             try? await api.logout()
             throw error
         }
 
+        defer { ring.wipe() }
         var record = SessionRecord(serverUserID: response.userId, username: response.user.username,
                                    displayName: response.user.displayName, addresses: response.user.addresses,
                                    endpoint: endpoint, sessionID: response.sessionId, accessToken: response.accessToken,
@@ -85,7 +80,8 @@ public enum LoginFlow {
         let mainKey = try keymaker.createMainKey()
         do {
             try account.vault.saveSession(record, with: mainKey)
-            try account.vault.saveMailboxKey(keys, with: mainKey)
+            try account.vault.saveMailboxKey(ring.primary, with: mainKey)
+            try account.vault.saveKeyring(ring, with: mainKey)
             let store = try account.store()
             try store.mail.save(account: AccountRecord(id: response.userId, username: response.user.username,
                                                        displayName: response.user.displayName, addresses: response.user.addresses))

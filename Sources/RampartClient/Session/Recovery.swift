@@ -113,7 +113,10 @@ public enum RecoveryFlow {
     /// Replaces the server's recovery copy with one under a new phrase (logged in, key unlocked).
     /// - Returns: the new phrase, to show once (the old phrase no longer opens anything).
     public static func regenerate(account: ClientAccount) async throws -> SecretBytes {
-        let key = try account.mailboxKey()
+        // The copy is of the user key: the address keys open through their tokens.
+        let ring = try account.keyring()
+        defer { ring.wipe() }
+        let key = ring.userKey
         let phrase = RecoveryPhrase.generate()
         let upload = try RecoveryKeyCopy.upload(key: key, phrase: phrase)
         let _: OKResponse = try await account.api().closing { api in
@@ -138,10 +141,14 @@ public enum RecoveryFlow {
             let info: ResetInfoResponse = try await refusals {
                 try await api.json(.POST, APIRoute.resetInfo, body: ResetInfoRequest(username: username, token: token), authenticated: false)
             }
-            let made = try SignupPayload.make(username: username, displayName: info.displayName, address: info.address,
-                                              loginPassword: credentials.password, keyPassword: keyPassword, group: group, recoveryPhrase: phrase)
+            // A new user key and a new key for every address of the account, as at sign-up.
+            let (made, others) = try SignupPayload.make(username: username, displayName: info.displayName, address: info.address,
+                                                        otherAddresses: (info.addresses ?? []).filter { $0 != info.address },
+                                                        loginPassword: credentials.password, keyPassword: keyPassword, group: group,
+                                                        recoveryPhrase: phrase)
             let request = AccountResetRequest(username: username, token: token, version: made.version, salt: made.salt, verifier: made.verifier,
-                                              keySalt: made.keySalt, publicKey: made.publicKey, privateKey: made.privateKey, recovery: made.recovery)
+                                              keySalt: made.keySalt, publicKey: made.publicKey, privateKey: made.privateKey, recovery: made.recovery,
+                                              addressKeys: made.addressKey.map { [$0] + others })
             let answer: AccountResetResponse = try await refusals { try await api.json(.POST, APIRoute.reset, body: request, authenticated: false) }
             return answer.endedSessions
         }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Keychain
+import MailboxCrypto
 import OpenPGP
 import RampartAPI
 import RampartCore
@@ -61,6 +62,7 @@ public struct SessionVault: Sendable {
 
     static let sessionItem = "client.session"
     static let mailboxKeyItem = "client.mailbox-key"
+    static let keyringItem = "client.keyring"
     static let magic = Array("RCV1".utf8)
 
     public init(keychain: any Keychain, userID: UserID) {
@@ -99,6 +101,54 @@ public struct SessionVault: Sendable {
         defer { plain.wipe() }
         do { return try PGPPrivateKey(unprotected: plain) } catch {
             throw ClientError.tampered("The stored private key")
+        }
+    }
+
+    /// Keeps the unlocked key ring (the user key and every address key, ``AccountKeyring``) sealed
+    /// under the MainKey: `kind (0 user, 1 address, 2 removed address) ‖ address length (2, big
+    /// endian) ‖ address ‖ key length (4) ‖ the key's unprotected export`, one entry after the other.
+    public func saveKeyring(_ ring: AccountKeyring, with mainKey: MainKey) throws {
+        var bytes: [UInt8] = []
+        defer { bytes.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+        func append(_ kind: UInt8, _ address: String, _ key: PGPPrivateKey) throws {
+            let name = Array(address.utf8), export = try key.unprotectedExport()
+            defer { export.wipe() }
+            bytes.append(kind)
+            bytes += [UInt8(name.count >> 8 & 0xFF), UInt8(name.count & 0xFF)] + name
+            let count = export.count
+            bytes += [UInt8(count >> 24 & 0xFF), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)]
+            try export.withUnsafeBytes { bytes += $0 }
+        }
+        try append(0, "", ring.userKey)
+        for entry in ring.addressKeys { try append(entry.active ? 1 : 2, entry.address, entry.key) }
+        try store(SecretBytes(copying: bytes), item: Self.keyringItem, key: mainKey)
+    }
+
+    /// The key ring, opened with the MainKey; nil for an account set up without one.
+    /// - Throws: ``ClientError/tampered(_:)`` for a damaged envelope or entry.
+    public func keyring(with key: MainKey) throws -> AccountKeyring? {
+        guard try keychain.readIfPresent(.user(userID, Self.keyringItem)) != nil else { return nil }
+        let plain = try load(item: Self.keyringItem, key: key)
+        defer { plain.wipe() }
+        return try plain.withUnsafeBytes { bytes -> AccountKeyring in
+            var offset = 0, user: PGPPrivateKey?, addresses: [(address: String, key: PGPPrivateKey, active: Bool)] = []
+            func take(_ count: Int) throws -> UnsafeRawBufferPointer.SubSequence {
+                guard count >= 0, bytes.count - offset >= count else { throw ClientError.tampered("The stored key ring") }
+                defer { offset += count }
+                return bytes[offset..<(offset + count)]
+            }
+            while offset < bytes.count {
+                let kind = try take(1).first!
+                let nameLength = try take(2).reduce(0) { $0 << 8 | Int($1) }
+                let name = String(decoding: try take(nameLength), as: UTF8.self)
+                let keyLength = try take(4).reduce(0) { $0 << 8 | Int($1) }
+                let export = SecretBytes(copying: UnsafeRawBufferPointer(rebasing: try take(keyLength)))
+                defer { export.wipe() }
+                guard let key = try? PGPPrivateKey(unprotected: export), kind <= 2 else { throw ClientError.tampered("The stored key ring") }
+                if kind == 0 { user = key } else { addresses.append((name, key, kind == 1)) }
+            }
+            guard let user, !addresses.isEmpty else { throw ClientError.tampered("The stored key ring") }
+            return AccountKeyring(userKey: user, addressKeys: addresses)
         }
     }
 

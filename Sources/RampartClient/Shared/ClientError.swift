@@ -39,6 +39,9 @@ public enum ClientError: DescribedRampartError, Equatable {
     /// The server refused a recovery, a reset, a recovery copy or a deletion (its code and sentence;
     /// nothing was changed).
     case recoveryRefused(code: String, message: String)
+    /// The server refused to add or remove an address (its code, such as `signup.addressDomain`,
+    /// and its sentence); nothing was changed.
+    case addressRefused(code: String, message: String)
 
     /// The code, category (the CLI's exit status) and message of each case.
     public var info: RampartErrorInfo {
@@ -65,6 +68,9 @@ public enum ClientError: DescribedRampartError, Equatable {
                                 .contains(code) ? .badInput : .failure, message: "Sign-up refused: \(message)")
         case .recoveryRefused(let code, let message):
             RampartErrorInfo(code: code, kind: code == "recovery.malformed" ? .badInput : .failure, message: "Refused: \(message)")
+        case .addressRefused(let code, let message):
+            RampartErrorInfo(code: code, kind: ["signup.addressInvalid", "signup.addressDomain", "signup.malformed", "request.invalid"]
+                                .contains(code) ? .badInput : .failure, message: "Address refused: \(message)")
         }
     }
 

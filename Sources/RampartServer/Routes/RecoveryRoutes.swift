@@ -159,7 +159,7 @@ struct RecoveryRoutes {
         let now = Int64(backend.accounts.clock.now.timeIntervalSince1970)
         let userID = try backend.accounts.store.read { db in try PasswordResets.userID(db, token: body.token, username: name, now: now) }
         let info = Accounts.userInfo(try backend.accounts.userRow(userID))
-        return try APIIO.json(ResetInfoResponse(address: info.addresses.first ?? "", displayName: info.displayName))
+        return try APIIO.json(ResetInfoResponse(address: info.addresses.first ?? "", displayName: info.displayName, addresses: info.addresses))
     }
 
     func reset(_ body: AccountResetRequest, address: String) throws -> Response {
@@ -172,6 +172,14 @@ struct RecoveryRoutes {
         try RecoveryCopies.checkLocked(body.privateKey, publicKey: publicKey, refusal: RecoveryRefusal.keyInvalid)
         guard publicKey.canEncrypt else { throw RecoveryRefusal.keyInvalid("it has no encryption subkey") }
         let copy = try body.recovery.map { try RecoveryCopies.check($0, publicKey: publicKey) }
+        let addressKeys: [CheckedAddressKey]
+        do {
+            addressKeys = try (body.addressKeys ?? []).prefix(KeyList.maximumAddresses + 1).map {
+                try KeyList.check($0, userKey: publicKey, domain: backend.signup.domain)
+            }
+        } catch let refusal as SignupRefusal {
+            throw RecoveryRefusal.keyInvalid(refusal.message)
+        }
         let (userID, ended) = try backend.accounts.store.write { db -> (String, [String]) in
             let userID = try PasswordResets.userID(db, token: body.token, username: name, now: now)
             let row = try backend.accounts.userRow(userID)
@@ -180,10 +188,15 @@ struct RecoveryRoutes {
             guard publicKey.addresses.map({ $0.lowercased() }) == [accountAddress] else {
                 throw RecoveryRefusal.keyInvalid("its user id must name the account's address \(accountAddress)")
             }
+            let addresses = try KeyList.activeAddresses(db, userID: userID)
+            guard addressKeys.map(\.address) == addresses else {
+                throw RecoveryRefusal.keyInvalid("a new address key is needed for each address of the account, in order: \(addresses.joined(separator: ", "))")
+            }
             try db.execute(sql: "UPDATE passwordResets SET used = ? WHERE tokenHash = ?", arguments: [now, PasswordResets.hash(body.token)])
             try SRPAuthority.store(db, userID: userID, salt: salt, verifier: verifier)
             try db.execute(sql: "UPDATE users SET publicKey = ?, sealedPrivateKey = ?, keySalt = ? WHERE id = ?",
                            arguments: [publicKey.binary, Data(body.privateKey.utf8), Data(keySalt), userID])
+            try KeyList.apply(db, .replaced(userID: userID, keys: addressKeys), now: now)
             try db.execute(sql: "DELETE FROM recoveryCopies WHERE userId = ?", arguments: [userID])
             if let copy { try RecoveryCopies.store(db, userID: userID, copy: copy, now: now) }
             return (userID, try Self.endSessions(db, userID: userID))

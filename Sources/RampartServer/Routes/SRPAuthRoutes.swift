@@ -239,6 +239,8 @@ extension Accounts {
         let row = try userRow(userID)
         guard (row["disabled"] as Int? ?? 0) == 0 else { throw ServerError.accountDisabled }
         let tokens = try openSession(userID: userID)
-        return LoginResponse(userId: userID, tokens: tokens, user: Self.userInfo(row), keys: try Self.userKeys(row))
+        var keys = try Self.userKeys(row)
+        keys.addressKeys = try store.read { db in try KeyList.records(db, userID: userID) }
+        return LoginResponse(userId: userID, tokens: tokens, user: Self.userInfo(row), keys: keys)
     }
 }

@@ -105,10 +105,15 @@ struct TestFailure: Error, CustomStringConvertible {
 }
 
 extension LoginResponse {
-    /// Unlocks the OpenPGP private key with the mailbox password, as the client does.
+    /// Unlocks the user key with the mailbox password and the primary address's key through its
+    /// token, as the client does; returns the address key (mail is encrypted to it).
     func mailboxKeys(_ mailboxPassword: String) throws -> PGPPrivateKey {
-        try MailboxKey.unlock(locked: keys.privateKey, keySalt: [UInt8](Data(base64Encoded: keys.keySalt)!),
-                              mailboxPassword: SecretBytes(copying: Array(mailboxPassword.utf8)))
+        try keyring(mailboxPassword).primary
+    }
+
+    /// The user key and every address key, opened as the client opens them.
+    func keyring(_ mailboxPassword: String) throws -> AccountKeyring {
+        try AccountKeyring.unlock(keys, keyPassword: SecretBytes(copying: Array(mailboxPassword.utf8)))
     }
 }
 
