@@ -25,7 +25,8 @@ struct WebBrowserTests {
         "used-token-401", "wrong-cookie-401", "unlock-with-pin", "cross-origin-post-403", "cross-origin-post-changed-nothing",
         "missing-csrf-403", "mailbox-lists", "mailbox-labels-unread", "search", "viewer-sandbox-without-scripts",
         "viewer-csp-by-header", "xss-no-script-ran", "xss-no-request-left-the-app", "viewer-lockdown-until-sanitized",
-        "remote-blocked-before-consent", "remote-loads-after-consent", "remote-trackers-still-blocked", "attachment-download",
+        "remote-blocked-before-consent", "remote-loads-after-consent", "remote-trackers-still-blocked", "trusted-sender-verified-loads",
+        "trusted-sender-unverified-stays-blocked", "block-all-wins", "attachment-download",
         "composer-csp-no-remote", "composer-quoted-sanitized", "composer-names-recipients-without-e2ee", "compose-and-send",
         "drive-upload-download", "settings-and-account-pages", "every-control-labelled", "lock-empties-open-page", "unlock-again",
         "no-dialog-at-all",
@@ -76,7 +77,13 @@ struct WebBrowserTests {
         }
         let protect = try await rampart.runOnThread(["protect", "--pin", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(protect.status == 0, "\(protect.stderr)")
-        for mail in [try Self.xssMail(), Self.remoteMail] {
+        // Alice's signed mail with a remote image, and one that only claims to be from her.
+        let signed = try await rampart.runOnThread(["send", "--user", "alice", "--to", "demo@rampart.test", "--subject", "Signed remote"],
+                                                   stdin: #"<p>From Alice: <img src="http://trusted-probe.example/a.png" alt="a"></p>"#)
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let forged = "From: Alice Example <alice@rampart.test>\r\nTo: demo@rampart.test\r\nSubject: Forged from Alice\r\nMIME-Version: 1.0\r\n"
+            + "Content-Type: text/html; charset=utf-8\r\n\r\n" + #"<p>Not Alice: <img src="http://forged-probe.example/a.png" alt="f"></p>"# + "\r\n"
+        for mail in [try Self.xssMail(), Self.remoteMail, forged] {
             let delivered = try await CLITool.rampart.runOnThread(["server", "deliver", "--data", server.dataDirectory.path], stdin: mail,
                                                                   environment: serverHome)
             #expect(delivered.status == 0, "\(delivered.stderr)")

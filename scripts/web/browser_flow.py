@@ -212,6 +212,45 @@ def main():
         check("remote-trackers-still-blocked", not any(args.tracker_host in u for u in outside), outside[before:])
         page.screenshot(path=os.path.join(args.out, "message-remote-loaded.png"), full_page=True)
 
+        # --- trusted senders: remote content loads only when the signature verifies ------------------
+        page.goto(base + "/settings")
+        page.fill("#trust-address", "alice@rampart.test")
+        page.click("#trust-address + button")
+        page.wait_for_selector("#trusted li:has-text('alice@rampart.test')")
+        page.goto(base + "/mail")
+        before = len(outside)
+        page.click("#messages a:has-text('Signed remote')")
+        page.frame_locator("#viewer").locator("body").wait_for()
+        deadline = time.time() + 5
+        while time.time() < deadline and not any("trusted-probe.example" in u for u in outside[before:]):
+            page.wait_for_timeout(100)
+        check("trusted-sender-verified-loads", any("trusted-probe.example" in u for u in outside[before:])
+              and "verified" in page.inner_text("#signature") and "loaded" in page.inner_text("#remote-state"),
+              f"{page.inner_text('#signature')} | {page.inner_text('#remote-state')} | {outside[before:]}")
+        signed_url = page.url
+        page.goto(base + "/mail")
+        before = len(outside)
+        page.click("#messages a:has-text('Forged from Alice')")
+        page.frame_locator("#viewer").locator("body").wait_for()
+        time.sleep(0.8)
+        check("trusted-sender-unverified-stays-blocked", len(outside) == before and "did not verify" in page.inner_text("#trust")
+              and "blocked" in page.inner_text("#remote-state"), f"{page.inner_text('#trust')} {outside[before:]}")
+        # "Block all remote content" wins over a trusted sender.
+        page.goto(base + "/settings")
+        page.check("#block-all")
+        page.click("#settings-form button[type=submit]")
+        page.wait_for_url(base + "/settings")
+        before = len(outside)
+        page.goto(signed_url)
+        page.frame_locator("#viewer").locator("body").wait_for()
+        time.sleep(0.8)
+        check("block-all-wins", len(outside) == before and "blocked" in page.inner_text("#remote-state")
+              and page.locator("#load-remote").count() == 0, f"{page.inner_text('#remote-state')} {outside[before:]}")
+        page.goto(base + "/settings")
+        page.uncheck("#block-all")
+        page.click("#settings-form button[type=submit]")
+        page.wait_for_url(base + "/settings")
+
         # --- attachment download -------------------------------------------------------------
         page.goto(base + "/mail?label=archive")
         page.click("#messages a:has-text('receipt')")
