@@ -1,3 +1,4 @@
+import RampartClient
 import RampartCore
 
 /// The documented exit statuses of the command-line tools (the runtime's typed errors carry a
@@ -15,6 +16,9 @@ public enum ExitStatus {
     public static let pinMismatch: Int32 = 8
     public static let sessionExpired: Int32 = 9
     public static let agentUnavailable: Int32 = 10
+    /// A correspondent's directory key is not proven by the server's key transparency log
+    /// (`send` refuses; `account audit` found a key the user did not make).
+    public static let keyNotInLog: Int32 = 11
 
     /// The status of a category.
     public static func code(for kind: RampartErrorKind) -> Int32 {
@@ -34,6 +38,7 @@ public enum ExitStatus {
 
     /// The status of a thrown error: its ``RampartError/kind``; any other error is a failure.
     public static func code(for error: any Error) -> Int32 {
+        if error is KeyTransparencyFailure { return keyNotInLog }
         guard let typed = error as? any RampartError else { return failure }
         return code(for: typed.kind)
     }
@@ -52,5 +57,6 @@ public enum ExitStatus {
       8   certificate pin mismatch
       9   session expired: log in again
       10  the agent is unavailable (not running, cannot start, refused)
+      11  a key is not proven by the server's key transparency log (send refused; audit alarm)
     """
 }

@@ -10,7 +10,7 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "The embedded local backend (TLS on 127.0.0.1, zero-access storage, demo mailboxes).",
-        subcommands: [ServerStart.self, ServerInfoCommand.self, ServerInviteCommand.self, ServerResetPasswordCommand.self, ServerUsersCommand.self, ServerDeliver.self]
+        subcommands: [ServerStart.self, ServerInfoCommand.self, ServerInviteCommand.self, ServerResetPasswordCommand.self, ServerUsersCommand.self, ServerDeliver.self, ServerWitnessCommand.self]
     )
 }
 
