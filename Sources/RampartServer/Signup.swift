@@ -316,6 +316,29 @@ public struct SignupPolicy: Sendable, Equatable {
     public static let defaultDomain = "rampart.test"
     /// A policy.
     public init(open: Bool = false, domain: String = SignupPolicy.defaultDomain) { self.open = open; self.domain = domain.lowercased() }
+
+    /// The file in the data folder that keeps the operator's choice: `{"open": true|false}` (0600).
+    public static let fileName = "signup.json"
+
+    /// The operator's choice for the data folder: `open` (from `--open-signup` or
+    /// `--no-open-signup`) is stored and returned; nil reads what was stored last (closed when
+    /// nothing was), so a restart keeps sign-up as the operator left it.
+    /// - Throws: ``ServerError/startFailed(_:)`` when the file cannot be read or written.
+    public static func persisted(dataDirectory: URL, open: Bool?) throws -> SignupPolicy {
+        struct Stored: Codable { var open: Bool }
+        let file = dataDirectory.standardizedFileURL.appendingPathComponent(fileName)
+        do {
+            if let open {
+                try PrivateFiles.ensurePrivateDirectory(dataDirectory.standardizedFileURL)
+                try PrivateFiles.writeAtomically(try JSONEncoder().encode(Stored(open: open)), to: file)
+                return SignupPolicy(open: open)
+            }
+            guard FileManager.default.fileExists(atPath: file.path) else { return SignupPolicy() }
+            return SignupPolicy(open: try JSONDecoder().decode(Stored.self, from: Data(contentsOf: file)).open)
+        } catch {
+            throw ServerError.startFailed("the sign-up setting \(file.path) cannot be used (\(error)); fix or delete it, or give --open-signup or --no-open-signup")
+        }
+    }
 }
 
 /// Single-use invitation codes: 128 random bits shown once (`rmi-` + 32 hex digits), stored only

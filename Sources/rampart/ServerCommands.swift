@@ -25,8 +25,9 @@ struct ServerStart: AsyncParsableCommand {
           demo  / login password "\(DemoAccounts.demo.loginPassword)" / mailbox password "\(DemoAccounts.demo.mailboxPassword)"
           alice / login password "\(DemoAccounts.alice.loginPassword)" / mailbox password "\(DemoAccounts.alice.mailboxPassword)"
         The port and pins are written to <data>/server.json (see `rampart server info`). Sign-up (`rampart signup`) \
-        needs a single-use code from `rampart server invite` unless --open-signup; attempts are throttled per client \
-        address. There is no human verification (captcha, e-mail or SMS): open sign-up only where that is acceptable.
+        needs a single-use code from `rampart server invite` unless --open-signup (kept in <data>/signup.json until \
+        --no-open-signup); attempts are throttled per client address. Human verification (captcha, e-mail or SMS) is out \
+        of scope: open sign-up only where that is acceptable.
         The server runs in the foreground; stop it with Ctrl-C or SIGTERM.
         """)
 
@@ -38,7 +39,7 @@ struct ServerStart: AsyncParsableCommand {
 
     @Flag(name: .customLong("no-demo"), help: "Do not create the demo accounts in a new data folder.") var noDemo = false
 
-    @Flag(name: .customLong("open-signup"), help: "Let anyone sign up (default: only with an invitation code).") var openSignup = false
+    @Flag(name: .customLong("open-signup"), inversion: .prefixedNo, help: "Let anyone sign up, or only with an invitation code (kept in the data folder; default: closed).") var openSignup: Bool?
 
     @Flag(help: "Print the server log on standard error too.") var verbose = false
 
@@ -46,15 +47,15 @@ struct ServerStart: AsyncParsableCommand {
         try await reportingErrors {
             ProcessHardening.disableCoreDumps()
             let signals = SignalWaiter([SIGINT, SIGTERM])
+            let signup = try SignupPolicy.persisted(dataDirectory: options.dataDirectory, open: openSignup)
             let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(
-                dataDirectory: options.dataDirectory, port: port, seedDemo: !noDemo, logToStandardError: verbose,
-                signup: SignupPolicy(open: openSignup)))
+                dataDirectory: options.dataDirectory, port: port, seedDemo: !noDemo, logToStandardError: verbose, signup: signup))
             print("Rampart server listening on \(server.baseURL.absoluteString) (127.0.0.1:\(server.port))")
             print("Data folder: \(server.dataDirectory.path)")
             print("Pins (SPKI SHA-256): \(server.pins.joined(separator: " "))")
             print("Server description: \(server.dataDirectory.appendingPathComponent(EmbeddedServer.infoFileName).path)")
             if !noDemo { print("Demo accounts: " + DemoAccounts.summary) }
-            print("Sign-up: \(openSignup ? "open to anyone" : "by invitation (rampart server invite)") in @\(SignupPolicy.defaultDomain)")
+            print("Sign-up: \(signup.open ? "open to anyone" : "by invitation (rampart server invite)") in @\(SignupPolicy.defaultDomain)")
             fflush(nil)
             let signal = await signals.next { _ = await server.waitUntilStopped() }
             if let signal { print("Signal \(signal): stopping.") }

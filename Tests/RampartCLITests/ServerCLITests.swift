@@ -30,4 +30,28 @@ struct ServerCLITests {
         #expect(printed.contains(pins[0]) && printed.contains(pins[1]))
         #expect(!FileManager.default.fileExists(atPath: server.infoFile.path), "server.json is removed at stop")
     }
+
+    @Test func theSignUpChoiceIsKeptInTheDataFolderUntilTheOperatorChangesIt() throws {
+        let home = try TemporaryHome("cli-signup")
+        let data = home.child("server")
+        func signupLine(_ arguments: [String]) throws -> String {
+            let server = try ServerProcess(data: data, arguments: ["--no-demo"] + arguments)
+            server.stop()
+            return server.child.stdout.split(separator: "\n").first { $0.hasPrefix("Sign-up: ") }.map(String.init) ?? server.child.stderr
+        }
+        let invited = "Sign-up: by invitation (rampart server invite) in @rampart.test"
+        let open = "Sign-up: open to anyone in @rampart.test"
+        #expect(try signupLine([]) == invited)                        // closed by default
+        #expect(try signupLine(["--open-signup"]) == open)
+        #expect(try signupLine([]) == open)                           // kept across a restart
+        let file = data.appendingPathComponent("signup.json")
+        #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect(try signupLine(["--no-open-signup"]) == invited)
+        #expect(try signupLine([]) == invited)
+        // A damaged setting stops the start with a sentence that names the file and the way out.
+        try Data("{open".utf8).write(to: file)
+        let refused = try CLITool.rampart.run(["server", "start", "--data", data.path, "--port", "0", "--no-demo"])
+        #expect(refused.status != 0 && refused.stderr.contains("signup.json") && refused.stderr.contains("--no-open-signup"), "\(refused.stderr)")
+        #expect(try signupLine(["--no-open-signup"]) == invited)
+    }
 }
