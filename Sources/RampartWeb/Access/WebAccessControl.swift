@@ -96,6 +96,9 @@ public final class WebAccessControl: @unchecked Sendable {
 
     /// The decision for one request (login requests are decided by ``redeem(token:)``).
     /// - Parameters:
+    ///   - host: the `Host` header.
+    ///   - origin: the `Origin` header.
+    ///   - cookie: the session cookie's value.
     ///   - fetchSite: the `Sec-Fetch-Site` header (see ``originIsAllowed(_:fetchSite:)``).
     ///   - changesState: any method but GET and HEAD.
     ///   - csrf: the CSRF token the request carried (header or form field), when it changes state.

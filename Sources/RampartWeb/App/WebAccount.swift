@@ -9,7 +9,7 @@ import RampartRuntime
 ///
 /// Trust-model row **device memory (moderate)**: the web process never unwraps the MainKey
 /// itself. The unlock form hands the PIN to the agent (started if needed); the account is then
-/// opened through the composition root (role ``ProcessRole/web``) with the agent's key, and
+/// opened through the composition root (role `ProcessRole.web`) with the agent's key, and
 /// closed — the process's copy of the key wiped — as soon as the agent says it is locked
 /// (`rampart lock`, autolock, a wipe). Every page asks ``state()`` first, and the pages' own
 /// script asks it twice a second, so an open page shows the unlock form within a second of a lock.

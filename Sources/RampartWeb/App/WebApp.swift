@@ -9,8 +9,8 @@ import ServiceLifecycle
 
 /// `rampart web`: the local web app over one account, on 127.0.0.1.
 ///
-/// Trust-model rows **local web access** (who may use it: ``WebAccessControl``, ``WebGuard``,
-/// ``LoopbackPeer``) and **inbox (low)** (how mail is shown: ``MailRoutes``). The account is
+/// Trust-model rows **local web access** (who may use it: ``WebAccessControl``, the guard every
+/// request passes, ``LoopbackPeer``) and **inbox (low)** (how mail is shown: the mail routes). The account is
 /// opened through the composition root as a client of the agent (``WebAccount``).
 public final class WebApp: @unchecked Sendable {
     public let account: WebAccount
