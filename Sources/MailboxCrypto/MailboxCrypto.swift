@@ -66,14 +66,22 @@ public enum MailboxKey {
     /// - Throws: ``MailboxCryptoError/wrongMailboxPassword``, ``MailboxCryptoError/malformed(_:)``.
     public static func unlock(locked: String, keySalt: [UInt8], mailboxPassword: SecretBytes) throws -> PGPPrivateKey {
         guard keySalt.count == keySaltCount else { throw MailboxCryptoError.malformed("key salt") }
-        let passphrase = try Bcrypt.mailboxKeyPassphrase(password: mailboxPassword, keySalt: keySalt)
+        return try unlockKey(locked, passphrase: try Bcrypt.mailboxKeyPassphrase(password: mailboxPassword, keySalt: keySalt),
+                             wrong: MailboxCryptoError.wrongMailboxPassword) { MailboxCryptoError.malformed("locked private key (\($0))") }
+    }
+
+    /// Unlocks the armored locked key with `passphrase` (wiped afterwards), for the mailbox
+    /// password and the recovery phrase alike: a wrong passphrase throws `wrong`, any other
+    /// OpenPGP failure `malformed` of its description.
+    static func unlockKey(_ locked: String, passphrase: SecretBytes, wrong: Error,
+                          malformed: (OpenPGPError) -> Error) throws -> PGPPrivateKey {
         defer { passphrase.wipe() }
         do {
             return try PGPPrivateKey.unlock(armored: locked, passphrase: passphrase)
         } catch OpenPGPError.wrongPassphrase {
-            throw MailboxCryptoError.wrongMailboxPassword
+            throw wrong
         } catch let error as OpenPGPError {
-            throw MailboxCryptoError.malformed("locked private key (\(error))")
+            throw malformed(error)
         }
     }
 }

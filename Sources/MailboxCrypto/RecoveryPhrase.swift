@@ -210,15 +210,8 @@ public struct RecoveryKeyCopy: Sendable, Equatable, Codable {
     public func unlock(with phrase: RecoveryPhrase) throws -> PGPPrivateKey {
         guard salt.count == Self.saltCount else { throw RecoveryPhraseError.malformedCopy("salt of \(salt.count) bytes") }
         guard (Self.minimumLogN...24).contains(logN) else { throw RecoveryPhraseError.malformedCopy("scrypt cost 2^\(logN)") }
-        let passphrase = try Self.passphrase(phrase: phrase, salt: salt, logN: logN)
-        defer { passphrase.wipe() }
-        do {
-            return try PGPPrivateKey.unlock(armored: lockedKey, passphrase: passphrase)
-        } catch OpenPGPError.wrongPassphrase {
-            throw RecoveryPhraseError.wrongPhrase
-        } catch let error as OpenPGPError {
-            throw RecoveryPhraseError.malformedCopy("locked key (\(error))")
-        }
+        return try MailboxKey.unlockKey(lockedKey, passphrase: try Self.passphrase(phrase: phrase, salt: salt, logN: logN),
+                                        wrong: RecoveryPhraseError.wrongPhrase) { RecoveryPhraseError.malformedCopy("locked key (\($0))") }
     }
 
     /// The OpenPGP passphrase: the derived key as 64 lower-case hex digits.

@@ -40,7 +40,7 @@ public struct RecoveryPhraseOptions: ParsableArguments {
 
 /// The new password(s) of a recovery or a reset: one password (it also unlocks the key) unless
 /// `--two-password`; read from the terminal (twice, echo off) or from standard input lines.
-public struct NewPasswordOptions: ParsableArguments {
+public struct NewPasswordOptions: PasswordOptions {
     @Option(help: "The account's username (default: asked).") public var username: String?
     @Flag(name: .customLong("password-stdin"), help: "Read the new login password from standard input.") public var passwordStdin = false
     @Flag(name: .customLong("two-password"), help: "Lock the key with a separate new mailbox password.") public var twoPassword = false
@@ -49,17 +49,9 @@ public struct NewPasswordOptions: ParsableArguments {
 
     public init() {}
 
-    public func validate() throws {
-        if mailboxPasswordStdin && !twoPassword { throw ValidationError("--mailbox-password-stdin needs --two-password.") }
-    }
-
     /// The name and new passwords, read now (after any phrase the caller read first).
     public func credentials() throws -> RecoveryCredentials {
-        guard let name = username ?? SecretPrompt.readLine("Username: "), !name.isEmpty else {
-            throw RuntimeError.badInput("A username is needed (--username).")
-        }
-        let password = try SignupOptions.newSecret("the new login password", prompt: "New password", stdin: passwordStdin)
-        let mailbox = twoPassword ? try SignupOptions.newSecret("the new mailbox password", prompt: "New mailbox password", stdin: mailboxPasswordStdin) : nil
+        let (name, password, mailbox) = try readPasswords(new: true)
         return RecoveryCredentials(username: name, password: password, mailboxPassword: mailbox)
     }
 }

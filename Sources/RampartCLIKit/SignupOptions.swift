@@ -11,7 +11,7 @@ import RampartRuntime
 /// Trust-model row **mailbox password (critical)**: the passwords go straight into `SecretBytes`;
 /// in one-password mode (the default) no mailbox password is asked and the login password also
 /// unlocks the key (bcrypt(login password, key salt), made on the device, never sent).
-public struct SignupOptions: ParsableArguments {
+public struct SignupOptions: PasswordOptions {
     @Option(help: "The username: 3-40 ASCII letters, digits, '.', '-', '_' (default: asked).") public var username: String?
     @Option(help: "The address (default: <username>@<the server's domain>).") public var address: String?
     @Option(name: .customLong("display-name"), help: "The name shown as sender (default: the username).") public var displayName: String?
@@ -30,18 +30,10 @@ public struct SignupOptions: ParsableArguments {
         if let phrase { recoveryPhrase.deliver(phrase) }
     }
 
-    public func validate() throws {
-        if mailboxPasswordStdin && !twoPassword { throw ValidationError("--mailbox-password-stdin needs --two-password.") }
-    }
-
     /// The credentials, the passwords read now.
     /// - Throws: `RuntimeError.badInput` (no username, two entries that differ, an empty password).
     public func credentials() throws -> SignupCredentials {
-        guard let name = username ?? SecretPrompt.readLine("Username: "), !name.isEmpty else {
-            throw RuntimeError.badInput("A username is needed (--username).")
-        }
-        let password = try Self.newSecret("the login password", prompt: "Password", stdin: passwordStdin)
-        let mailbox = twoPassword ? try Self.newSecret("the mailbox password", prompt: "Mailbox password", stdin: mailboxPasswordStdin) : nil
+        let (name, password, mailbox) = try readPasswords(new: false)
         return SignupCredentials(username: name, address: address, displayName: displayName, password: password,
                                  mailboxPassword: mailbox, invitation: invite, recoveryPhrase: RecoveryFlow.newPhrase())
     }
@@ -56,5 +48,36 @@ public struct SignupOptions: ParsableArguments {
         }
         guard secret.count > 0 else { throw RuntimeError.badInput("An empty \(what) is not allowed.") }
         return secret
+    }
+}
+
+/// Options that read a username and a login password, and in `--two-password` mode a mailbox
+/// password: `rampart signup` (``SignupOptions``), `recover` and `reset` (``NewPasswordOptions``).
+public protocol PasswordOptions: ParsableArguments {
+    /// `--username` (asked when nil).
+    var username: String? { get }
+    /// `--two-password`.
+    var twoPassword: Bool { get }
+    /// `--password-stdin`.
+    var passwordStdin: Bool { get }
+    /// `--mailbox-password-stdin`.
+    var mailboxPasswordStdin: Bool { get }
+}
+
+extension PasswordOptions {
+    public func validate() throws {
+        if mailboxPasswordStdin && !twoPassword { throw ValidationError("--mailbox-password-stdin needs --two-password.") }
+    }
+
+    /// The username and the passwords, read now; `new`: a recovery's or reset's new passwords.
+    func readPasswords(new: Bool) throws -> (username: String, password: SecretBytes, mailboxPassword: SecretBytes?) {
+        guard let name = username ?? SecretPrompt.readLine("Username: "), !name.isEmpty else {
+            throw RuntimeError.badInput("A username is needed (--username).")
+        }
+        let login = new ? ("the new login password", "New password") : ("the login password", "Password")
+        let box = new ? ("the new mailbox password", "New mailbox password") : ("the mailbox password", "Mailbox password")
+        let password = try SignupOptions.newSecret(login.0, prompt: login.1, stdin: passwordStdin)
+        let mailbox = twoPassword ? try SignupOptions.newSecret(box.0, prompt: box.1, stdin: mailboxPasswordStdin) : nil
+        return (name, password, mailbox)
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import RampartCore
+import RampartTestSupport
 import Testing
 @testable import FileVault
 
@@ -71,11 +72,9 @@ import Testing
         let url = try lease.url()
         #expect(url.lastPathComponent == "message.html")
         #expect(try Data(contentsOf: url) == Data("<p>secret</p>".utf8))
-        let mode = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber
-        #expect(mode?.intValue == 0o600)
+        #expect(TemporaryHome.mode(of: url) == 0o600)
         lease.end()
-        #expect(!FileManager.default.fileExists(atPath: url.path))
-        #expect(!FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path))
+        #expect(TemporaryHome.isGoneWithItsFolder(url))
     }
 
     @Test func aSecondLeaseSweepsWhatACrashedLeaseLeftBehind() throws {

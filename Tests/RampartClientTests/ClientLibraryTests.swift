@@ -228,11 +228,9 @@ struct LeaseTests {
         #expect(url.lastPathComponent == "passwd")
         #expect(url.path.hasPrefix(account.fileVaultRoot.path))
         #expect(try String(contentsOf: url, encoding: .utf8) == "<p>secret preview</p>")
-        let mode = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber
-        #expect(mode?.intValue == 0o600)
+        #expect(TemporaryHome.mode(of: url) == 0o600)
         lease.end()
-        #expect(!FileManager.default.fileExists(atPath: url.path))
-        #expect(!FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path))
+        #expect(TemporaryHome.isGoneWithItsFolder(url))
     }
 
     @Test func logoutWipeRemovesTheClientFolder() throws {

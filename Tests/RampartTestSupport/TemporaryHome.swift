@@ -71,6 +71,16 @@ public final class TemporaryHome: @unchecked Sendable {
         try? FileManager.default.removeItem(at: url)
     }
 
+    /// The permission bits of the file at `url` (`0o600`), nil when it cannot be read.
+    public static func mode(of url: URL) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue
+    }
+
+    /// Whether neither the file at `url` nor its folder exists any more (a cleartext lease ended).
+    public static func isGoneWithItsFolder(_ url: URL) -> Bool {
+        !FileManager.default.fileExists(atPath: url.path) && !FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path)
+    }
+
     /// Every regular file under the folder, as paths relative to it (starting with `/`).
     public func regularFiles() -> [String] { Self.regularFiles(under: url) }
 

@@ -96,25 +96,27 @@ final class ResourceGate {
             findings.note(.unsafeURL)
             return .drop
         case .remote(let parts):
-            if let vendor = options.trackers.vendor(for: parts) {
-                tracker(url, .knownTracker, vendor: vendor)
-                block(url, kind)
-                return .block(url)
-            }
-            if isPixel {
-                tracker(url, .pixel)
-                block(url, kind)
-                return .block(url)
-            }
-            if options.remote.allowsRemote && kind != .stylesheet { return .load(url) }
-            block(url, kind)
-            return .block(url)
+            return remote(url, kind: kind, vendor: options.trackers.vendor(for: parts), isPixel: isPixel)
         case .fragment where kind == .svgUse:
             return .load(url)
         default:
             findings.note(.unsafeURL)
             return .drop
         }
+    }
+
+    /// A remote resource's decision: blocked as a tracker when `vendor` names a known one or it is
+    /// a pixel, loaded when remote content is allowed (never a style sheet), blocked otherwise.
+    func remote(_ url: String, kind: RemoteResourceKind, vendor: String?, isPixel: Bool) -> Decision {
+        if let vendor {
+            tracker(url, .knownTracker, vendor: vendor)
+        } else if isPixel {
+            tracker(url, .pixel)
+        } else if options.remote.allowsRemote && kind != .stylesheet {
+            return .load(url)
+        }
+        block(url, kind)
+        return .block(url)
     }
 
     /// Decides on a link (`href` of `<a>`/`<area>`, `cite`): only `http(s)`, `mailto:`, `tel:`

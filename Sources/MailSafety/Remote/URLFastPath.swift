@@ -180,19 +180,7 @@ extension ResourceGate {
                                                        pathAndQuery: UnsafeBufferPointer(rebasing: bytes[pathAndQuery]))
             else { return nil }
             // From here as the `.remote` case of the full path (`clean` returned `raw`).
-            if let vendor {
-                tracker(raw, .knownTracker, vendor: vendor)
-                block(raw, kind)
-                return .block(raw)
-            }
-            if isPixel {
-                tracker(raw, .pixel)
-                block(raw, kind)
-                return .block(raw)
-            }
-            if options.remote.allowsRemote && kind != .stylesheet { return .load(raw) }
-            block(raw, kind)
-            return .block(raw)
+            return remote(raw, kind: kind, vendor: vendor, isPixel: isPixel)
         }
         return answer ?? nil
     }
