@@ -14,10 +14,10 @@ struct ContactsCommand: AsyncParsableCommand {
         abstract: "Correspondents' OpenPGP keys pinned on this device.",
         discussion: """
         A sender's key is pinned the first time it is needed (from this server's key directory); a different key the \
-        server offers later is reported and not used. import-key pins the keys of an armored file (e.g. \
+        server offers later is reported and not used (send stops; accept-key pins it). import-key pins the keys of an armored file (e.g. \
         `gpg --export --armor ADDRESS`) for their addresses, replacing earlier pins.
         """,
-        subcommands: [List.self, ImportKey.self, VerifyContactCommand.self], defaultSubcommand: List.self)
+        subcommands: [List.self, ImportKey.self, VerifyContactCommand.self, AcceptKeyCommand.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Address, fingerprint and source of every pinned key.")

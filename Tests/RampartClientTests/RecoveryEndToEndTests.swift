@@ -1,4 +1,5 @@
 import Foundation
+import OpenPGP
 import RampartAPI
 import RampartServer
 import RampartServerTestSupport
@@ -142,8 +143,7 @@ struct RecoveryEndToEndTests {
         // The old mail does not open with the new key (sync skips it and says so); new mail does.
         let synced = try world.rampart(["sync", "--user", "cat2"])
         #expect(synced.status == 0 && synced.stderr.contains("sealed to the key an account reset replaced"), "\(synced.stderr)")
-        // (Dan pinned Cat's old key at first use, so his client keeps sealing to it: a sender who
-        // never pinned it, Eve, gets the new key.)
+        // A sender who never pinned Cat's key, Eve, gets the new key at first use.
         #expect(try world.rampart(["signup", "--user", "eve", "--server-info", info, "--username", "eve", "--password-stdin"],
                                   stdin: "eve pw 1\n").status == 0)
         #expect(try world.rampart(["send", "--user", "eve", "--to", "cat@rampart.test", "--subject", "After the reset"],
@@ -153,6 +153,28 @@ struct RecoveryEndToEndTests {
         #expect(!listing.stdout.contains("Sealed to the old key"), "\(listing.stdout)")
         let id = try #require(messageID(in: listing.stdout, subject: "After the reset"), "\(listing.stdout)")
         #expect(try world.rampart(["read", "--user", "cat2", id]).stdout.contains("New key"))
+
+        // Dan pinned Cat's old key: his send stops with the key change (trust on first use), and
+        // nothing is sent until he pins the new key with the fingerprint Cat gives him.
+        let catKey = try PGPPublicKey(armored: try world.rampart(["account", "public-key", "--armor", "--user", "cat2"]).stdout)
+        let oldPin = try #require(try world.rampart(["contacts", "list", "--user", "dan"]).lines.first { $0.hasPrefix("cat@rampart.test") })
+        let oldFingerprint = String(oldPin.split(separator: " ")[1])
+        #expect(oldFingerprint != catKey.fingerprint.hex)
+        let stopped = try world.rampart(["send", "--user", "dan", "--to", "cat@rampart.test", "--subject", "To the new key"], stdin: "<p>Hi again</p>")
+        #expect(stopped.status == 1 && stopped.stderr.contains("The key of cat@rampart.test has changed: this device pinned \(oldFingerprint)"),
+                "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("the server now offers \(catKey.fingerprint.hex)") && stopped.stderr.contains("may have reset their account")
+                && stopped.stderr.contains("Nothing was sent") && stopped.stderr.contains("rampart contacts accept-key cat@rampart.test"))
+        let wrongFingerprint = try world.rampart(["contacts", "accept-key", "cat@rampart.test", "--fingerprint", oldFingerprint, "--user", "dan"])
+        #expect(wrongFingerprint.status == 2 && wrongFingerprint.stderr.contains("nothing was pinned"), "\(wrongFingerprint.stderr)")
+        let spaced = catKey.fingerprint.hex.lowercased().enumerated().map { $0.offset % 4 == 3 ? "\($0.element) " : "\($0.element)" }.joined()
+        let accepted = try world.rampart(["contacts", "accept-key", "cat@rampart.test", "--fingerprint", spaced, "--user", "dan"])
+        #expect(accepted.status == 0 && accepted.stdout.contains("Pinned cat@rampart.test  \(catKey.fingerprint.hex)"), "\(accepted.stderr)")
+        #expect(try world.rampart(["send", "--user", "dan", "--to", "cat@rampart.test", "--subject", "To the new key"], stdin: "<p>Hi again</p>").status == 0)
+        #expect(try world.rampart(["sync", "--user", "cat2"]).status == 0)
+        let newID = try #require(messageID(in: try world.rampart(["list", "--user", "cat2"]).stdout, subject: "To the new key"))
+        let newMail = try world.rampart(["read", "--user", "cat2", newID])
+        #expect(newMail.stdout.contains("Hi again") && newMail.stdout.contains("Signature: verified"), "\(newMail.stdout)")
         let stored = TemporaryHome.allBytes(under: server.dataDirectory)
         for secret in ["cat pw 1", "cat pw 2", token] {
             #expect(stored.range(of: Data(secret.utf8)) == nil, "\(secret) is in the server's data folder")

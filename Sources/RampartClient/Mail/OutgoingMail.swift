@@ -138,6 +138,10 @@ public enum SendFlow {
         for address in mail.to {
             if let contacts {
                 let lookup = try await contacts.lookup(address, api: api)
+                // Trust on first use: a key pinned from the directory that changed stops the send.
+                if let offered = lookup.offeredFingerprint, let pinned = lookup.pinned, pinned.source == .server {
+                    throw ContactKeyChanged(address: pinned.address, pinned: pinned.fingerprint, offered: offered, pinnedSince: pinned.firstSeen)
+                }
                 // Key transparency: never encrypt to a directory key the log does not prove.
                 if case .failed(let reason) = lookup.transparency { throw KeyTransparencyFailure(address: address, reason: reason) }
                 if let notice = lookup.notice { notices.append(notice) }
