@@ -150,6 +150,8 @@ import TransparencyLog
         #expect(!(try world.rampart(["contacts", "list", "--user", "demo"]).stdout.contains("bob@rampart.test")))
         _ = try Self.sql(server, "UPDATE addressKeys SET publicKey = X'\(realBob)' WHERE address = 'bob@rampart.test' AND active = 1")
         #expect(try Self.send(world, to: "bob@rampart.test").status == 0)
+        #expect(try world.rampart(["send", "--user", "bob", "--to", DemoAccounts.demo.address, "--subject", "Signed by bob"],
+                                  stdin: "<p>hi demo</p>").status == 0)
 
         // 2. An older head served (a rollback): the device stored the newest; the server puts back
         //    an earlier cosigned head. (From here on the checks are of bob's key: alice's is verified
@@ -164,6 +166,10 @@ import TransparencyLog
         _ = try Self.sql(server, "UPDATE keyLogCosigned SET size = \(parts[0]), note = CAST(X'\(parts[1])' AS TEXT)")
         let rolledBack = try Self.send(world, to: "bob@rampart.test")
         #expect(rolledBack.status == Self.keyNotInLog && rolledBack.stderr.contains("rollback"), "\(rolledBack.stderr)")
+        //    Reading bob's signed mail meanwhile: the signature is his pinned key's, but the log
+        //    does not vouch for the key, and the reader says so.
+        let read = try world.syncAndRead(user: "demo", subject: "Signed by bob")
+        #expect(read.stdout.contains("Signature: verified (key not in the transparency log)"), "\(read.stdout) \(read.stderr)")
         let back = newer.split(separator: "|")
         _ = try Self.sql(server, "UPDATE keyLogCosigned SET size = \(back[0]), note = CAST(X'\(back[1])' AS TEXT)")
         #expect(try Self.send(world, to: "bob@rampart.test").status == 0)

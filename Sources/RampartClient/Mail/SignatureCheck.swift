@@ -21,6 +21,8 @@ public actor SignatureCheck {
     var cache: [String: PGPPublicKey?] = [:]
     /// Key pinning news collected during the run.
     public private(set) var notices: [String] = []
+    /// The addresses whose directory key the key transparency log did not prove.
+    public private(set) var unproven: Set<String> = []
 
     /// - Parameters:
     ///   - api: the key directory to pin unknown senders from; nil consults pins only.
@@ -42,6 +44,10 @@ public actor SignatureCheck {
         if let cached = cache[address] { return cached.map { [$0] } ?? [] }
         let lookup = try await contacts.lookup(address, api: api)
         if let notice = lookup.notice { notices.append(notice) }
+        if case .failed(let reason) = lookup.transparency {
+            unproven.insert(address)
+            notices.append("The key of \(address) is not proven by the server's key transparency log (\(reason)).")
+        }
         let key = try lookup.pinned?.publicKey()
         cache[address] = .some(key)
         return key.map { [$0] } ?? []
@@ -74,6 +80,10 @@ public struct SignatureVerdict: Sendable, Equatable {
     public var keyID: String?
     /// Key pinning news from the check (first-use pins, different keys offered by the server).
     public var notices: [String] = []
+    /// Set when the signer's key came from the key directory and the key transparency log did not
+    /// prove it (trust-model row **the user's private and public keys**): the signature is the
+    /// key's, but the key may be one the server showed only to this device.
+    public var notInTransparencyLog = false
 
     public init(_ status: PGPSignatureStatus, notices: [String] = []) {
         switch status {
@@ -89,6 +99,7 @@ public struct SignatureVerdict: Sendable, Equatable {
     /// `Signature: BAD`, `Signature: unknown key <key id>`.
     public var line: String {
         switch status {
+        case "verified" where notInTransparencyLog: "Signature: verified (key not in the transparency log) \(fingerprint ?? "")"
         case "verified": "Signature: verified \(fingerprint ?? "")"
         case "none": "Signature: none"
         case "unknownKey": "Signature: unknown key \(keyID ?? "")"
@@ -121,6 +132,9 @@ extension MessageReader {
         let check = SignatureCheck(account: account, ownKeys: keys.map(\.publicKey), ownAddresses: try account.session().addresses, api: api)
         let status = try await check.status(of: opened.signature, sealed: sealed, claimedSender: content.sender.address,
                                             keys: keys, messageID: message.id)
-        return SignatureVerdict(status, notices: await check.notices)
+        var verdict = SignatureVerdict(status, notices: await check.notices)
+        let unproven = await check.unproven
+        verdict.notInTransparencyLog = verdict.status == "verified" && unproven.contains(content.sender.address.lowercased())
+        return verdict
     }
 }
