@@ -23,7 +23,7 @@ public final class MailListener: Sendable {
     public let sessionThreads: (any Sendable & AnyObject)?
 
     /// Creates a listener with `threads` event loop and session threads named after `name`;
-    /// nothing listens until ``listen(host:port:idleTimeout:maxMessagesPerRead:handlers:)``.
+    /// nothing listens until ``listen(_:host:port:plaintextOnLoopback:hasTLS:idleTimeout:maxMessagesPerRead:handlers:)``.
     public init(threads: Int, name: String) {
         group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         sessionThreads = ServerTasks.makeThreads(count: max(1, threads), name: name)
@@ -36,10 +36,16 @@ public final class MailListener: Sendable {
     /// connection's pipeline gets an `IdleStateHandler` (a read timeout of `idleTimeout`) followed by
     /// the handlers `handlers` makes.
     /// - Parameters:
+    ///   - served: the protocol served, named in the errors.
+    ///   - host: the address to bind.
+    ///   - port: the port (0: any free one; read it from ``port``).
     ///   - plaintextOnLoopback: the caller allows passwords in the clear; only valid on loopback.
     ///   - hasTLS: the caller gave a TLS context for STARTTLS.
+    ///   - idleTimeout: how long a connection may send nothing.
+    ///   - maxMessagesPerRead: the channel's reads per event-loop turn (NIO's default when nil).
+    ///   - handlers: makes each connection's handlers.
     /// - Throws: ``MailServerError`` naming `Protocol`.
-    public func listen<Protocol: MailProtocol>(_: Protocol.Type, host: String, port: Int, plaintextOnLoopback: Bool, hasTLS: Bool,
+    public func listen<Protocol: MailProtocol>(_ served: Protocol.Type, host: String, port: Int, plaintextOnLoopback: Bool, hasTLS: Bool,
                                                idleTimeout: TimeAmount, maxMessagesPerRead: UInt? = nil,
                                                handlers: @escaping @Sendable () -> [any ChannelHandler]) async throws(MailServerError<Protocol>) {
         if plaintextOnLoopback, !Self.isLoopback(host) { throw .plaintextNeedsLoopback(host: host) }

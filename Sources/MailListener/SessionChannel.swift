@@ -84,7 +84,7 @@ public final class SessionFeed<Frame: Sendable>: @unchecked Sendable {
     }
 }
 
-/// An async sequence of frames that reports each one the session takes (for ``ReadGate``).
+/// An async sequence of frames that reports each one the session takes (for ``SessionFeed``'s backpressure).
 public struct ConsumedFrames<Frame: Sendable>: AsyncSequence, Sendable {
     /// The frames.
     public typealias Element = Frame

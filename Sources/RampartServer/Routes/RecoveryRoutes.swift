@@ -37,36 +37,11 @@ struct RecoveryRoutes {
 
     var collection: RouteCollection<APIRequestContext> {
         let routes = RouteCollection(context: APIRequestContext.self)
-        routes.post(RouterPath(APIRoute.recoveryInfo)) { request, context in
-            try await refusing {
-                let body = try await APIIO.decode(RecoveryInfoRequest.self, from: request, limit: Self.maximumBody)
-                return try info(body, address: context.remoteAddress ?? "unknown")
-            }
-        }
-        routes.post(RouterPath(APIRoute.recoveryCopy)) { request, context in
-            try await refusing {
-                let body = try await APIIO.decode(RecoveryCopyRequest.self, from: request, limit: Self.maximumBody)
-                return try copy(body, address: context.remoteAddress ?? "unknown")
-            }
-        }
-        routes.post(RouterPath(APIRoute.recoveryPassword)) { request, context in
-            try await refusing {
-                let body = try await APIIO.decode(RecoveryPasswordRequest.self, from: request, limit: Self.maximumBody)
-                return try newPassword(body, address: context.remoteAddress ?? "unknown")
-            }
-        }
-        routes.post(RouterPath(APIRoute.resetInfo)) { request, context in
-            try await refusing {
-                let body = try await APIIO.decode(ResetInfoRequest.self, from: request, limit: Self.maximumBody)
-                return try resetInfo(body, address: context.remoteAddress ?? "unknown")
-            }
-        }
-        routes.post(RouterPath(APIRoute.reset)) { request, context in
-            try await refusing {
-                let body = try await APIIO.decode(AccountResetRequest.self, from: request, limit: Self.maximumBody)
-                return try reset(body, address: context.remoteAddress ?? "unknown")
-            }
-        }
+        publicPost(routes, APIRoute.recoveryInfo, RecoveryInfoRequest.self, info)
+        publicPost(routes, APIRoute.recoveryCopy, RecoveryCopyRequest.self, copy)
+        publicPost(routes, APIRoute.recoveryPassword, RecoveryPasswordRequest.self, newPassword)
+        publicPost(routes, APIRoute.resetInfo, ResetInfoRequest.self, resetInfo)
+        publicPost(routes, APIRoute.reset, AccountResetRequest.self, reset)
         let protected = RouteCollection(context: APIRequestContext.self)
         protected.add(middleware: SessionMiddleware(accounts: backend.accounts))
         protected.put(RouterPath(APIRoute.accountRecovery)) { request, context in
@@ -78,6 +53,17 @@ struct RecoveryRoutes {
         }
         routes.addRoutes(protected)
         return routes
+    }
+
+    /// A public `POST` route: its body decoded (at most ``maximumBody``) and answered by `handle`
+    /// with the client's address (for the throttle), a refusal as ``refusing(_:)`` answers it.
+    func publicPost<Body: Decodable>(_ routes: RouteCollection<APIRequestContext>, _ path: String, _: Body.Type,
+                                     _ handle: @escaping @Sendable (Body, String) throws -> Response) {
+        routes.post(RouterPath(path)) { request, context in
+            try await refusing {
+                try handle(try await APIIO.decode(Body.self, from: request, limit: Self.maximumBody), context.remoteAddress ?? "unknown")
+            }
+        }
     }
 
     /// Answers a ``RecoveryRefusal`` with its status and body; other errors go on to the error middleware.
