@@ -164,7 +164,7 @@ struct BenchVault: ParsableCommand {
 
     static func seconds(since start: ContinuousClock.Instant) -> Double {
         let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return elapsed.inSeconds
     }
 
     /// Writes `bytes` of random-looking data with a 4 MiB buffer (memory stays flat).

@@ -70,7 +70,7 @@ struct BenchKeyLog: ParsableCommand {
     }
 
     static func nanoseconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
+        duration.inSeconds * 1e9
     }
 
     static func runGo(_ path: String, leaves: Int, lookups: Int) throws -> (appendNs: Double, lookupNs: Double, root: String) {

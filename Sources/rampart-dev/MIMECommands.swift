@@ -80,7 +80,7 @@ struct MIMEScan: ParsableCommand {
             getrusage(RUSAGE_SELF, &usage)
             let peakKiB = usage.ru_maxrss / 1024  // bytes on Apple platforms
             #endif
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed.inSeconds
             print("{\"messages\": \(result.messages), \"bytes\": \(result.bytes), \"attachments\": \(result.attachments), \"attachmentBytes\": \(result.attachmentBytes), \"skipped\": \(result.skipped), \"seconds\": \(seconds), \"peakRSSKiB\": \(peakKiB)}")
         }
     }
@@ -175,7 +175,7 @@ struct ImportRateBench {
         let start = ContinuousClock.now
         try BenchSupport.run([rampart, "import", mbox, "--label", "Bench"], environment: environment)
         let elapsed = ContinuousClock.now - start
-        return (messages, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return (messages, elapsed.inSeconds)
     }
 }
 

@@ -73,7 +73,7 @@ struct BenchPinning: AsyncParsableCommand {
         let start = ContinuousClock.now
         try await body()
         let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        return elapsed.inSeconds * 1000
     }
 
     private func median(_ values: [Double]) -> Double {

@@ -183,7 +183,7 @@ struct PushBenchmark: ParsableCommand {
             let start = clock.now
             try body(index)
             let elapsed = clock.now - start
-            times.append(Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
+            times.append(elapsed.inSeconds * 1e6)
         }
         times.sort()
         return Sample(median: times[times.count / 2], p99: times[min(times.count - 1, Int(Double(times.count) * 0.99))])

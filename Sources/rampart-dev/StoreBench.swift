@@ -160,7 +160,7 @@ struct StoreBenchmark {
         let start = ContinuousClock.now
         try body()
         let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return elapsed.inSeconds
     }
 
     /// Prints totals and the median of the per-batch or per-round ratios (the result judged).
