@@ -115,6 +115,7 @@ struct WebBrowserTests {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                   let name = object["check"] as? String else { continue }
             seen.append(name)
+            if ["drive-upload-download", "lock-empties-open-page"].contains(name) { print("rampart web in chromium: \(name): \(object["detail"] ?? "")") }
             #expect(object["ok"] as? Bool == true, "\(name): \(object["detail"] ?? "")")
         }
         #expect(run.status == 0 && seen == Self.checks, "ran \(seen.count) of \(Self.checks.count) checks; stderr: \(run.stderr.suffix(3000))")
@@ -131,7 +132,8 @@ struct WebBrowserTests {
         let id = String(line.dropFirst(3).split(separator: " ").first ?? "")
         let read = try await rampart.runOnThread(["read", id, "--user", "alice"])
         let text = read.stdout
-        #expect(text.contains("Signature: verified") && text.contains("written in the browser"), "\(text) \(read.stderr)")
+        #expect(text.contains("Signature: verified") && text.contains("written in the browser") && text.contains("notes.txt"),
+                "\(text) \(read.stderr)")
 
         // Ctrl-C: the server stops and removes its URL file.
         web.kill(SIGINT)

@@ -287,10 +287,16 @@ def main():
         page.fill("#subject", args.sent_subject)
         page.click("#editor")
         page.keyboard.type("Hello Alice, written in the browser.")
+        notes = os.path.join(args.out, "notes.txt")
+        with open(notes, "w") as f:
+            f.write("Notes attached in the browser.\n")
+        page.set_input_files("#attach", notes)
+        page.wait_for_selector("#attached li:has-text('notes.txt')", timeout=30000)
         page.screenshot(path=os.path.join(args.out, "composer.png"))
         page.click("#send")
         page.wait_for_selector("#sent", timeout=30000)
-        check("compose-and-send", "alice@rampart.test" in page.inner_text("#sent"), page.inner_text("main"))
+        check("compose-and-send", "alice@rampart.test" in page.inner_text("#sent") and "with 1 attachment" in page.inner_text("#sent"),
+              page.inner_text("main"))
 
         # --- drive: upload with progress, download, same bytes ------------------------------------
         big = os.path.join(args.out, f"drive-{args.drive_mb}mb.bin")

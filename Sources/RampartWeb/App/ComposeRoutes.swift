@@ -45,6 +45,20 @@ struct ComposeRoutes {
                 return WebHeaders.json("[" + entries.joined(separator: ",") + "]")
             }
         }
+        router.put("/compose/attachment") { request, context in
+            try await app.page(context) { session, _ in
+                let name = DriveRoutes.fileName(request.uri.queryParameters.get("name") ?? "")
+                let folder = try DriveRoutes.privateFolder(session)
+                let file = folder.appendingPathComponent(name)
+                do {
+                    try await DriveRoutes.receive(request, into: file, limit: OutgoingMail.maximumAttachmentBytes)
+                } catch {
+                    DriveRoutes.erase(folder)
+                    throw error
+                }
+                return WebHeaders.json("{\"id\":\(Self.jsonString(app.holdAttachment(file)))}")
+            }
+        }
         router.post("/compose/send") { _, context in
             try await app.page(context) { session, csrf in try await send(context, session, csrf) }
         }
@@ -82,6 +96,8 @@ struct ComposeRoutes {
         <p><label for="to">To</label> <input id="to" name="to" type="text" required value="\(WebPage.escape(to))" \
         aria-describedby="e2ee-status"></p><p id="e2ee-status" role="status" aria-live="polite"></p>\
         <p><label for="subject">Subject</label> <input id="subject" name="subject" type="text" value="\(WebPage.escape(subject))"></p>\
+        <p><label for="attach">Attach files</label> <input id="attach" type="file" multiple> \
+        <span id="attach-status" role="status" aria-live="polite"></span></p><ul id="attached"></ul>\
         <p id="editor-label">Message</p><div id="editor" contenteditable="true" role="textbox" aria-multiline="true" \
         aria-labelledby="editor-label" tabindex="0">\(quoted)</div>\
         <textarea id="body" name="body" hidden aria-hidden="true"></textarea>\
@@ -101,7 +117,10 @@ struct ComposeRoutes {
         let sender = Correspondent(name: account.displayName, address: chosen ?? account.addresses.first ?? account.username)
         var html = context.field("body") ?? ""
         if html.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { html = "<p></p>" }
-        let mail = OutgoingMail(to: to, subject: context.field("subject") ?? "", body: html, isPlainText: false)
+        // Attachments the page uploaded first (each a cleartext file in a private lease folder, erased after the send).
+        let attachments = (context.form["attachment"] ?? []).compactMap { app.takeAttachment($0) }
+        defer { attachments.forEach { DriveRoutes.erase($0.deletingLastPathComponent()) } }
+        let mail = OutgoingMail(to: to, subject: context.field("subject") ?? "", body: html, isPlainText: false, attachments: attachments)
         let signer = try session.account.mailboxKey()
         let result = try await session.withAPI {
             try await SendFlow.send(mail, from: sender, signer: signer, api: $0, contacts: ContactKeys(account: session.account))
@@ -112,7 +131,7 @@ struct ComposeRoutes {
             lines += "<li id=\"not-e2ee\"><strong>\(WebPage.escape(result.outsideLine ?? "NOT end-to-end encrypted: \(outside.joined(separator: ", "))."))</strong></li>"
         }
         let body = """
-        <h1>Sent</h1><p id="sent" role="status">Sent to \(WebPage.escape(to.joined(separator: ", "))): encrypted with OpenPGP \
+        <h1>Sent</h1><p id="sent" role="status">Sent to \(WebPage.escape(to.joined(separator: ", "))) with \(attachments.count) attachment\(attachments.count == 1 ? "" : "s"): encrypted with OpenPGP \
         to every recipient on this server and signed with your key.</p><ul>\(lines)</ul><p><a href="/mail">Back to the mailbox</a></p>
         """
         return WebHeaders.html(WebPage.document(title: "Sent", csrf: csrf, page: "sent", body: body))

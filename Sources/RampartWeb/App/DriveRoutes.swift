@@ -42,20 +42,7 @@ struct DriveRoutes {
                 let folder = try Self.privateFolder(session)
                 defer { Self.erase(folder) }
                 let file = folder.appendingPathComponent(name)
-                guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]),
-                      let out = try? FileHandle(forWritingTo: file) else { throw HTTPError(.internalServerError, message: "Cannot write the upload.") }
-                var total = 0
-                do {
-                    for try await buffer in request.body {
-                        total += buffer.readableBytes
-                        guard total <= Self.maximumUpload else { throw HTTPError(.contentTooLarge, message: "Uploads are limited to 1 GiB.") }
-                        out.write(Data(buffer.readableBytesView))
-                    }
-                    try out.close()
-                } catch {
-                    try? out.close()
-                    throw error
-                }
+                try await Self.receive(request, into: file, limit: Self.maximumUpload)
                 let entry = try await session.withAPI { try await DriveClient(account: session.account).upload(file, api: $0) }
                 return WebHeaders.json("{\"id\":\(ComposeRoutes.jsonString(entry.id)),\"size\":\(entry.size)}")
             }
@@ -71,6 +58,19 @@ struct DriveRoutes {
                 defer { data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
                 return MailRoutes.download(data, name: entry.name)
             }
+        }
+    }
+
+    /// Streams a request's body into a new 0600 file, at most `limit` bytes (413 beyond).
+    static func receive(_ request: Request, into file: URL, limit: Int) async throws {
+        guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]),
+              let out = try? FileHandle(forWritingTo: file) else { throw HTTPError(.internalServerError, message: "Cannot write the upload.") }
+        defer { try? out.close() }
+        var total = 0
+        for try await buffer in request.body {
+            total += buffer.readableBytes
+            guard total <= limit else { throw HTTPError(.contentTooLarge, message: "The file is larger than \(limit) bytes.") }
+            out.write(Data(buffer.readableBytesView))
         }
     }
 

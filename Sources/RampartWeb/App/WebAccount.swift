@@ -12,7 +12,7 @@ import RampartRuntime
 /// opened through the composition root (role `ProcessRole.web`) with the agent's key, and
 /// closed — the process's copy of the key wiped — as soon as the agent says it is locked
 /// (`rampart lock`, autolock, a wipe). Every page asks ``state()`` first, and the pages' own
-/// script asks it twice a second, so an open page shows the unlock form within a second of a lock.
+/// script asks it every 250 ms, so an open page shows the unlock form within a second of a lock.
 public final class WebAccount: @unchecked Sendable {
     /// Whether the account can be used now.
     public enum State: String, Sendable, Codable {

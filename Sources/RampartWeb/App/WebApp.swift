@@ -19,6 +19,7 @@ public final class WebApp: @unchecked Sendable {
     private var remoteAllowed: Set<String> = []
     private var blockAll = false
     private var synced = false
+    private var heldAttachments: [String: URL] = [:]
 
     init(account: WebAccount, access: WebAccessControl) {
         self.account = account
@@ -34,6 +35,16 @@ public final class WebApp: @unchecked Sendable {
         get { lock.withLock { blockAll } }
         set { lock.withLock { blockAll = newValue } }
     }
+
+    /// Keeps a composer attachment's file until the send names its id.
+    func holdAttachment(_ file: URL) -> String {
+        let id = WebAccessControl.randomToken()
+        lock.withLock { heldAttachments[id] = file }
+        return id
+    }
+
+    /// The file of an attachment id (once).
+    func takeAttachment(_ id: String) -> URL? { lock.withLock { heldAttachments.removeValue(forKey: id) } }
 
     /// Fetches new mail the first time the mailbox is shown after an unlock.
     func syncOnce(_ session: AccountSession) async throws {

@@ -2,7 +2,7 @@
 /// and styles from the app's origin only, never inline, except the composer's by nonce).
 ///
 /// Trust-model rows **device memory (moderate)** — the script asks the account state every
-/// 400 ms and empties the page and shows the unlock form as soon as the account is locked — and
+/// 250 ms and empties the page and shows the unlock form as soon as the account is locked — and
 /// **local web access**: the script sends the CSRF token with the requests it makes itself.
 enum WebAssets {
     static let script = #"""
@@ -27,7 +27,7 @@ enum WebAssets {
             .then(function (s) { if (s.state !== 'unlocked') { lockPage(); } })
             .catch(function () {});
         };
-        setInterval(check, 400);
+        setInterval(check, 250);
       }
       // The composer: the editor's content goes into the form; the recipients' encryption is shown.
       var composer = document.getElementById('composer');
@@ -48,6 +48,32 @@ enum WebAssets {
                 : (list.length ? 'End-to-end encrypted to every recipient.' : '');
             }).catch(function () {});
         };
+        var attach = document.getElementById('attach');
+        var attachStatus = document.getElementById('attach-status');
+        var send = document.getElementById('send');
+        var pending = 0;
+        attach.addEventListener('change', function () {
+          Array.prototype.forEach.call(attach.files, function (file) {
+            pending += 1;
+            send.disabled = true;
+            attachStatus.textContent = 'Attaching ' + file.name + '…';
+            fetch('/compose/attachment?name=' + encodeURIComponent(file.name), {
+              method: 'PUT', credentials: 'same-origin', body: file,
+              headers: { 'X-Rampart-CSRF': csrf, 'Content-Type': 'application/octet-stream' }
+            }).then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+              .then(function (answer) {
+                var field = document.createElement('input');
+                field.type = 'hidden'; field.name = 'attachment'; field.value = answer.id;
+                composer.appendChild(field);
+                var item = document.createElement('li');
+                item.textContent = file.name;
+                document.getElementById('attached').appendChild(item);
+                attachStatus.textContent = 'Attached ' + file.name + '.';
+              }, function (status) { attachStatus.textContent = 'Could not attach ' + file.name + ' (' + status + ').'; })
+              .then(function () { pending -= 1; if (pending === 0) { send.disabled = false; } });
+          });
+          attach.value = '';
+        });
         to.addEventListener('change', checkRecipients);
         to.addEventListener('blur', checkRecipients);
         if (to.value) { checkRecipients(); }
