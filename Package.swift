@@ -276,7 +276,7 @@ targets += [
 // MARK: - RampartCLIKit: the command-line glue `rampart` and `rampart-dev` share (global and server
 // options, the `--pin-stdin` group, terminal prompting, error reporting and exit statuses, JSON output).
 targets.append(.target(name: "RampartCLIKit",
-                       dependencies: ["RampartRuntime", "RampartAgent", "RampartClient", "RampartCore", "Keymaker", "RampartBridge", argumentParser, crypto],
+                       dependencies: ["RampartRuntime", "RampartAgent", "RampartClient", "RampartCore", "Keymaker", "RampartBridge", "RampartAPI", argumentParser, crypto],
                        swiftSettings: swiftSettings))
 
 // MARK: - RampartWeb: `rampart web`, the local web app (Hummingbird on 127.0.0.1, a client of the agent)

@@ -11,14 +11,14 @@ public enum KeyLogRoute {
     /// `GET` → ``KeyLogEntriesResponse`` (session): every entry of the caller's own addresses,
     /// with proofs in the cosigned head (the self-audit).
     public static let ownEntries = "/v1/keylog/own"
-    /// `GET` → ``KeyLogHeadResponse`` (public): the newest head a pinned witness cosigned.
+    /// `GET` → ``KeyLogHeadNote`` (public): the newest head a pinned witness cosigned.
     public static let head = "/v1/keylog/head"
-    /// `GET` → ``KeyLogHeadResponse`` (public): the newest head the log signed (what a witness
+    /// `GET` → ``KeyLogHeadNote`` (public): the newest head the log signed (what a witness
     /// cosigns next).
     public static let checkpoint = "/v1/keylog/checkpoint"
     /// `GET ?from=M&to=N` → ``KeyLogConsistencyResponse`` (public).
     public static let consistency = "/v1/keylog/consistency"
-    /// `POST` ``KeyLogCosignatureRequest`` → ``OKResponse`` (public; only a configured witness's
+    /// `POST` ``KeyLogHeadNote`` → ``OKResponse`` (public; only a configured witness's
     /// valid cosignature of a head of this log is kept).
     public static let cosignature = "/v1/keylog/cosignature"
 }
@@ -76,8 +76,10 @@ public struct KeyLogEntriesResponse: Codable, Sendable {
     public init(addresses: [String: [KeyLogProvenEntry]], head: String) { self.addresses = addresses; self.head = head }
 }
 
-/// `GET /v1/keylog/head` and `/v1/keylog/checkpoint`.
-public struct KeyLogHeadResponse: Codable, Sendable {
+/// A tree head as a signed note: what `GET /v1/keylog/head` and `/v1/keylog/checkpoint` answer,
+/// and what a witness posts to `/v1/keylog/cosignature` (the log's head with its cosignature line
+/// added; only a configured witness's valid cosignature of a head of this log is kept).
+public struct KeyLogHeadNote: Codable, Sendable {
     /// The signed note.
     public var head: String
     public init(head: String) { self.head = head }
@@ -90,10 +92,4 @@ public struct KeyLogConsistencyResponse: Codable, Sendable {
     /// Base64 hashes (RFC 9162 §2.1.4.1).
     public var proof: [String]
     public init(from: UInt64, to: UInt64, proof: [String]) { self.from = from; self.to = to; self.proof = proof }
-}
-
-/// `POST /v1/keylog/cosignature`: the log's signed head with a witness's cosignature line added.
-public struct KeyLogCosignatureRequest: Codable, Sendable {
-    public var head: String
-    public init(head: String) { self.head = head }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RampartAPI
 import RampartClient
 
 /// How a command names the server it talks to: its `server.json` (written by
@@ -22,21 +23,35 @@ public struct ServerOptions: ParsableArguments {
     public var modulusKey: String?
     @Option(name: .customLong("modulus-fingerprint"), help: "With --url: the pinned fingerprint of that key (40 hex).")
     public var modulusFingerprint: String?
+    @Option(name: .customLong("log-key"), help: "With --url: the server's key log key (name+hash+base64), pinned; directory keys are then used only with its proofs.")
+    public var logKey: String?
+    @Option(name: .customLong("witness-key"), help: "A key log witness to require (name+hash+base64, from `rampart server witness --print-key`), besides those server.json pins.")
+    public var witnessKeys: [String] = []
 
     public init() {}
 
     public func validate() throws {
         guard (serverInfo == nil) != (url == nil) else { throw ValidationError("Give --server-info FILE, or --url URL with --pin (twice or more).") }
         if url != nil && pins.count < 2 { throw ValidationError("--url needs at least two --pin (the live key and a backup key).") }
+        if url != nil && !witnessKeys.isEmpty && logKey == nil { throw ValidationError("--witness-key with --url needs --log-key.") }
     }
 
     /// The pinned endpoint these options describe. - Throws: `ValidationError` for a file that
     /// cannot be read or a URL that is not https.
     public func endpoint() throws -> ServerEndpoint {
-        if let serverInfo { return try ServerEndpoint.fromServerInfoFile(URL(fileURLWithPath: serverInfo)) }
+        if let serverInfo {
+            var endpoint = try ServerEndpoint.fromServerInfoFile(URL(fileURLWithPath: serverInfo))
+            if !witnessKeys.isEmpty {
+                guard let pinned = endpoint.keyLog else { throw ValidationError("\(serverInfo) pins no key log for --witness-key.") }
+                endpoint.keyLog?.witnesses = pinned.witnesses + witnessKeys.filter { !pinned.witnesses.contains($0) }
+            }
+            return endpoint
+        }
         guard let url, let parsed = URL(string: url), parsed.scheme == "https" else { throw ValidationError("--url must be an https URL.") }
+        // The log's origin is its key's name (the part before the first '+').
+        let keyLog = logKey.map { KeyLogPins(origin: String($0.prefix { $0 != "+" }), logKey: $0, witnesses: witnessKeys) }
         return ServerEndpoint(url: parsed, pins: pins, certificatePEM: try ca.map(Self.read),
-                              modulusKeyFingerprint: modulusFingerprint, modulusPublicKey: try modulusKey.map(Self.read))
+                              modulusKeyFingerprint: modulusFingerprint, modulusPublicKey: try modulusKey.map(Self.read), keyLog: keyLog)
     }
 
     private static func read(_ path: String) throws -> String {

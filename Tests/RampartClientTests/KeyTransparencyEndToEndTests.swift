@@ -195,7 +195,7 @@ import TransparencyLog
         try server.info.certificatePEM.write(to: world.folder.child("ca.pem"), atomically: true, encoding: .utf8)
         let checkpoint = try CLITool(path: URL(fileURLWithPath: "/usr/bin/curl"))
             .run(["-s", "--cacert", world.folder.child("ca.pem").path, "\(server.baseURL.absoluteString)\(KeyLogRoute.checkpoint)"])
-        let note = try #require(try JSONDecoder().decode(KeyLogHeadResponse.self, from: checkpoint.output).head as String?)
+        let note = try #require(try JSONDecoder().decode(KeyLogHeadNote.self, from: checkpoint.output).head as String?)
         let noteHex = Data(note.utf8).map { String(format: "%02X", $0) }.joined()
         _ = try Self.sql(server, "UPDATE keyLogCosigned SET note = CAST(X'\(noteHex)' AS TEXT)")
         let unwitnessed = try Self.send(world, to: "bob@rampart.test", as: "demo2")

@@ -193,13 +193,13 @@ extension APIClient {
     }
 
     /// `GET /v1/keylog/checkpoint` (public): the newest head the log signed.
-    public func keyLogCheckpoint() async throws -> KeyLogHeadResponse { try await json(.GET, KeyLogRoute.checkpoint, authenticated: false) }
+    public func keyLogCheckpoint() async throws -> KeyLogHeadNote { try await json(.GET, KeyLogRoute.checkpoint, authenticated: false) }
 
     /// `GET /v1/keylog/head` (public): the newest witnessed head.
-    public func keyLogHead() async throws -> KeyLogHeadResponse { try await json(.GET, KeyLogRoute.head, authenticated: false) }
+    public func keyLogHead() async throws -> KeyLogHeadNote { try await json(.GET, KeyLogRoute.head, authenticated: false) }
 
     /// `POST /v1/keylog/cosignature` (public).
     public func postKeyLogCosignature(_ head: String) async throws {
-        let _: OKResponse = try await json(.POST, KeyLogRoute.cosignature, body: KeyLogCosignatureRequest(head: head), authenticated: false)
+        let _: OKResponse = try await json(.POST, KeyLogRoute.cosignature, body: KeyLogHeadNote(head: head), authenticated: false)
     }
 }

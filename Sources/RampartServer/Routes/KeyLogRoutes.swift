@@ -19,10 +19,10 @@ struct KeyLogRoutes {
     var collection: RouteCollection<APIRequestContext> {
         let routes = RouteCollection(context: APIRequestContext.self)
         routes.get(RouterPath(KeyLogRoute.head)) { _, _ in
-            try APIIO.json(KeyLogHeadResponse(head: try log(backend).cosignedHead().serialized))
+            try APIIO.json(KeyLogHeadNote(head: try log(backend).cosignedHead().serialized))
         }
         routes.get(RouterPath(KeyLogRoute.checkpoint)) { _, _ in
-            try APIIO.json(KeyLogHeadResponse(head: try log(backend).checkpoint().serialized))
+            try APIIO.json(KeyLogHeadNote(head: try log(backend).checkpoint().serialized))
         }
         routes.get(RouterPath(KeyLogRoute.consistency)) { request, _ in
             let from = try APIIO.integer(request, "from", default: 0, range: 0...Int64.max)
@@ -30,7 +30,7 @@ struct KeyLogRoutes {
             return try APIIO.json(try log(backend).consistency(from: UInt64(from), to: UInt64(to)))
         }
         routes.post(RouterPath(KeyLogRoute.cosignature)) { request, _ in
-            let body = try await APIIO.decode(KeyLogCosignatureRequest.self, from: request, limit: Self.maximumCosignatureBody)
+            let body = try await APIIO.decode(KeyLogHeadNote.self, from: request, limit: Self.maximumCosignatureBody)
             try log(backend).addCosignature(body.head)
             return try APIIO.json(OKResponse())
         }
