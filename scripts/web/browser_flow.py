@@ -141,6 +141,16 @@ def main():
         page.wait_for_url(base + "/mail*", timeout=30000)
         check("unlock-with-pin", page.url.startswith(base + "/mail"), page.url)
 
+        # --- another local user with the very cookie is refused (root only: it acts as `nobody`) ----
+        cookie = [c for c in context.cookies() if c["name"] == "rampart_web"][0]["value"]
+        if os.geteuid() == 0:
+            curl = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-b", f"rampart_web={cookie}", base + "/mail"]
+            mine = subprocess.run(curl, capture_output=True, text=True).stdout
+            theirs = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + curl,
+                                    capture_output=True, text=True)
+            check("other-local-user-403", mine == "200" and theirs.stdout == "403",
+                  f"same user {mine}, nobody {theirs.stdout} {theirs.stderr}")
+
         # --- a cross-origin POST (same site: the cookie goes along) is refused ------------------
         evil_page = context.new_page()
         with evil_page.expect_response(lambda resp: resp.url == base + "/lock") as answer:
