@@ -133,23 +133,13 @@ public enum MerkleProof {
     /// - Throws: ``TransparencyLogError/inclusionProofFailed(_:)``.
     public static func verifyInclusion(leafHash: LogHash, index: UInt64, size: UInt64, proof: [LogHash], root: LogHash) throws {
         guard index < size else { throw TransparencyLogError.inclusionProofFailed("leaf \(index) is outside a tree of \(size)") }
-        var fn = index
-        var sn = size - 1
+        var at = ProofWalk(fn: index, sn: size - 1)
         var r = leafHash
         for p in proof {
-            guard sn != 0 else { throw TransparencyLogError.inclusionProofFailed("the proof is longer than the tree is deep") }
-            if fn & 1 == 1 || fn == sn {
-                r = LogHash.node(p, r)
-                if fn & 1 == 0 {
-                    while fn & 1 == 0 && fn != 0 { fn >>= 1; sn >>= 1 }
-                }
-            } else {
-                r = LogHash.node(r, p)
-            }
-            fn >>= 1
-            sn >>= 1
+            guard at.sn != 0 else { throw TransparencyLogError.inclusionProofFailed("the proof is longer than the tree is deep") }
+            r = at.siblingIsLeftThenUp() ? LogHash.node(p, r) : LogHash.node(r, p)
         }
-        guard sn == 0 else { throw TransparencyLogError.inclusionProofFailed("the proof is shorter than the tree is deep") }
+        guard at.sn == 0 else { throw TransparencyLogError.inclusionProofFailed("the proof is shorter than the tree is deep") }
         guard r == root else { throw TransparencyLogError.inclusionProofFailed("it leads to another root") }
     }
 
@@ -171,27 +161,41 @@ public enum MerkleProof {
         guard !proof.isEmpty else { throw TransparencyLogError.consistencyProofFailed("the proof is empty") }
         var path = proof
         if oldSize & (oldSize - 1) == 0 { path.insert(oldRoot, at: 0) }
-        var fn = oldSize - 1
-        var sn = newSize - 1
-        while fn & 1 == 1 { fn >>= 1; sn >>= 1 }
+        var at = ProofWalk(fn: oldSize - 1, sn: newSize - 1)
+        while at.fn & 1 == 1 { at.fn >>= 1; at.sn >>= 1 }
         var fr = path[0]
         var sr = path[0]
         for c in path.dropFirst() {
-            guard sn != 0 else { throw TransparencyLogError.consistencyProofFailed("the proof is longer than the tree is deep") }
-            if fn & 1 == 1 || fn == sn {
+            guard at.sn != 0 else { throw TransparencyLogError.consistencyProofFailed("the proof is longer than the tree is deep") }
+            if at.siblingIsLeftThenUp() {
                 fr = LogHash.node(c, fr)
                 sr = LogHash.node(c, sr)
-                if fn & 1 == 0 {
-                    while fn & 1 == 0 && fn != 0 { fn >>= 1; sn >>= 1 }
-                }
             } else {
                 sr = LogHash.node(sr, c)
             }
-            fn >>= 1
-            sn >>= 1
         }
-        guard sn == 0 else { throw TransparencyLogError.consistencyProofFailed("the proof is shorter than the tree is deep") }
+        guard at.sn == 0 else { throw TransparencyLogError.consistencyProofFailed("the proof is shorter than the tree is deep") }
         guard fr == oldRoot else { throw TransparencyLogError.consistencyProofFailed("it does not lead to the older root") }
         guard sr == newRoot else { throw TransparencyLogError.consistencyProofFailed("it does not lead to the newer root") }
+    }
+}
+
+/// Where a proof check stands in the tree (RFC 9162 §2.1.3.2 and §2.1.4.2): `fn` is the node's
+/// index at its level, `sn` the last index at that level.
+struct ProofWalk {
+    var fn: UInt64
+    var sn: UInt64
+
+    /// Whether the next proof hash is the node's left sibling (the node is a right child, or the
+    /// last node of its level); then moves up a level, past the levels where the node has no
+    /// sibling at all.
+    mutating func siblingIsLeftThenUp() -> Bool {
+        let left = fn & 1 == 1 || fn == sn
+        if left && fn & 1 == 0 {
+            while fn & 1 == 0 && fn != 0 { fn >>= 1; sn >>= 1 }
+        }
+        fn >>= 1
+        sn >>= 1
+        return left
     }
 }
