@@ -42,6 +42,8 @@ let fuzzTargets: [(String, [Target.Dependency])] = [
     ("fuzz-imap", [rampartProduct("IMAPServer")]),
     ("fuzz-smtp", [rampartProduct("SMTPServer")]),
     ("fuzz-tlog", [rampartProduct("TransparencyLog")]),
+    ("fuzz-signup", [rampartProduct("RampartServer"), rampartProduct("MailboxCrypto"), rampartProduct("RampartAPI"), rampartProduct("OpenPGP"),
+                     rampartProduct("SRP"), rampartProduct("RampartCore")]),
 ]
 
 var targets: [Target] = [

@@ -281,6 +281,36 @@ def bridge_and_log_seeds(out):
     write(out, "tlog", checkpoint + "\n\u2014 rampart.test/keys " + base64.b64encode(bytes(68)).decode() + "\n")
     write(out, "tlog", "rampart.test/keys+00000000+" + base64.b64encode(bytes([1]) + bytes(32)).decode())
     write(out, "tlog", bytes([0, 37, 0, 13]) + hashlib.sha256(b"a").digest() + hashlib.sha256(b"b").digest())
+    leaf = "rampart-key-log/v1\nindex " + hashlib.sha256(b"ann").hexdigest() + "\ntime 1800000000\n"
+    write(out, "tlog", leaf)
+    write(out, "tlog", leaf + "key " + hashlib.sha256(b"k1").hexdigest() + "\nkey " + hashlib.sha256(b"k2").hexdigest() + "\n")
+
+
+def signup_seeds(out):
+    """Sign-up inputs by mode (see FuzzSignup.swift): usernames and addresses (look-alike letters of
+    other scripts, full-width and zero-width characters, reserved names, case), JSON bodies, edits of
+    the real request the target makes, fields replaced."""
+    names = ["dana", "Dana.Fuzz", "a_b-c.d", "\u0430lice", "dana\u200b", "\uff44\uff41\uff4e\uff41", "admin", "Postmaster",
+             "ab", "x" * 41, ".dana", "dana-", "d\u0061na", "DANA", "i\u0307nfo", "\u212aelvin", "stra\u00dfe"]
+    for name in names:
+        write(out, "signup", bytes([0]) + name.encode())
+    for address in ["dana@rampart.test", "Dana@RAMPART.TEST", "dana@example.org", "admin@rampart.test", "d@na@rampart.test",
+                    "\u0430@rampart.test", "@rampart.test", "dana@", "dana@rampart.test.", "a" * 65 + "@rampart.test"]:
+        write(out, "signup", bytes([1]) + address.encode())
+    body = {"Username": "dana", "DisplayName": "Dana", "Address": "dana@rampart.test", "Version": 4, "Salt": "AAAAAAAAAAAAAA==",
+            "Verifier": base64.b64encode(bytes(255) + b"\x02").decode(), "KeySalt": base64.b64encode(bytes(16)).decode(),
+            "PublicKey": "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n-----END PGP PUBLIC KEY BLOCK-----\n", "PrivateKey": "x",
+            "AddressKey": {"Address": "dana@rampart.test", "PublicKey": "", "PrivateKey": "", "Token": "-----BEGIN PGP MESSAGE-----\n",
+                           "Signature": "-----BEGIN PGP SIGNATURE-----\n"}}
+    write(out, "signup", bytes([2]) + json.dumps(body).encode())
+    write(out, "signup", bytes([2]) + b'{"Username":"\\u0430lice"}')
+    for operation in range(5):
+        write(out, "signup", bytes([3, operation, 0, 40, 8]) + b"\x01\x02\x03")
+        write(out, "signup", bytes([3, operation, 2, 0, 60]) + b"ZZ")
+    for field in range(12):
+        write(out, "signup", bytes([4, field]) + b"dana@rampart.test")
+    for field in range(5):
+        write(out, "signup", bytes([5, field]) + b"-----BEGIN PGP MESSAGE-----\n\nwcBMA\n-----END PGP MESSAGE-----\n")
 
 
 def main():
@@ -399,6 +429,7 @@ def main():
 
     # The bridge's protocols and the key-transparency log's texts.
     bridge_and_log_seeds(out)
+    signup_seeds(out)
 
 
 if __name__ == "__main__":

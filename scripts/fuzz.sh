@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh                  every target, 60 s each
 #   scripts/fuzz.sh TARGET [SECONDS] one target (html5, sanitizer, css, mime, mbox, push, vault,
-#                                    sealed, keychain, agentwire, api, openpgp, srp, pgpmime, imap, smtp, tlog),
+#                                    sealed, keychain, agentwire, api, openpgp, srp, pgpmime, imap, smtp, tlog, signup),
 #                                    60 s by default
 #   scripts/fuzz.sh all [SECONDS]    every target, SECONDS each
 #   scripts/fuzz.sh smoke [SECONDS]  every target, 15 s each (what scripts/test.sh runs on CI)
@@ -25,7 +25,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export PATH="/opt/swift/usr/bin:$PATH"
 
-TARGETS=(html5 sanitizer css mime mbox push vault sealed keychain agentwire api openpgp srp pgpmime imap smtp tlog)
+TARGETS=(html5 sanitizer css mime mbox push vault sealed keychain agentwire api openpgp srp pgpmime imap smtp tlog signup)
 SCRATCH="${FUZZ_SCRATCH:-$ROOT/.build-fuzz}"
 TIMEOUT="${FUZZ_TIMEOUT:-10}"
 RSS_MB="${FUZZ_RSS_MB:-2048}"
@@ -38,7 +38,7 @@ dict_for() {
         html5|sanitizer) echo "Fuzz/dict/html.dict" ;;
         css) echo "Fuzz/dict/css.dict" ;;
         mime|mbox) echo "Fuzz/dict/mime.dict" ;;
-        api|agentwire|srp) echo "Fuzz/dict/json.dict" ;;
+        api|agentwire|srp|signup) echo "Fuzz/dict/json.dict" ;;
         pgpmime) echo "Fuzz/dict/mime.dict" ;;
         *) echo "" ;;
     esac
