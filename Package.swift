@@ -284,7 +284,8 @@ targets.append(.target(name: "RampartCLIKit",
 targets += [
     .target(name: "RampartWeb",
             dependencies: ["RampartCLIKit", "RampartRuntime", "RampartClient", "RampartAgent", "RampartCore", "RampartAPI", "MailSafety",
-                           "HTML5", "SealedStore", "Keymaker", crypto, hummingbird, httpTypes, serviceLifecycle, nioCore, logging, argumentParser],
+                           "HTML5", "SealedStore", "Keymaker", "FileVault", crypto, hummingbird, httpTypes, serviceLifecycle, nioCore, logging,
+                           argumentParser],
             swiftSettings: swiftSettings),
     // The access rules in-process, and the app in Debian's chromium driven by Playwright for Python
     // (scripts/web/*.py; scripts/deps/web.apt and web.pip) against `rampart web` and `rampart server`.

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import RampartClient
+import FileVault
 import RampartCore
 import RampartRuntime
 
@@ -10,8 +11,9 @@ import RampartRuntime
 /// in blocks; the page's script shows the progress), download.
 ///
 /// Trust-model row **cleartext files (critical)**: an upload's or download's cleartext exists
-/// only in a 0600 file of the account's lease folder while it is encrypted or sent, and is
-/// overwritten and removed right after (and by the cleartext sweep at lock if the process dies).
+/// only in a 0600 file of this process's preview session while it is encrypted or sent, and is
+/// removed right after (and by the cleartext sweep at lock, or at the next start if the process
+/// dies).
 struct DriveRoutes {
     let app: WebApp
     /// The largest upload accepted from the browser.
@@ -81,12 +83,11 @@ struct DriveRoutes {
         return name.isEmpty || name == "." || name == ".." ? "upload" : String(name.prefix(200))
     }
 
-    /// A fresh 0700 folder in the account's lease folder (swept at lock).
+    /// A fresh 0700 folder in this process's own preview session (FileVault's `PreviewArea`): its
+    /// owner lock keeps other processes' start-up sweeps away from it, and a lock of the account
+    /// (`rampart lock`, autolock) erases it with every other cleartext preview.
     static func privateFolder(_ session: AccountSession) throws -> URL {
-        let folder = ClientFiles(environment: session.environment).directory(for: session.userID)
-            .appendingPathComponent("leases", isDirectory: true).appendingPathComponent("web-" + UUID().uuidString, isDirectory: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return folder
+        try session.webScratchFolder()
     }
 
     static func erase(_ folder: URL) {

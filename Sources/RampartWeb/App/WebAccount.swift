@@ -1,3 +1,4 @@
+import FileVault
 import Foundation
 import Keymaker
 import RampartAgent
@@ -24,8 +25,7 @@ public final class WebAccount: @unchecked Sendable {
 
     public let options: RuntimeOptions
     public let userID: UserID
-    /// Trusts nothing but the agent's word: when the web process itself runs the agent (a test,
-    /// or a web server started with its own agent) the executable to start it is `rampart`.
+    /// The executable the agent is started with when the unlock form finds none running.
     let executable: URL
     private let lock = NSLock()
     private var session: AccountSession?
@@ -106,5 +106,31 @@ public final class WebAccount: @unchecked Sendable {
             return session
         }
         previous?.finish()
+    }
+}
+
+/// The web process's preview session per account (created on first use, ended with the process).
+private final class ScratchAreas: @unchecked Sendable {
+    static let shared = ScratchAreas()
+    private let lock = NSLock()
+    private var areas: [String: PreviewArea] = [:]
+
+    func area(root: URL) throws -> PreviewArea {
+        try lock.withLock {
+            if let area = areas[root.path] { return area }
+            let area = try PreviewArea(root: root)
+            areas[root.path] = area
+            return area
+        }
+    }
+}
+
+extension AccountSession {
+    /// A fresh 0700 folder in this process's preview session of the account (see `PreviewArea`).
+    func webScratchFolder() throws -> URL {
+        let root = Vault.previewsFolder(root: Vault.defaultRoot(environment: environment), user: userID)
+        let folder = try ScratchAreas.shared.area(root: root).sessionFolder.appendingPathComponent("web-" + UUID().uuidString, isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        return folder
     }
 }
