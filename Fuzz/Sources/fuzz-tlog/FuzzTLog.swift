@@ -1,7 +1,9 @@
 // Fuzz target: what a key-transparency client reads from a server: signed notes, checkpoints,
-// verifier keys, proofs (trust-model row: the user's private and public keys, modified: critical).
+// verifier keys, proofs, key log leaves (trust-model row: the user's private and public keys,
+// modified: critical).
 //
-// Oracles: a checkpoint that parses prints back to the same text and parses to the same value; a
+// Oracles: a key log leaf that parses encodes back to the same bytes; a checkpoint that parses
+// prints back to the same text and parses to the same value; a
 // note that parses keeps its text; no proof made of the input's bytes verifies against a root it
 // does not lead to (each check runs without a crash and gives a typed answer).
 import FuzzSupport
@@ -20,6 +22,10 @@ public func fuzzTLog(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         _ = try? Checkpoint(text: note.text)
     }
     _ = try? NoteVerifier(keyString: text)
+    if let leaf = try? KeyLogLeaf(encoded: bytes) {
+        precondition(leaf.encoded == bytes, "a key log leaf does not encode back to its bytes")
+        precondition(leaf.keyDigests == leaf.keyDigests.sorted(), "a key log leaf's digests are not sorted")
+    }
     // Proofs from the bytes: 32-byte hashes, sizes from the first bytes.
     guard bytes.count >= 4 else { return 0 }
     let hashes = stride(from: 4, to: bytes.count - 31, by: 32).compactMap { try? LogHash(bytes: Array(bytes[$0..<$0 + 32])) }

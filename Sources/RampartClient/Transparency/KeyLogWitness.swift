@@ -55,8 +55,12 @@ public struct KeyLogWitness: Sendable {
     }
 
     /// One round against the server of `api`, whose log key is `logKey`.
-    /// - Parameter refresh: cosign the same head again when the last cosignature is older (seconds).
-    /// - Throws: ``TransparencyLogError`` when the head is not the log's or does not extend the
+    /// - Parameters:
+    ///   - api: a client of the server (no session needed: the routes are public).
+    ///   - logKey: the log's pinned note verifier key (`server.json`'s `keyLog.logKey`).
+    ///   - now: the cosignature's time, seconds since 1970.
+    ///   - refresh: cosign the same head again when the last cosignature is older (seconds).
+    /// - Throws: TransparencyLog's `TransparencyLogError` when the head is not the log's or does not extend the
     ///   last one cosigned (nothing is cosigned, the state file is unchanged).
     public func round(api: APIClient, logKey: String, now: UInt64, refresh: UInt64 = 3600) async throws -> Round {
         let witness = Witness(signer: try signer(), logKey: try NoteVerifier(keyString: logKey),

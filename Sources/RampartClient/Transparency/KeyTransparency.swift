@@ -60,7 +60,7 @@ public struct KeyTransparency: Sendable {
 
     /// The policy the pins give: the log's key, the witnesses (one cosignature required when any
     /// is pinned).
-    /// - Throws: ``TransparencyLogError/badKey(_:)`` for an unusable pinned key.
+    /// - Throws: TransparencyLog's `TransparencyLogError.badKey` for an unusable pinned key.
     public func policy() throws -> HeadPolicy {
         let witnesses = try pins.witnesses.map(NoteVerifier.init(keyString:))
         return HeadPolicy(logKey: try NoteVerifier(keyString: pins.logKey), witnesses: witnesses,
@@ -86,7 +86,7 @@ public struct KeyTransparency: Sendable {
 
     /// Checks a served head against the pins and the stored head, fetching the consistency proof
     /// from the stored head, and stores it when it is newer. Returns its checkpoint.
-    /// - Throws: ``TransparencyLogError`` (signature, cosignature, age, rollback, fork).
+    /// - Throws: TransparencyLog's `TransparencyLogError` (signature, cosignature, age, rollback, fork).
     public func accept(head serialized: String, api: APIClient) async throws -> Checkpoint {
         let note = try SignedNote(serialized: serialized)
         let offered = try Checkpoint(text: note.text)
@@ -131,6 +131,10 @@ public struct KeyTransparency: Sendable {
     }
 
     /// The status of `key` as `address`'s directory key.
+    /// - Parameters:
+    ///   - key: the key about to be used (the pinned one, or the directory's on first use).
+    ///   - address: the address it is used for.
+    ///   - api: the session's client (the lookup needs a session).
     public func status(of key: PGPPublicKey, address: String, api: APIClient) async throws -> KeyTransparencyStatus {
         do {
             let proven = try await provenKeyDigests(of: address, api: api)
