@@ -66,6 +66,22 @@ public func report(_ error: any Error, withCode: Bool = false) -> ExitCode {
     return ExitCode(exitStatus(for: error))
 }
 
+/// Runs `body` with the keys of the account the options name (its Keymaker and keychain; no store,
+/// no server), inside ``reportingErrors(_:)``.
+public func withAccountKeys<R>(_ global: GlobalOptions, _ body: (AccountKeys) async throws -> R) async throws -> R {
+    try await reportingErrors { try await body(try AccountKeys(global.runtime)) }
+}
+
+/// Runs `body` with the account the options name, locked or not, inside ``reportingErrors(_:)``;
+/// the account is finished (closed, key dropped) afterwards.
+public func withAccountSession<R>(_ global: GlobalOptions, _ body: (AccountSession) async throws -> R) async throws -> R {
+    try await reportingErrors {
+        let session = try AccountSession(global.runtime)
+        defer { session.finish() }
+        return try await body(session)
+    }
+}
+
 /// Runs `body` with the account the options name, its key made available (the agent's, or
 /// unwrapped here with the PIN from `pin`), inside ``reportingErrors(_:)``; the account is
 /// finished (closed, key dropped) afterwards.

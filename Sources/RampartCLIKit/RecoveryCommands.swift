@@ -152,9 +152,7 @@ public struct ResetCommand: AsyncParsableCommand {
 /// server (it reports what it did); then this device is set up as by login.
 private func replaceCredentials(_ global: GlobalOptions, _ server: ServerOptions,
                                 _ flow: (ServerEndpoint, AccountSession) async throws -> RecoveryResult) async throws {
-    try await reportingErrors {
-        let context = try AccountSession(global.runtime)
-        defer { context.finish() }
+    try await withAccountSession(global) { context in
         let endpoint = try server.endpoint()
         let result = try await flow(endpoint, context)
         LoginReport.print(result.login, endpoint: endpoint, localUser: context.userID)

@@ -20,8 +20,7 @@ struct KeyCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await reportingErrors {
-                let context = try AccountKeys(global.runtime)
+            try await withAccountKeys(global) { context in
                 let key = try context.keymaker.createMainKey()
                 print("Created MainKey \(key.fingerprint) for \(context.userID) (protector: none; keychain: \(context.keychain.backendName)).")
                 print("Protect it with `rampart-dev key protect --pin-stdin`.")
@@ -44,8 +43,7 @@ struct KeyCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await reportingErrors {
-                let context = try AccountKeys(global.runtime)
+            try await withAccountKeys(global) { context in
                 let keymaker = context.keymaker
                 try context.unlockForChange()
                 if none {
@@ -127,8 +125,7 @@ struct KeyCommand: AsyncParsableCommand {
         @OptionGroup var pin: PINOptions
 
         func run() async throws {
-            try await reportingErrors {
-                let context = try AccountKeys(global.runtime)
+            try await withAccountKeys(global) { context in
                 let credential: UnlockCredential = pin.pinStdin ? .pin(try StandardInput.readSecretLine("the PIN")) : .none
                 try context.keymaker.unlock(credential)
                 if let warning = context.keymaker.autolockWarning {
@@ -147,8 +144,7 @@ struct KeyCommand: AsyncParsableCommand {
         @Flag(name: .long, help: "Print JSON.") var json = false
 
         func run() async throws {
-            try await reportingErrors {
-                let context = try AccountKeys(global.runtime)
+            try await withAccountKeys(global) { context in
                 let status = try context.keymaker.status()
                 if json { try printJSON(status); return }
                 print("user:              \(status.userID)")
@@ -175,8 +171,7 @@ struct KeyCommand: AsyncParsableCommand {
         @Argument(help: "never | background | 1 | 2 | 5 | 10 | 15 | 30 | 60") var policy: String
 
         func run() async throws {
-            try await reportingErrors {
-                let context = try AccountKeys(global.runtime)
+            try await withAccountKeys(global) { context in
                 let parsed = try AutolockPolicy(parsing: policy)
                 try context.unlockForChange()
                 defer { context.keymaker.lock() }
@@ -196,8 +191,7 @@ struct KeyCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await reportingErrors {
-                let context = try AccountKeys(global.runtime)
+            try await withAccountKeys(global) { context in
                 let report = context.keymaker.wipe(reason: .userRequest)
                 print("Wiped: \(report.wiped.joined(separator: ", ")).")
                 if !report.isComplete { throw KeymakerError.wipeIncomplete(report.failures) }

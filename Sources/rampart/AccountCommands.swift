@@ -32,9 +32,7 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(name: .customLong("mailbox-password-stdin"), help: "Read the mailbox password from standard input.") var mailboxPasswordStdin = false
 
     func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession(global.runtime)
-            defer { context.finish() }
+        try await withAccountSession(global) { context in
             let endpoint = try server.endpoint()
             guard let name = username ?? SecretPrompt.readLine("Username: "), !name.isEmpty else {
                 throw RuntimeError.badInput("A username is needed (--username).")
@@ -83,9 +81,7 @@ struct ProtectCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession(global.runtime)
-            defer { context.finish() }
+        try await withAccountSession(global) { context in
             let keymaker = context.keymaker
             guard try keymaker.hasMainKey() else { throw ClientError.notLoggedIn(context.userID) }
             let chosen: ProtectorKind = hardware ? (pin ? .hardwarePIN : .hardware) : (pin ? .pin : .none)
@@ -208,8 +204,7 @@ struct ChangePINCommand: AsyncParsableCommand {
     @OptionGroup var pinInput: PINOptions
 
     func run() async throws {
-        try await reportingErrors {
-            let keys = try AccountKeys(global.runtime)
+        try await withAccountKeys(global) { keys in
             guard try keys.keymaker.hasMainKey() else { throw ClientError.notLoggedIn(keys.userID) }
             try keys.changePIN(current: { try pinInput.input.read("the current PIN", prompt: "Current PIN: ") },
                                new: { try pinInput.input.readNewPIN() })

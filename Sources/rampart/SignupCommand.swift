@@ -24,9 +24,7 @@ struct SignupCommand: AsyncParsableCommand {
     @OptionGroup var signup: SignupOptions
 
     func run() async throws {
-        try await reportingErrors {
-            let context = try AccountSession(global.runtime)
-            defer { context.finish() }
+        try await withAccountSession(global) { context in
             let endpoint = try server.endpoint()
             let credentials = try signup.credentials()
             let made = try await SignupFlow.signUp(endpoint: endpoint, credentials: credentials, account: context.account,
