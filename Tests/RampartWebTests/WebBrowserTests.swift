@@ -28,7 +28,8 @@ struct WebBrowserTests {
         "remote-blocked-before-consent", "remote-loads-after-consent", "remote-trackers-still-blocked", "trusted-sender-verified-loads",
         "trusted-sender-unverified-stays-blocked", "block-all-wins", "attachment-download",
         "composer-csp-no-remote", "composer-quoted-sanitized", "composer-names-recipients-without-e2ee", "compose-and-send",
-        "drive-upload-download", "settings-and-account-pages", "every-control-labelled", "lock-empties-open-page", "unlock-again",
+        "drive-upload-download", "settings-and-account-pages", "every-control-labelled", "keyboard-opens-a-message", "lock-empties-open-page",
+        "unlock-again",
         "no-dialog-at-all",
     ]
 

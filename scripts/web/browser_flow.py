@@ -351,6 +351,19 @@ def main():
                 .map(e => path + ' ' + (e.id || e.name || e.tagName))""", path)
         check("every-control-labelled", not unlabelled, unlabelled)
 
+        # --- the keyboard alone: Tab to the first message, Enter opens it --------------------------------
+        page.goto(base + "/mail")
+        reached = False
+        for _ in range(60):
+            page.keyboard.press("Tab")
+            if page.evaluate("() => !!(document.activeElement && document.activeElement.closest('#messages'))"):
+                reached = True
+                break
+        if reached:
+            page.keyboard.press("Enter")
+            page.wait_for_url(base + "/message/*")
+        check("keyboard-opens-a-message", reached and "/message/" in page.url, page.url)
+
         # --- lock from the command line: the open page locks within a second ------------------------
         page.goto(base + "/mail")
         subprocess.run([args.rampart, "lock"], check=True, stdout=subprocess.DEVNULL)
