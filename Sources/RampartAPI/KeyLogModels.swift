@@ -4,23 +4,22 @@
 /// Trust-model row **the user's private and public keys (critical when modified: impersonation)**:
 /// every key the directory hands out comes with a proof that it is in the one log a witness
 /// cosigned.
-public enum KeyLogRoute {
-    /// `GET ?address=A` → ``KeyLogLookupResponse`` (session): the address's keys, its latest log
-    /// entry, the inclusion proof in the cosigned head, and that head.
-    public static let lookup = "/v1/keylog/lookup"
-    /// `GET` → ``KeyLogEntriesResponse`` (session): every entry of the caller's own addresses,
-    /// with proofs in the cosigned head (the self-audit).
-    public static let ownEntries = "/v1/keylog/own"
-    /// `GET` → ``KeyLogHeadNote`` (public): the newest head a pinned witness cosigned.
-    public static let head = "/v1/keylog/head"
-    /// `GET` → ``KeyLogHeadNote`` (public): the newest head the log signed (what a witness
-    /// cosigns next).
-    public static let checkpoint = "/v1/keylog/checkpoint"
-    /// `GET ?from=M&to=N` → ``KeyLogConsistencyResponse`` (public).
-    public static let consistency = "/v1/keylog/consistency"
-    /// `POST` ``KeyLogHeadNote`` → ``OKResponse`` (public; only a configured witness's
-    /// valid cosignature of a head of this log is kept).
-    public static let cosignature = "/v1/keylog/cosignature"
+///
+/// - `lookup` `GET ?address=A` → ``KeyLogLookupResponse`` (session): the address's keys, its newest
+///   log entry, the inclusion proof in the cosigned head, and that head.
+/// - `own` `GET` → ``KeyLogEntriesResponse`` (session): every entry of the caller's own addresses,
+///   with proofs in the cosigned head (the self-audit).
+/// - `head` `GET` → ``KeyLogHeadNote`` (public): the newest head a pinned witness cosigned.
+/// - `checkpoint` `GET` → ``KeyLogHeadNote`` (public): the newest head the log signed (what a
+///   witness cosigns next).
+/// - `consistency` `GET ?from=M&to=N` → ``KeyLogConsistencyResponse`` (public).
+/// - `cosignature` `POST` ``KeyLogHeadNote`` → ``OKResponse`` (public; only a configured witness's
+///   valid cosignature of a head of this log is kept).
+public enum KeyLogRoute: String, Sendable, CaseIterable {
+    case lookup, own, head, checkpoint, consistency, cosignature
+
+    /// The route's path: `/v1/keylog/<name>`.
+    public var path: String { "/v1/keylog/" + rawValue }
 }
 
 /// What a client pins about a server's key log: in `server.json`, copied into the session at login.

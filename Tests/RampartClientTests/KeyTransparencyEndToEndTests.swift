@@ -194,7 +194,7 @@ import TransparencyLog
         //    The forked head as the log signed it, served without the witness's cosignature: refused.
         try server.info.certificatePEM.write(to: world.folder.child("ca.pem"), atomically: true, encoding: .utf8)
         let checkpoint = try CLITool(path: URL(fileURLWithPath: "/usr/bin/curl"))
-            .run(["-s", "--cacert", world.folder.child("ca.pem").path, "\(server.baseURL.absoluteString)\(KeyLogRoute.checkpoint)"])
+            .run(["-s", "--cacert", world.folder.child("ca.pem").path, "\(server.baseURL.absoluteString)\(KeyLogRoute.checkpoint.path)"])
         let note = try #require(try JSONDecoder().decode(KeyLogHeadNote.self, from: checkpoint.output).head as String?)
         let noteHex = Data(note.utf8).map { String(format: "%02X", $0) }.joined()
         _ = try Self.sql(server, "UPDATE keyLogCosigned SET note = CAST(X'\(noteHex)' AS TEXT)")

@@ -185,25 +185,25 @@ public struct KeyTransparency: Sendable {
 extension APIClient {
     /// `GET /v1/keylog/lookup?address=A`.
     public func keyLogLookup(_ address: String) async throws -> KeyLogLookupResponse {
-        try await json(.GET, KeyLogRoute.lookup + "?address=\(Self.escape(address))")
+        try await json(.GET, KeyLogRoute.lookup.path + "?address=\(Self.escape(address))")
     }
 
     /// `GET /v1/keylog/own`.
-    public func keyLogOwnEntries() async throws -> KeyLogEntriesResponse { try await json(.GET, KeyLogRoute.ownEntries) }
+    public func keyLogOwnEntries() async throws -> KeyLogEntriesResponse { try await json(.GET, KeyLogRoute.own.path) }
 
     /// `GET /v1/keylog/consistency?from=M&to=N` (public).
     public func keyLogConsistency(from: UInt64, to: UInt64) async throws -> KeyLogConsistencyResponse {
-        try await json(.GET, KeyLogRoute.consistency + "?from=\(from)&to=\(to)", authenticated: false)
+        try await json(.GET, KeyLogRoute.consistency.path + "?from=\(from)&to=\(to)", authenticated: false)
     }
 
     /// `GET /v1/keylog/checkpoint` (public): the newest head the log signed.
-    public func keyLogCheckpoint() async throws -> KeyLogHeadNote { try await json(.GET, KeyLogRoute.checkpoint, authenticated: false) }
+    public func keyLogCheckpoint() async throws -> KeyLogHeadNote { try await json(.GET, KeyLogRoute.checkpoint.path, authenticated: false) }
 
     /// `GET /v1/keylog/head` (public): the newest witnessed head.
-    public func keyLogHead() async throws -> KeyLogHeadNote { try await json(.GET, KeyLogRoute.head, authenticated: false) }
+    public func keyLogHead() async throws -> KeyLogHeadNote { try await json(.GET, KeyLogRoute.head.path, authenticated: false) }
 
     /// `POST /v1/keylog/cosignature` (public).
     public func postKeyLogCosignature(_ head: String) async throws {
-        let _: OKResponse = try await json(.POST, KeyLogRoute.cosignature, body: KeyLogHeadNote(head: head), authenticated: false)
+        let _: OKResponse = try await json(.POST, KeyLogRoute.cosignature.path, body: KeyLogHeadNote(head: head), authenticated: false)
     }
 }

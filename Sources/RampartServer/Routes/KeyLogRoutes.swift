@@ -13,24 +13,23 @@ import TransparencyLog
 struct KeyLogRoutes {
     let backend: Backend
 
-    /// A head with a few cosignature lines.
-    static let maximumCosignatureBody = 16 * 1024
-
     var collection: RouteCollection<APIRequestContext> {
         let routes = RouteCollection(context: APIRequestContext.self)
-        routes.get(RouterPath(KeyLogRoute.head)) { _, _ in
-            try APIIO.json(KeyLogHeadNote(head: try log(backend).cosignedHead().serialized))
+        // The newest witnessed head for clients, the newest signed one for witnesses.
+        for (route, witnessed) in [(KeyLogRoute.head, true), (KeyLogRoute.checkpoint, false)] {
+            routes.get(RouterPath(route.path)) { _, _ in
+                let log = try log(backend)
+                return try APIIO.json(KeyLogHeadNote(head: try (witnessed ? log.cosignedHead() : log.checkpoint()).serialized))
+            }
         }
-        routes.get(RouterPath(KeyLogRoute.checkpoint)) { _, _ in
-            try APIIO.json(KeyLogHeadNote(head: try log(backend).checkpoint().serialized))
-        }
-        routes.get(RouterPath(KeyLogRoute.consistency)) { request, _ in
+        routes.get(RouterPath(KeyLogRoute.consistency.path)) { request, _ in
             let from = try APIIO.integer(request, "from", default: 0, range: 0...Int64.max)
             let to = try APIIO.integer(request, "to", default: 0, range: 0...Int64.max)
             return try APIIO.json(try log(backend).consistency(from: UInt64(from), to: UInt64(to)))
         }
-        routes.post(RouterPath(KeyLogRoute.cosignature)) { request, _ in
-            let body = try await APIIO.decode(KeyLogHeadNote.self, from: request, limit: Self.maximumCosignatureBody)
+        routes.post(RouterPath(KeyLogRoute.cosignature.path)) { request, _ in
+            // A head with a few cosignature lines.
+            let body = try await APIIO.decode(KeyLogHeadNote.self, from: request, limit: 16 * 1024)
             try log(backend).addCosignature(body.head)
             return try APIIO.json(OKResponse())
         }
@@ -47,7 +46,7 @@ struct KeyLogSessionRoutes: SessionRoutes {
     let backend: Backend
 
     func add(to routes: RouteCollection<APIRequestContext>) {
-        routes.get(RouterPath(KeyLogRoute.lookup)) { request, context in
+        routes.get(RouterPath(KeyLogRoute.lookup.path)) { request, context in
             _ = try context.session
             guard let address = request.uri.queryParameters.get("address"), Mailbox.looksLikeAddress(address) else {
                 throw ServerError.badRequest("give the address to look up as ?address=local@domain")
@@ -58,7 +57,7 @@ struct KeyLogSessionRoutes: SessionRoutes {
             }
             return try APIIO.json(try log(backend).lookup(address: address, publicKeys: armored))
         }
-        routes.get(RouterPath(KeyLogRoute.ownEntries)) { _, context in
+        routes.get(RouterPath(KeyLogRoute.own.path)) { _, context in
             let userID = try context.session.userID
             let log = try log(backend)
             let head = try log.cosignedHead()
