@@ -42,9 +42,9 @@ public enum SignupPayload {
                  keyPassword: keyPassword, group: group, invitation: invitation, recoveryPhrase: recoveryPhrase, recoveryLogN: recoveryLogN).request
     }
 
-    /// Makes the request and a key of its own for each of `otherAddresses`, locked with a token of
-    /// the same user key (a reset of an account with several addresses: every one gets a new key).
-    /// - Parameter otherAddresses: the account's addresses after `address`.
+    /// Makes the request and a key of its own for each of `otherAddresses` (the account's addresses
+    /// after `address`), locked with a token of the same user key: a reset of an account with
+    /// several addresses gives every one a new key. The other arguments are as for the request alone.
     /// - Returns: the request and the other addresses' keys, in order.
     public static func make(username: String, displayName: String, address: String, otherAddresses: [String], loginPassword: SecretBytes,
                             keyPassword: SecretBytes, group: SRPGroup, invitation: String? = nil, recoveryPhrase: RecoveryPhrase? = nil,

@@ -13,8 +13,9 @@ extension Accounts {
     ///
     /// Trust-model rows **database (critical)** and **username (critical)**: after a deletion
     /// nothing of the account is left on the server to tie it to a person.
-    static func erase(_ db: Database, userID: String) throws {
-        try KeyList.apply(db, .erased(userID: userID), now: 0)
+    /// - Parameter now: the time of the key-list change (the key log's leaf), Unix seconds.
+    static func erase(_ db: Database, userID: String, now: Int64) throws {
+        try KeyList.apply(db, .erased(userID: userID), now: now)
         let statements = [
             "DELETE FROM messageOriginals WHERE userId = ?1 OR messageId IN (SELECT id FROM messages WHERE userId = ?1)",
             "DELETE FROM attachments WHERE userId = ?1 OR messageId IN (SELECT id FROM messages WHERE userId = ?1)",
@@ -112,7 +113,7 @@ public enum AccountAdministration {
         let ended = try EmbeddedServer.openStore(dataDirectory).write { db -> [String] in
             let userID = try Self.userID(db, username)
             let ids = try String.fetchAll(db, sql: "SELECT id FROM sessions WHERE userId = ?", arguments: [userID])
-            try Accounts.erase(db, userID: userID)
+            try Accounts.erase(db, userID: userID, now: Int64(Date().timeIntervalSince1970))
             return ids
         }
         removeInboxes(ended, dataDirectory: dataDirectory)

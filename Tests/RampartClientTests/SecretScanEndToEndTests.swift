@@ -1,6 +1,7 @@
 import Foundation
 import MailboxCrypto
 import OpenPGP
+import RampartAPI
 import RampartCore
 import RampartServerTestSupport
 import RampartTestSupport
@@ -13,8 +14,8 @@ import Glibc
 /// Random markers through an account's whole life — sign-up (two passwords, a recovery phrase),
 /// mail, recovery with the phrase (new passwords), deletion — against `rampart server start` in a
 /// child process; then none of the passwords, the mailbox passwords, the phrase, the mail's text or
-/// the account key's cleartext export is in the server's database file, its WAL, or the server
-/// process's memory (every readable mapping of /proc/<pid>/mem, read as root).
+/// the cleartext export of the user key or of the address key, or the address key's token, is in
+/// the server's database file, its WAL, or the server process's memory (every readable mapping of /proc/<pid>/mem, read as root).
 @Suite("Secrets never reach the server: database, WAL, process memory", .serialized)
 struct SecretScanEndToEndTests {
     @Test func noSecretOfTheAccountsLifeReachesTheServer() throws {
@@ -41,11 +42,25 @@ struct SecretScanEndToEndTests {
             .unlock(with: try RecoveryPhrase(phrase: SecretBytes(copying: Array(phrase.utf8))))
         let export = try key.unprotectedExport()
         let binaryKey = try export.withUnsafeBytes { Data($0) }
+        // The address key's token and cleartext export: the user key opens the token, the token the key.
+        let row = try Self.sqlite(server, "SELECT address, hex(publicKey), hex(privateKey), hex(token), hex(signature) FROM addressKeys;")
+            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").map(String.init)
+        try #require(row.count == 5)
+        func utf8(_ hex: String) -> String { String(decoding: Self.bytes(hex: hex), as: UTF8.self) }
+        let record = AddressKey(address: row[0], publicKey: try PGPPublicKey(binary: Self.bytes(hex: row[1])).armored(),
+                                privateKey: utf8(row[2]), token: utf8(row[3]), signature: utf8(row[4]))
+        let addressKey = try AddressKeys.unlock(record, userKey: key)
+        let addressExport = try addressKey.unprotectedExport()
+        let binaryAddressKey = try addressExport.withUnsafeBytes { Data($0) }
+        let token = try OpenPGP.decrypt(Data(record.token.utf8), with: [key], verifyingWith: []).data
+        #expect(token.count == 64)
         #expect(try world.rampart(["sync", "--user", "zed2"]).status == 0)
         #expect(try world.rampart(["account", "delete", "--user", "zed2", "--yes", "--password-stdin"], stdin: "\(login2)\n").status == 0)
 
         var secrets: [(String, Data)] = [login1, mailbox1, login2, mailbox2, phrase, text].map { ($0, Data($0.utf8)) }
         secrets.append(("the key's cleartext export", binaryKey))
+        secrets.append(("the address key's cleartext export", binaryAddressKey))
+        secrets.append(("the address key's token", token))
         let database = server.dataDirectory.appendingPathComponent("backend.sqlite")
         for file in [database, URL(fileURLWithPath: database.path + "-wal")] where FileManager.default.fileExists(atPath: file.path) {
             let bytes = try Data(contentsOf: file)

@@ -38,8 +38,8 @@ public struct ContactKeyChanged: DescribedRampartError, Equatable {
 extension ContactKeys {
     /// Pins the key the server's key directory offers now for `address`, replacing the pin, once
     /// the user compared its fingerprint out of band (`rampart contacts accept-key`). With a key
-    /// log pinned, the key must be the address's newest logged key.
-    /// - Parameter fingerprint: what the correspondent said (any case, spaces allowed).
+    /// log pinned, the key must be the address's newest logged key. `fingerprint` is what the
+    /// correspondent said (any case, spaces allowed); `api` reaches the key directory.
     /// - Throws: ``ClientError/badInput(_:)`` when the offered key has another fingerprint (nothing
     ///   pinned), ``ClientError/notFound(kind:id:)`` when the directory has no key for the address,
     ///   ``KeyTransparencyFailure``.

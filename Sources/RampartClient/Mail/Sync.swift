@@ -146,7 +146,7 @@ public struct MailSync: Sendable {
         try open(response, keys: [keys])
     }
 
-    /// Opens a message with any of the account's address keys (``open(_:keys:)-swift.method``'s checks).
+    /// Opens a message with any of the account's address keys (the same checks as with one key).
     public static func open(_ response: MessageResponse, keys: [PGPPrivateKey]) throws -> (MailMessage, [AttachmentMetadata]) {
         guard let sealed = Data(base64Encoded: response.sealedBody) else {
             throw ClientError.malformedResponse("the sealed body of message \(response.id) is not base64")

@@ -8,7 +8,7 @@ import RampartCore
 /// made on this device.
 ///
 /// - ``add(_:account:)``: a new OpenPGP key for the address, locked with a fresh token that is
-///   encrypted to and signed by the user key (``AddressKeys``); the server checks its structure and
+///   encrypted to and signed by the user key (MailboxCrypto's `AddressKeys`); the server checks its structure and
 ///   that the address is in its domain and free, then mail to the address reaches the account and
 ///   the key directory answers for it.
 /// - ``remove(_:account:)``: mail to the address is no longer delivered and the key directory stops

@@ -56,7 +56,7 @@ public final class ClientAccount: @unchecked Sendable {
         try keys.withMainKey { try vault.mailboxKey(with: $0) }
     }
 
-    /// The user key and every address key (``AccountKeyring``); the caller wipes it.
+    /// The user key and every address key (MailboxCrypto's `AccountKeyring`); the caller wipes it.
     /// - Throws: `LockedError`, ``ClientError/notLoggedIn(_:)`` (also for an account set up
     ///   without a key ring).
     public func keyring() throws -> AccountKeyring {

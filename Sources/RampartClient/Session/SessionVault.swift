@@ -104,7 +104,7 @@ public struct SessionVault: Sendable {
         }
     }
 
-    /// Keeps the unlocked key ring (the user key and every address key, ``AccountKeyring``) sealed
+    /// Keeps the unlocked key ring (the user key and every address key, MailboxCrypto's `AccountKeyring`) sealed
     /// under the MainKey: `kind (0 user, 1 address, 2 removed address) ‖ address length (2, big
     /// endian) ‖ address ‖ key length (4) ‖ the key's unprotected export`, one entry after the other.
     public func saveKeyring(_ ring: AccountKeyring, with mainKey: MainKey) throws {

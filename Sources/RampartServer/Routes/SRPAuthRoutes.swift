@@ -57,7 +57,7 @@ struct SRPAuthRoutes {
         let proof = try checkProof(pending, clientEphemeral: clientEphemeral, clientProof: clientProof, address: address)
         let sessions = try backend.accounts.store.write { db -> [String] in
             let ids = try String.fetchAll(db, sql: "SELECT id FROM sessions WHERE userId = ?", arguments: [session.userID])
-            try Accounts.erase(db, userID: session.userID)
+            try Accounts.erase(db, userID: session.userID, now: Int64(backend.accounts.clock.now.timeIntervalSince1970))
             return ids
         }
         for id in sessions { backend.push.removeInbox(for: id) }
