@@ -73,8 +73,8 @@ public enum MailboxKey {
     /// Unlocks the armored locked key with `passphrase` (wiped afterwards), for the mailbox
     /// password and the recovery phrase alike: a wrong passphrase throws `wrong`, any other
     /// OpenPGP failure `malformed` of its description.
-    static func unlockKey(_ locked: String, passphrase: SecretBytes, wrong: Error,
-                          malformed: (OpenPGPError) -> Error) throws -> PGPPrivateKey {
+    static func unlockKey(_ locked: String, passphrase: SecretBytes, wrong: any Error,
+                          malformed: (OpenPGPError) -> any Error) throws -> PGPPrivateKey {
         defer { passphrase.wipe() }
         do {
             return try PGPPrivateKey.unlock(armored: locked, passphrase: passphrase)

@@ -66,6 +66,24 @@ public func report(_ error: any Error, withCode: Bool = false) -> ExitCode {
     return ExitCode(exitStatus(for: error))
 }
 
+/// A command that runs with the unlocked account the options name: it implements
+/// ``run(with:)``, which ``withUnlockedAccount(_:_:_:)`` calls.
+public protocol UnlockedAccountCommand: AsyncParsableCommand {
+    /// The account and home options.
+    var global: GlobalOptions { get }
+    /// How the PIN is read when the key is not in the agent.
+    var pinInput: PINOptions { get }
+    /// The command's work, with the unlocked account.
+    func run(with context: AccountSession) async throws
+}
+
+extension UnlockedAccountCommand {
+    /// Runs ``run(with:)`` inside ``withUnlockedAccount(_:_:_:)``.
+    public func run() async throws {
+        try await withUnlockedAccount(global, pinInput) { try await run(with: $0) }
+    }
+}
+
 /// Runs `body` with the keys of the account the options name (its Keymaker and keychain; no store,
 /// no server), inside ``reportingErrors(_:)``.
 public func withAccountKeys<R>(_ global: GlobalOptions, _ body: (AccountKeys) async throws -> R) async throws -> R {

@@ -18,51 +18,45 @@ struct DriveCommand: AsyncParsableCommand {
         abstract: "Encrypted drive: upload, download, list.",
         subcommands: [Upload.self, Download.self, List.self])
 
-    struct Upload: AsyncParsableCommand {
+    struct Upload: UnlockedAccountCommand {
         static let configuration = CommandConfiguration(abstract: "Encrypt a file with a new per-file key and upload it.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The file to upload.") var file: String
         @OptionGroup var pinInput: PINOptions
 
-        func run() async throws {
-            try await withUnlockedAccount(global, pinInput) { context in
-                let bar = ProgressBar()
-                let entry = try await context.withAPI { try await DriveClient(account: context.account).upload(URL(fileURLWithPath: file), api: $0, progress: bar.handler) }
-                bar.end()
-                print("Uploaded \(entry.name) (\(entry.size) bytes) as \(entry.id).")
-            }
+        func run(with context: AccountSession) async throws {
+            let bar = ProgressBar()
+            let entry = try await context.withAPI { try await DriveClient(account: context.account).upload(URL(fileURLWithPath: file), api: $0, progress: bar.handler) }
+            bar.end()
+            print("Uploaded \(entry.name) (\(entry.size) bytes) as \(entry.id).")
         }
     }
 
-    struct Download: AsyncParsableCommand {
+    struct Download: UnlockedAccountCommand {
         static let configuration = CommandConfiguration(abstract: "Download and decrypt a file.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The file's id (see `rampart drive ls`).") var id: String
         @Argument(help: "Where to write the cleartext.") var path: String
         @OptionGroup var pinInput: PINOptions
 
-        func run() async throws {
-            try await withUnlockedAccount(global, pinInput) { context in
-                let bar = ProgressBar()
-                let entry = try await context.withAPI { try await DriveClient(account: context.account).download(id, to: URL(fileURLWithPath: path), api: $0, progress: bar.handler) }
-                bar.end()
-                print("Downloaded \(TerminalTextLine.clean(entry.name)) (\(entry.size) bytes) to \(path).")
-            }
+        func run(with context: AccountSession) async throws {
+            let bar = ProgressBar()
+            let entry = try await context.withAPI { try await DriveClient(account: context.account).download(id, to: URL(fileURLWithPath: path), api: $0, progress: bar.handler) }
+            bar.end()
+            print("Downloaded \(TerminalTextLine.clean(entry.name)) (\(entry.size) bytes) to \(path).")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: UnlockedAccountCommand {
         static let configuration = CommandConfiguration(commandName: "ls", abstract: "List the drive's files.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var pinInput: PINOptions
 
-        func run() async throws {
-            try await withUnlockedAccount(global, pinInput) { context in
-                let entries = try await context.withAPI { try await DriveClient(account: context.account).list(api: $0) }
-                if entries.isEmpty { print("The drive is empty."); return }
-                for entry in entries {
-                    print("\(entry.id)  \(String(entry.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(TerminalTextLine.clean(entry.name))\(entry.isFolder ? "/" : "")")
-                }
+        func run(with context: AccountSession) async throws {
+            let entries = try await context.withAPI { try await DriveClient(account: context.account).list(api: $0) }
+            if entries.isEmpty { print("The drive is empty."); return }
+            for entry in entries {
+                print("\(entry.id)  \(String(entry.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(TerminalTextLine.clean(entry.name))\(entry.isFolder ? "/" : "")")
             }
         }
     }

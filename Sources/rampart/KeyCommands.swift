@@ -19,34 +19,30 @@ struct ContactsCommand: AsyncParsableCommand {
         """,
         subcommands: [List.self, ImportKey.self, VerifyContactCommand.self, AcceptKeyCommand.self], defaultSubcommand: List.self)
 
-    struct List: AsyncParsableCommand {
+    struct List: UnlockedAccountCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Address, fingerprint and source of every pinned key.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var pinInput: PINOptions
 
-        func run() async throws {
-            try await withUnlockedAccount(global, pinInput) { context in
-                let pins = try ContactKeys(account: context.account).all()
-                if pins.isEmpty { print("No key pinned yet."); return }
-                for pin in pins {
-                    print("\(TerminalTextLine.clean(pin.address))  \(pin.fingerprint)  \(pin.source.rawValue)  since \(Date(timeIntervalSince1970: TimeInterval(pin.firstSeen)))")
-                }
+        func run(with context: AccountSession) async throws {
+            let pins = try ContactKeys(account: context.account).all()
+            if pins.isEmpty { print("No key pinned yet."); return }
+            for pin in pins {
+                print("\(TerminalTextLine.clean(pin.address))  \(pin.fingerprint)  \(pin.source.rawValue)  since \(Date(timeIntervalSince1970: TimeInterval(pin.firstSeen)))")
             }
         }
     }
 
-    struct ImportKey: AsyncParsableCommand {
+    struct ImportKey: UnlockedAccountCommand {
         static let configuration = CommandConfiguration(commandName: "import-key", abstract: "Pin the OpenPGP public keys of an armored file for their addresses.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "An armored public key file (-----BEGIN PGP PUBLIC KEY BLOCK-----).") var file: String
         @OptionGroup var pinInput: PINOptions
 
-        func run() async throws {
-            try await withUnlockedAccount(global, pinInput) { context in
-                guard let data = FileManager.default.contents(atPath: file) else { throw RuntimeError.badInput("Cannot read \(file).") }
-                let pinned = try ContactKeys(account: context.account).importKeys(armored: String(decoding: data, as: UTF8.self))
-                for pin in pinned { print("Pinned \(TerminalTextLine.clean(pin.address))  \(pin.fingerprint)  (imported)") }
-            }
+        func run(with context: AccountSession) async throws {
+            guard let data = FileManager.default.contents(atPath: file) else { throw RuntimeError.badInput("Cannot read \(file).") }
+            let pinned = try ContactKeys(account: context.account).importKeys(armored: String(decoding: data, as: UTF8.self))
+            for pin in pinned { print("Pinned \(TerminalTextLine.clean(pin.address))  \(pin.fingerprint)  (imported)") }
         }
     }
 }
@@ -60,23 +56,21 @@ struct AccountCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "account", abstract: "The account: its key, password, recovery, reset, deletion.", subcommands: [PublicKey.self, ChangePassword.self, RecoverCommand.self, RecoveryPhraseCommand.self, ResetCommand.self, DeleteAccountCommand.self, AddressCommand.self, AuditCommand.self])
 
-    struct PublicKey: AsyncParsableCommand {
+    struct PublicKey: UnlockedAccountCommand {
         static let configuration = CommandConfiguration(commandName: "public-key",
                                                         abstract: "Write the account's OpenPGP public key to standard output (binary, or armored with --armor).")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "ASCII armor (-----BEGIN PGP PUBLIC KEY BLOCK-----).") var armor = false
         @OptionGroup var pinInput: PINOptions
 
-        func run() async throws {
-            try await withUnlockedAccount(global, pinInput) { context in
-                let key = try context.account.mailboxKey().publicKey
-                if armor {
-                    FileHandle.standardOutput.write(Data(key.armored().utf8))
-                } else {
-                    FileHandle.standardOutput.write(key.binary)
-                }
-                FileHandle.standardError.write(Data("rampart: public key \(key.fingerprint.hex)\n".utf8))
+        func run(with context: AccountSession) async throws {
+            let key = try context.account.mailboxKey().publicKey
+            if armor {
+                FileHandle.standardOutput.write(Data(key.armored().utf8))
+            } else {
+                FileHandle.standardOutput.write(key.binary)
             }
+            FileHandle.standardError.write(Data("rampart: public key \(key.fingerprint.hex)\n".utf8))
         }
     }
 }
