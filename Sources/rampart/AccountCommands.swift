@@ -155,18 +155,18 @@ struct SettingsCommand: AsyncParsableCommand {
         commandName: "settings",
         abstract: "Privacy settings (stored in the sealed store with a MAC under the MainKey).",
         discussion: """
-        show | remote-content on|off | trust ADDRESS | untrust ADDRESS. A setting changed on disk without the \
+        show | remote-content on|off|block (block: block all, even when asked per message) | trust ADDRESS | untrust ADDRESS. A setting changed on disk without the \
         MainKey fails its check: its safe default (remote content blocked, nobody trusted) is used and a warning shown.
         """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "show, remote-content, trust or untrust") var action: String = "show"
-    @Argument(help: "on|off for remote-content; an address for trust/untrust") var value: String?
+    @Argument(help: "on|off|block for remote-content; an address for trust/untrust") var value: String?
     @OptionGroup var pinInput: PINOptions
 
     func validate() throws {
         switch action {
         case "show": break
-        case "remote-content": guard value == "on" || value == "off" else { throw ValidationError("remote-content takes on or off.") }
+        case "remote-content": guard ["on", "off", "block"].contains(value) else { throw ValidationError("remote-content takes on, off or block.") }
         case "trust", "untrust": guard let value, value.contains("@") else { throw ValidationError("\(action) takes a sender address.") }
         default: throw ValidationError("Unknown action '\(action)': show, remote-content, trust, untrust.")
         }
@@ -179,13 +179,13 @@ struct SettingsCommand: AsyncParsableCommand {
             for warning in readout.warnings { FileHandle.standardError.write(Data("rampart: warning: \(warning)\n".utf8)) }
             var settings = readout.settings
             switch action {
-            case "remote-content": settings.autoLoadRemoteContent = value == "on"
+            case "remote-content": (settings.autoLoadRemoteContent, settings.blockAllRemoteContent) = (value == "on", value == "block")
             case "trust": if !settings.trustedSenders.contains(value!.lowercased()) { settings.trustedSenders.append(value!.lowercased()) }
             case "untrust": settings.trustedSenders.removeAll { $0 == value!.lowercased() }
             default: break
             }
             if action != "show" { try store.setPrivacySettings(settings) }
-            print("remote content:   \(settings.autoLoadRemoteContent ? "loaded automatically (trackable)" : "blocked unless asked for")")
+            print("remote content:   \(settings.blockAllRemoteContent ? "always blocked (block all)" : settings.autoLoadRemoteContent ? "loaded automatically (trackable)" : "blocked unless asked for")")
             print("trusted senders:  \(settings.trustedSenders.isEmpty ? "-" : settings.trustedSenders.joined(separator: ", "))")
             print("strip image metadata: \(settings.stripImageMetadata ? "on" : "off")")
         }

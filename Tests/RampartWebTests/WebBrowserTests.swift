@@ -23,10 +23,10 @@ struct WebBrowserTests {
     static let checks = [
         "no-token-401", "wrong-token-401", "dns-rebinding-403", "token-signs-in", "cookie-httponly-samesite-strict", "app-headers",
         "used-token-401", "wrong-cookie-401", "unlock-with-pin", "cross-origin-post-403", "cross-origin-post-changed-nothing",
-        "missing-csrf-403", "mailbox-lists", "mailbox-labels-unread", "search", "viewer-sandbox-without-scripts",
-        "viewer-csp-by-header", "xss-no-script-ran", "xss-no-request-left-the-app", "viewer-lockdown-until-sanitized",
+        "missing-csrf-403", "mailbox-lists", "mailbox-labels-unread", "search", "plain-get-does-not-mark-read", "viewer-sandbox-without-scripts",
+        "viewer-csp-by-header", "xss-no-script-ran", "xss-no-request-left-the-app", "opening-in-the-app-marks-read", "viewer-lockdown-until-sanitized",
         "remote-blocked-before-consent", "remote-loads-after-consent", "remote-trackers-still-blocked", "trusted-sender-verified-loads",
-        "trusted-sender-unverified-stays-blocked", "block-all-wins", "attachment-download",
+        "trusted-sender-unverified-stays-blocked", "block-all-wins", "block-all-stored-read-honours-it", "attachment-download",
         "composer-csp-no-remote", "composer-quoted-sanitized", "composer-names-recipients-without-e2ee", "compose-and-send",
         "drive-upload-download", "settings-and-account-pages", "every-control-labelled", "keyboard-opens-a-message", "lock-empties-open-page",
         "unlock-again",

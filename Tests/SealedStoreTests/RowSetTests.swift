@@ -129,7 +129,7 @@ final class MemoryAnchor: StoreRollbackAnchor, @unchecked Sendable {
         }
         let readout = try fixture.store.privacySettings()
         #expect(readout.settings == .safeDefaults)
-        #expect(readout.warnings.count == 4 && readout.warnings.allSatisfy { $0.reason == .rolledBack })
+        #expect(readout.warnings.count == 5 && readout.warnings.allSatisfy { $0.reason == .rolledBack })
         try fixture.store.setPrivacySettings(.safeDefaults)
         #expect(try fixture.store.privacySettings().warnings.isEmpty)
     }

@@ -26,6 +26,33 @@ import Testing
         #expect(readout.warnings.isEmpty)
     }
 
+    @Test func blockAllRemoteContentIsStoredAndAStoreWrittenBeforeItReadsItAsOff() throws {
+        let fixture = try StoreFixture()
+        var blocking = chosen
+        blocking.blockAllRemoteContent = true
+        try fixture.store.setPrivacySettings(blocking)
+        try fixture.reopen()
+        #expect(try fixture.store.privacySettings().settings.blockAllRemoteContent == true)
+        // The four rows an older version wrote (no blockAllRemoteContent): an authentic set, read as off.
+        let older = ["autoLoadRemoteContent", "stripImageMetadata", "trustedSenders", "autolock"]
+        try fixture.store.mutate(.settings) { db, keys, state in
+            try SealedStore.store(blocking, in: db, user: fixture.store.user, key: keys.settingsKey!, state: state, names: older)
+        }
+        fixture.store.forgetChecks([StoreState.settingsTable])
+        try fixture.reopen()
+        let readout = try fixture.store.privacySettings()
+        #expect(readout.warnings.isEmpty)
+        #expect(readout.settings == chosen && !readout.settings.blockAllRemoteContent)
+        #expect(try fixture.store.currentPool!.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM settings") } == 4)
+        // Saving again stores the new setting with the others.
+        try fixture.store.setPrivacySettings(blocking)
+        #expect(try fixture.store.privacySettings() == PrivacySettingsReadout(settings: blocking, warnings: []))
+        // Changed on disk, it falls back to off with a warning like every other setting.
+        try fixture.tamper { db in try db.execute(sql: "UPDATE settings SET value = 'false' WHERE name = 'blockAllRemoteContent'") }
+        let tampered = try fixture.store.privacySettings()
+        #expect(tampered.warnings.map(\.setting) == ["blockAllRemoteContent"] && !tampered.settings.blockAllRemoteContent)
+    }
+
     @Test func silentChangeOnDiskFallsBackToTheSafeDefaultWithAWarning() throws {
         let fixture = try StoreFixture()
         try fixture.store.setPrivacySettings(PrivacySettings.safeDefaults)

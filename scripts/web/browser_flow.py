@@ -176,9 +176,18 @@ def main():
         found = page.locator("#messages .subject").all_inner_texts()
         check("search", any("Lunch" in s for s in found) and not any("Northwind" in s for s in found), found)
 
+        # --- opening a message by a plain GET (a link from any page) does not mark it read --------
+        page.goto(base + "/mail")
+        unread_row = f"#messages li.unread a:has-text('{args.xss_subject}')"
+        was_unread = page.locator(unread_row).count() == 1
+        xss_href = page.get_attribute(f"#messages a:has-text('{args.xss_subject}')", "href")
+        other_site = context.request.get(base + xss_href, headers={"Sec-Fetch-Site": "same-site"})
+        page.goto(base + "/mail")
+        check("plain-get-does-not-mark-read", was_unread and other_site.status == 200 and page.locator(unread_row).count() == 1,
+              f"unread before {was_unread}, GET {other_site.status}, unread after {page.locator(unread_row).count()}")
+
         # --- the XSS vectors, opened in the viewer ----------------------------------------------
         before = len(outside)
-        page.goto(base + "/mail")
         with page.expect_response(lambda resp: "/viewer/" in resp.url) as viewer_answer:
             page.click(f"#messages a:has-text('{args.xss_subject}')")
         page.wait_for_load_state("load")
@@ -195,6 +204,9 @@ def main():
         check("xss-no-script-ran", not dialogs, dialogs)
         check("xss-no-request-left-the-app", len(outside) == before, outside[before:])
         page.screenshot(path=os.path.join(args.out, "message-xss.png"), full_page=True)
+        page.goto(base + "/mail")
+        check("opening-in-the-app-marks-read", page.locator(unread_row).count() == 0
+              and page.locator(f"#messages a:has-text('{args.xss_subject}')").count() == 1, page.inner_text("#messages")[:300])
         r = context.request.get(base + "/viewer/no-such-message")
         lockdown = r.headers.get("content-security-policy", "")
         check("viewer-lockdown-until-sanitized", lockdown.startswith("default-src 'none'; script-src 'none'") and "img-src" not in lockdown,
@@ -256,6 +268,11 @@ def main():
         time.sleep(0.8)
         check("block-all-wins", len(outside) == before and "blocked" in page.inner_text("#remote-state")
               and page.locator("#load-remote").count() == 0, f"{page.inner_text('#remote-state')} {outside[before:]}")
+        # It is a stored setting: another process (`rampart read`, even with --load-remote) honours it.
+        signed_id = urllib.parse.unquote(signed_url.split("/message/", 1)[1])
+        read = subprocess.run([args.rampart, "read", signed_id, "--load-remote"], capture_output=True, text=True, timeout=60)
+        check("block-all-stored-read-honours-it", read.returncode == 0 and "block all remote content" in read.stderr
+              and "Remote content loaded" not in read.stderr, f"{read.returncode} {read.stderr[-600:]}")
         page.goto(base + "/settings")
         page.uncheck("#block-all")
         page.click("#settings-form button[type=submit]")

@@ -28,6 +28,9 @@ public struct RenderedMessage: Sendable {
     /// Set when the sender is in the trusted senders but remote content stayed blocked because
     /// the message's signature did not verify against the sender's pinned key.
     public var unverifiedTrustedSender = false
+    /// Set when "block all remote content" is on in the stored settings (it wins over a request
+    /// for this message, automatic loading and trusted senders).
+    public var blockedBySettings = false
     /// The parts inside an opened PGP/MIME or inline-PGP message from outside (decrypted on this
     /// device at each read, not kept in the store, so they have no attachment id).
     public var protectedAttachments: [ProtectedAttachment] = []
@@ -68,7 +71,9 @@ public struct RenderedMessage: Sendable {
         if active > 0 { removed.append("\(active) active element\(active == 1 ? "" : "s")") }
         if unsafe > 0 { removed.append("\(unsafe) unsafe URL\(unsafe == 1 ? "" : "s")") }
         if !removed.isEmpty { line += "; removed " + removed.joined(separator: ", ") }
-        if !remote.allowsRemote && blockedRemoteCount > 0 { line += " (use --load-remote to load remote content)" }
+        if blockedBySettings && blockedRemoteCount > 0 {
+            line += " (\"block all remote content\" is on in your settings: rampart settings remote-content off to allow it per message)"
+        } else if !remote.allowsRemote && blockedRemoteCount > 0 { line += " (use --load-remote to load remote content)" }
         switch remote {
         case .allowAll: line += " Remote content loaded: automatic loading is on in your settings"
         case .allowTrustedSender: line += " Remote content loaded: the sender is trusted in your settings and the signature verified"
@@ -100,7 +105,8 @@ public struct MessageReader: Sendable {
         }
     }
 
-    /// The remote-content policy for a message: asked for this message, else the user's
+    /// The remote-content policy for a message: blocked when "block all remote content" is on in
+    /// the settings (the fourth value says so), else asked for this message, else the user's
     /// (integrity-checked) settings — automatic loading, or a trusted sender whose signature on
     /// this message verified against their pinned key — else blocked.
     ///
@@ -111,16 +117,17 @@ public struct MessageReader: Sendable {
     /// signed or otherwise signed message that claims a trusted sender keeps remote content
     /// blocked, and the third value says so).
     public func remotePolicy(for message: MailMessage, requested: Bool,
-                             signature: SignatureVerdict?) throws -> (RemoteContentPolicy, [String], Bool) {
-        if requested { return (.allowThisMessage, [], false) }
+                             signature: SignatureVerdict?) throws -> (RemoteContentPolicy, [String], Bool, Bool) {
         let readout = try account.store().privacySettings()
         let warnings = readout.warnings.map(\.description)
-        if readout.settings.autoLoadRemoteContent { return (.allowAll, warnings, false) }
+        if readout.settings.blockAllRemoteContent { return (.block, warnings, false, true) }
+        if requested { return (.allowThisMessage, warnings, false, false) }
+        if readout.settings.autoLoadRemoteContent { return (.allowAll, warnings, false, false) }
         let sender = message.sender.address.lowercased()
         if readout.settings.trustedSenders.contains(where: { $0.lowercased() == sender }) {
-            return try signatureVouches(signature, for: message) ? (.allowTrustedSender, warnings, false) : (.block, warnings, true)
+            return try signatureVouches(signature, for: message) ? (.allowTrustedSender, warnings, false, false) : (.block, warnings, true, false)
         }
-        return (.block, warnings, false)
+        return (.block, warnings, false, false)
     }
 
     /// Whether the verdict is "verified" by the key pinned for the message's sender (or the
@@ -143,7 +150,7 @@ public struct MessageReader: Sendable {
         // PGP/MIME or inline PGP from outside, stored as it came: shown from its opened original.
         let outside = try await api.asyncFlatMap { try await openOutsidePGP(message, api: $0) }
         if let outside { (message, signature) = (outside.message, outside.signature) }
-        let (policy, warnings, unverified) = try remotePolicy(for: message, requested: loadRemote, signature: signature)
+        let (policy, warnings, unverified, blockedBySettings) = try remotePolicy(for: message, requested: loadRemote, signature: signature)
         var rendered: RenderedMessage
         if let outside {
             // Its parts came out of the decrypted original: `cid:` images are embedded from there.
@@ -161,6 +168,7 @@ public struct MessageReader: Sendable {
         }
         rendered.settingsWarnings = warnings
         rendered.unverifiedTrustedSender = unverified
+        rendered.blockedBySettings = blockedBySettings
         rendered.signature = signature
         return rendered
     }

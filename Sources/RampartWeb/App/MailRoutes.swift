@@ -40,6 +40,18 @@ struct MailRoutes {
                 return WebHeaders.redirect("/message/\(Self.pathComponent(id))")
             }
         }
+        // Marking read changes state, so it is a POST with the CSRF token (sent by the app's own
+        // script once the message page has loaded): a link from another page, even one on another
+        // port of this machine (same site: the cookie goes along), only shows the message.
+        router.post("/message/:id/read") { _, context in
+            let id = try context.parameters.require("id")
+            return try await app.page(context) { session, _ in
+                let store = try session.account.store()
+                let message = try store.mail.message(id: id)
+                if message.flags.contains(.unread) { try store.mail.setFlags(message.flags.subtracting(.unread), messageID: id) }
+                return Response(status: .noContent)
+            }
+        }
         router.get("/viewer/:id") { _, context in try await viewer(try context.parameters.require("id"), context) }
         router.get("/attachment/:id") { _, context in
             let id = try context.parameters.require("id")
@@ -127,24 +139,16 @@ struct MailRoutes {
 
     // MARK: - message
 
-    /// The remote-content decision for the page and the frame: what was asked, what the settings say.
+    /// The remote-content decision for the page and the frame: what was asked, what the stored
+    /// settings say ("block all remote content" wins, as in `rampart read`).
     func render(_ id: String, _ session: AccountSession) async throws -> RenderedMessage {
-        let reader = MessageReader(account: session.account)
-        return try await session.withAPI { api in
-            if app.blocksAllRemoteContent {
-                var rendered = try await reader.render(id, remote: .block, api: api)
-                rendered.signature = try await reader.verify(rendered.message, api: api)
-                return rendered
-            }
-            return try await reader.render(id, loadRemote: app.remoteAllowed(for: id), api: api)
-        }
+        try await session.withAPI { try await MessageReader(account: session.account).render(id, loadRemote: app.remoteAllowed(for: id), api: $0) }
     }
 
     func message(_ id: String, _ session: AccountSession, _ csrf: String) async throws -> Response {
         let rendered = try await render(id, session)
         let message = rendered.message
         let store = try session.account.store()
-        if message.flags.contains(.unread) { try store.mail.setFlags(message.flags.subtracting(.unread), messageID: id) }
         let settings = try store.privacySettings().settings
         let sender = message.sender.address.lowercased()
         let trusted = settings.trustedSenders.contains { $0.lowercased() == sender }
@@ -155,7 +159,7 @@ struct MailRoutes {
         switch rendered.remote {
         case .block:
             remote = "<p id=\"remote-state\">Remote content blocked (\(rendered.blockedRemoteCount) remote resource\(rendered.blockedRemoteCount == 1 ? "" : "s"), \(rendered.trackerCount) tracker\(rendered.trackerCount == 1 ? "" : "s")).</p>"
-            if app.blocksAllRemoteContent {
+            if rendered.blockedBySettings {
                 remote += "<p>“Block all remote content” is on in the settings.</p>"
             } else if rendered.blockedRemoteCount > 0 {
                 remote += WebPage.button("Load remote content", action: "/message/\(Self.pathComponent(id))/remote", csrf: csrf, id: "load-remote")
@@ -173,7 +177,7 @@ struct MailRoutes {
         }
         let to = message.recipients.map { WebPage.escape($0.address) }.joined(separator: ", ")
         let body = """
-        <article aria-labelledby="subject"><h1 id="subject">\(WebPage.escape(message.subject.isEmpty ? "(no subject)" : message.subject))</h1>\
+        <article aria-labelledby="subject"\(message.flags.contains(.unread) ? " data-mark-read=\"/message/\(WebPage.escape(Self.pathComponent(id)))/read\"" : "")><h1 id="subject">\(WebPage.escape(message.subject.isEmpty ? "(no subject)" : message.subject))</h1>\
         <dl class="headers"><dt>From</dt><dd id="from">\(WebPage.escape(message.sender.name)) &lt;\(WebPage.escape(message.sender.address))&gt;</dd>\
         <dt>To</dt><dd>\(to)</dd>\
         <dt>Date</dt><dd>\(WebPage.escape(Date(timeIntervalSince1970: TimeInterval(message.time)).description))</dd>\

@@ -7,8 +7,8 @@ import SealedStore
 ///
 /// Trust-model row **settings (modified: high)**: the stored settings are the sealed store's
 /// MAC-protected privacy settings (a value changed on disk falls back to its safe default and the
-/// page shows the warning). "Block all remote content" is a choice of this web process (it wins
-/// over "load remote content" and over trusted senders while the app runs).
+/// page shows the warning). "Block all remote content" is one of them: it wins over "load remote
+/// content", automatic loading and trusted senders, here and in `rampart read`.
 struct SettingsRoutes {
     let app: WebApp
 
@@ -33,7 +33,7 @@ struct SettingsRoutes {
                 <h1>Settings</h1>\(warnings)\
                 <form method="post" action="/settings" id="settings-form">\(WebPage.csrfField(csrf))\
                 <fieldset><legend>Remote content</legend>\
-                <p><input type="checkbox" id="block-all" name="blockAll" value="on"\(app.blocksAllRemoteContent ? " checked" : "")> \
+                <p><input type="checkbox" id="block-all" name="blockAll" value="on"\(settings.blockAllRemoteContent ? " checked" : "")> \
                 <label for="block-all">Block all remote content (wins over everything below)</label></p>\
                 <p><input type="checkbox" id="auto-load" name="autoLoad" value="on"\(settings.autoLoadRemoteContent ? " checked" : "")> \
                 <label for="auto-load">Load remote content automatically (lets senders track you)</label></p></fieldset>\
@@ -58,8 +58,8 @@ struct SettingsRoutes {
                 if let minutes = context.field("autolock").flatMap(Int.init), (0...1440).contains(minutes) {
                     settings.autolock = minutes == 0 ? .never : .afterMinutes(minutes)
                 }
+                settings.blockAllRemoteContent = context.field("blockAll") == "on"
                 try store.setPrivacySettings(settings)
-                app.blocksAllRemoteContent = context.field("blockAll") == "on"
                 return WebHeaders.redirect("/settings")
             }
         }

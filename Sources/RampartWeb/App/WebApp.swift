@@ -17,7 +17,6 @@ public final class WebApp: @unchecked Sendable {
     public let access: WebAccessControl
     let lock = NSLock()
     private var remoteAllowed: Set<String> = []
-    private var blockAll = false
     private var synced = false
     private var heldAttachments: [String: URL] = [:]
 
@@ -29,12 +28,7 @@ public final class WebApp: @unchecked Sendable {
     // MARK: - per-process choices
 
     func allowRemote(for id: String) { lock.withLock { _ = remoteAllowed.insert(id) } }
-    func remoteAllowed(for id: String) -> Bool { lock.withLock { remoteAllowed.contains(id) && !blockAll } }
-    /// "Block all remote content": wins over "load remote content" and over trusted senders.
-    var blocksAllRemoteContent: Bool {
-        get { lock.withLock { blockAll } }
-        set { lock.withLock { blockAll = newValue } }
-    }
+    func remoteAllowed(for id: String) -> Bool { lock.withLock { remoteAllowed.contains(id) } }
 
     /// Keeps a composer attachment's file until the send names its id.
     func holdAttachment(_ file: URL) -> String {

@@ -29,6 +29,13 @@ enum WebAssets {
         };
         setInterval(check, 250);
       }
+      // An unread message is marked read by this script, with a POST carrying the CSRF token (the
+      // page's GET changes nothing, so a link from elsewhere cannot mark mail read).
+      var unread = document.querySelector('[data-mark-read]');
+      if (unread && csrf) {
+        fetch(unread.getAttribute('data-mark-read'), { method: 'POST', credentials: 'same-origin', headers: { 'X-Rampart-CSRF': csrf } })
+          .catch(function () {});
+      }
       // The composer: the editor's content goes into the form; the recipients' encryption is shown.
       var composer = document.getElementById('composer');
       if (composer) {

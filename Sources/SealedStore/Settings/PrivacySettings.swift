@@ -30,13 +30,19 @@ public struct PrivacySettings: Sendable, Hashable, Codable {
     public var trustedSenders: [String]
     /// When the MainKey is locked. Safe default: ``AutolockSetting/onBackground``.
     public var autolock: AutolockSetting
+    /// "Block all remote content": wins over ``autoLoadRemoteContent``, over trusted senders and
+    /// over a request to load remote content for one message. Default: off. A store written
+    /// before this setting existed has no value for it and reads as off (its set of settings is
+    /// still authentic); the next save stores it.
+    public var blockAllRemoteContent: Bool
 
     public init(autoLoadRemoteContent: Bool, stripImageMetadata: Bool, trustedSenders: [String],
-                autolock: AutolockSetting) {
+                autolock: AutolockSetting, blockAllRemoteContent: Bool = false) {
         self.autoLoadRemoteContent = autoLoadRemoteContent
         self.stripImageMetadata = stripImageMetadata
         self.trustedSenders = trustedSenders
         self.autolock = autolock
+        self.blockAllRemoteContent = blockAllRemoteContent
     }
 
     /// The values used when nothing is stored or a stored value fails its integrity check.
@@ -78,7 +84,7 @@ public struct SettingIntegrityWarning: Sendable, Hashable, CustomStringConvertib
 }
 
 extension SealedStore {
-    private static let settingNames = ["autoLoadRemoteContent", "stripImageMetadata", "trustedSenders", "autolock"]
+    private static let settingNames = ["autoLoadRemoteContent", "stripImageMetadata", "trustedSenders", "autolock", "blockAllRemoteContent"]
 
     /// Reads the privacy settings, verifying each one and the set of them (a replayed older
     /// value or a removed one is caught by the store's authenticated state); failed values fall
@@ -137,8 +143,9 @@ extension SealedStore {
         forgetChecks([StoreState.settingsTable])
     }
 
+    /// Writes the settings' rows; `names` limits them (a test writes the set an older version wrote).
     static func store(_ settings: PrivacySettings, in db: Database, user: UserID, key: SymmetricKey,
-                      state: StateTransaction) throws {
+                      state: StateTransaction, names: [String] = settingNames) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
@@ -147,7 +154,8 @@ extension SealedStore {
             ("stripImageMetadata", try json(settings.stripImageMetadata)),
             ("trustedSenders", try json(settings.trustedSenders)),
             ("autolock", try json(settings.autolock)),
-        ]
+            ("blockAllRemoteContent", try json(settings.blockAllRemoteContent)),
+        ].filter { names.contains($0.0) }
         try db.execute(sql: "DELETE FROM settings")
         var digest = StoreState.TableDigest()
         let version = state.version
@@ -179,6 +187,7 @@ extension SealedStore {
         case "stripImageMetadata": settings.stripImageMetadata = try decoder.decode(Bool.self, from: data)
         case "trustedSenders": settings.trustedSenders = try decoder.decode([String].self, from: data)
         case "autolock": settings.autolock = try decoder.decode(AutolockSetting.self, from: data)
+        case "blockAllRemoteContent": settings.blockAllRemoteContent = try decoder.decode(Bool.self, from: data)
         default: break
         }
     }
