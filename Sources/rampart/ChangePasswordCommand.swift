@@ -10,7 +10,7 @@ import RampartRuntime
 extension AccountCommand {
     /// `rampart account change-password`: a new login password, set with SRP (a new salt and
     /// verifier; neither password is sent). Trust-model row **server (zero access)**.
-    struct ChangePassword: AsyncParsableCommand {
+    struct ChangePassword: UnlockedAccountCommand {
         static let configuration = CommandConfiguration(
             commandName: "change-password",
             abstract: "Change the login password (SRP: a new salt and verifier; the current password is required).",
@@ -27,19 +27,17 @@ extension AccountCommand {
         @Flag(name: .customLong("password-stdin"), help: "Read the current and the new login password from standard input.") var passwordStdin = false
         @Flag(name: .customLong("keep-other-sessions"), help: "Do not end the account's other sessions.") var keepOtherSessions = false
 
-        func run() async throws {
-            try await withUnlockedAccount(global, pinInput) { context in
-                let record = try context.account.session()
-                let input = SecretInput(fromStandardInput: passwordStdin)
-                let old = try input.read("the current login password", prompt: "Current password: ")
-                let new = try input.read("the new login password", prompt: "New password: ")
-                defer { old.wipe(); new.wipe() }
-                guard new.count > 0 else { throw RuntimeError.badInput("The new password is empty; nothing changed.") }
-                let ended = try await context.account.api().closing { api in
-                    try await api.changeLoginPassword(username: record.username, old: old, new: new, endOtherSessions: !keepOtherSessions)
-                }
-                print("Login password changed (new SRP salt and verifier); \(ended) other session(s) ended.")
+        func run(with context: AccountSession) async throws {
+            let record = try context.account.session()
+            let input = SecretInput(fromStandardInput: passwordStdin)
+            let old = try input.read("the current login password", prompt: "Current password: ")
+            let new = try input.read("the new login password", prompt: "New password: ")
+            defer { old.wipe(); new.wipe() }
+            guard new.count > 0 else { throw RuntimeError.badInput("The new password is empty; nothing changed.") }
+            let ended = try await context.account.api().closing { api in
+                try await api.changeLoginPassword(username: record.username, old: old, new: new, endOtherSessions: !keepOtherSessions)
             }
+            print("Login password changed (new SRP salt and verifier); \(ended) other session(s) ended.")
         }
     }
 }
