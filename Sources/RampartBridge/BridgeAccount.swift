@@ -384,7 +384,8 @@ public actor BridgeAccount {
     }
 
     /// EXPUNGE: in Trash or Spam the messages are deleted for good; in a label the label is
-    /// removed; in any other folder (or All Mail) they move to Trash.
+    /// removed; in another folder the folder's label is removed and the message goes to Trash when
+    /// it is in no other folder; in All Mail it moves to Trash.
     func expunge(_ box: BridgeMailbox, uids limit: [UInt32]?) async throws -> [UInt32] {
         let cached = try snapshot(box)
         let wanted = limit.map(Set.init)
@@ -406,6 +407,12 @@ public actor BridgeAccount {
                 log("deleted message \(id) for good (expunged in \(box.name))")
             } else if let label = box.labelID, !box.isFolder {
                 try await relabel(id, add: [], remove: [label])
+                local[id]?.removeAll { $0 == IMAPFlags.deleted }
+            } else if let label = box.labelID {
+                // Out of this folder; to Trash only when it is in no other folder (a mail program's
+                // COPY to a folder, then EXPUNGE here, is a move).
+                let others = try store.mail.message(id: id).labelIDs.filter { folders.contains($0) && $0 != label }
+                try await relabel(id, add: others.isEmpty ? [SystemLabel.trash] : [], remove: [label])
                 local[id]?.removeAll { $0 == IMAPFlags.deleted }
             } else {
                 let labels = try store.mail.message(id: id).labelIDs

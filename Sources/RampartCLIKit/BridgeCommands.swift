@@ -27,7 +27,7 @@ public struct BridgeCommand: AsyncParsableCommand {
               MOVE to a folder takes the message out of every other folder; MOVE to a label takes it out of \
             the source label.
               EXPUNGE in a label removes that label; in Trash or Spam it deletes the message for good; in \
-            any other folder (or All Mail) it moves the message to Trash.
+            another folder it takes the message out of it (to Trash when it is in no other folder).
               \\Seen and \\Flagged reach the server and your other devices; \\Answered, \\Draft, \\Deleted and \
             keywords stay on this device (sealed).
               APPEND imports the message (the same bytes twice are one message); a copy of mail just sent \

@@ -28,6 +28,7 @@ struct BenchCommand: AsyncParsableCommand {
         BenchOpenPGP.self,
         SRPBench.self,
         BenchKeyLog.self,
+        BridgeBench.self,
     ]
 }
 

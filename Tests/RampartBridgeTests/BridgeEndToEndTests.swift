@@ -205,3 +205,86 @@ import Testing
         alice.remove()
     }
 }
+
+/// neomutt (Debian) driven in tmux against the bridge, as a person uses it: open INBOX, read a
+/// message, reply (sent through the bridge's SMTP, its Fcc to Sent kept once), save it to Archive
+/// and sync (neomutt's COPY then EXPUNGE: the message ends in Archive, not in Trash).
+@Suite(.serialized) struct NeomuttTests {
+    /// One tmux session running neomutt; its screen read with `capture-pane`.
+    /// A tmux server of its own (socket in the test's home), so no other tmux is touched.
+    struct Screen {
+        let name = "bridge"
+        let socket: String
+        let tmux = CLITool(path: URL(fileURLWithPath: "/usr/bin/tmux"))
+
+        func start(_ command: String) async throws {
+            // The tmux server must keep no descriptor of this process open (the runner waits for
+            // the end of its pipes): bash closes every one above 2 before tmux starts.
+            let script = "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done; "
+                + "exec /usr/bin/tmux -S \"$1\" new-session -d -s \"$2\" -x 160 -y 45 \"$3\" </dev/null >/dev/null 2>&1"
+            let started = try await CLITool(path: URL(fileURLWithPath: "/bin/bash")).runOnThread(["-c", script, "sh", socket, name, command],
+                                                                                           timeout: .seconds(60))
+            try #require(started.status == 0, "tmux new-session: \(started.stderr)")
+        }
+        func keys(_ keys: String...) async throws { _ = try await tmux.runOnThread(["-S", socket, "send-keys", "-t", name] + keys, timeout: .seconds(60)) }
+        func text() async throws -> String { try await tmux.runOnThread(["-S", socket, "capture-pane", "-p", "-t", name], timeout: .seconds(60)).stdout }
+        /// Waits (up to 60 s) until the screen shows `wanted`; fails with the screen otherwise.
+        func wait(for wanted: String, absent: Bool = false) async throws {
+            let deadline = ContinuousClock.now + .seconds(60)
+            var screen = ""
+            while ContinuousClock.now < deadline {
+                screen = try await text()
+                if screen.contains(wanted) != absent { return }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            Issue.record("the screen \(absent ? "still shows" : "does not show") \"\(wanted)\":\n\(screen)")
+            throw CancellationError()
+        }
+        func stop() async { _ = try? await tmux.runOnThread(["-S", socket, "kill-server"], timeout: .seconds(60)) }
+    }
+
+    @Test func neomuttOpensReadsRepliesAndMovesToArchive() async throws {
+        let setup = try await BridgeEndToEndTests.Setup()
+        try await setup.startBridge()
+        let editor = setup.home.child("editor.sh"), muttrc = setup.home.child("muttrc")
+        try "#!/bin/sh\n{ printf 'Reply body from neomutt\\n\\n'; cat \"$1\"; } > \"$1.new\" && mv \"$1.new\" \"$1\"\n"
+            .write(to: editor, atomically: true, encoding: .utf8)
+        chmod(editor.path, 0o700)
+        try """
+            set folder="imap://demo%40rampart.test@127.0.0.1:\(setup.imapPort)/" imap_pass="\(setup.password)"
+            set spoolfile="+INBOX" record="+Sent" postponed="+Drafts"
+            set ssl_starttls=yes ssl_force_tls=yes certificate_file="\(setup.certificate)"
+            set smtp_url="smtp://demo%40rampart.test@127.0.0.1:\(setup.smtpPort)/" smtp_pass="\(setup.password)"
+            set from="demo@rampart.test" real_name="Dana Demo" editor="\(editor.path)"
+            set fast_reply=yes include=yes askcc=no confirm_append=no delete=yes move=no wait_key=no sleep_time=0
+            set header_cache="" message_cachedir="" sort=date
+
+            """.write(to: muttrc, atomically: true, encoding: .utf8)
+        let screen = Screen(socket: setup.home.child("tmux.sock").path)
+        defer { Task { await screen.stop() } }
+        try await screen.start("HOME=\(setup.home.path) /usr/bin/neomutt -n -F \(muttrc.path)")
+        try await screen.wait(for: "Lunch on Thursday?")
+        let row = try #require(try await screen.text().split(separator: "\n").first { $0.contains("Lunch on Thursday?") })
+        let number = try #require(row.split(separator: " ").first.map(String.init))
+        try await screen.keys(number, "Enter")          // jump to the message
+        try await screen.keys("Enter")                  // open it
+        try await screen.wait(for: "Are you free for lunch on Thursday?")
+        try await screen.keys("r")                      // reply: the editor writes it, then the compose menu
+        try await screen.wait(for: "Re: Lunch on Thursday?")
+        try await screen.wait(for: "Send  q:Abort")
+        try await screen.keys("y")
+        try await screen.wait(for: "Send  q:Abort", absent: true)
+        try await screen.keys("s")                      // save to Archive
+        try await screen.wait(for: "Save to mailbox")
+        try await screen.keys("C-u", "=Archive", "Enter")
+        try await screen.keys("i")
+        try await screen.wait(for: "Del:1")
+        try await screen.keys("$")                      // sync: neomutt expunges INBOX
+        try await screen.wait(for: "Lunch on Thursday?", absent: true)
+        try await screen.keys("q")
+        await screen.stop()
+        let placed = try await setup.python("neomutt")
+        #expect(placed.status == 0, "\(placed.stdout)\n\(placed.stderr)")
+        setup.stopBridge()
+    }
+}

@@ -9,11 +9,14 @@ MODE:
   rules EML       the mailbox rules: LIST with SPECIAL-USE, UID SEARCH NOT DELETED, BODY[] of the
                   delivered message equal to the file EML byte for byte, \\Seen to the server, COPY adds a
                   label, EXPUNGE in a label removes it, MOVE to a folder, EXPUNGE in a folder moves to
-                  Trash, EXPUNGE in Trash deletes, APPEND to Drafts, CREATE under Folders/ only.
+                  Trash, EXPUNGE in Trash deletes, APPEND to Drafts, CREATE under Folders/ only, COPY to a
+                  folder then EXPUNGE is a move.
   idle CMD...     selects INBOX, enters IDLE, runs CMD (which delivers one message) and waits for the
                   EXISTS; prints "delay SECONDS" measured from CMD's exit; fails past 2 s.
   locked          LOGIN is answered NO [UNAVAILABLE].
   bye CMD...      an IDLE session; runs CMD (which locks the account) and waits for BYE [UNAVAILABLE].
+  neomutt         after the neomutt session of the test: "Lunch on Thursday?" is in Archive only (not
+                  INBOX, not Trash: neomutt's save is COPY then EXPUNGE), and Sent holds its reply once.
   sentcount SUBJECT MESSAGE-ID
                   Sent holds one message with SUBJECT (sent through the bridge's SMTP), and still one
                   after the mail program APPENDs its own copy (same Message-ID) to Sent.
@@ -115,6 +118,15 @@ def run_rules(port, user, password, cafile, eml):
     check(m.create("Elsewhere")[0] == "NO", "a mailbox outside Folders/ and Labels/ was created")
     typ, boxes = m.list()
     check(any(b"Folders/Projects" in b for b in boxes), boxes)
+    # COPY to a folder, then \Deleted and EXPUNGE here (how many programs move): a move, not Trash.
+    check(m.uid("COPY", found[0], "Folders/Projects")[0] == "OK", "copy to a folder")
+    m.uid("STORE", found[0], "+FLAGS", "(\\Deleted)")
+    m.expunge()
+    check(uids(m, "HEADER", "Subject", '"bridge draft"') == [], "still in Drafts")
+    m.select("Folders/Projects")
+    check(len(uids(m, "HEADER", "Subject", '"bridge draft"')) == 1, "not in Folders/Projects")
+    m.select("Trash")
+    check(uids(m, "HEADER", "Subject", '"bridge draft"') == [], "COPY+EXPUNGE sent it to Trash")
     m.logout()
 
 
@@ -184,7 +196,22 @@ def run_sentcount(port, user, password, cafile, subject, message_id):
     m.logout()
 
 
-MODES = {"rules": run_rules, "idle": run_idle, "locked": run_locked, "bye": run_bye, "sentcount": run_sentcount}
+def run_neomutt(port, user, password, cafile):
+    m = connect(port, cafile)
+    check(m.login(user, password)[0] == "OK", "login")
+    where = {}
+    for box in ["INBOX", "Archive", "Trash"]:
+        m.select(box)
+        where[box] = len(uids(m, "SUBJECT", '"Lunch on Thursday"'))
+    check(where == {"INBOX": 0, "Archive": 1, "Trash": 0}, where)
+    m.select("Sent")
+    # The demo account's Sent already holds an older reply with this subject: count this one's text.
+    replies = uids(m, "BODY", '"Reply body from neomutt"')
+    check(len(replies) == 1, ("Sent copies of the reply", replies))
+    m.logout()
+
+
+MODES = {"neomutt": run_neomutt, "rules": run_rules, "idle": run_idle, "locked": run_locked, "bye": run_bye, "sentcount": run_sentcount}
 
 if __name__ == "__main__":
     mode = sys.argv[1]
