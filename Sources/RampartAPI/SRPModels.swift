@@ -164,15 +164,33 @@ public struct SRPChangePasswordRequest: Codable, Sendable {
     public var verifier: String
     /// Whether to end the account's other sessions (default: true).
     public var endOtherSessions: Bool
+    /// One-password mode only: the same user key re-locked under bcrypt(new password, a fresh key
+    /// salt), stored with the verifier in one transaction. Nil keeps the locked key (two-password
+    /// accounts keep their mailbox password).
+    public var userKey: RelockedUserKey?
     /// A request.
-    public init(clientEphemeral: String, clientProof: String, srpSession: String, salt: String, verifier: String, endOtherSessions: Bool = true) {
+    public init(clientEphemeral: String, clientProof: String, srpSession: String, salt: String, verifier: String,
+                endOtherSessions: Bool = true, userKey: RelockedUserKey? = nil) {
         self.clientEphemeral = clientEphemeral; self.clientProof = clientProof; self.srpSession = srpSession
-        self.salt = salt; self.verifier = verifier; self.endOtherSessions = endOtherSessions
+        self.salt = salt; self.verifier = verifier; self.endOtherSessions = endOtherSessions; self.userKey = userKey
     }
     enum CodingKeys: String, CodingKey {
         case clientEphemeral = "ClientEphemeral", clientProof = "ClientProof", srpSession = "SRPSession", salt = "Salt"
-        case verifier = "Verifier", endOtherSessions = "EndOtherSessions"
+        case verifier = "Verifier", endOtherSessions = "EndOtherSessions", userKey = "UserKey"
     }
+}
+
+/// The account's user key locked under a new passphrase: the server takes it only if it is
+/// locked in every part and has the stored user key's fingerprint (trust-model row **the user's
+/// private and public keys (critical)**).
+public struct RelockedUserKey: Codable, Sendable {
+    /// The armored locked private key.
+    public var privateKey: String
+    /// base64 of the new 16-byte key salt.
+    public var keySalt: String
+    /// A re-locked key.
+    public init(privateKey: String, keySalt: String) { self.privateKey = privateKey; self.keySalt = keySalt }
+    enum CodingKeys: String, CodingKey { case privateKey = "PrivateKey", keySalt = "KeySalt" }
 }
 
 /// The answer of ``APIRoute/accountPassword``.
@@ -191,4 +209,7 @@ public struct SRPChangePasswordResponse: Codable, Sendable {
 extension APIRoute {
     /// `POST` ``SRPChangePasswordRequest`` → ``SRPChangePasswordResponse`` (needs a session).
     public static let accountPassword = "/v1/account/password"
+    /// `GET` → ``UserKeys`` (needs a session): the user key as a login hands it out (public,
+    /// locked private, key salt) and the address keys.
+    public static let accountKeys = "/v1/account/keys"
 }

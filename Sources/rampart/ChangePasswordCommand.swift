@@ -18,8 +18,10 @@ extension AccountCommand {
             The current password is proven with SRP on a fresh challenge and the server's proof is checked; \
             the new password never leaves this device either (only its salt and verifier do). \
             Other sessions of the account are ended by the server (other devices must log in again with the \
-            new password) unless --keep-other-sessions is given; this session continues. The mailbox \
-            password (which unlocks the OpenPGP key) is not changed. With --password-stdin the current \
+            new password) unless --keep-other-sessions is given; this session continues. In one-password mode \
+            (the login password also unlocks the keys) the user key is re-locked under the new password in \
+            the same request, so the new password is the mailbox password too; a separate mailbox password \
+            (--two-password) is not changed. With --password-stdin the current \
             password is the first line and the new one the second (after the PIN with --pin-stdin).
             """)
         @OptionGroup var global: GlobalOptions
@@ -34,10 +36,12 @@ extension AccountCommand {
             let new = try input.read("the new login password", prompt: "New password: ")
             defer { old.wipe(); new.wipe() }
             guard new.count > 0 else { throw RuntimeError.badInput("The new password is empty; nothing changed.") }
-            let ended = try await context.account.api().closing { api in
+            let change = try await context.account.api().closing { api in
                 try await api.changeLoginPassword(username: record.username, old: old, new: new, endOtherSessions: !keepOtherSessions)
             }
-            print("Login password changed (new SRP salt and verifier); \(ended) other session(s) ended.")
+            let mailbox = change.mailboxPasswordFollowed ? "the keys are re-locked under it too (one-password mode)"
+                : "the separate mailbox password is unchanged"
+            print("Login password changed (new SRP salt and verifier); \(mailbox); \(change.endedSessions) other session(s) ended.")
         }
     }
 }

@@ -137,8 +137,11 @@ public final class APIClient: @unchecked Sendable {
     }
 
     /// Changes the login password with SRP (`POST /v1/account/password`): proves `old`, sends a
-    /// new salt and verifier for `new`. Returns how many other sessions the server ended.
-    public func changeLoginPassword(username: String, old: SecretBytes, new: SecretBytes, endOtherSessions: Bool = true) async throws -> Int {
+    /// new salt and verifier for `new`; in one-password mode (`old` opens the user key) the user
+    /// key re-locked under `new` goes in the same request. Returns the sessions ended and whether
+    /// the mailbox password followed.
+    public func changeLoginPassword(username: String, old: SecretBytes, new: SecretBytes,
+                                    endOtherSessions: Bool = true) async throws -> LoginPasswordChange {
         try await SRPLogin.changePassword(api: self, username: username, old: old, new: new, endOtherSessions: endOtherSessions)
     }
 

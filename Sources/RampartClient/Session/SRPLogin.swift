@@ -1,4 +1,5 @@
 import Foundation
+import MailboxCrypto
 import OpenPGP
 import RampartAPI
 import RampartCore
@@ -103,10 +104,18 @@ enum SRPLogin {
     }
 
     /// `POST /v1/account/password`: proves the old password on a fresh challenge and sends a new
-    /// salt and verifier (the new password never leaves the device either).
-    /// - Returns: how many other sessions the server ended.
+    /// salt and verifier (the new password never leaves the device either). In one-password mode
+    /// (the old login password opens the user key: bcrypt(old, key salt)) the same user key goes
+    /// along re-locked under bcrypt(new, a fresh key salt), so the mailbox password follows.
     static func changePassword(api: APIClient, username: String, old: SecretBytes, new: SecretBytes,
-                               endOtherSessions: Bool) async throws -> Int {
+                               endOtherSessions: Bool) async throws -> LoginPasswordChange {
+        try await changePassword(api: api, username: username, old: old, new: new, endOtherSessions: endOtherSessions,
+                                 userKey: try await relockedUserKey(api: api, old: old, new: new))
+    }
+
+    /// The change with `userKey` as given (nil: the locked key stays).
+    static func changePassword(api: APIClient, username: String, old: SecretBytes, new: SecretBytes,
+                               endOtherSessions: Bool, userKey: RelockedUserKey?) async throws -> LoginPasswordChange {
         let challenge = try await self.challenge(api: api, username: username)
         let client = try SRPClient(group: challenge.group, password: old, salt: challenge.salt,
                                    serverEphemeral: challenge.serverEphemeral, version: challenge.version)
@@ -115,10 +124,31 @@ enum SRPLogin {
         let request = SRPChangePasswordRequest(clientEphemeral: Data(client.clientEphemeral).base64EncodedString(),
                                                clientProof: Data(client.clientProof).base64EncodedString(),
                                                srpSession: challenge.session, salt: Data(salt).base64EncodedString(),
-                                               verifier: Data(verifier).base64EncodedString(), endOtherSessions: endOtherSessions)
+                                               verifier: Data(verifier).base64EncodedString(), endOtherSessions: endOtherSessions,
+                                               userKey: userKey)
         let answer: SRPChangePasswordResponse = try await proven(api: api, APIRoute.accountPassword, request, client: client,
                                                                  serverProof: \.serverProof)
-        return answer.endedSessions
+        return LoginPasswordChange(endedSessions: answer.endedSessions, mailboxPasswordFollowed: userKey != nil)
+    }
+
+    /// The user key re-locked under `new` if `old` opens it (one-password mode); nil when it does
+    /// not (two-password mode: the mailbox password stays). The key is checked against the
+    /// account's public key before it is re-locked.
+    static func relockedUserKey(api: APIClient, old: SecretBytes, new: SecretBytes) async throws -> RelockedUserKey? {
+        let keys: UserKeys = try await api.json(.GET, APIRoute.accountKeys)
+        guard let salt = Data(base64Encoded: keys.keySalt) else { throw ClientError.malformedResponse("the key salt is not base64") }
+        let key: PGPPrivateKey
+        do {
+            key = try MailboxKey.unlock(locked: keys.privateKey, keySalt: [UInt8](salt), mailboxPassword: old)
+        } catch MailboxCryptoError.wrongMailboxPassword {
+            return nil
+        }
+        defer { key.wipe() }
+        guard key.fingerprint == (try? PGPPublicKey(armored: keys.publicKey))?.fingerprint else {
+            throw MailboxCryptoError.tampered("user key sent by the server (it does not match the account's public key)")
+        }
+        let relocked = try MailboxKey.lock(key, mailboxPassword: new)
+        return RelockedUserKey(privateKey: relocked.locked, keySalt: Data(relocked.keySalt).base64EncodedString())
     }
 
     /// Posts a request that carries a password proof: a refused proof (422, or 429 after too many)
@@ -176,4 +206,13 @@ public enum SRPLoginFuzzing {
         let c = try SRPLogin.checkedChallenge(info, key: key)
         return Challenge(group: c.group, salt: c.salt, serverEphemeral: c.serverEphemeral, version: c.version, session: c.session)
     }
+}
+
+/// What a login-password change did.
+public struct LoginPasswordChange: Sendable {
+    /// How many other sessions the server ended.
+    public var endedSessions: Int
+    /// Whether the user key was re-locked under the new password (one-password mode: the old
+    /// login password opened it); false keeps a separate mailbox password as it was.
+    public var mailboxPasswordFollowed: Bool
 }

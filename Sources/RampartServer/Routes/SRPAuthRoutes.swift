@@ -1,7 +1,9 @@
 import Foundation
 import GRDB
 import Hummingbird
+import MailboxCrypto
 import NIOCore
+import OpenPGP
 import RampartAPI
 import RampartCore
 import SRP
@@ -34,6 +36,10 @@ struct SRPAuthRoutes {
         protected.post(RouterPath(APIRoute.accountPassword)) { request, context in
             let session = try context.session
             return await Self.answering { try await changePassword(request, session: session, address: context.remoteAddress ?? "unknown") }
+        }
+        protected.get(RouterPath(APIRoute.accountKeys)) { _, context in
+            let session = try context.session
+            return await Self.answering { try APIIO.json(try backend.accounts.keys(userID: session.userID)) }
         }
         protected.post(RouterPath(APIRoute.accountDelete)) { request, context in
             let session = try context.session
@@ -141,20 +147,44 @@ struct SRPAuthRoutes {
         guard verifier.count == SRPGroup.byteCount, (try? SRPServer(group: srp.group, verifier: verifier)) != nil else {
             throw ServerError.badRequest("the field \"Verifier\" must be 256 bytes, a number in 1..<N")
         }
-        let username: String = try backend.accounts.userRow(session.userID)["username"]
-        let pending = try takeSession(body.srpSession, username: username)
+        let row = try backend.accounts.userRow(session.userID)
+        let publicKey = row.data("publicKey")
+        let userKey = try body.userKey.map { try Self.checkedRelock($0, publicKey: try PGPPublicKey(binary: publicKey)) }
+        let pending = try takeSession(body.srpSession, username: row["username"])
         guard pending.userID == session.userID else { throw SRPRouteError.invalidSession }
         let proof = try checkProof(pending, clientEphemeral: clientEphemeral, clientProof: clientProof, address: address)
         let ended = try backend.accounts.store.write { db -> Int in
             try SRPAuthority.store(db, userID: session.userID, salt: salt, verifier: verifier)
+            if let userKey {
+                // The key checked above must still be the account's (a reset in between rolls all back).
+                try db.execute(sql: "UPDATE users SET sealedPrivateKey = ?, keySalt = ? WHERE id = ? AND publicKey = ?",
+                               arguments: [Data(userKey.locked.utf8), Data(userKey.keySalt), session.userID, publicKey])
+                guard db.changesCount == 1 else { throw ServerError.badRequest("the account's key changed meanwhile; nothing was changed") }
+            }
             guard body.endOtherSessions else { return 0 }
             let others = try String.fetchAll(db, sql: "SELECT id FROM sessions WHERE userId = ? AND id != ?",
                                              arguments: [session.userID, session.sessionID])
             try db.execute(sql: "DELETE FROM sessions WHERE userId = ? AND id != ?", arguments: [session.userID, session.sessionID])
             return others.count
         }
-        backend.logger.info("login password changed", metadata: ["user": "\(session.userID)", "endedSessions": "\(ended)"])
+        backend.logger.info("login password changed", metadata: ["user": "\(session.userID)", "endedSessions": "\(ended)",
+                                                              "userKeyRelocked": "\(userKey != nil)"])
         return try APIIO.json(SRPChangePasswordResponse(serverProof: Self.base64(proof), endedSessions: ended))
+    }
+
+    /// A re-locked user key as sign-up and recovery take one: locked in every part, complete,
+    /// the account's key (its fingerprint), with a 16-byte key salt; otherwise a 400 naming why.
+    static func checkedRelock(_ key: RelockedUserKey, publicKey: PGPPublicKey) throws -> (locked: String, keySalt: [UInt8]) {
+        guard key.keySalt.utf8.count <= (MailboxKey.keySaltCount + 2) / 3 * 4, let salt = Data(base64Encoded: key.keySalt),
+              salt.count == MailboxKey.keySaltCount else {
+            throw ServerError.badRequest("the field \"UserKey.KeySalt\" must be base64 of \(MailboxKey.keySaltCount) bytes")
+        }
+        do {
+            try RecoveryCopies.checkLocked(key.privateKey, publicKey: publicKey, refusal: RecoveryRefusal.keyInvalid)
+        } catch let refusal as RecoveryRefusal {
+            throw ServerError.badRequest("the field \"UserKey.PrivateKey\" is refused (nothing was changed): \(refusal.message)")
+        }
+        return (key.privateKey, [UInt8](salt))
     }
 
     // MARK: Input and errors
@@ -239,8 +269,14 @@ extension Accounts {
         let row = try userRow(userID)
         guard (row["disabled"] as Int? ?? 0) == 0 else { throw ServerError.accountDisabled }
         let tokens = try openSession(userID: userID)
-        var keys = try Self.userKeys(row)
+        return LoginResponse(userId: userID, tokens: tokens, user: Self.userInfo(row), keys: try keys(userID: userID, row: row))
+    }
+
+    /// The keys a login hands out (`GET /v1/account/keys` answers them to a session too): the
+    /// user key, locked, with its key salt, and the address keys.
+    func keys(userID: String, row: Row? = nil) throws -> UserKeys {
+        var keys = try Self.userKeys(try row ?? userRow(userID))
         keys.addressKeys = try store.read { db in try KeyList.records(db, userID: userID) }
-        return LoginResponse(userId: userID, tokens: tokens, user: Self.userInfo(row), keys: keys)
+        return keys
     }
 }
