@@ -157,7 +157,8 @@ public actor BridgeAccount {
     /// A message's RFC 5322 bytes: the original of imported or delivered mail, else a MIME
     /// rendering of what Rampart stored (mail written in Rampart). Nil when it is gone.
     func bytes(of id: String) async throws -> [UInt8]? {
-        let keys = try privateKey()
+        // Every key that opens the account's mail (the user key and each address key).
+        let keys = try account.mailboxKeys()
         do {
             return [UInt8](try await MailExporter(api: api, keys: keys, serverUserID: session.serverUserID).messageBytes(of: id))
         } catch ClientError.notFound {
