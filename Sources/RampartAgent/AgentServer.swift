@@ -66,12 +66,22 @@ public final class AgentServer: @unchecked Sendable {
     /// logout seen by the agent): the runtime erases the user's cleartext previews there.
     public typealias LockHook = @Sendable (UserID) -> Void
 
+    /// Work the agent hands each unlocked user: called right after an unlock and on every
+    /// autolock check while the user stays unlocked. The job decides whether it is due (and
+    /// returns at once; long work runs elsewhere). The runtime's key log self-audit is one; the
+    /// agent itself knows nothing of what a job does.
+    public protocol UnlockedJob: Sendable {
+        /// `user` is unlocked now; its container's MainKey provider is the agent's Keymaker.
+        func userIsUnlocked(_ user: UserContainer)
+    }
+
     public let location: AgentLocation
     public let options: Options
     private let global: GlobalContainer
     private let makeKeymaker: KeymakerFactory
     private let makeUser: UserFactory
     private let onLock: LockHook?
+    private let jobs: [any UnlockedJob]
     private var lockObservers: [UserID: ObserverToken] = [:]
     private let ownUID = Int64(geteuid())
 
@@ -92,17 +102,20 @@ public final class AgentServer: @unchecked Sendable {
     ///     users are assembled like every other process's); default: a plain one of `global`.
     ///   - makeKeymaker: how to make a user's Keymaker (tests choose `maxFailedAttempts`).
     ///   - onLock: run after each lock or wipe of a user's key (see ``LockHook``).
+    ///   - jobs: work for each unlocked user (see ``UnlockedJob``).
     ///   - location: where the socket lives (`<home>/agent/agent.sock`).
     ///   - options: limits and timings (autolock check interval, idle exit, connections).
     public init(location: AgentLocation, global: GlobalContainer, options: Options = Options(),
                 makeUser: UserFactory? = nil,
-                makeKeymaker: @escaping KeymakerFactory = { $0.keymaker }, onLock: LockHook? = nil) {
+                makeKeymaker: @escaping KeymakerFactory = { $0.keymaker }, onLock: LockHook? = nil,
+                jobs: [any UnlockedJob] = []) {
         self.location = location
         self.global = global
         self.options = options
         self.makeUser = makeUser ?? { [global] in UserContainer(userID: $0, global: global) }
         self.makeKeymaker = makeKeymaker
         self.onLock = onLock
+        self.jobs = jobs
     }
 
     deinit {
@@ -259,6 +272,15 @@ public final class AgentServer: @unchecked Sendable {
     func enforceAutolock() {
         let containers = lock.withLock { Array(users.values) }
         for container in containers { container.keymaker.checkAutolock() }
+        runJobs(containers)
+    }
+
+    /// Hands every unlocked user in `containers` to each ``UnlockedJob``.
+    private func runJobs(_ containers: [UserContainer]) {
+        guard !jobs.isEmpty else { return }
+        for container in containers where container.keymaker.isUnlocked {
+            for job in jobs { job.userIsUnlocked(container) }
+        }
     }
 
     // MARK: Threads
@@ -383,6 +405,7 @@ public final class AgentServer: @unchecked Sendable {
                     return false
                 }
                 try AgentWire.write(fd, header: AgentResponse.success(AgentStatus(try keymaker.status())))
+                runJobs([container(for: user)])
             case .lock:
                 let user = try requireUser(request)
                 container(for: user).keymaker.lock(reason: .userRequest)

@@ -49,7 +49,9 @@ public enum AgentHost {
                                  onLock: { user in
                                      // No cleartext preview outlives a lock or autolock.
                                      CleartextSweep.sweep(environment: environment, user: user, includingLive: true)
-                                 })
+                                 },
+                                 jobs: [AgentSelfAudit(environment: environment,
+                                                       interval: AgentSelfAudit.interval(from: ProcessInfo.processInfo.environment))])
         try server.start()
         var sources: [any DispatchSourceSignal] = []
         for signalNumber in [SIGTERM, SIGINT, SIGHUP] {

@@ -171,6 +171,8 @@ struct StatusCommand: AsyncParsableCommand {
         var maxFailedAttempts: Int
         var autolock: String
         var secondsUntilAutolock: Double?
+        /// The agent's last key log self-audit (a failed one is an alarm until one passes).
+        var keyLogAudit: AgentSelfAudit.Record?
     }
 
     func run() async throws {
@@ -184,7 +186,8 @@ struct StatusCommand: AsyncParsableCommand {
                                 hasMainKey: status.hasMainKey, unlocked: running && status.unlocked,
                                 keyFingerprint: running ? status.keyFingerprint : nil, protectors: status.activeProtectors,
                                 failedAttempts: status.failedAttempts, maxFailedAttempts: status.maxFailedAttempts,
-                                autolock: status.autolock, secondsUntilAutolock: running ? status.secondsUntilAutolock : nil)
+                                autolock: status.autolock, secondsUntilAutolock: running ? status.secondsUntilAutolock : nil,
+                                keyLogAudit: try AgentSelfAudit.record(client.location, user: user))
             if json { try printJSON(report); return }
             print("user:        \(report.user)")
             print("MainKey:     \(report.hasMainKey ? "present" : "none (log in first)")")
@@ -193,6 +196,7 @@ struct StatusCommand: AsyncParsableCommand {
             print("protectors:  \(report.protectors.isEmpty ? "-" : report.protectors.joined(separator: ", "))")
             print("failed PINs: \(report.failedAttempts) of \(report.maxFailedAttempts) before wipe")
             print("autolock:    \(AgentHost.describe(autolock: report.autolock))\(report.secondsUntilAutolock.map { String(format: " (%.0f s left)", $0) } ?? "")")
+            print("key log:     \(TerminalTextLine.clean(AgentSelfAudit.describe(report.keyLogAudit)))")
         }
     }
 }
