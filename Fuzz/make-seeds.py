@@ -284,9 +284,6 @@ def bridge_and_log_seeds(out):
     leaf = "rampart-key-log/v1\nindex " + hashlib.sha256(b"ann").hexdigest() + "\ntime 1800000000\n"
     write(out, "tlog", leaf)
     write(out, "tlog", leaf + "key " + hashlib.sha256(b"k1").hexdigest() + "\nkey " + hashlib.sha256(b"k2").hexdigest() + "\n")
-    leaf = "rampart-key-log/v1\nindex " + hashlib.sha256(b"ann").hexdigest() + "\ntime 1800000000\n"
-    write(out, "tlog", leaf)
-    write(out, "tlog", leaf + "key " + hashlib.sha256(b"k1").hexdigest() + "\nkey " + hashlib.sha256(b"k2").hexdigest() + "\n")
 
 
 def signup_seeds(out):
