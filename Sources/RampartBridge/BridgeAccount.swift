@@ -56,6 +56,9 @@ public actor BridgeAccount {
     private var labelCache: (generation: Int, boxes: [BridgeMailbox], starred: String?)?
     private var watchers: [UUID: AsyncStream<Void>.Continuation] = [:]
     private var keys: PGPPrivateKey?
+    /// The account's attachment vault, opened once: one connection to its index (a vault per
+    /// message, opened by messages fetched at once, made their writes wait on each other).
+    private var attachmentVault: AttachmentVault?
     /// Message-IDs of mail sent through SMTP lately → the account's copy in Sent (one Sent copy).
     private var recentlySent: [String: (id: String?, at: Date)] = [:]
 
@@ -91,7 +94,7 @@ public actor BridgeAccount {
         guard isUnlocked() else {
             if !locked {
                 locked = true
-                keys = nil; maps = [:]; localFlags = nil; snapshots = [:]; bodySizes = nil; labelCache = nil
+                keys = nil; maps = [:]; localFlags = nil; snapshots = [:]; bodySizes = nil; labelCache = nil; attachmentVault = nil
                 log("account locked: mail programs are refused until it is unlocked")
                 notify()
             }
@@ -163,8 +166,26 @@ public actor BridgeAccount {
             return [UInt8](try await MailExporter(api: api, keys: keys, serverUserID: session.serverUserID).messageBytes(of: id))
         } catch ClientError.notFound {
             guard let message = try? account.store().mail.message(id: id) else { return nil }
-            return try BridgeRendering.mime(of: message)
+            return try BridgeRendering.mime(of: message, attachments: try await renderedAttachments(of: id))
         }
+    }
+
+    /// The attachments of message `id` written in Rampart, opened through the account's
+    /// attachment path (`AttachmentVault`: its encrypted cache, else the server's sealed part,
+    /// opened with the mailbox keys and checked against the body's signer). A failure throws, so
+    /// no copy without its attachments is stored; the next sync tries again.
+    func renderedAttachments(of id: String) async throws -> [MessageBuilder.Attachment] {
+        let records = try account.store().mail.attachments(messageID: id)
+        guard !records.isEmpty else { return [] }
+        let vault = try attachmentVault ?? AttachmentVault(account: account)
+        attachmentVault = vault
+        var parts: [MessageBuilder.Attachment] = []
+        for record in records {
+            var data = try await vault.contents(of: record, api: api)
+            defer { data.withUnsafeMutableBytes { SecretBytes.zeroize($0) } }
+            parts.append(BridgeRendering.attachment(record, contentID: AttachmentVault.contentID(of: record), data: [UInt8](data)))
+        }
+        return parts
     }
 
     // MARK: Mailboxes

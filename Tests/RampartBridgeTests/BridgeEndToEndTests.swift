@@ -159,6 +159,32 @@ import Testing
         setup.stopBridge()
     }
 
+    /// Mail written in Rampart has no original bytes: its MIME rendering in Sent carries every
+    /// attachment (`rampart send --attach`, one with a long non-ASCII name, one text file), with
+    /// its name and bytes exact as Python's email package reads them, RFC822.SIZE the length of
+    /// BODY[], and BODYSTRUCTURE's parts the sections of those bytes.
+    @Test func sentMailCarriesItsAttachments() async throws {
+        let setup = try await Setup()
+        try await setup.startBridge()
+        var random = SystemRandomNumberGenerator()
+        let pdf = setup.home.child("R\u{e9}sum\u{e9} \u{2014} \u{e9}t\u{e9} 2026, version d\u{e9}finitive (sign\u{e9}e).pdf")
+        try Data((0..<70_000).map { _ in UInt8.random(in: 0...255, using: &random) }).write(to: pdf)
+        let notes = setup.home.child("notes.txt")
+        try Data("line one\r\nline two, caf\u{e9}\nno newline at the end".utf8).write(to: notes)
+        let subject = "Attachments written in Rampart \(UUID().uuidString.prefix(8))"
+        let send = try await setup.rampart.runOnThread(setup.account + ["send", "--to", "alice@rampart.test", "--subject", subject,
+                                                                        "--attach", pdf.path, "--attach", notes.path],
+                                                       stdin: "Both files are attached.\n")
+        try #require(send.status == 0, "\(send.stdout)\n\(send.stderr)")
+        let result = try await setup.python("sentattachments", [subject, pdf.path, notes.path])
+        let bridgeLog = "\(setup.bridge?.stdout ?? "")\n\(setup.bridge?.stderr ?? "")"
+        #expect(result.status == 0 && result.stdout.contains("ok sentattachments"), "\(result.stdout)\n\(result.stderr)\nbridge: \(bridgeLog)")
+        // Each copy is made once, with one attachment vault (vaults opened per message had their
+        // index writes wait on each other, and the sync failed until they no longer collided).
+        #expect(!bridgeLog.contains("sync failed"), "\(bridgeLog)")
+        setup.stopBridge()
+    }
+
     /// swaks submits with STARTTLS and AUTH PLAIN to another account of the server, which reads it
     /// with a verified signature; a From that is not the user's gets 550; the Sent copy is one.
     @Test func swaksSendsEndToEndAndForeignSendersAreRefused() async throws {

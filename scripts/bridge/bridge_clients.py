@@ -20,9 +20,21 @@ MODE:
   sentcount SUBJECT MESSAGE-ID
                   Sent holds one message with SUBJECT (sent through the bridge's SMTP), and still one
                   after the mail program APPENDs its own copy (same Message-ID) to Sent.
+  sentattachments SUBJECT FILE...
+                  the message with SUBJECT written with `rampart send --attach FILE...` shows in Sent (waited
+                  for) as multipart/mixed whose attachments, read with Python's email package, have each
+                  FILE's name (RFC 2231 when not ASCII) and bytes exactly; RFC822.SIZE is the length of
+                  BODY[]; BODYSTRUCTURE names each attachment's type, disposition and file name, and its
+                  size is that of the BODY[N] section, which decodes to the file's bytes.
 Prints "ok MODE" when every check passed; an AssertionError (with what was seen) otherwise.
 """
+import base64
+import email
+import email.header
+import email.policy
 import imaplib
+import os
+import re
 import ssl
 import subprocess
 import sys
@@ -211,7 +223,60 @@ def run_neomutt(port, user, password, cafile):
     m.logout()
 
 
-MODES = {"neomutt": run_neomutt, "rules": run_rules, "idle": run_idle, "locked": run_locked, "bye": run_bye, "sentcount": run_sentcount}
+def fetch_one(m, uid, items):
+    typ, data = m.uid("FETCH", uid, items)
+    check(typ == "OK" and data and data[0] is not None, data)
+    return data
+
+
+def run_sentattachments(port, user, password, cafile, subject, *files):
+    m = connect(port, cafile)
+    check(m.login(user, password)[0] == "OK", "login")
+    found, deadline = [], time.monotonic() + 60
+    while not found and time.monotonic() < deadline:
+        m.select("Sent", readonly=True)
+        found = uids(m, "SUBJECT", '"%s"' % subject)
+        if not found:
+            time.sleep(0.5)
+    check(len(found) == 1, ("Sent copies of", subject, found))
+    data = fetch_one(m, found[0], "(RFC822.SIZE BODYSTRUCTURE BODY.PEEK[])")
+    meta, raw = data[0][0], data[0][1]
+    size = int(re.search(rb"RFC822\.SIZE (\d+)", meta).group(1))
+    check(size == len(raw), ("RFC822.SIZE", size, "BODY[] bytes", len(raw)))
+    message = email.message_from_bytes(raw, policy=email.policy.default)
+    check(message.get_content_type() == "multipart/mixed", message.get_content_type())
+    check(message["Subject"] == subject, message["Subject"])
+    attachments = list(message.iter_attachments())
+    check([a.get_filename() for a in attachments] == [os.path.basename(f) for f in files],
+          ("file names", [a.get_filename() for a in attachments]))
+    structure = meta.decode("utf-8", "replace")
+    for number, (part, path) in enumerate(zip(attachments, files), start=2):
+        with open(path, "rb") as f:
+            expected = f.read()
+        check(part.get_payload(decode=True) == expected, ("bytes of", path))
+        check(part["Content-Transfer-Encoding"] == "base64", part["Content-Transfer-Encoding"])
+        check(part.get_content_disposition() == "attachment", part.get_content_disposition())
+        name = os.path.basename(path)
+        if not name.isascii():
+            check(b"filename*" in raw, ("no RFC 2231 file name for", name))
+        # The section the structure names holds this attachment: its size is BODYSTRUCTURE's (a text
+        # part's line count follows the size).
+        section = fetch_one(m, found[0], "(BODY.PEEK[%d] BODY.PEEK[%d.MIME])" % (number, number))
+        body, mime = section[0][1], section[1][1]
+        check(base64.b64decode(body) == expected, ("BODY[%d]" % number, path))
+        check(b"attachment" in mime.lower(), mime)
+        maintype, subtype = part.get_content_type().upper().split("/")
+        pattern = r'\("%s" "%s" \([^)]*\) NIL NIL "BASE64" (\d+)(?: \d+)? NIL \("ATTACHMENT" \("FILENAME" ("[^"]*"|\{\d+\}\r\n)' % (maintype, subtype)
+        matches = [int(x.group(1)) for x in re.finditer(pattern, structure)]
+        check(len(body) in matches, ("BODYSTRUCTURE sizes", matches, len(body), structure))
+        encoded = [x.group(2).strip('"') for x in re.finditer(pattern, structure)]
+        decoded = [str(email.header.make_header(email.header.decode_header(e))) for e in encoded]
+        check(name in decoded, ("BODYSTRUCTURE file names", decoded, name))
+    m.logout()
+
+
+MODES = {"neomutt": run_neomutt, "rules": run_rules, "idle": run_idle, "locked": run_locked, "bye": run_bye, "sentcount": run_sentcount,
+         "sentattachments": run_sentattachments}
 
 if __name__ == "__main__":
     mode = sys.argv[1]
