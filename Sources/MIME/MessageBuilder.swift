@@ -119,8 +119,17 @@ public struct MessageBuilder: Sendable {
 
     /// Encodes a text body: (transfer encoding, encoded bytes with `nl` line endings).
     func encodeText(_ s: String) -> (String, [UInt8]) {
-        // Normalize line endings to LF first.
-        let lf = Array(s.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n").utf8)
+        // Normalize line endings to LF first, on bytes: CR LF and a lone CR become LF. (Foundation's
+        // `replacingOccurrences` matches grapheme clusters and missed a CR LF followed by a combining
+        // mark, turning it into two line ends.)
+        var lf: [UInt8] = []
+        lf.reserveCapacity(s.utf8.count)
+        var afterCR = false
+        for c in s.utf8 {
+            if c == 0x0A, afterCR { afterCR = false; continue }
+            afterCR = c == 0x0D
+            lf.append(afterCR ? 0x0A : c)
+        }
         var ascii = true, maxLine = 0, cur = 0, fromLine = false, atStart = true
         for (i, c) in lf.enumerated() {
             if c >= 0x80 || (c < 0x20 && c != 0x0A && c != 0x09) { ascii = false }

@@ -42,4 +42,30 @@ import Testing
         #expect(MIMEFuzzing.normLines("a\r\n\u{0658}b\rc") == "a\n\u{0658}b\nc")
         #expect(MIMEFuzzing.normBlanks(" a\r\n\u{0301}b\t c ") == "a \u{0301}b c")
     }
+
+    /// The smoke run's input (base64): a UTF-16 LE file whose bytes, cut at an odd offset, decode to
+    /// a CR LF followed by U+0D00 (a combining mark). The builder normalized line ends with
+    /// Foundation's `replacingOccurrences`, which matches grapheme clusters, missed that CR LF and
+    /// turned its CR into a second LF: "text body changed" (a builder bug, fixed on bytes).
+    static let crlfBeforeACombiningMarkInUTF16 = [
+            "//5GAHIAbwBtADoAIABBAG4AbgAgADwAYQBuAG4AQABlAHgAYQBtAHAAbABlAC4AYwBvAG0APgANAAoAVABvADoAIABiAG8AYgBA",
+            "AGUAeABhAG0AcABsAGUALgBjAG8AbQANAAoAUwB1AGIAagBlAGMAdAA6ACAAVQBuAGkAYwBvAGQAZQAgAGYAaQBsAGUADQAKAEQA",
+            "YQB0AGUAOgAgAFQAdQBlACwAIAAzACAATQBhAHIAIAAyADAAMgA2ACAAMQAwADoAMAAwADoAMAAwACAAKwAwADEAMAAwAA0ACgBN",
+            "AGUAcwBzAGEAZwBlAC0ASQBEADoAIAA8AGIAbwBtADIAQABlAHgAYQBtAHAAbABlAC4AYwBvAG0APgANAAoAQwBvAG4AdABlAG4A",
+            "dAAtAFQAeQBwAGUAOgAgAHQAZQB4AHQALwBwAGwAYQBpAG4AOwAgAGMAaABhAHIAcwBlAHQAPQB1AHQAZgAtADgADQAKAA0ACgBT",
+            "AGEAdgBgAGQAIABhAHMAIACrAFUAbgBpAGMAbwBkAGUAuwAgACgAVQBUAEYALQAxADYAIABMAEUAKQAgAGIAeQAgAE4AbwB0AGUA",
+            "cABhAGQALgANAAoAAA0ACgBTAHUAYgBqAGUAYwB0ADoAIABVAG4AaQBjAG8AZA==",
+    ].joined()
+
+    @Test func theBuilderKeepsACRLFBeforeACombiningMarkOneLineEnd() throws {
+        let bytes = [UInt8](try #require(Data(base64Encoded: Self.crlfBeforeACombiningMarkInUTF16)))
+        var b = MessageBuilder()
+        b.from = [MailAddress(address: "fuzz@example.invalid")]
+        b.text = "a\r\n\u{0D00}b"
+        b.date = Date(timeIntervalSince1970: 0)
+        b.messageID = "fuzz@example.invalid"
+        let rebuilt = MIMEMessage(bytes: try b.build())
+        #expect(rebuilt.textBody?.unicodeScalars.filter { $0 != "\r" }.map(\.value) == [0x61, 0x0A, 0x0D00, 0x62])
+        MIMEFuzzing.check(bytes)
+    }
 }
