@@ -152,7 +152,9 @@ public struct MessageBuilder: Sendable {
     /// RFC 2231 `name*=utf-8''…` (with continuations) or a quoted ASCII value.
     func parameter(_ name: String, _ value: String) -> String {
         let ascii = value.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F }
-        if ascii && value.count <= 60 {
+        // A quoted value with "=?" in it would be read back as an encoded word (readers decode them
+        // in quoted names, as mail programs write them): such a value goes RFC 2231's way too.
+        if ascii && value.count <= 60 && !value.contains("=?") {
             return "; \(name)=\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
         var pct = ""

@@ -68,4 +68,18 @@ import Testing
         #expect(rebuilt.textBody?.unicodeScalars.filter { $0 != "\r" }.map(\.value) == [0x61, 0x0A, 0x0D00, 0x62])
         MIMEFuzzing.check(bytes)
     }
+
+    /// A fuzz input's file name that holds an encoded word in its middle
+    /// (`utf-8'7="=?utf-8?q?bild_=C3=A4.png?="`): written quoted, it was read back decoded
+    /// ("bild ä.png"). The builder now writes a name with "=?" in RFC 2231 form.
+    @Test func aFileNameHoldingAnEncodedWordComesBackAsWritten() throws {
+        let name = "utf-8'7=\"=?utf-8?q?bild_=C3=A4.png?=\""
+        var b = MessageBuilder()
+        b.from = [MailAddress(address: "fuzz@example.invalid")]
+        b.date = Date(timeIntervalSince1970: 0)
+        b.messageID = "fuzz@example.invalid"
+        b.attachments = [MessageBuilder.Attachment(filename: name, contentType: "application/pdf", data: Array("%PDF".utf8))]
+        let rebuilt = MIMEMessage(bytes: try b.build())
+        #expect(rebuilt.attachments.map(\.filename) == [name])
+    }
 }
