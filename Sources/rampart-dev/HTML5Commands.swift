@@ -56,7 +56,24 @@ struct HTML5Command: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the spec serialization of the parsed tree.")
         @OptionGroup var options: ParseOptions
         func run() throws {
-            print(try options.parse().serialized(scripting: options.scripting))
+            guard options.fragment == nil else {
+                print(try options.parse().serialized(scripting: options.scripting))
+                return
+            }
+            // A document: parsed into the arena tree (the same tree as the class DOM's, in a
+            // fraction of the allocations) and written from the serializer's buffer.
+            var parserOptions = HTML5ParserOptions(scripting: options.scripting)
+            parserOptions.transportCharset = options.charset
+            parserOptions.recordParseErrors = false
+            let result: HTMLTreeParseResult
+            do {
+                result = try HTML5Parser.parseTree(StandardStreams.readAll(), options: parserOptions)
+            } catch {
+                FileHandle.standardError.write(Data("rampart: \(error)\n".utf8))
+                throw ExitCode(ExitStatus.badInput)
+            }
+            result.root.withSerializedBytes(scripting: options.scripting) { StandardStreams.write($0) }
+            StandardStreams.newline()
         }
     }
 }
@@ -65,7 +82,7 @@ struct HTML5Command: ParsableCommand {
 /// in the same run, plus growth figures for hostile documents.
 ///
 /// The other parsers run as served baselines (`scripts/html5/bench-parsers.py --serve`): lxml
-/// (libxml2, not HTML5), lexbor and myhtml (C HTML5 parsers, through selectolax). After every
+/// (libxml2, not HTML5), lexbor (C, through selectolax 1.0.2) and html5ever (Rust, through markupever). After every
 /// Swift pass each of them parses the corpus once, in reverse order every other turn, so every
 /// turn is a set of passes run in the same seconds; the summary gives for each the ratio of the
 /// medians and the median of the per-turn ratios. On a shared VM whose speed switches between
@@ -84,9 +101,11 @@ struct HTML5Bench: ParsableCommand {
     @Option(help: "Timed passes over the corpus (the median is reported), each followed by one pass of every other parser.") var repetitions = 7
     @Option(help: "Python with html5lib, lxml and selectolax (default: .venv/bin/python3 or $RAMPART_PYTHON).") var python: String?
     @Flag(help: "Skip the other parsers (Python baselines).") var noPython = false
+    @Flag(inversion: .prefixedNo, help: "Also measure the real-world corpora (scripts/html5/realworld-corpus.py: e-mail and documentation HTML from Debian and PyPI packages), in process and whole process.") var realWorld = true
+    @Option(help: "Turns of the whole-process comparison (each contender runs once per turn).") var wholeTurns = 5
 
     /// The parsers `bench-parsers.py` serves, in the order they are printed.
-    static let servedParsers = ["lxml", "lexbor", "myhtml"]
+    static let servedParsers = ["lxml", "lexbor", "html5ever"]
 
     func run() throws {
         print("rampart-dev bench html5 — \(BenchMachine.describe())")
@@ -222,6 +241,8 @@ struct HTML5Bench: ParsableCommand {
             for line in summary { print("  " + line) }
         }
 
+        if realWorld, let python { try benchRealWorld(python: python, options: options) }
+
         // At most three timed parses per size: the bounded shapes take up to 2 s at 100 000.
         let hostileRepetitions = min(max(1, repetitions), 3)
         print("hostile documents (linear growth expected; ns/element should stay flat; best of \(hostileRepetitions)):")
@@ -248,6 +269,70 @@ struct HTML5Bench: ParsableCommand {
                 previous = perElement
             }
         }
+    }
+
+    /// The real-world corpora: in process (the arena parse against lexbor and html5ever served
+    /// in the same turns), then whole process (`rampart-dev html5 serialize` against the same
+    /// parsers reading stdin and writing their serialization), with peak RSS on the 50 MB
+    /// document.
+    func benchRealWorld(python: String, options: HTML5ParserOptions) throws {
+        let corpus: RealWorldCorpus
+        switch RealWorldCorpus.assemble(python: python) {
+        case .success(let found): corpus = found
+        case .failure(let error):
+            print("real-world corpora: not available (\(error))")
+            return
+        }
+        print("real-world corpora (\(corpus.folder.path)):")
+        for line in corpus.describeSources() { print("  " + line) }
+        let script = try BenchSupport.scriptsFolder("html5").appendingPathComponent("bench-parsers.py").path
+        var summary: [String] = []
+        // The mail corpus is small (~0.3 MB): its documents repeated to ~3 MB per pass; the
+        // documentation site's first ~10 MB of pages.
+        for (name, documents) in [("real-world mail", try Self.repeated(corpus.documents("mail"), to: 3_000_000)),
+                                  ("real-world docs", try corpus.documents("docs", limit: 10_000_000))] {
+            let totalBytes = documents.reduce(0) { $0 + $1.count }
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-html5-realworld-\(getpid())")
+            try? FileManager.default.removeItem(at: dir)
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            for (i, document) in documents.enumerated() { try Data(document).write(to: dir.appendingPathComponent(String(format: "%05d.html", i))) }
+            let peers = ["lexbor", "html5ever"].compactMap { parser in ServedBaseline(python, [script, dir.path, parser, "--serve"]).map { (parser, $0) } }
+            defer { for peer in peers { peer.1.close() } }
+            var arena = BenchSamples()
+            var ratios = [[Double]](repeating: [], count: peers.count)
+            for turn in 0..<max(repetitions, 1) {
+                let (ours, theirs) = try ServedBaseline.turn(turn, with: peers.map(\.1)) {
+                    var one = BenchSamples()
+                    try one.measure { for document in documents { _ = try HTML5Parser.parseTree(document, options: options) } }
+                    return one.seconds[0]
+                }
+                arena.append(ours)
+                for k in peers.indices { if let seconds = theirs[k] { ratios[k].append(seconds / ours) } }
+            }
+            print(String(format: "%@ (in process, %d documents, %.1f MB): arena parse runs [%@] MB/s, median %.1f MB/s", name, documents.count, Double(totalBytes) / 1e6,
+                         arena.megabytesPerSecond(totalBytes).map { String(format: "%.1f", $0) }.joined(separator: " "), Double(totalBytes) / 1e6 / arena.median))
+            for k in peers.indices where !ratios[k].isEmpty {
+                let line = String(format: "%@ — Swift arena/%@ in process: paired median %.2fx (%.2f–%.2fx over %d turns)", name, peers[k].0,
+                                  BenchSamples.median(ratios[k]), ratios[k].min() ?? .nan, ratios[k].max() ?? .nan, ratios[k].count)
+                print("  " + line)
+                summary.append(line)
+            }
+        }
+        let contenders = [WholeProcessBench.Contender(name: "rampart-dev", executable: BenchSupport.selfPath(), arguments: ["html5", "serialize"])]
+            + ["lexbor", "html5ever"].map { WholeProcessBench.Contender(name: $0, executable: python, arguments: [script, "-", $0, "--stdin"]) }
+        summary += WholeProcessBench.compare("real-world mail, parse + serialize", input: corpus.whole("mail.html"), contenders: contenders, turns: wholeTurns)
+        summary += WholeProcessBench.compare("real-world docs 50 MB, parse + serialize", input: corpus.whole("docs-50mb.html"), contenders: contenders, turns: wholeTurns)
+        print("real-world summary (goals: parse + serialize >= 1.5x lexbor whole process; peak RSS on 50 MB <= lexbor's):")
+        for line in summary { print("  " + line) }
+    }
+
+    /// `documents` repeated in order until they hold at least `bytes` bytes.
+    static func repeated(_ documents: [[UInt8]], to bytes: Int) -> [[UInt8]] {
+        guard !documents.isEmpty else { return [] }
+        var out: [[UInt8]] = [], total = 0
+        while total < bytes { for document in documents { out.append(document); total += document.count } }
+        return out
     }
 
     /// A hostile document shape: `count` repetitions of a unit that once made some step of the

@@ -112,6 +112,8 @@ struct BenchSanitizeCommand: ParsableCommand {
     @Option(help: "Python with nh3 (default: .venv/bin/python3 or $RAMPART_PYTHON).") var python: String?
     @Option(help: "Timed rounds of DOMPurify+jsdom per corpus (slow: jsdom takes minutes per round on the newsletter corpus).") var dompurifyRounds = 1
     @Flag(help: "Skip DOMPurify+jsdom.") var noDompurify = false
+    @Flag(inversion: .prefixedNo, help: "Also measure the real-world corpora (scripts/html5/realworld-corpus.py: e-mail and documentation HTML from Debian and PyPI packages), in process and whole process.") var realWorld = true
+    @Option(help: "Turns of the whole-process comparison (each contender runs once per turn).") var wholeTurns = 5
 
     func run() throws {
         print("rampart-dev bench sanitize — \(BenchMachine.describe())")
@@ -119,16 +121,31 @@ struct BenchSanitizeCommand: ParsableCommand {
         print(probe.describe())
         defer { print(probe.describe() + " (at the end)") }
         let rounds = max(rounds, 1)
-        let corpora: [(String, [String])] = [
+        var corpora: [(String, [String])] = [
             ("bench corpus", MailSafetyBenchCorpus.generate(count: messages)),
             ("newsletter corpus", MailCorpus.generate().map { String(decoding: $0, as: UTF8.self) }),
         ]
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let scripts = try BenchSupport.scriptsFolder("mailsafety")
         let root = scripts.deletingLastPathComponent().deletingLastPathComponent()
         let pythonPath = python ?? ProcessInfo.processInfo.environment["RAMPART_PYTHON"] ?? root.appendingPathComponent(".venv/bin/python3").path
+        var realWorldCorpus: RealWorldCorpus?
+        if realWorld {
+            switch RealWorldCorpus.assemble(python: pythonPath) {
+            case .success(let corpus):
+                realWorldCorpus = corpus
+                print("real-world corpora (\(corpus.folder.path)):")
+                for line in corpus.describeSources() { print("  " + line) }
+                // The mail corpus (~0.3 MB) repeated to ~3 MB per round; the documentation
+                // site's first ~5 MB of pages.
+                corpora.append(("real-world mail", try HTML5Bench.repeated(corpus.documents("mail"), to: 3_000_000).map { String(decoding: $0, as: UTF8.self) }))
+                corpora.append(("real-world docs", try corpus.documents("docs", limit: 5_000_000).map { String(decoding: $0, as: UTF8.self) }))
+            case .failure(let error):
+                print("real-world corpora: not available (\(error))")
+            }
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
         let sanitizer = MailSanitizer()
         var summary: [String] = []
 
@@ -165,7 +182,7 @@ struct BenchSanitizeCommand: ParsableCommand {
                 }
             }
             for baseline in served { baseline?.close() }
-            let purify = noDompurify ? nil : Self.measure("/usr/bin/node", [scripts.appendingPathComponent("bench-dompurify.js").path, file.path, String(max(dompurifyRounds, 1))],
+            let purify = noDompurify || name.hasPrefix("real-world") ? nil : Self.measure("/usr/bin/node", [scripts.appendingPathComponent("bench-dompurify.js").path, file.path, String(max(dompurifyRounds, 1))],
                                                           environment: ["NODE_PATH": "/usr/share/nodejs"])
 
             let rate = Double(bytes) / 1e6 / rampart.median
@@ -178,7 +195,8 @@ struct BenchSanitizeCommand: ParsableCommand {
             for (label, baseline, paired) in baselines {
                 let padded = label.padding(toLength: 26, withPad: " ", startingAt: 0)
                 guard let baseline else {
-                    print("  \(padded)not measured" + (label.hasPrefix("nh3") ? " (scripts/setup.sh installs nh3 into .venv, or pass --python)" : noDompurify ? " (--no-dompurify)" : " (install nodejs node-dompurify node-jsdom)"))
+                    print("  \(padded)not measured" + (label.hasPrefix("nh3") ? " (scripts/setup.sh installs nh3 into .venv, or pass --python)"
+                        : noDompurify ? " (--no-dompurify)" : name.hasPrefix("real-world") ? " (jsdom takes minutes per MB)" : " (install nodejs node-dompurify node-jsdom)"))
                     continue
                 }
                 let baselineRate = Double(bytes) / 1e6 / baseline.median
@@ -194,7 +212,17 @@ struct BenchSanitizeCommand: ParsableCommand {
                 }
             }
         }
-        print("summary (same run; goals: >= 1.0x nh3, >= 10x DOMPurify; for nh3 read the paired median and the best rounds):")
+        if let corpus = realWorldCorpus {
+            let script = scripts.appendingPathComponent("bench-nh3.py").path
+            let contenders = [
+                WholeProcessBench.Contender(name: "rampart-dev", executable: BenchSupport.selfPath(), arguments: ["sanitize"]),
+                WholeProcessBench.Contender(name: "nh3 (defaults)", executable: pythonPath, arguments: [script, "-", "1", "--stdin"]),
+                WholeProcessBench.Contender(name: "nh3 (style kept, filtered)", executable: pythonPath, arguments: [script, "-", "1", "--keep-style", "--stdin"]),
+            ]
+            summary += WholeProcessBench.compare("real-world mail, sanitize", input: corpus.whole("mail.html"), contenders: contenders, turns: wholeTurns)
+            summary += WholeProcessBench.compare("real-world docs 25 MB, sanitize", input: corpus.whole("docs-25mb.html"), contenders: contenders, turns: wholeTurns)
+        }
+        print("summary (same run; goals: >= 1.0x nh3, >= 10x DOMPurify; real-world: >= 2x nh3 with style kept and filtered; for nh3 read the paired median and the best rounds):")
         for line in summary { print("  " + line) }
     }
 

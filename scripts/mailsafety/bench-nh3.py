@@ -9,6 +9,10 @@ Two configurations:
                  through a property allowlist (filter_style_properties), closer to Rampart's job.
 The cleaner is built once (nh3.Cleaner when available), so per-message set-up is not counted.
 Usage: .venv/bin/python3 bench-nh3.py messages.json ROUNDS [--keep-style] [--serve]
+       .venv/bin/python3 bench-nh3.py - 1 [--keep-style] --stdin
+
+With --stdin (the whole-process comparison of `bench sanitize`, next to `rampart-dev sanitize`):
+sanitizes standard input (UTF-8) as one message, writes the result to standard output and exits.
 
 With --serve the script does not time ROUNDS rounds on its own: it prints {"ready": bytes} and
 then, for every line "round" read on standard input, sanitizes the corpus once and prints that
@@ -26,11 +30,10 @@ import nh3
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from bench_serve import serve_rounds  # noqa: E402 (scripts/bench_serve.py)
 
-messages = json.load(open(sys.argv[1], encoding="utf-8"))
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 keep_style = "--keep-style" in sys.argv[3:]
 serve = "--serve" in sys.argv[3:]
-total = sum(len(m.encode("utf-8")) for m in messages)
+stdin_mode = "--stdin" in sys.argv[3:]
 
 if keep_style:
     attributes = {tag: set(names) for tag, names in nh3.ALLOWED_ATTRIBUTES.items()}
@@ -48,6 +51,14 @@ if hasattr(nh3, "Cleaner"):
     clean = nh3.Cleaner(**options).clean
 else:
     clean = lambda html: nh3.clean(html, **options)
+
+if stdin_mode:
+    sys.stdout.buffer.write(clean(sys.stdin.buffer.read().decode("utf-8")).encode("utf-8"))
+    sys.stdout.buffer.write(b"\n")
+    sys.exit(0)
+
+messages = json.load(open(sys.argv[1], encoding="utf-8"))
+total = sum(len(m.encode("utf-8")) for m in messages)
 
 if serve:
     print(json.dumps({"ready": total}), flush=True)

@@ -144,6 +144,12 @@ public struct HTMLNode: Hashable {
     public var innerHTML: String { tree.innerHTML(of: index) }
     /// The node and its subtree serialized (for the document or a fragment, its children).
     public func serialized(scripting: Bool = false) -> String { tree.serialized(index, scripting: scripting) }
+    /// The node and its subtree serialized (as ``serialized(scripting:)``), handed to `body` as
+    /// UTF-8 bytes that are valid only during the call: for writing a serialization out (a file,
+    /// standard output) without making a `String` of it.
+    public func withSerializedBytes<R>(scripting: Bool = false, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try tree.withSerialization(index, scripting: scripting, capacity: 64 * 1024) { buffer in try buffer.withBytes(body) }
+    }
     /// The subtree as class DOM nodes (detached copies), for code written against ``Node``.
     public func materialize() -> Node { tree.materialize(index) }
     /// The subtree in html5lib-tests' format (as ``Node/html5libTreeDump``).

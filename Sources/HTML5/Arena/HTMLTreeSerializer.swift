@@ -18,7 +18,13 @@ extension HTMLTree {
     /// The serialization of `node` and its subtree (as ``Node/serialized(scripting:)``: for the
     /// document or a fragment, its children).
     package func serialized(_ node: Int32, scripting: Bool = false) -> String {
-        var buffer = UTF8Buffer(capacity: 1024)
+        withSerialization(node, scripting: scripting, capacity: 1024) { $0.string() }
+    }
+
+    /// Serializes `node` (as ``serialized(_:scripting:)``) into a buffer and hands `body` the
+    /// buffer (valid only during the call): a caller that writes the bytes out makes no `String`.
+    func withSerialization<R>(_ node: Int32, scripting: Bool, capacity: Int, _ body: (borrowing UTF8Buffer) throws -> R) rethrows -> R {
+        var buffer = UTF8Buffer(capacity: capacity)
         switch kind(node) {
         case .document, .fragment:
             serializeChildren(of: node, into: &buffer, scripting: scripting)
@@ -33,7 +39,7 @@ extension HTMLTree {
             let raw = parent(node).map { rawTextChildren(row($0), scripting: scripting) } ?? false
             leaf(row(node), raw: raw, into: &buffer)
         }
-        return buffer.string()
+        return try body(buffer)
     }
 
     /// Serializes the children of `node` as UTF-8 (the children of its template contents for a

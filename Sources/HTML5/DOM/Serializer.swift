@@ -142,6 +142,11 @@ struct UTF8Buffer: ~Copyable {
         return ByteAccumulator.stringFromValidUTF8(bytes)
     }
 
+    /// The bytes, valid only during `body`.
+    func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(start: base, count: count))
+    }
+
     /// Whether the bytes are exactly the UTF-8 of `text`.
     func equals(_ text: String) -> Bool {
         guard count == text.utf8.count else { return false }
