@@ -96,7 +96,7 @@ public actor BridgeAccount {
                 locked = true
                 keys = nil; maps = [:]; localFlags = nil; snapshots = [:]; bodySizes = nil; labelCache = nil; attachmentVault = nil
                 log("account locked: mail programs are refused until it is unlocked")
-                notify()
+                bump()
             }
             return false
         }
@@ -304,7 +304,8 @@ public actor BridgeAccount {
         messages.sort { $0.uid < $1.uid }
         if changed { try saveMap(map, for: box) }
         let cached = Cached(generation: generation,
-                            snapshot: IMAPMailboxSnapshot(uidValidity: map.validity, uidNext: map.next, messages: messages, highestModSeq: map.modSeq),
+                            snapshot: IMAPMailboxSnapshot(uidValidity: map.validity, uidNext: map.next, messages: messages, highestModSeq: map.modSeq,
+                                                          revision: UInt64(generation)),
                             ids: ids)
         snapshots[box.stateKey] = cached
         return cached

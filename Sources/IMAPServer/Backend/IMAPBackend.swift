@@ -91,10 +91,15 @@ public struct IMAPMailboxSnapshot: Sendable, Equatable {
     /// HIGHESTMODSEQ (RFC 7162): at least every message's ``IMAPMessageSummary/modSeq``; expunges
     /// grow it too.
     public var highestModSeq: UInt64
+    /// A number that changes whenever anything in the mailbox changes (optional): a session that
+    /// saw the same revision last time skips comparing its view with the snapshot, so the check
+    /// before each FETCH costs nothing while nothing changed. Nil: always compared.
+    public var revision: UInt64?
     /// Creates a snapshot (`highestModSeq` nil: the largest message mod-sequence, at least 1).
-    public init(uidValidity: UInt32, uidNext: UInt32, messages: [IMAPMessageSummary], highestModSeq: UInt64? = nil) {
+    public init(uidValidity: UInt32, uidNext: UInt32, messages: [IMAPMessageSummary], highestModSeq: UInt64? = nil, revision: UInt64? = nil) {
         self.uidValidity = uidValidity; self.uidNext = uidNext; self.messages = messages
         self.highestModSeq = highestModSeq ?? max(1, messages.map(\.modSeq).max() ?? 1)
+        self.revision = revision
     }
 }
 

@@ -27,6 +27,10 @@ public actor InMemoryIMAPBackend: IMAPBackend {
     private var users: [String: User] = [:]
     private var watchers: [String: [UUID: AsyncStream<Void>.Continuation]] = [:]
     private var nextValidity: UInt32 = 1
+    /// Grows with every change to any mailbox (``IMAPMailboxSnapshot/revision``).
+    private var revision: UInt64 = 1
+    /// How many times a message's bytes were read (tests check which commands read none).
+    public private(set) var messageReads = 0
     /// Largest message APPEND or ``deliver(_:to:mailbox:flags:internalDate:)`` stores (default 32 MiB).
     public let maxMessageSize: Int
 
@@ -85,6 +89,7 @@ public actor InMemoryIMAPBackend: IMAPBackend {
         guard var b = users[user]?.mailboxes[name] else { throw IMAPBackendError.noSuchMailbox(name) }
         try change(&b)
         users[user]!.mailboxes[name] = b
+        revision += 1
         for c in (watchers[user + "\u{0}" + name] ?? [:]).values { c.yield() }
     }
 
@@ -118,13 +123,14 @@ public actor InMemoryIMAPBackend: IMAPBackend {
     func snapshot(_ user: String, _ name: String) throws -> IMAPMailboxSnapshot {
         let b = try box(user, name)
         return IMAPMailboxSnapshot(uidValidity: b.uidValidity, uidNext: b.uidNext, messages: b.messages.map(\.summary),
-                                   highestModSeq: b.highestModSeq)
+                                   highestModSeq: b.highestModSeq, revision: revision)
     }
 
     func bytes(_ user: String, _ name: String, _ uid: UInt32) throws -> [UInt8] {
         guard let m = try box(user, name).messages.first(where: { $0.summary.uid == uid }) else {
             throw IMAPBackendError.failed("Message UID \(uid) is no longer in \(name)")
         }
+        messageReads += 1
         return m.bytes
     }
 
@@ -189,12 +195,14 @@ public actor InMemoryIMAPBackend: IMAPBackend {
         guard !name.isEmpty, name.utf8.count <= 1000 else { throw IMAPBackendError.notPermitted("Mailbox names are 1 to 1000 bytes") }
         guard users[user]!.mailboxes[name] == nil, name.uppercased() != "INBOX" else { throw IMAPBackendError.mailboxExists(name) }
         users[user]!.mailboxes[name] = Mailbox(attributes: [], uidValidity: takeValidity())
+        revision += 1
     }
 
     func delete(_ user: String, _ name: String) throws {
         guard name != "INBOX" else { throw IMAPBackendError.notPermitted("INBOX cannot be deleted") }
         _ = try box(user, name)
         users[user]!.mailboxes[name] = nil
+        revision += 1
     }
 
     func rename(_ user: String, _ name: String, _ newName: String) throws {
@@ -203,6 +211,7 @@ public actor InMemoryIMAPBackend: IMAPBackend {
         var moved = b
         moved.uidValidity = takeValidity()
         users[user]!.mailboxes[newName] = moved
+        revision += 1
         if name == "INBOX" {
             try update(user, name) { $0.messages = [] }
         } else {

@@ -19,6 +19,8 @@ public final class IMAPSession: @unchecked Sendable {
         var uidValidity: UInt32
         var uidNext: UInt32
         var messages: [IMAPMessageSummary]
+        /// The backend's ``IMAPMailboxSnapshot/revision`` this view was last brought in step with.
+        var revision: UInt64?
     }
 
     private let backend: any IMAPBackend
@@ -315,7 +317,8 @@ public final class IMAPSession: @unchecked Sendable {
 
     private func select(_ name: String, readOnly: Bool, tag: String) async throws {
         let snap = try await account!.snapshot(of: name)
-        let s = Selected(name: name, readOnly: readOnly, uidValidity: snap.uidValidity, uidNext: snap.uidNext, messages: snap.messages)
+        let s = Selected(name: name, readOnly: readOnly, uidValidity: snap.uidValidity, uidNext: snap.uidNext, messages: snap.messages,
+                         revision: snap.revision)
         let flags = IMAPFlags.system.joined(separator: " ")
         send(.data(Array("FLAGS (\(flags))".utf8)))
         send(.untaggedStatus(.ok, code: "PERMANENTFLAGS (\(readOnly ? "" : flags + " \\*"))", text: readOnly ? "Read-only mailbox" : "Flags permitted"))
@@ -414,6 +417,9 @@ public final class IMAPSession: @unchecked Sendable {
     func sync(expunges: Bool) async throws {
         guard var s = selected, let account else { return }
         let snap = try await account.snapshot(of: s.name)
+        // Nothing changed since the view was last in step: nothing to tell (the common case
+        // between the commands of a sync, which would otherwise compare every message each time).
+        if let revision = snap.revision, revision == s.revision { return }
         var current: [UInt32: IMAPMessageSummary] = [:]
         current.reserveCapacity(snap.messages.count)
         for m in snap.messages { current[m.uid] = m }
@@ -442,6 +448,8 @@ public final class IMAPSession: @unchecked Sendable {
             send(.data(Array("\(s.messages.count) EXISTS".utf8)))
         }
         s.uidNext = snap.uidNext
+        // Without expunges reported the view may still hold messages the snapshot lacks: compare again next time.
+        s.revision = s.messages.count == snap.messages.count ? snap.revision : nil
         selected = s
     }
 
@@ -450,9 +458,31 @@ public final class IMAPSession: @unchecked Sendable {
         let messages = selected?.messages ?? []
         if uid {
             guard let largest = messages.last?.uid else { return [] }
+            // Each range found by binary search over the ascending UIDs (a sync fetches one UID
+            // at a time: a scan of the whole mailbox per command made it quadratic).
+            func firstIndex(atLeast uid: UInt32) -> Int {
+                var low = 0, high = messages.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if messages[mid].uid < uid { low = mid + 1 } else { high = mid }
+                }
+                return low
+            }
+            var spans: [Range<Int>] = []
+            for (a, b) in set.ranges {
+                let x = a.resolved(largest), y = b.resolved(largest)
+                let low = firstIndex(atLeast: min(x, y))
+                let high = max(x, y) == UInt32.max ? messages.count : firstIndex(atLeast: max(x, y) + 1)
+                if low < high { spans.append(low..<high) }
+            }
+            spans.sort { $0.lowerBound < $1.lowerBound }
             var result: [Int] = []
-            for (i, m) in messages.enumerated() where set.contains(m.uid, largest: largest) { result.append(i) }
-            guard result.count <= limits.maxMessagesPerCommand else { throw IMAPBackendError.failed("Too many messages for one command (limit \(limits.maxMessagesPerCommand))") }
+            var next = 0
+            for span in spans where span.upperBound > next {
+                result.append(contentsOf: max(span.lowerBound, next)..<span.upperBound)
+                next = span.upperBound
+                guard result.count <= limits.maxMessagesPerCommand else { throw IMAPBackendError.failed("Too many messages for one command (limit \(limits.maxMessagesPerCommand))") }
+            }
             return result
         }
         let count = UInt32(messages.count)
@@ -504,10 +534,18 @@ public final class IMAPSession: @unchecked Sendable {
         }
         for i in indices {
             var m = selected!.messages[i]
-            var structure: MessageStructure?
+            var bytes: [UInt8] = []
             if needsBytes {
-                guard let bytes = try? await account.messageBytes(in: s.name, uid: m.uid) else { continue }
-                structure = MessageStructure(bytes: bytes)
+                guard let read = try? await account.messageBytes(in: s.name, uid: m.uid) else { continue }
+                bytes = read
+            }
+            // Parsed only when an item needs the MIME structure (BODY[] and RFC822 do not).
+            var parsed: MessageStructure?
+            func structure() -> MessageStructure {
+                if let parsed { return parsed }
+                let made = MessageStructure(bytes: bytes)
+                parsed = made
+                return made
             }
             var flagsChanged = false
             if setsSeen, !IMAPFlags.contains(m.flags, IMAPFlags.seen) {
@@ -526,14 +564,14 @@ public final class IMAPSession: @unchecked Sendable {
                 case .modSeq: item("MODSEQ"); w.raw("("); w.number(m.modSeq); w.raw(")")
                 case .internalDate: item("INTERNALDATE"); w.raw("\"" + IMAPDate.formatDateTime(m.internalDate) + "\"")
                 case .rfc822Size: item("RFC822.SIZE"); w.number(m.size)
-                case .envelope: item("ENVELOPE"); structure!.writeEnvelope(&w)
-                case .body: item("BODY"); structure!.writeBodyStructure(&w, extensible: false)
-                case .bodyStructure: item("BODYSTRUCTURE"); structure!.writeBodyStructure(&w, extensible: true)
-                case .rfc822: item("RFC822"); w.literal(structure!.bytes)
-                case .rfc822Header: item("RFC822.HEADER"); w.literal(structure!.sectionBytes(IMAPSection(text: .header)) ?? [])
-                case .rfc822Text: item("RFC822.TEXT"); w.literal(structure!.sectionBytes(IMAPSection(text: .text)) ?? [])
+                case .envelope: item("ENVELOPE"); structure().writeEnvelope(&w)
+                case .body: item("BODY"); structure().writeBodyStructure(&w, extensible: false)
+                case .bodyStructure: item("BODYSTRUCTURE"); structure().writeBodyStructure(&w, extensible: true)
+                case .rfc822: item("RFC822"); w.literal(bytes)
+                case .rfc822Header: item("RFC822.HEADER"); w.literal(structure().sectionBytes(IMAPSection(text: .header)) ?? [])
+                case .rfc822Text: item("RFC822.TEXT"); w.literal(structure().sectionBytes(IMAPSection(text: .text)) ?? [])
                 case .section(let section, _, let partial):
-                    var data = structure!.sectionBytes(section) ?? []
+                    var data = section.part.isEmpty && section.text == nil ? bytes : structure().sectionBytes(section) ?? []
                     var name = "BODY[\(section)]"
                     if let partial {
                         name += "<\(partial.origin)>"
@@ -562,20 +600,57 @@ public final class IMAPSession: @unchecked Sendable {
         guard let s = selected, let account else { return [] }
         let count = UInt32(s.messages.count)
         let largestUID = s.messages.last?.uid ?? 0
+        // Keys that need no bytes are tried first, header keys before body keys: a message is
+        // read (and decrypted by the backend) only when flags, dates, sizes and UIDs leave it in,
+        // and its body is parsed only for BODY and TEXT.
+        let key = Self.cheapestFirst(key)
         var hits: [Int] = []
         for (i, m) in s.messages.enumerated() {
-            var message: MIMEMessage?
-            var loaded = false
-            func load() async -> MIMEMessage? {
-                if !loaded {
-                    loaded = true
-                    if let bytes = try? await account.messageBytes(in: s.name, uid: m.uid) { message = MIMEMessage(bytes: bytes) }
+            var bytes: [UInt8]?
+            var read = false
+            var header: MIMEMessage?, whole: MIMEMessage?
+            func load(_ body: Bool) async -> MIMEMessage? {
+                if !read {
+                    read = true
+                    bytes = try? await account.messageBytes(in: s.name, uid: m.uid)
                 }
-                return message
+                guard let bytes else { return nil }
+                if let whole { return whole }
+                if body {
+                    whole = MIMEMessage(bytes: bytes)
+                    return whole
+                }
+                if header == nil { header = MIMEMessage(bytes: Array(bytes[0..<MessageStructure.headerEnd(bytes, 0, bytes.count)])) }
+                return header
             }
             if try await Self.matches(key, m, msn: UInt32(i + 1), count: count, largestUID: largestUID, load: load) { hits.append(i) }
         }
         return hits
+    }
+
+    /// What evaluating a key reads: 0 nothing but the summary, 1 the header, 2 the body too.
+    static func cost(_ key: IMAPSearchKey) -> Int {
+        switch key {
+        case .sentBefore, .sentOn, .sentSince, .header: 1
+        case .body, .text: 2
+        case .not(let k): cost(k)
+        case .or(let a, let b): max(cost(a), cost(b))
+        case .and(let keys): keys.map(cost).max() ?? 0
+        default: 0
+        }
+    }
+
+    /// The same key with every AND and OR trying its cheaper operands first (the result is the same).
+    static func cheapestFirst(_ key: IMAPSearchKey) -> IMAPSearchKey {
+        switch key {
+        case .and(let keys):
+            return .and(keys.map(cheapestFirst).enumerated().sorted { (cost($0.element), $0.offset) < (cost($1.element), $1.offset) }.map(\.element))
+        case .or(let a, let b):
+            let (x, y) = (cheapestFirst(a), cheapestFirst(b))
+            return cost(y) < cost(x) ? .or(y, x) : .or(x, y)
+        case .not(let k): return .not(cheapestFirst(k))
+        default: return key
+        }
     }
 
     static func mentionsModSeq(_ key: IMAPSearchKey) -> Bool {
@@ -588,13 +663,15 @@ public final class IMAPSession: @unchecked Sendable {
         }
     }
 
+    /// Whether message `m` matches `key`; `load(body)` gives its parsed header (`body` false) or
+    /// whole message, nil when it cannot be read.
     static func matches(_ key: IMAPSearchKey, _ m: IMAPMessageSummary, msn: UInt32, count: UInt32, largestUID: UInt32,
-                        load: () async -> MIMEMessage?) async throws -> Bool {
+                        load: (Bool) async -> MIMEMessage?) async throws -> Bool {
         func contains(_ haystack: String?, _ needle: String) -> Bool {
             guard let haystack else { return false }
             return needle.isEmpty || haystack.range(of: needle, options: [.caseInsensitive, .diacriticInsensitive]) != nil
         }
-        func sentDay() async -> Date? { await load()?.date.map(IMAPDate.day(of:)) }
+        func sentDay() async -> Date? { await load(false)?.date.map(IMAPDate.day(of:)) }
         func bodyText(_ msg: MIMEMessage) -> String {
             msg.root.walk().filter { !$0.hasChildren && $0.contentType.mainType == "text" }.map { $0.text().text }.joined(separator: "\n")
         }
@@ -619,13 +696,13 @@ public final class IMAPSession: @unchecked Sendable {
         case .larger(let n): return m.size > n
         case .smaller(let n): return m.size < n
         case .header(let name, let value):
-            guard let msg = await load() else { return false }
+            guard let msg = await load(false) else { return false }
             return msg.headers.fields.contains { $0.name.lowercased() == name && contains($0.decodedValue, value) }
         case .body(let text):
-            guard let msg = await load() else { return false }
+            guard let msg = await load(true) else { return false }
             return contains(bodyText(msg), text)
         case .text(let text):
-            guard let msg = await load() else { return false }
+            guard let msg = await load(true) else { return false }
             return msg.headers.fields.contains { contains($0.decodedValue, text) } || contains(bodyText(msg), text)
         case .modSeq(let n): return m.modSeq >= n
         case .sequenceSet(let set): return set.contains(msn, largest: count)
