@@ -15,6 +15,7 @@
 #                                                   (HTMLTree, docs/arena-tree.md): MB/s of each and their ratio;
 #                                                   then the same while the heap holds the corpus's class trees
 #   .build-lab/.build/release/lab parse-loop N | tree-loop N | sanitize-loop N | bench-loop N   (for perf/callgrind)
+#   .build-lab/.build/release/lab file-sanitize N FILE | file-tree N FILE   (one file, N times: the real-world corpora)
 #   .build-lab/.build/release/lab tiny-parse N | tiny-tree N | tiny-sanitize N   (fixed cost per call: `<p>x</p>`)
 #   .build-lab/.build/release/lab dump DIR            both sanitize corpora as JSON (for bench-nh3.py)
 #
@@ -270,6 +271,14 @@ case "sanitize-loop", "bench-loop":
     let sanitizer = MailSanitizer()
     let corpus = mode == "bench-loop" ? MailSafetyBenchCorpus.generate(count: 300) : MailSafetyBenchCorpus.generate(count: 300) + newsletters()
     for _ in 0..<runs { for m in corpus { _ = try sanitizer.sanitize(m) } }
+case "file-sanitize", "file-tree":
+    // One file (e.g. .build/realworld-corpus/mail/*, concatenated) sanitized or parsed into the
+    // arena tree and serialized N times: for callgrind on the real-world corpora.
+    let file = Array(try Data(contentsOf: URL(fileURLWithPath: arguments.count > 3 ? arguments[3] : "/dev/stdin")))
+    let text = String(decoding: file, as: UTF8.self)
+    for _ in 0..<runs {
+        if mode == "file-sanitize" { _ = try MailSanitizer().sanitize(text) } else { _ = try HTML5Parser.parseTree(file, options: options).innerHTML }
+    }
 case "tiny-parse":
     // Fixed cost per parse: callgrind N = 2000 minus N = 1000, divided by 1000.
     for _ in 0..<runs { _ = try HTML5Parser.parseFragment("<p>x</p>", context: Element(localName: "div"), options: options) }
@@ -284,7 +293,7 @@ case "dump":
     try JSONSerialization.data(withJSONObject: MailSafetyBenchCorpus.generate(count: 300)).write(to: URL(fileURLWithPath: folder + "/bench.json"))
     try JSONSerialization.data(withJSONObject: newsletters()).write(to: URL(fileURLWithPath: folder + "/newsletter.json"))
 default:
-    print("usage: lab html5|tree|sanitize|split|floor [RUNS] | parse-loop|tree-loop|sanitize-loop|bench-loop|tiny-parse|tiny-tree|tiny-sanitize N | dump DIR")
+    print("usage: lab html5|tree|sanitize|split|floor [RUNS] | parse-loop|tree-loop|sanitize-loop|bench-loop|tiny-parse|tiny-tree|tiny-sanitize N | file-sanitize|file-tree N FILE | dump DIR")
     exit(2)
 }
 SWIFT

@@ -66,13 +66,16 @@ struct HTML5Command: ParsableCommand {
             parserOptions.transportCharset = options.charset
             parserOptions.recordParseErrors = false
             let result: HTMLTreeParseResult
+            let input = StandardStreams.readAll()
             do {
-                result = try HTML5Parser.parseTree(StandardStreams.readAll(), options: parserOptions)
+                result = try HTML5Parser.parseTree(input, options: parserOptions)
             } catch {
                 FileHandle.standardError.write(Data("rampart: \(error)\n".utf8))
                 throw ExitCode(ExitStatus.badInput)
             }
-            result.root.withSerializedBytes(scripting: options.scripting) { StandardStreams.write($0) }
+            // The serialization is about as long as the input: reserved at once, it is not copied
+            // as it grows.
+            result.root.withSerializedBytes(scripting: options.scripting, capacity: input.count + input.count / 8 + 4096) { StandardStreams.write($0) }
             StandardStreams.newline()
         }
     }

@@ -29,7 +29,7 @@ struct SanitizeCommand: ParsableCommand {
     @Option(help: "A tracker list to add (Rampart format, or MailTrackerBlocker .json).") var trackers: String?
 
     func run() throws {
-        let input = FileHandle.standardInput.readDataToEndOfFile()
+        let input = StandardStreams.readAll()
         var list = TrackerList.builtIn
         if let path = trackers {
             guard let data = FileManager.default.contents(atPath: path) else {
@@ -53,7 +53,7 @@ struct SanitizeCommand: ParsableCommand {
             throw ExitCode(ExitStatus.badInput)
         }
         let policy = ContentSecurityPolicy.viewer(remote == .allow ? .remoteAllowed : .embeddedImagesOnly)
-        let output: String
+        var output: String
         switch format {
         case .html:
             output = message.html
@@ -76,7 +76,8 @@ struct SanitizeCommand: ParsableCommand {
                                truncated: message.report.truncated, hostileMarkup: message.report.hostileMarkup)
             output = String(decoding: try encoder.encode(value), as: UTF8.self)
         }
-        FileHandle.standardOutput.write(Data((output + "\n").utf8))
+        output.withUTF8 { StandardStreams.write($0) }
+        StandardStreams.newline()
     }
 }
 

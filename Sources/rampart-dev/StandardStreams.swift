@@ -12,15 +12,26 @@ enum StandardStreams {
     static func readAll() -> [UInt8] {
         var status = stat()
         let hint = fstat(0, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0
-        var bytes = [UInt8](repeating: 0, count: max(hint + 1, 64 * 1024))
-        var count = 0
+        var capacity = max(hint + 1, 64 * 1024)
+        var bytes: [UInt8] = []
         while true {
-            if count == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
-            let n = bytes.withUnsafeMutableBufferPointer { read(0, $0.baseAddress! + count, $0.count - count) }
-            if n > 0 { count += n } else if n < 0 && errno == EINTR { continue } else { break }
+            // Read into uninitialized room (no zero fill of memory the read overwrites anyway).
+            let had = bytes.count
+            var ended = false
+            bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+                bytes.withUnsafeBufferPointer { old in
+                    if let base = old.baseAddress { buffer.baseAddress!.initialize(from: base, count: had) }
+                }
+                var count = had
+                while count < capacity {
+                    let n = read(0, buffer.baseAddress! + count, capacity - count)
+                    if n > 0 { count += n } else if n < 0 && errno == EINTR { continue } else { ended = true; break }
+                }
+                initialized = count
+            }
+            if ended { return bytes }
+            capacity *= 2
         }
-        bytes.removeSubrange(count...)
-        return bytes
     }
 
     /// Writes `bytes` to standard output (all of them, or until it is closed).

@@ -146,9 +146,10 @@ public struct HTMLNode: Hashable {
     public func serialized(scripting: Bool = false) -> String { tree.serialized(index, scripting: scripting) }
     /// The node and its subtree serialized (as ``serialized(scripting:)``), handed to `body` as
     /// UTF-8 bytes that are valid only during the call: for writing a serialization out (a file,
-    /// standard output) without making a `String` of it.
-    public func withSerializedBytes<R>(scripting: Bool = false, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        try tree.withSerialization(index, scripting: scripting, capacity: 64 * 1024) { buffer in try buffer.withBytes(body) }
+    /// standard output) without making a `String` of it. `capacity`: the bytes to reserve at
+    /// first (the input's size saves the buffer's copies as it grows).
+    public func withSerializedBytes<R>(scripting: Bool = false, capacity: Int = 64 * 1024, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try tree.withSerialization(index, scripting: scripting, capacity: capacity) { buffer in try buffer.withBytes(body) }
     }
     /// The subtree as class DOM nodes (detached copies), for code written against ``Node``.
     public func materialize() -> Node { tree.materialize(index) }

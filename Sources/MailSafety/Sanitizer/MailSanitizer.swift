@@ -162,7 +162,10 @@ public struct MailSanitizer: Sendable {
             throw .tooLarge(bytes: html.utf8.count, limit: options.limits.maxInputBytes)
         }
         let gate = ResourceGate(options: options)
-        let first = cleanOnce(html, gate: gate, keepingTreeUpTo: Self.sameTreeLimit)
+        // The cleaned tree, kept for the re-parse check whatever the output's size: matching the
+        // parse against it builds no second tree.
+        var cleanedTree: DocumentFragment?
+        let first = cleanOnce(html, gate: gate, tree: &cleanedTree)
         var current = first.html
         // Whether the message itself (the first parse) reached one of the parser's bounds.
         var report: SanitizationReport {
@@ -181,14 +184,17 @@ public struct MailSanitizer: Sendable {
         // make against the cleaned tree (`MessageParsing.parsesBack`: no second tree is built);
         // when that cannot show it (any step other than appending the next node, e.g. a
         // template), the output is parsed and compared as a tree (`SameTree`), then as text.
-        if let tree = first.tree, MessageParsing.parsesBack(current, to: tree) {
+        if let tree = cleanedTree, MessageParsing.parsesBack(current, to: tree) {
             return SanitizedMessage(html: current, report: report, wrapperID: options.wrapperID)
         }
+        // Past `sameTreeLimit` the cleaned tree is freed before the output is parsed again, so a
+        // large message never holds two trees at once (the text comparison decides alone).
+        if current.utf8.count > Self.sameTreeLimit { cleanedTree = nil }
         // A re-parse that reached one of the parser's bounds for hostile input departs from the
         // spec (and so from the web view): it proves nothing, and the passes go on.
         let reparsed = MessageParsing.parse(current)
         if !reparsed.limited,
-           (first.tree.map { SameTree.sameChildren($0, reparsed.fragment) } ?? false) || reparsed.fragment.innerHTMLEquals(current) {
+           (cleanedTree.map { SameTree.sameChildren($0, reparsed.fragment) } ?? false) || reparsed.fragment.innerHTMLEquals(current) {
             return SanitizedMessage(html: current, report: report, wrapperID: options.wrapperID)
         }
         for _ in 1..<max(options.limits.maxPasses, 2) {
@@ -219,17 +225,23 @@ public struct MailSanitizer: Sendable {
     }
 
     /// Output size (UTF-8 bytes) up to which the cleaned tree is kept for the re-parse check's
-    /// tree comparison: beyond it the tree is freed before the output is parsed again, so a
-    /// large message never holds two trees at once.
+    /// tree comparison (after a parse that `parsesBack` could not match node for node): beyond
+    /// it the tree is freed before the output is parsed again, so a large message never holds
+    /// two trees at once.
     static let sameTreeLimit = 1 << 20
 
-    /// One cleaning pass: the output, and the cleaned tree when the output is at most
-    /// `limit` bytes.
-    private func cleanOnce(_ html: String, gate: ResourceGate, keepingTreeUpTo limit: Int = -1) -> (html: String, tree: DocumentFragment?, limited: Bool, bounded: Bool) {
+    /// One cleaning pass: the output (the cleaned tree in `tree`).
+    private func cleanOnce(_ html: String, gate: ResourceGate, tree: inout DocumentFragment?) -> (html: String, limited: Bool, bounded: Bool) {
         let (fragment, limited, bounded) = MessageParsing.parse(html)
         var walker = TreeCleaner(gate: gate, css: CSSSanitizer(gate: gate, scopeID: options.wrapperID), options: options)
         walker.clean(fragment)
-        let output = fragment.innerHTML
-        return (output, output.utf8.count <= limit ? fragment : nil, limited, bounded)
+        tree = fragment
+        return (fragment.innerHTML, limited, bounded)
+    }
+
+    /// One cleaning pass: the output.
+    private func cleanOnce(_ html: String, gate: ResourceGate) -> (html: String, limited: Bool, bounded: Bool) {
+        var tree: DocumentFragment?
+        return cleanOnce(html, gate: gate, tree: &tree)
     }
 }

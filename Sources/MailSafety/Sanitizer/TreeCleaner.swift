@@ -96,7 +96,35 @@ struct TreeCleaner {
             if let sibling = UnretainedLinks.nextSibling(x) { return sibling }
             // No ancestor left: `x` is a child of the root, and the walk is done.
             guard let parent = ancestors.popLast() else { return nil }
+            // `parent`'s subtree is done: its children are final.
+            dropLeadingNewlines(parent)
             x = parent
+        }
+    }
+
+    /// For a kept `<pre>`, `<listing>` or `<textarea>` whose content now starts with a line feed
+    /// (a comment or an element before it was removed: `<pre><!---->` LF `text`, common in mail
+    /// written as text), drops the leading line feeds. The serialization does not double that
+    /// line feed (the spec's serializer stopped doing so) and the parser drops a line feed right
+    /// after the start tag, so the output would parse to a different tree: the re-parse check
+    /// then cleaned the whole message again for each line feed (up to the pass limit, then the
+    /// message became text). Dropping them gives the tree those passes ended at, in one pass.
+    ///
+    /// Trust-model row: inbox (incoming mail) — the output still goes through the re-parse check;
+    /// this only makes it pass the first time.
+    private static func dropLeadingNewlines(_ node: Unmanaged<Node>) {
+        guard let element = UnretainedLinks.element(node),
+              element._withUnsafeGuaranteedRef({ $0.namespace == .html && ($0.tag == .pre || $0.tag == .listing || $0.tag == .textarea) })
+        else { return }
+        while let first = UnretainedLinks.firstChild(node), UnretainedLinks.isText(first) {
+            let text = first.takeUnretainedValue() as! Text
+            guard text.storedData.utf8.first == 0x0A else { return }
+            let rest = text.storedData.utf8.drop { $0 == 0x0A }
+            guard rest.isEmpty else {
+                text.storedData = String(text.storedData[rest.startIndex...])
+                return
+            }
+            detach(first, unwrapping: false)
         }
     }
 
