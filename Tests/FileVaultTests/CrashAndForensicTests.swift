@@ -13,7 +13,7 @@ import Darwin
 /// that the next start sweeps before anything else; and a byte-level scan of the vault folders
 /// after storing marked files finds no marker.
 @Suite struct CrashAndForensicTests {
-    @Test func sigkilledProcessLeavesNoCleartextAfterTheNextStart() throws {
+    @Test func sigkilledProcessLeavesNoCleartextAfterTheNextStart() async throws {
         let folder = TemporaryFolder("crash"); defer { folder.remove() }
         let marker = "CRASH-MARKER-\(UUID().uuidString)"
         var keyBytes = (0..<32).map { _ in UInt8.random(in: 0...255) }
@@ -22,7 +22,7 @@ import Darwin
         // `rampart-dev vault hold-lease`: opens two leases, prints them and "ready", then waits.
         let child = try CLITool.rampartDev.spawn(["vault", "hold-lease", "--root", folder.url.path, "--user", "alice", "--marker", marker],
                                                  stdin: hexKey + "\n")
-        try child.requireLine("ready")
+        try await child.requireLine("ready")
         let leasePaths = child.lines.filter { $0.hasPrefix("lease ") }.map { String($0.dropFirst(6)) }
         #expect(leasePaths.count == 2)
         for path in leasePaths {
@@ -52,7 +52,7 @@ import Darwin
         #expect(vault.drive.fileIDs().count == 1)
     }
 
-    @Test func forensicScanOfTheVaultFindsNoMarker() throws {
+    @Test func forensicScanOfTheVaultFindsNoMarker() async throws {
         let folder = TemporaryFolder("forensic"); defer { folder.remove() }
         let marker = "FORENSIC-MARKER-7f3a9c"
         let vault = try Vault(root: folder.url.appendingPathComponent("vault"), provider: unlockedSession(),
@@ -61,7 +61,7 @@ import Darwin
         for line in 0..<20_000 { content.append(Data("\(marker) \(line)\n".utf8)) }
         // Attachments: id, file name, MIME type and body all carry the marker.
         for index in 0..<3 {
-            try vault.attachments.put(content, attachment: "\(marker)-\(index)", fileName: "\(marker)-\(index).txt",
+            try await vault.attachments.put(content, attachment: "\(marker)-\(index)", fileName: "\(marker)-\(index).txt",
                                       mimeType: "text/\(marker)")
         }
         try vault.attachments.withCleartext("\(marker)-0") { _ in }

@@ -19,7 +19,7 @@ struct FileKeychainProcessTests {
         return (String(parts[0]), round, index)
     }
 
-    @Test func twoProcessesWritingAtOnceLoseNoItem() throws {
+    @Test func twoProcessesWritingAtOnceLoseNoItem() async throws {
         let identity = folder.child("machine-id")
         try Data("machine-a\n".utf8).write(to: identity)
         let count = 150
@@ -30,7 +30,7 @@ struct FileKeychainProcessTests {
                 try CLITool.rampartDev.spawn(["keychain", "stress-write", "--dir", dir.path, "--mode", "add",
                                               "--count", "\(count)", "--tag", tag, "--machine-id", identity.path])
             }
-            for writer in writers { writer.waitForExit() }
+            for writer in writers { await writer.waitForExit() }
             for writer in writers {
                 #expect(writer.process.terminationStatus == 0, "writer failed: \(writer.stderr)")
                 #expect(writer.lines.last == "done")
@@ -56,7 +56,7 @@ struct FileKeychainProcessTests {
         }
     }
 
-    @Test func writerKilledAtRandomMomentsNeverLeavesAnUnreadableKeychain() throws {
+    @Test func writerKilledAtRandomMomentsNeverLeavesAnUnreadableKeychain() async throws {
         let identity = folder.child("machine-id")
         try Data("machine-a\n".utf8).write(to: identity)
         let dir = folder.child("keychain")
@@ -69,7 +69,7 @@ struct FileKeychainProcessTests {
             let tag = "t\(iteration)"
             let writer = try CLITool.rampartDev.spawn(["keychain", "stress-write", "--dir", dir.path, "--count", "\(count)",
                                                        "--tag", tag, "--machine-id", identity.path])
-            #expect(writer.waitForLine("ready"), "the writer did not start: \(writer.stderr)")
+            #expect(await writer.waitForLine("ready"), "the writer did not start: \(writer.stderr)")
             let delay = UInt32.random(in: 0...60_000, using: &generator)
             usleep(delay)
             writer.kill()

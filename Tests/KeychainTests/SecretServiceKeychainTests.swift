@@ -21,7 +21,7 @@ struct SecretServiceKeychainTests {
 
     static let secretTool = CLITool(path: URL(fileURLWithPath: "/usr/bin/secret-tool"))
 
-    @Test func itemsCarryTheRampartSchemaAttributes() throws {
+    @Test func itemsCarryTheRampartSchemaAttributes() async throws {
         try requireService()
         let group = KeychainAccessGroup("t\(UUID().uuidString.prefix(8).lowercased()).shared")
         let keychain = SecretServiceKeychain()
@@ -30,14 +30,14 @@ struct SecretServiceKeychainTests {
         try keychain.add(bytes("push private key"), for: id, accessibility: .afterFirstUnlockThisDeviceOnly)
 
         // Another Secret Service client (libsecret's secret-tool) finds it by our attributes.
-        let lookup = try Self.secretTool.run(["lookup", "xdg:schema", SecretServiceKeychain.schemaName,
+        let lookup = try await Self.secretTool.run(["lookup", "xdg:schema", SecretServiceKeychain.schemaName,
                                               "rampart.group", group.name, "rampart.service", id.service, "rampart.account", id.account,
                                               "rampart.accessibility", "afterFirstUnlockThisDeviceOnly"])
         #expect(lookup.status == 0, "\(lookup.stderr)")
         #expect(lookup.lines == ["push private key"])
         // A value stored by another client under our schema reads back through the backend.
         let other = KeychainItemID(service: "stored-elsewhere", account: "a", accessGroup: group)
-        let store = try Self.secretTool.run(["store", "--label=test", "xdg:schema", SecretServiceKeychain.schemaName,
+        let store = try await Self.secretTool.run(["store", "--label=test", "xdg:schema", SecretServiceKeychain.schemaName,
                                              "rampart.group", group.name, "rampart.service", other.service, "rampart.account", other.account,
                                              "rampart.accessibility", "afterFirstUnlock"],
                                             stdin: "from secret-tool")
@@ -47,39 +47,39 @@ struct SecretServiceKeychainTests {
         #expect(try keychain.itemIDs(accessGroup: group) == [id, other].sorted { $0.service < $1.service })
     }
 
-    @Test func withoutASessionBusTheBackendIsUnavailable() throws {
-        let list = try CLITool.rampartDev.run(["keychain", "list", "--backend", "secret-service"],
+    @Test func withoutASessionBusTheBackendIsUnavailable() async throws {
+        let list = try await CLITool.rampartDev.run(["keychain", "list", "--backend", "secret-service"],
                                               environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(folder.child("no-bus").path)"])
         #expect(list.status == 1)
         #expect(list.stderr.contains("[keychain.backendUnavailable]"), "\(list.stderr)")
     }
 
-    @Test func aLockedCollectionIsAccessDenied() throws {
+    @Test func aLockedCollectionIsAccessDenied() async throws {
         try requireService()
         // A service of its own, so locking it does not disturb the other tests.
         let state = folder.child("locked-service")
         let script = packageRoot.appendingPathComponent("scripts/services/secret-service.sh").path
         let bash = CLITool(path: URL(fileURLWithPath: "/bin/bash"))
-        let start = try bash.run(["-c", closeInheritedDescriptors + "source \"$0\" >&2 && printf '%s' \"$DBUS_SESSION_BUS_ADDRESS\"", script],
+        let start = try await bash.run(["-c", closeInheritedDescriptors + "source \"$0\" >&2 && printf '%s' \"$DBUS_SESSION_BUS_ADDRESS\"", script],
                                  environment: ["RAMPART_SECRET_SERVICE_DIR": state.path])
         try #require(start.status == 0, "\(start.stderr)")
         let address = try #require(start.lines.first)
-        defer { _ = try? bash.run([script, "stop", state.path]) }
+        defer { _ = try? bash.runBlocking([script, "stop", state.path]) }
         let environment = ["DBUS_SESSION_BUS_ADDRESS": address]
-        func put(_ account: String) throws -> CLIResult {
-            try CLITool.rampartDev.run(["keychain", "put", "--backend", "secret-service", "--service", "s", "--account", account],
+        func put(_ account: String) async throws -> CLIResult {
+            try await CLITool.rampartDev.run(["keychain", "put", "--backend", "secret-service", "--service", "s", "--account", account],
                                        stdin: "value", environment: environment)
         }
-        let first = try put("a")
+        let first = try await put("a")
         #expect(first.status == 0, "\(first.stderr)")
 
-        let lock = try CLITool(path: URL(fileURLWithPath: "/usr/bin/dbus-send"))
+        let lock = try await CLITool(path: URL(fileURLWithPath: "/usr/bin/dbus-send"))
             .run(["--session", "--dest=org.freedesktop.secrets", "--print-reply", "/org/freedesktop/secrets",
                   "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login"],
                  environment: environment)
         #expect(lock.status == 0, "\(lock.stderr)")
         for account in ["a", "b"] {
-            let refused = try put(account)
+            let refused = try await put(account)
             #expect(refused.status == 1)
             #expect(refused.stderr.contains("[keychain.accessDenied]"), "\(refused.stderr)")
         }

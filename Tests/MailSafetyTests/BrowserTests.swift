@@ -8,7 +8,7 @@ import Testing
 /// compile, no dialog open, no request leave for any host. Two unsanitized positive controls
 /// under a permissive policy prove the counters see scripts and requests.
 @Suite(.serialized) struct BrowserTests {
-    @Test func chromiumRunsNoScriptAndMakesNoRequestForAnySanitizedVector() throws {
+    @Test func chromiumRunsNoScriptAndMakesNoRequestForAnySanitizedVector() async throws {
         let node = try #require(["/usr/bin/node", "/usr/bin/nodejs"].first { FileManager.default.isExecutableFile(atPath: $0) }, "node missing: run scripts/setup.sh")
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "chromium missing: run scripts/setup.sh (scripts/deps/mailsafety.apt)")
         let folder = try TemporaryHome("chromium")
@@ -28,7 +28,7 @@ import Testing
         try "img-src *".write(to: directory.appendingPathComponent("\(controlRequest).policy"), atomically: true, encoding: .utf8)
 
         let output = directory.appendingPathComponent("out.json")
-        let check = try CLITool(path: URL(fileURLWithPath: node))
+        let check = try await CLITool(path: URL(fileURLWithPath: node))
             .run(["--experimental-websocket", Corpus.packageRoot.appendingPathComponent("scripts/mailsafety/chromium-check.js").path,
                   directory.path, output.path], timeout: .seconds(1200))
         try #require(check.status == 0, "chromium-check.js failed: \(check.stderr.suffix(2000))")

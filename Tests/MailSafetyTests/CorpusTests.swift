@@ -105,7 +105,7 @@ enum Corpus {
         "audio@controls": "Media controls: a boolean attribute with no script or URL.",
     ]
 
-    @Test func rampartKeepsNothingDOMPurifyRemovesWithoutAJustification() throws {
+    @Test func rampartKeepsNothingDOMPurifyRemovesWithoutAJustification() async throws {
         let node = ["/usr/bin/node", "/usr/bin/nodejs", "/usr/local/bin/node"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let nodeBinary = try #require(node, "node is not installed: run scripts/setup.sh (scripts/deps/mailsafety.apt)")
         let sanitizer = MailSanitizer(options: SanitizerOptions(attachments: Corpus.attachments))
@@ -116,7 +116,7 @@ enum Corpus {
         let directory = try TemporaryHome("dompurify")
         let input = directory.child("in.json"), output = directory.child("out.json")
         try JSONSerialization.data(withJSONObject: items).write(to: input)
-        let diff = try CLITool(path: URL(fileURLWithPath: nodeBinary))
+        let diff = try await CLITool(path: URL(fileURLWithPath: nodeBinary))
             .run([Corpus.packageRoot.appendingPathComponent("scripts/mailsafety/dompurify-diff.js").path, input.path, output.path],
                  environment: ["NODE_PATH": "/usr/share/nodejs"])
         try #require(diff.status == 0, "dompurify-diff.js failed (is node-dompurify/node-jsdom installed?): \(diff.stderr.suffix(2000))")

@@ -35,15 +35,16 @@ struct AgentStartRaceCLITests {
         let home = try TemporaryHome("race", shortPath: true)
         home.stopsAgentAtEnd(using: rampart)
         let h = ["--home", home.path]
-        #expect(try rampartDev.run(["key", "init"] + h).status == 0)
-        #expect(try rampartDev.run(["key", "protect", "--pin-stdin"] + h, stdin: "482913\n").status == 0)
+        #expect(try await rampartDev.run(["key", "init"] + h).status == 0)
+        #expect(try await rampartDev.run(["key", "protect", "--pin-stdin"] + h, stdin: "482913\n").status == 0)
         #expect(agentProcesses(home: home.path).isEmpty)
 
         let started = Date()
         let children = try (0..<50).map { index in
             try rampart.spawn(["unlock", "--pin-stdin"] + h, stdin: String(format: "%06d\n", 100_000 + index))
         }
-        let results = try children.map { try $0.result(timeout: .seconds(120)) }
+        var results: [CLIResult] = []
+        for child in children { results.append(try await child.result(timeout: .seconds(120))) }
         let elapsed = Date().timeIntervalSince(started)
         let statuses = results.map(\.status)
         let wrong = results.filter { $0.status == 4 }.count
@@ -56,7 +57,7 @@ struct AgentStartRaceCLITests {
         let agents = agentProcesses(home: home.path)
         #expect(agents.count == 1, "exactly one agent serves the home: \(agents)")
 
-        #expect(try rampart.run(["agent", "stop"] + h).status == 0)
+        #expect(try await rampart.run(["agent", "stop"] + h).status == 0)
         var waited = 0
         while !agentProcesses(home: home.path).isEmpty, waited < 100 {
             try await Task.sleep(for: .milliseconds(100))

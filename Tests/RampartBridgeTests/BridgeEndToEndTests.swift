@@ -36,7 +36,7 @@ import Testing
         func startBridge() async throws {
             let child = try rampart.spawn(account + ["bridge", "start", "--foreground", "--imap-port", "0", "--smtp-port", "0"])
             bridge = child
-            let started = await Task.detached { child.waitForLines(timeout: .seconds(120)) { $0.contains { $0.hasPrefix("IMAP 127.0.0.1:") } } }.value
+            let started = await child.waitForLines(timeout: .seconds(120)) { $0.contains { $0.hasPrefix("IMAP 127.0.0.1:") } }
             try #require(started, "bridge: \(child.stdout)\n\(child.stderr)")
             let info = try await rampart.runOnThread(account + ["bridge", "info", "--json"])
             try #require(info.status == 0, "\(info.stderr)")
@@ -58,9 +58,7 @@ import Testing
 
         /// `rampart server deliver` of `message` (as an MTA hands mail over).
         func deliver(_ message: Data) async throws {
-            let result = try await Task.detached { [server, rampart] in
-                try rampart.run(["server", "deliver", "--data", server.dataDirectory.path], input: message)
-            }.value
+            let result = try await rampart.run(["server", "deliver", "--data", server.dataDirectory.path], input: message)
             try #require(result.status == 0, "\(result.stderr)")
         }
 

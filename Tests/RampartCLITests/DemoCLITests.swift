@@ -6,9 +6,9 @@ import Testing
 /// finish, read Alice's OpenPGP mail with a verified signature, and leave nothing of the user.
 @Suite("rampart demo (CLI)")
 struct DemoCLITests {
-    @Test func theDemoRunsEndToEndWithAVerifiedOpenPGPSignatureAndLeavesNothingBehind() throws {
+    @Test func theDemoRunsEndToEndWithAVerifiedOpenPGPSignatureAndLeavesNothingBehind() async throws {
         let home = try TemporaryHome("demo")
-        let run = try CLITool.rampart.run(["demo", "--home", home.url.appendingPathComponent("demo-home").path])
+        let run = try await CLITool.rampart.run(["demo", "--home", home.url.appendingPathComponent("demo-home").path])
         #expect(run.status == 0, "\(run.stderr)")
         let dinner = run.stdout.split(separator: "\n").first { $0.contains("read Alice's \"Dinner on Friday?\"") }
         #expect(dinner?.contains("Signature: verified ") == true, "\(run.stdout)")

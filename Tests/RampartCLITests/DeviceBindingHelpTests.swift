@@ -6,8 +6,8 @@ import Testing
 /// secret: the tool must say so where a user chooses the keychain and the protector.
 @Suite("Device binding: the stated limit (CLI)")
 struct DeviceBindingHelpTests {
-    @Test func theHelpStatesTheMachineIDLimit() throws {
-        let help = try CLITool.rampart.run(["protect", "--help"])
+    @Test func theHelpStatesTheMachineIDLimit() async throws {
+        let help = try await CLITool.rampart.run(["protect", "--help"])
         #expect(help.status == 0)
         let text = help.stdout.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
         #expect(text.contains("/etc/machine-id, which is not a secret"), "\(help.stdout)")

@@ -7,16 +7,17 @@ import Testing
 /// 50 `key unlock` processes together gets 50 tries out of a budget of 10.
 @Suite("PIN attempts across processes (CLI)")
 struct PINAttemptRaceCLITests {
-    @Test func fiftyParallelWrongPINsGetAtMostTenTriesAndNoneAfterTheWipe() throws {
-        let home = try keyLabHome("race")
-        var run = try rampartDev.run(["--home", home.path, "key", "protect", "--pin-stdin"], stdin: "482913\n", environment: fastPINDerivation)
+    @Test func fiftyParallelWrongPINsGetAtMostTenTriesAndNoneAfterTheWipe() async throws {
+        let home = try await keyLabHome("race")
+        var run = try await rampartDev.run(["--home", home.path, "key", "protect", "--pin-stdin"], stdin: "482913\n", environment: fastPINDerivation)
         #expect(run.status == 0, "\(run.stderr)")
 
         let children = try (0..<50).map { index in
             try rampartDev.spawn(["--home", home.path, "key", "unlock", "--pin-stdin"],
                                  stdin: String(format: "%06d\n", 100_000 + index), environment: fastPINDerivation)
         }
-        let results = try children.map { try $0.result(timeout: .seconds(240)) }
+        var results: [CLIResult] = []
+        for child in children { results.append(try await child.result(timeout: .seconds(240))) }
         let statuses = results.map(\.status)
         let wrong = results.filter { $0.status == 4 }
         let wiped = results.filter { $0.status == 5 }
@@ -33,7 +34,7 @@ struct PINAttemptRaceCLITests {
         #expect(Set(attemptsLeft) == Set(1...9) && attemptsLeft.count == 9, "attempts left reported: \(attemptsLeft.sorted())")
         #expect(statuses.allSatisfy { [4, 5, 6].contains($0) }, "unexpected statuses \(statuses): \(results.map(\.stderr))")
 
-        run = try rampartDev.run(["--home", home.path, "key", "unlock", "--pin-stdin"], stdin: "482913\n", environment: fastPINDerivation)
+        run = try await rampartDev.run(["--home", home.path, "key", "unlock", "--pin-stdin"], stdin: "482913\n", environment: fastPINDerivation)
         #expect(run.status == 5 || run.status == 6, "the right PIN after the wipe opens nothing: \(run.status) \(run.stderr)")
         #expect(!run.stdout.contains("Unlocked"))
     }

@@ -5,16 +5,16 @@ import Testing
 
 @Suite("rampart server (CLI)")
 struct ServerCLITests {
-    @Test func serverStartPublishesPortAndPinsAndStopsCleanlyOnSIGTERM() throws {
+    @Test func serverStartPublishesPortAndPinsAndStopsCleanlyOnSIGTERM() async throws {
         let home = try TemporaryHome("cli")
         let data = home.child("server")
 
         // No server yet: `info` says so with the "not found" exit code.
-        let none = try CLITool.rampart.run(["server", "info", "--data", data.path])
+        let none = try await CLITool.rampart.run(["server", "info", "--data", data.path])
         #expect(none.status == 6, "\(none.stderr)")
 
         let server = try ServerProcess(data: data)
-        let info = try CLITool.rampart.run(["server", "info", "--data", data.path])
+        let info = try await CLITool.rampart.run(["server", "info", "--data", data.path])
         #expect(info.status == 0, "\(info.stderr)")
         let json = try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any]
         let port = try #require(json?["port"] as? Int)
@@ -31,7 +31,7 @@ struct ServerCLITests {
         #expect(!FileManager.default.fileExists(atPath: server.infoFile.path), "server.json is removed at stop")
     }
 
-    @Test func theSignUpChoiceIsKeptInTheDataFolderUntilTheOperatorChangesIt() throws {
+    @Test func theSignUpChoiceIsKeptInTheDataFolderUntilTheOperatorChangesIt() async throws {
         let home = try TemporaryHome("cli-signup")
         let data = home.child("server")
         func signupLine(_ arguments: [String]) throws -> String {
@@ -41,17 +41,17 @@ struct ServerCLITests {
         }
         let invited = "Sign-up: by invitation (rampart server invite) in @rampart.test"
         let open = "Sign-up: open to anyone in @rampart.test"
-        #expect(try signupLine([]) == invited)                        // closed by default
-        #expect(try signupLine(["--open-signup"]) == open)
-        #expect(try signupLine([]) == open)                           // kept across a restart
+        #expect(try await signupLine([]) == invited)                        // closed by default
+        #expect(try await signupLine(["--open-signup"]) == open)
+        #expect(try await signupLine([]) == open)                           // kept across a restart
         let file = data.appendingPathComponent("signup.json")
         #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-        #expect(try signupLine(["--no-open-signup"]) == invited)
-        #expect(try signupLine([]) == invited)
+        #expect(try await signupLine(["--no-open-signup"]) == invited)
+        #expect(try await signupLine([]) == invited)
         // A damaged setting stops the start with a sentence that names the file and the way out.
         try Data("{open".utf8).write(to: file)
-        let refused = try CLITool.rampart.run(["server", "start", "--data", data.path, "--port", "0", "--no-demo"])
+        let refused = try await CLITool.rampart.run(["server", "start", "--data", data.path, "--port", "0", "--no-demo"])
         #expect(refused.status != 0 && refused.stderr.contains("signup.json") && refused.stderr.contains("--no-open-signup"), "\(refused.stderr)")
-        #expect(try signupLine(["--no-open-signup"]) == invited)
+        #expect(try await signupLine(["--no-open-signup"]) == invited)
     }
 }

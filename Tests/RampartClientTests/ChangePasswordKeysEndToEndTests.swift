@@ -15,47 +15,47 @@ import Testing
 /// not the account's, and then changes nothing.
 @Suite("rampart account change-password: the keys follow in one-password mode", .serialized)
 struct ChangePasswordKeysEndToEndTests {
-    @Test func oneAndTwoPasswordAccountsAfterAChange() throws {
-        let (world, server, info) = try EndToEndWorld.withServer(["--no-demo", "--open-signup"])
+    @Test func oneAndTwoPasswordAccountsAfterAChange() async throws {
+        let (world, server, info) = try await EndToEndWorld.withServer(["--no-demo", "--open-signup"])
         defer { world.close(server) }
-        #expect(try world.rampart(["signup", "--user", "one", "--server-info", info, "--username", "onepass", "--password-stdin"],
+        #expect(try await world.rampart(["signup", "--user", "one", "--server-info", info, "--username", "onepass", "--password-stdin"],
                                   stdin: "first pw\n").status == 0)
-        #expect(try world.rampart(["signup", "--user", "two", "--server-info", info, "--username", "twopass", "--two-password",
+        #expect(try await world.rampart(["signup", "--user", "two", "--server-info", info, "--username", "twopass", "--two-password",
                                    "--password-stdin", "--mailbox-password-stdin"], stdin: "login pw\nmailbox pw\n").status == 0)
-        let sent = try world.rampart(["send", "--user", "two", "--to", "onepass@rampart.test", "--subject", "Before the change"],
+        let sent = try await world.rampart(["send", "--user", "two", "--to", "onepass@rampart.test", "--subject", "Before the change"],
                                      stdin: "<p>Old mail</p>")
         #expect(sent.status == 0, "\(sent.stderr)")
 
-        let one = try world.rampart(["account", "change-password", "--user", "one", "--password-stdin"], stdin: "first pw\nsecond pw\n")
+        let one = try await world.rampart(["account", "change-password", "--user", "one", "--password-stdin"], stdin: "first pw\nsecond pw\n")
         #expect(one.status == 0, "\(one.stderr)")
         #expect(one.stdout.contains("the keys are re-locked under it too (one-password mode)"), "\(one.stdout)")
-        func login(_ user: String, _ username: String, _ password: String, _ mailbox: String) throws -> CLIResult {
-            try world.rampart(["login", "--user", user, "--server-info", info, "--username", username, "--password-stdin",
+        func login(_ user: String, _ username: String, _ password: String, _ mailbox: String) async throws -> CLIResult {
+            try await world.rampart(["login", "--user", user, "--server-info", info, "--username", username, "--password-stdin",
                                "--mailbox-password-stdin"], stdin: "\(password)\n\(mailbox)\n")
         }
         // A fresh device: the new password is both passwords, and the old mail opens.
-        let fresh = try login("one2", "onepass", "second pw", "second pw")
+        let fresh = try await login("one2", "onepass", "second pw", "second pw")
         #expect(fresh.status == 0, "\(fresh.stderr)")
-        let read = try world.syncAndRead(user: "one2", subject: "Before the change")
+        let read = try await world.syncAndRead(user: "one2", subject: "Before the change")
         #expect(read.status == 0 && read.stdout.contains("Old mail"), "\(read.stdout) \(read.stderr)")
         // The old password neither logs in nor opens the keys.
-        #expect(try login("one3", "onepass", "first pw", "first pw").status != 0)
-        let oldMailbox = try login("one4", "onepass", "second pw", "first pw")
+        #expect(try await login("one3", "onepass", "first pw", "first pw").status != 0)
+        let oldMailbox = try await login("one4", "onepass", "second pw", "first pw")
         #expect(oldMailbox.status != 0 && oldMailbox.stderr.lowercased().contains("mailbox password"), "\(oldMailbox.stderr)")
 
         // Two passwords: the login one changes, the mailbox one stays.
-        let two = try world.rampart(["account", "change-password", "--user", "two", "--password-stdin"], stdin: "login pw\nlogin pw 2\n")
+        let two = try await world.rampart(["account", "change-password", "--user", "two", "--password-stdin"], stdin: "login pw\nlogin pw 2\n")
         #expect(two.status == 0, "\(two.stderr)")
         #expect(two.stdout.contains("the separate mailbox password is unchanged"), "\(two.stdout)")
-        #expect(try login("two2", "twopass", "login pw 2", "mailbox pw").status == 0)
-        #expect(try login("two3", "twopass", "login pw 2", "login pw 2").status != 0)
+        #expect(try await login("two2", "twopass", "login pw 2", "mailbox pw").status == 0)
+        #expect(try await login("two3", "twopass", "login pw 2", "login pw 2").status != 0)
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func theServerRefusesAnUnlockedKeyOrAnotherKeyAndChangesNothing() async throws {
-        let (world, server, info) = try EndToEndWorld.withServer(["--no-demo", "--open-signup"])
+        let (world, server, info) = try await EndToEndWorld.withServer(["--no-demo", "--open-signup"])
         defer { world.close(server) }
-        #expect(try world.rampart(["signup", "--user", "one", "--server-info", info, "--username", "onepass", "--password-stdin"],
+        #expect(try await world.rampart(["signup", "--user", "one", "--server-info", info, "--username", "onepass", "--password-stdin"],
                                   stdin: "first pw\n").status == 0)
         let refusals = try await onThreadsOfItsOwn {
             try await APIClient(endpoint: ServerEndpoint(serverInfo: server.info)).closing { api -> [String] in
@@ -94,7 +94,7 @@ struct ChangePasswordKeysEndToEndTests {
         #expect(refusals.first?.hasPrefix("400") == true && refusals.first?.contains("not locked with a passphrase") == true, "\(refusals)")
         #expect(refusals.last?.hasPrefix("400") == true && refusals.last?.contains("it is not the account's key") == true, "\(refusals)")
         // And the CLI's old password still works for both on a fresh device.
-        #expect(try world.rampart(["login", "--user", "one2", "--server-info", info, "--username", "onepass", "--password-stdin",
+        #expect(try await world.rampart(["login", "--user", "one2", "--server-info", info, "--username", "onepass", "--password-stdin",
                                    "--mailbox-password-stdin"], stdin: "first pw\nfirst pw\n").status == 0)
     }
 }

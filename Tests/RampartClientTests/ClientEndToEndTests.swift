@@ -38,28 +38,29 @@ final class EndToEndWorld {
 
     var root: URL { folder.url }
 
-    /// The user's tool with this world's environment.
-    func rampart(_ arguments: [String], stdin: String? = nil) throws -> CLIResult {
-        try CLITool.rampart.run(arguments, stdin: stdin, environment: environment)
+    /// The user's tool with this world's environment, waiting on a thread of its own: the test's
+    /// cooperative threads stay free for the other suites and for servers running in this process.
+    func rampart(_ arguments: [String], stdin: String? = nil) async throws -> CLIResult {
+        try await CLITool.rampart.run(arguments, stdin: stdin, environment: environment)
     }
 
     /// The developer's tool (`key status`, `keychain list`) on this world's home.
-    func rampartDev(_ arguments: [String], stdin: String? = nil) throws -> CLIResult {
-        try CLITool.rampartDev.run(arguments, stdin: stdin, environment: environment)
+    func rampartDev(_ arguments: [String], stdin: String? = nil) async throws -> CLIResult {
+        try await CLITool.rampartDev.run(arguments, stdin: stdin, environment: environment)
     }
 
     /// `rampart server start` with `arguments` on this world's server data folder, in a child
     /// process: the server is not starved by other test suites sharing this process's thread pool.
-    func startServer(_ arguments: [String] = []) throws -> ServerProcess {
-        try ServerProcess(data: serverData, arguments: arguments, environment: ["RAMPART_HOME": folder.child("server-home").path])
+    func startServer(_ arguments: [String] = []) async throws -> ServerProcess {
+        try await ServerProcess.start(data: serverData, arguments: arguments, environment: ["RAMPART_HOME": folder.child("server-home").path])
     }
 
     /// A new world, its server started with `arguments` (``startServer(_:)``) and the path of the
     /// server's description file; end both with ``close(_:)``.
-    static func withServer(_ arguments: [String]) throws -> (EndToEndWorld, ServerProcess, info: String) {
+    static func withServer(_ arguments: [String]) async throws -> (EndToEndWorld, ServerProcess, info: String) {
         let world = try EndToEndWorld()
         do {
-            let server = try world.startServer(arguments)
+            let server = try await world.startServer(arguments)
             return (world, server, server.infoFile.path)
         } catch {
             world.folder.remove()
@@ -75,28 +76,28 @@ final class EndToEndWorld {
 
     /// `rampart sync` (expected to succeed), then `rampart read` of the message whose subject
     /// contains `subject`, as `user`.
-    func syncAndRead(user: String, subject: String) throws -> CLIResult {
-        #expect(try rampart(["sync", "--user", user]).status == 0)
-        let listing = try rampart(["list", "--user", user])
+    func syncAndRead(user: String, subject: String) async throws -> CLIResult {
+        #expect(try await rampart(["sync", "--user", user]).status == 0)
+        let listing = try await rampart(["list", "--user", user])
         let id = try #require(messageID(in: listing.stdout, subject: subject), "\(listing.stdout)")
-        return try rampart(["read", "--user", user, id])
+        return try await rampart(["read", "--user", user, id])
     }
 
     /// `rampart login` of a demo account through the server's description file, passwords on
     /// standard input.
-    func login(_ account: DemoAccount, user: String, serverInfo: String) throws -> CLIResult {
-        try rampart(["login", "--user", user, "--server-info", serverInfo, "--username", account.username,
+    func login(_ account: DemoAccount, user: String, serverInfo: String) async throws -> CLIResult {
+        try await rampart(["login", "--user", user, "--server-info", serverInfo, "--username", account.username,
                      "--password-stdin", "--mailbox-password-stdin"],
                     stdin: "\(account.loginPassword)\n\(account.mailboxPassword)\n")
     }
 
     /// The server started (``startServer()``) and `account` logged in as `user` through its
     /// description file (expected to succeed); the server, to stop, and that file's path.
-    func startServerAndLogIn(_ account: DemoAccount, user: String) throws -> (server: ServerProcess, info: String) {
-        let server = try startServer()
+    func startServerAndLogIn(_ account: DemoAccount, user: String) async throws -> (server: ServerProcess, info: String) {
+        let server = try await startServer()
         let info = serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         do {
-            #expect(try login(account, user: user, serverInfo: info).status == 0)
+            #expect(try await login(account, user: user, serverInfo: info).status == 0)
         } catch {
             server.stop()
             throw error
@@ -104,15 +105,9 @@ final class EndToEndWorld {
         return (server, info)
     }
 
-    /// ``rampart(_:stdin:)`` waiting on a thread of its own: the test's cooperative threads stay
-    /// free for an embedded server running in this process.
-    func rampartAsync(_ arguments: [String], stdin: String? = nil) async throws -> CLIResult {
-        try await CLITool.rampart.runOnThread(arguments, stdin: stdin, environment: environment)
-    }
-
-    /// The same for the developer's tool.
-    func rampartDevAsync(_ arguments: [String], stdin: String? = nil) async throws -> CLIResult {
-        try await CLITool.rampartDev.runOnThread(arguments, stdin: stdin, environment: environment)
+    /// `rampart agent stop`, blocking: for a `defer` block, which cannot await.
+    func stopAgent() {
+        _ = try? CLITool.rampart.runBlocking(["agent", "stop"], environment: environment)
     }
 
     /// Every regular file under the client's home, as paths relative to it.
@@ -135,50 +130,50 @@ func messageID(in listing: String, subject text: String) -> String? {
 struct ClientEndToEndTests {
     static let pin = "135792"
 
-    @Test func aUserLogsInReadsMailSafelyAndLeavesNothingBehindAfterLogout() throws {
+    @Test func aUserLogsInReadsMailSafelyAndLeavesNothingBehindAfterLogout() async throws {
         let world = try EndToEndWorld()
-        let server = try world.startServer()
+        let server = try await world.startServer()
         defer { server.stop() }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let demo = DemoAccounts.demo
 
         // Login (passwords from stdin), then protect with a PIN.
-        let login = try world.login(demo, user: "demo", serverInfo: info)
+        let login = try await world.login(demo, user: "demo", serverInfo: info)
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stdout.contains("Logged in as demo"))
         #expect(login.stdout.contains("Push notifications registered"))
-        let protect = try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let protect = try await world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(protect.status == 0, "\(protect.stderr)")
 
         // Sync with progress lines on a non-terminal stderr.
-        let sync = try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let sync = try await world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(sync.stdout.contains("Synced: "))
         #expect(sync.stderr.contains("messages: "))
         #expect(!sync.stderr.contains("\r"))
 
         // The inbox and a search over the sealed blind index.
-        let inbox = try world.rampart(["list", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let inbox = try await world.rampart(["list", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(inbox.status == 0, "\(inbox.stderr)")
         let newsletterID = try #require(messageID(in: inbox.stdout, subject: "Northwind"))
         let planningID = try #require(messageID(in: inbox.stdout, subject: "Quarterly planning notes"))
-        let search = try world.rampart(["list", "--user", "demo", "--search", "northwind", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let search = try await world.rampart(["list", "--user", "demo", "--search", "northwind", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(search.status == 0)
         #expect(search.stdout.contains("Northwind"))
         #expect(!search.stdout.contains("Lunch on Thursday"))
-        let byLabel = try world.rampart(["list", "--user", "demo", "--label", "newsletters", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let byLabel = try await world.rampart(["list", "--user", "demo", "--label", "newsletters", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(byLabel.stdout.contains("Northwind") && !byLabel.stdout.contains("Lunch on Thursday"), "\(byLabel.stdout)")
-        let badLabel = try world.rampart(["list", "--user", "demo", "--label", "no-such-label", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let badLabel = try await world.rampart(["list", "--user", "demo", "--label", "no-such-label", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(badLabel.status == 2 && badLabel.stderr.contains("Labels: "))
-        let noMatch = try world.rampart(["list", "--user", "demo", "--search", "zebra-crossing-unlikely", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let noMatch = try await world.rampart(["list", "--user", "demo", "--search", "zebra-crossing-unlikely", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(noMatch.stdout.contains("No message matches"))
 
         // Unknown ids are refused cleanly.
-        let missing = try world.rampart(["read", "no-such-message", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let missing = try await world.rampart(["read", "no-such-message", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(missing.status == 6 && missing.stderr.contains("No message 'no-such-message'"), "\(missing.stderr)")
 
         // Reading the newsletter: trackers and remote images blocked and reported.
-        let read = try world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let read = try await world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(read.status == 0, "\(read.stderr)")
         #expect(read.stdout.contains("Subject: This week at Northwind"))
         let blocked = try #require(read.stderr.split(separator: "\n").first { $0.hasPrefix("Blocked: ") })
@@ -188,14 +183,14 @@ struct ClientEndToEndTests {
 
         // The same message with remote content allowed, to an HTML file: CSP stage 3, images kept.
         let htmlFile = world.root.appendingPathComponent("newsletter.html")
-        let remote = try world.rampart(["read", newsletterID, "--user", "demo", "--load-remote", "--html", htmlFile.path, "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let remote = try await world.rampart(["read", newsletterID, "--user", "demo", "--load-remote", "--html", htmlFile.path, "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(remote.status == 0, "\(remote.stderr)")
         let document = try String(contentsOf: htmlFile, encoding: .utf8)
         #expect(document.contains("img-src data: https:"))
         #expect(document.contains("script-src 'none'"))
         #expect(remote.stderr.contains("0 remote images"))
         let blockedDocument = world.root.appendingPathComponent("blocked.html")
-        _ = try world.rampart(["read", newsletterID, "--user", "demo", "--html", blockedDocument.path, "--pin-stdin"], stdin: "\(Self.pin)\n")
+        _ = try await world.rampart(["read", newsletterID, "--user", "demo", "--html", blockedDocument.path, "--pin-stdin"], stdin: "\(Self.pin)\n")
         let strict = try String(contentsOf: blockedDocument, encoding: .utf8)
         #expect(strict.contains("content=\"default-src 'none'; img-src data:;"))
         #expect(!strict.contains(" src=\"http"))
@@ -203,20 +198,20 @@ struct ClientEndToEndTests {
         // A trusted sender (a sealed, MAC-checked setting) counts only for a message signed by the
         // sender's pinned key: the seeded newsletter came in clear, unsigned, so it stays blocked.
         // (Signed mail from a trusted sender: OpenPGPMailEndToEndTests.)
-        let trust = try world.rampart(["settings", "trust", "news@northwind.example", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let trust = try await world.rampart(["settings", "trust", "news@northwind.example", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(trust.status == 0 && trust.stdout.contains("news@northwind.example"), "\(trust.stderr)")
-        let trusted = try world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let trusted = try await world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(trusted.stdout.contains("Signature: none"), "\(trusted.stdout)")
         #expect(!trusted.stderr.contains("0 remote images") && trusted.stderr.contains("did not verify"), "\(trusted.stderr)")
-        #expect(try world.rampart(["settings", "untrust", "news@northwind.example", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
-        let untrusted = try world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(try await world.rampart(["settings", "untrust", "news@northwind.example", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
+        let untrusted = try await world.rampart(["read", newsletterID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(!untrusted.stderr.contains("0 remote images"), "\(untrusted.stderr)")
 
         // An attachment: opened through a cleartext lease that is gone afterwards; and saved.
-        let planning = try world.rampart(["read", planningID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let planning = try await world.rampart(["read", planningID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         let attachmentLine = try #require(planning.stdout.split(separator: "\n").first { $0.contains("minutes.txt") })
         let attachmentID = String(attachmentLine.split(separator: " ")[1])
-        let open = try world.rampart(["attachment", attachmentID, "--open", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let open = try await world.rampart(["attachment", attachmentID, "--open", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(open.status == 0, "\(open.stderr)")
         let opened = try Data(contentsOf: world.capture)
         #expect(!opened.isEmpty)
@@ -225,7 +220,7 @@ struct ClientEndToEndTests {
         #expect(try String(contentsOf: URL(fileURLWithPath: world.capture.path + ".mode"), encoding: .utf8).hasPrefix("-rw-------"))
         #expect(!FileManager.default.fileExists(atPath: leasePath), "the cleartext lease outlived the preview")
         let saved = world.root.appendingPathComponent("minutes-copy.txt")
-        let save = try world.rampart(["attachment", attachmentID, "--save", saved.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let save = try await world.rampart(["attachment", attachmentID, "--save", saved.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(save.status == 0, "\(save.stderr)")
         #expect(try Data(contentsOf: saved) == opened)
         // The attachment is cached in the account's FileVault, sealed: blobs exist, and none
@@ -240,19 +235,19 @@ struct ClientEndToEndTests {
         // Drive: a multi-block file goes up encrypted and comes back identical.
         let original = world.root.appendingPathComponent("payload.bin")
         try Data((0..<(2_500_000)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(to: original)
-        let upload = try world.rampart(["drive", "upload", original.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let upload = try await world.rampart(["drive", "upload", original.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(upload.status == 0, "\(upload.stderr)")
         #expect(upload.stderr.contains("upload payload.bin: "))
         let nodeID = try #require(upload.stdout.split(separator: " ").last.map { String($0.dropLast(2)) })
-        let ls = try world.rampart(["drive", "ls", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let ls = try await world.rampart(["drive", "ls", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(ls.stdout.contains("payload.bin") && ls.stdout.contains(nodeID))
         let back = world.root.appendingPathComponent("payload-back.bin")
-        let download = try world.rampart(["drive", "download", nodeID, back.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let download = try await world.rampart(["drive", "download", nodeID, back.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(download.status == 0, "\(download.stderr)")
         #expect(try Data(contentsOf: back) == Data(contentsOf: original))
 
         // A wrong PIN is refused with the attempts left; the right one still works.
-        let wrong = try world.rampart(["list", "--user", "demo", "--pin-stdin"], stdin: "000000\n")
+        let wrong = try await world.rampart(["list", "--user", "demo", "--pin-stdin"], stdin: "000000\n")
         #expect(wrong.status == 4)
         #expect(wrong.stderr.contains("attempts left"))
 
@@ -261,14 +256,14 @@ struct ClientEndToEndTests {
         if let terminal = FileHandle(forUpdatingAtPath: "/dev/tty") {
             try? terminal.close()
         } else {
-            let locked = try world.rampart(["list", "--user", "demo"])
+            let locked = try await world.rampart(["list", "--user", "demo"])
             #expect(locked.status == 3, "\(locked.stderr)")
             #expect(locked.stderr.contains("locked"))
         }
 
         // A second account at once, in its own container.
         let alice = DemoAccounts.alice
-        let aliceLogin = try world.login(alice, user: "alice", serverInfo: info)
+        let aliceLogin = try await world.login(alice, user: "alice", serverInfo: info)
         #expect(aliceLogin.status == 0, "\(aliceLogin.stderr)")
         // Alice's first sync runs on a terminal (a pty from `script`): stderr carries a redrawn bar.
         let ttyRun = Process()
@@ -283,25 +278,25 @@ struct ClientEndToEndTests {
         ttyRun.waitUntilExit()
         #expect(ttyRun.terminationStatus == 0, "\(screen)")
         #expect(screen.contains("\rmessages [") && screen.contains("100%"), "\(screen)")
-        let aliceList = try world.rampart(["list", "--user", "alice"])
+        let aliceList = try await world.rampart(["list", "--user", "alice"])
         #expect(aliceList.stdout.contains("Welcome to Rampart, Alice"))
         #expect(!aliceList.stdout.contains("Northwind"))
 
         // Alice writes to demo: demo's push process opens the notification without the PIN,
         // then a sync brings the message itself.
-        let send = try world.rampart(["send", "--user", "alice", "--to", "demo@rampart.test", "--subject", "Hello from Alice"],
+        let send = try await world.rampart(["send", "--user", "alice", "--to", "demo@rampart.test", "--subject", "Hello from Alice"],
                                      stdin: "Are you free on Friday?\n")
         #expect(send.status == 0, "\(send.stderr)")
-        let pushes = try world.rampart(["notifications", "--user", "demo", "--server-info", info])
+        let pushes = try await world.rampart(["notifications", "--user", "demo", "--server-info", info])
         #expect(pushes.status == 0, "\(pushes.stderr)")
         #expect(pushes.stdout.contains("New mail from Alice Example: Hello from Alice"), "\(pushes.stdout)")
-        #expect(try world.rampart(["notifications", "--user", "demo", "--server-info", info]).stdout.contains("No new notifications."))
-        let resync = try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(try await world.rampart(["notifications", "--user", "demo", "--server-info", info]).stdout.contains("No new notifications."))
+        let resync = try await world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(resync.stdout.contains("Synced: 1 message stored"), "\(resync.stdout)")
-        #expect(try world.rampart(["list", "--user", "demo", "--search", "friday", "--pin-stdin"], stdin: "\(Self.pin)\n").stdout.contains("Hello from Alice"))
+        #expect(try await world.rampart(["list", "--user", "demo", "--search", "friday", "--pin-stdin"], stdin: "\(Self.pin)\n").stdout.contains("Hello from Alice"))
 
         // The sanitized document opened "in the browser" through a lease that is gone afterwards.
-        let openDoc = try world.rampart(["read", newsletterID, "--open", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let openDoc = try await world.rampart(["read", newsletterID, "--open", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(openDoc.status == 0, "\(openDoc.stderr)")
         let shown = try String(contentsOf: world.capture, encoding: .utf8)
         #expect(shown.hasPrefix("<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\""))
@@ -310,14 +305,14 @@ struct ClientEndToEndTests {
 
         // Logout: server session ended, every local trace of the user erased.
         let keychainFolder = world.home.appendingPathComponent("keychain").path
-        let pushKeysBefore = try world.rampartDev(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
+        let pushKeysBefore = try await world.rampartDev(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
             .stdout.split(separator: "\n").filter { $0.contains("/push.key.") }.count
-        let logout = try world.rampart(["logout", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let logout = try await world.rampart(["logout", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(logout.stdout.contains("Session ended on the server."))
-        let status = try world.rampartDev(["key", "status", "--user", "demo"])
+        let status = try await world.rampartDev(["key", "status", "--user", "demo"])
         #expect(status.stdout.contains("MainKey:           none"))
-        let after = try world.rampart(["list", "--user", "demo"])
+        let after = try await world.rampart(["list", "--user", "demo"])
         #expect(after.status == 6)
 
         // Forensic check: no file under the home names demo (a folder, a lock file: the username
@@ -329,132 +324,132 @@ struct ClientEndToEndTests {
             #expect(disk.range(of: Data(trace.utf8)) == nil, "found \(trace) under the home after logout")
         }
         for group in ["rampart.app", "rampart.shared"] {
-            let keychainDump = try world.rampartDev(["keychain", "list", "--dir", world.home.appendingPathComponent("keychain").path, "--group", group])
+            let keychainDump = try await world.rampartDev(["keychain", "list", "--dir", world.home.appendingPathComponent("keychain").path, "--group", group])
             #expect(keychainDump.status == 0, "\(keychainDump.stderr)")
             #expect(!keychainDump.stdout.contains("rampart.user.demo/"), "\(keychainDump.stdout)")
         }
-        let pushKeysAfter = try world.rampartDev(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
+        let pushKeysAfter = try await world.rampartDev(["keychain", "list", "--dir", keychainFolder, "--group", "rampart.shared"])
             .stdout.split(separator: "\n").filter { $0.contains("/push.key.") }.count
         #expect(pushKeysBefore == 2 && pushKeysAfter == 1, "push keys before \(pushKeysBefore), after \(pushKeysAfter)")
         // The other account is untouched.
-        #expect(try world.rampart(["list", "--user", "alice"]).stdout.contains("Welcome to Rampart, Alice"))
+        #expect(try await world.rampart(["list", "--user", "alice"]).stdout.contains("Welcome to Rampart, Alice"))
     }
 
     /// Trust-model row **device memory (moderate)**: with `rampart unlock` the MainKey lives in
     /// the agent; user commands then need no PIN, `rampart lock` takes that away again, and a
     /// logout leaves the agent without the erased account's key.
-    @Test func commandsUseTheAgentsKeyUntilLockAndLogoutLocksTheAgent() throws {
+    @Test func commandsUseTheAgentsKeyUntilLockAndLogoutLocksTheAgent() async throws {
         let world = try EndToEndWorld()
-        let server = try world.startServer()
+        let server = try await world.startServer()
         defer { server.stop() }
-        defer { _ = try? world.rampart(["agent", "stop"]) }
+        defer { world.stopAgent() }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let demo = DemoAccounts.demo
-        let login = try world.login(demo, user: "demo", serverInfo: info)
+        let login = try await world.login(demo, user: "demo", serverInfo: info)
         #expect(login.status == 0, "\(login.stderr)")
-        #expect(try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
+        #expect(try await world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
 
         // Unlock once in the agent (started on demand); sync and list then run without a PIN.
-        let unlock = try world.rampart(["unlock", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let unlock = try await world.rampart(["unlock", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(unlock.status == 0, "\(unlock.stderr)")
         #expect(unlock.stdout.contains("in the agent"))
-        let sync = try world.rampart(["sync", "--user", "demo"])
+        let sync = try await world.rampart(["sync", "--user", "demo"])
         #expect(sync.status == 0, "\(sync.stderr)")
-        let inbox = try world.rampart(["list", "--user", "demo"])
+        let inbox = try await world.rampart(["list", "--user", "demo"])
         #expect(inbox.status == 0, "\(inbox.stderr)")
         #expect(inbox.stdout.contains("Northwind"))
 
         // Lock: the agent zeroizes the key; commands need the PIN again (in this process).
-        #expect(try world.rampart(["lock", "--user", "demo"]).status == 0)
-        let locked = try world.rampart(["status", "--user", "demo"])
+        #expect(try await world.rampart(["lock", "--user", "demo"]).status == 0)
+        let locked = try await world.rampart(["status", "--user", "demo"])
         #expect(locked.stdout.contains("state:       locked"), "\(locked.stdout)")
-        let withPIN = try world.rampart(["list", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        let withPIN = try await world.rampart(["list", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(withPIN.status == 0 && withPIN.stdout.contains("Northwind"), "\(withPIN.stderr)")
-        #expect(try world.rampart(["status", "--user", "demo"]).stdout.contains("state:       locked"))
+        #expect(try await world.rampart(["status", "--user", "demo"]).stdout.contains("state:       locked"))
 
         // Unlock again, log out without a PIN (the agent's key): the agent no longer holds it.
-        #expect(try world.rampart(["unlock", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
-        let logout = try world.rampart(["logout", "--user", "demo"])
+        #expect(try await world.rampart(["unlock", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n").status == 0)
+        let logout = try await world.rampart(["logout", "--user", "demo"])
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(logout.stdout.contains("Session ended on the server."), "\(logout.stdout)")
-        let after = try world.rampart(["status", "--user", "demo"])
+        let after = try await world.rampart(["status", "--user", "demo"])
         #expect(after.stdout.contains("state:       locked") && after.stdout.contains("MainKey:     none"), "\(after.stdout)")
-        #expect(try world.rampart(["list", "--user", "demo"]).status == 6)
+        #expect(try await world.rampart(["list", "--user", "demo"]).status == 6)
     }
 
     /// Trust-model row **secure hardware (high)**: `rampart protect --hardware` seals the MainKey
     /// to a TPM 2.0 (a private swtpm started with the project's own service script); commands
     /// then open it through the TPM without a PIN, and with the TPM gone the account is not
     /// readable from the copied keychain alone.
-    @Test func protectWithTheHardwareOpensThroughTheTPMAndNotWithoutIt() throws {
+    @Test func protectWithTheHardwareOpensThroughTheTPMAndNotWithoutIt() async throws {
         let world = try EndToEndWorld()
-        let server = try world.startServer()
+        let server = try await world.startServer()
         defer { server.stop() }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/services/swtpm.sh")
         let state = world.root.appendingPathComponent("swtpm").path
-        let started = try Self.shell("RAMPART_SWTPM_DIR='\(state)' RAMPART_SWTPM_PORT=2421; export RAMPART_SWTPM_DIR RAMPART_SWTPM_PORT; "
+        let started = try await Self.shell("RAMPART_SWTPM_DIR='\(state)' RAMPART_SWTPM_PORT=2421; export RAMPART_SWTPM_DIR RAMPART_SWTPM_PORT; "
                                      + "source '\(script.path)'; echo \"$RAMPART_TPM_TCTI\"")
-        defer { _ = try? Self.shell("bash '\(script.path)' stop '\(state)'") }
+        defer { _ = try? CLITool(path: URL(fileURLWithPath: "/bin/bash")).runBlocking([script.path, "stop", state]) }
         let tcti = started.trimmingCharacters(in: .whitespacesAndNewlines)
         try #require(tcti.hasPrefix("swtpm:"), "swtpm did not start (apt-get install swtpm swtpm-tools): \(started)")
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let demo = DemoAccounts.demo
-        let login = try world.login(demo, user: "demo", serverInfo: info)
+        let login = try await world.login(demo, user: "demo", serverInfo: info)
         #expect(login.status == 0, "\(login.stderr)")
 
         var env = world.environment
         env["RAMPART_TPM_TCTI"] = tcti
-        let protect = try CLITool.rampart.run(["protect", "--user", "demo", "--hardware"], environment: env)
+        let protect = try await CLITool.rampart.run(["protect", "--user", "demo", "--hardware"], environment: env)
         #expect(protect.status == 0, "\(protect.stderr)")
         #expect(protect.stdout.contains("secure hardware"), "\(protect.stdout)")
-        let status = try CLITool.rampartDev.run(["key", "status", "--user", "demo"], environment: env)
+        let status = try await CLITool.rampartDev.run(["key", "status", "--user", "demo"], environment: env)
         #expect(status.stdout.contains("hardware"), "\(status.stdout)")
         #expect(!status.stdout.contains("protectors:        none"), "\(status.stdout)")
-        let sync = try CLITool.rampart.run(["sync", "--user", "demo"], environment: env)
+        let sync = try await CLITool.rampart.run(["sync", "--user", "demo"], environment: env)
         #expect(sync.status == 0, "\(sync.stderr)")
-        let inbox = try CLITool.rampart.run(["list", "--user", "demo"], environment: env)
+        let inbox = try await CLITool.rampart.run(["list", "--user", "demo"], environment: env)
         #expect(inbox.status == 0 && inbox.stdout.contains("Northwind"), "\(inbox.stderr)")
 
         // The TPM stops (another machine, a removed chip): the keychain copy alone opens nothing.
-        _ = try Self.shell("bash '\(script.path)' stop '\(state)'")
-        let without = try CLITool.rampart.run(["list", "--user", "demo"], environment: env)
+        _ = try await Self.shell("bash '\(script.path)' stop '\(state)'")
+        let without = try await CLITool.rampart.run(["list", "--user", "demo"], environment: env)
         #expect(without.status != 0, "\(without.stdout)")
         #expect(!without.stdout.contains("Northwind"))
     }
 
     /// Runs a bash command line; its standard output.
-    static func shell(_ command: String) throws -> String {
-        try CLITool(path: URL(fileURLWithPath: "/bin/bash")).run(["-c", command]).stdout
+    static func shell(_ command: String) async throws -> String {
+        try await CLITool(path: URL(fileURLWithPath: "/bin/bash")).run(["-c", command]).stdout
     }
 
-    @Test func aPinMismatchIsAnAlertAndCutsTheConnection() throws {
+    @Test func aPinMismatchIsAnAlertAndCutsTheConnection() async throws {
         let world = try EndToEndWorld()
-        let server = try world.startServer()
+        let server = try await world.startServer()
         defer { server.stop() }
         let ca = world.root.appendingPathComponent("ca.pem")
         try server.info.certificatePEM.write(to: ca, atomically: true, encoding: .utf8)
         let wrongPins = ["other live key", "other backup key"].map { Data(SHA256.hash(data: Data($0.utf8))).base64EncodedString() }
-        let result = try world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
+        let result = try await world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
                                         "--pin", wrongPins[0], "--pin", wrongPins[1], "--ca", ca.path,
                                         "--username", "demo", "--password-stdin", "--mailbox-password-stdin"],
                                        stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
         #expect(result.status == 8, "\(result.stderr)")
         #expect(result.stderr.contains("ALERT"))
-        #expect(try world.rampartDev(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
+        #expect(try await world.rampartDev(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
         // The right TLS pins but a modulus key fingerprint that is not the server's: SRP refuses the
         // modulus (exit 8) and nothing is stored.
         let modulusKey = world.root.appendingPathComponent("modulus.asc")
         try (server.info.modulusPublicKey ?? "").write(to: modulusKey, atomically: true, encoding: .utf8)
-        let otherModulusKey = try world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
+        let otherModulusKey = try await world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
                                                  "--pin", server.pins[0], "--pin", server.pins[1], "--ca", ca.path,
                                                  "--modulus-key", modulusKey.path, "--modulus-fingerprint", String(repeating: "AB", count: 20),
                                                  "--username", "demo", "--password-stdin", "--mailbox-password-stdin"],
                                                 stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
         #expect(otherModulusKey.status == 8, "\(otherModulusKey.stderr)")
-        #expect(try world.rampartDev(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
+        #expect(try await world.rampartDev(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
         // With the right pins and modulus key (given by hand) the same login works.
-        let good = try world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
+        let good = try await world.rampart(["login", "--user", "demo", "--url", server.baseURL.absoluteString,
                                       "--pin", server.pins[0], "--pin", server.pins[1], "--ca", ca.path,
                                       "--modulus-key", modulusKey.path, "--modulus-fingerprint", server.info.modulusKeyFingerprint ?? "",
                                       "--username", "demo", "--password-stdin", "--mailbox-password-stdin"],
@@ -462,20 +457,20 @@ struct ClientEndToEndTests {
         #expect(good.status == 0, "\(good.stderr)")
 
         // Protector changes: none → PIN → another PIN → none.
-        #expect(try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "246802\n").status == 0)
-        let change = try world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "246802\n135799\n")
+        #expect(try await world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "246802\n").status == 0)
+        let change = try await world.rampart(["protect", "--user", "demo", "--pin", "--pin-stdin"], stdin: "246802\n135799\n")
         #expect(change.status == 0, "\(change.stderr)")
-        #expect(try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "246802\n").status == 4)
-        #expect(try world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "135799\n").status == 0)
-        let none = try world.rampart(["protect", "--user", "demo", "--none", "--pin-stdin"], stdin: "135799\n")
+        #expect(try await world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "246802\n").status == 4)
+        #expect(try await world.rampart(["sync", "--user", "demo", "--pin-stdin"], stdin: "135799\n").status == 0)
+        let none = try await world.rampart(["protect", "--user", "demo", "--none", "--pin-stdin"], stdin: "135799\n")
         #expect(none.status == 0, "\(none.stderr)")
-        #expect(try world.rampart(["list", "--user", "demo"]).stdout.contains("Northwind"))
+        #expect(try await world.rampart(["list", "--user", "demo"]).stdout.contains("Northwind"))
         // A TPM that does not answer: a clear failure, and the MainKey stays as it was.
         var noTPM = world.environment
         noTPM["RAMPART_TPM_TCTI"] = "swtpm:host=127.0.0.1,port=9"
-        let hardware = try CLITool.rampart.run(["protect", "--user", "demo", "--hardware"], environment: noTPM)
+        let hardware = try await CLITool.rampart.run(["protect", "--user", "demo", "--hardware"], environment: noTPM)
         #expect(hardware.status != 0 && hardware.stderr.contains("TPM"), "\(hardware.stderr)")
-        #expect(try world.rampart(["list", "--user", "demo"]).stdout.contains("Northwind"))
+        #expect(try await world.rampart(["list", "--user", "demo"]).stdout.contains("Northwind"))
     }
 
     @Test func anExpiredSessionIsRefreshedOnceThenReportedAsExpired() async throws {
@@ -484,26 +479,26 @@ struct ClientEndToEndTests {
         let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(
             dataDirectory: world.serverData, port: 0, clock: clock, accessTokenLifetime: 60, refreshTokenLifetime: 600, threads: 2))
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
-        let login = try await world.rampartAsync(["login", "--user", "demo", "--server-info", info, "--username", "demo",
+        let login = try await world.rampart(["login", "--user", "demo", "--server-info", info, "--username", "demo",
                                        "--password-stdin", "--mailbox-password-stdin"],
                                       stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
         #expect(login.status == 0, "\(login.stderr)")
         clock.advance(by: 120)   // the access token expired; the refresh token is valid
-        let refreshed = try await world.rampartAsync(["sync", "--user", "demo"])
+        let refreshed = try await world.rampart(["sync", "--user", "demo"])
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         clock.advance(by: 120)   // again: works only if the rotated refresh token was sealed back
-        let again = try await world.rampartAsync(["sync", "--user", "demo"])
+        let again = try await world.rampart(["sync", "--user", "demo"])
         #expect(again.status == 0, "\(again.stderr)")
         clock.advance(by: 3600)  // both expired
-        let expired = try await world.rampartAsync(["sync", "--user", "demo"])
+        let expired = try await world.rampart(["sync", "--user", "demo"])
         #expect(expired.status == 9, "\(expired.stderr)")
         #expect(expired.stderr.contains("session expired"))
         // Local data stays readable; logout still erases everything even though the server refuses.
-        #expect(try await world.rampartAsync(["list", "--user", "demo"]).status == 0)
-        let logout = try await world.rampartAsync(["logout", "--user", "demo"])
+        #expect(try await world.rampart(["list", "--user", "demo"]).status == 0)
+        let logout = try await world.rampart(["logout", "--user", "demo"])
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(logout.stderr.contains("the server session may still be open"))
-        #expect(try await world.rampartDevAsync(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
+        #expect(try await world.rampartDev(["key", "status", "--user", "demo"]).stdout.contains("MainKey:           none"))
         await server.stop()
     }
 }

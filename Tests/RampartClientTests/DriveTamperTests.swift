@@ -14,13 +14,13 @@ struct DriveTamperTests {
         let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(dataDirectory: world.serverData, port: 0, threads: 2))
         defer { Task { await server.stop() } }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
-        let login = try await world.rampartAsync(["login", "--user", "demo", "--server-info", info, "--username", "demo",
+        let login = try await world.rampart(["login", "--user", "demo", "--server-info", info, "--username", "demo",
                                                   "--password-stdin", "--mailbox-password-stdin"],
                                                  stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
         #expect(login.status == 0, "\(login.stderr)")
         let original = world.root.appendingPathComponent("three-blocks.bin")
         try Data((0..<(2_500_000)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }).write(to: original)
-        let upload = try await world.rampartAsync(["drive", "upload", original.path, "--user", "demo"])
+        let upload = try await world.rampart(["drive", "upload", original.path, "--user", "demo"])
         #expect(upload.status == 0, "\(upload.stderr)")
         let nodeID = try #require(upload.stdout.split(separator: " ").last.map { String($0.dropLast(2)) })
 
@@ -31,7 +31,7 @@ struct DriveTamperTests {
         #expect(node.blockIds.count == 3)
         let destination = world.root.appendingPathComponent("back.bin")
         func downloadIsRefused(_ what: Comment) async throws {
-            let download = try await world.rampartAsync(["drive", "download", nodeID, destination.path, "--user", "demo"])
+            let download = try await world.rampart(["drive", "download", nodeID, destination.path, "--user", "demo"])
             #expect(download.status == 7, what)
             #expect(download.stderr.contains("modified") || download.stderr.contains("tamper"), "\(download.stderr)")
             let left = try FileManager.default.contentsOfDirectory(atPath: world.root.path).filter { $0.contains("back.bin") }
@@ -63,7 +63,7 @@ struct DriveTamperTests {
         try store.write { db in
             try db.execute(sql: "UPDATE driveBlocks SET data = ? WHERE id = ?", arguments: [blocks[2], node.blockIds[2]])
         }
-        let download = try await world.rampartAsync(["drive", "download", nodeID, destination.path, "--user", "demo"])
+        let download = try await world.rampart(["drive", "download", nodeID, destination.path, "--user", "demo"])
         #expect(download.status == 0, "\(download.stderr)")
         #expect(try Data(contentsOf: destination) == Data(contentsOf: original))
     }

@@ -21,8 +21,8 @@ struct PGPMIMEEndToEndTests {
             try "s2k-count 65536\n".write(to: home.child("gpg-agent.conf"), atomically: true, encoding: .utf8)
         }
 
-        func run(_ arguments: [String], input: Data? = nil) throws -> CLIResult {
-            try tool.run(["--batch", "--no-tty", "--pinentry-mode", "loopback", "--passphrase", "", "--trust-model", "always",
+        func run(_ arguments: [String], input: Data? = nil) async throws -> CLIResult {
+            try await tool.run(["--batch", "--no-tty", "--pinentry-mode", "loopback", "--passphrase", "", "--trust-model", "always",
                           "--status-fd", "2"] + arguments, input: input, timeout: .seconds(60))
         }
 
@@ -33,30 +33,30 @@ struct PGPMIMEEndToEndTests {
 
         func close() {
             _ = try? CLITool(path: URL(fileURLWithPath: "/usr/bin/gpgconf"), environment: ["GNUPGHOME": home.path])
-                .run(["--kill", "all"], timeout: .seconds(30))
+                .runBlocking(["--kill", "all"], timeout: .seconds(30))
             home.remove()
         }
     }
 
-    @Test func outsideMailIsPGPMIMEBothWays() throws {
-        let (world, server, _) = try MailTransferEndToEndTests.loggedIn()
+    @Test func outsideMailIsPGPMIMEBothWays() async throws {
+        let (world, server, _) = try await MailTransferEndToEndTests.loggedIn()
         defer { server.stop() }
         let peer = try Peer()
         defer { peer.close() }
-        let created = try peer.run(["--quick-gen-key", "Peer <peer@elsewhere.example>", "future-default", "default", "never"])
+        let created = try await peer.run(["--quick-gen-key", "Peer <peer@elsewhere.example>", "future-default", "default", "never"])
         let peerFingerprint = try #require(created.stderr.split(separator: "\n").first { $0.contains("KEY_CREATED") }?
             .split(separator: " ").last.map(String.init), "\(created.stderr)")
-        let peerKey = try peer.file("peer.asc", try peer.run(["--armor", "--export", peerFingerprint]).output)
-        let demoKey = try world.rampart(["account", "public-key", "--armor", "--user", "demo"])
+        let peerKey = try await peer.file("peer.asc", try peer.run(["--armor", "--export", peerFingerprint]).output)
+        let demoKey = try await world.rampart(["account", "public-key", "--armor", "--user", "demo"])
         #expect(demoKey.status == 0, "\(demoKey.stderr)")
-        #expect(try peer.run(["--import"], input: Data(demoKey.stdout.utf8)).status == 0)
+        #expect(try await peer.run(["--import"], input: Data(demoKey.stdout.utf8)).status == 0)
         let demoFingerprint = try #require(demoKey.stderr.split(whereSeparator: { !$0.isHexDigit }).map(String.init)
             .first { $0.count == 40 }, "\(demoKey.stderr)")
-        #expect(try world.rampart(["contacts", "import-key", peerKey, "--user", "demo"]).status == 0)
+        #expect(try await world.rampart(["contacts", "import-key", peerKey, "--user", "demo"]).status == 0)
         let outbox = world.serverData.appendingPathComponent("outbox/new")
         // The one file a send added (by difference, not by name order).
         var seen = Set((try? FileManager.default.contentsOfDirectory(atPath: outbox.path)) ?? [])
-        func newestOutboxFile() throws -> Data {
+        func newestOutboxFile() async throws -> Data {
             let names = Set(try FileManager.default.contentsOfDirectory(atPath: outbox.path)).subtracting(seen)
             #expect(names.count == 1, "\(names)")
             seen.formUnion(names)
@@ -64,29 +64,29 @@ struct PGPMIMEEndToEndTests {
         }
 
         // To the pinned outside key: PGP/MIME, encrypted and signed; gpg opens it.
-        let sent = try world.rampart(["send", "--to", "peer@elsewhere.example", "--subject", "Encrypted outside", "--text", "--user", "demo"],
+        let sent = try await world.rampart(["send", "--to", "peer@elsewhere.example", "--subject", "Encrypted outside", "--text", "--user", "demo"],
                                      stdin: "OUTSIDEMARKER for the peer\n")
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(sent.stdout.contains("End-to-end encrypted with OpenPGP (PGP/MIME, signed) to the pinned keys of: peer@elsewhere.example"),
                 "\(sent.stdout)")
-        let encrypted = String(decoding: try newestOutboxFile(), as: UTF8.self)
+        let encrypted = await String(decoding: try newestOutboxFile(), as: UTF8.self)
         #expect(encrypted.contains("Content-Type: multipart/encrypted;") && encrypted.contains("protocol=\"application/pgp-encrypted\""))
         #expect(encrypted.contains("Subject: Encrypted outside") && !encrypted.contains("OUTSIDEMARKER"))
         let begin = try #require(encrypted.range(of: "-----BEGIN PGP MESSAGE-----"))
         let end = try #require(encrypted.range(of: "-----END PGP MESSAGE-----"))
         let armored = try peer.file("out.asc", Data(encrypted[begin.lowerBound..<end.upperBound].utf8))
-        let decrypted = try peer.run(["--output", "-", "--decrypt", armored])
+        let decrypted = try await peer.run(["--output", "-", "--decrypt", armored])
         #expect(decrypted.status == 0, "\(decrypted.stderr)")
         #expect(decrypted.stderr.contains("[GNUPG:] VALIDSIG \(demoFingerprint)"), "\(decrypted.stderr)")
         #expect(decrypted.stdout.contains("OUTSIDEMARKER for the peer") && decrypted.stdout.contains("Content-Type: text/plain"))
 
         // To an outside address without a key: in clear but signed, and send says so.
-        let clear = try world.rampart(["send", "--to", "nokey@elsewhere.example", "--subject", "Signed outside", "--text", "--user", "demo"],
+        let clear = try await world.rampart(["send", "--to", "nokey@elsewhere.example", "--subject", "Signed outside", "--text", "--user", "demo"],
                                       stdin: "CLEARMARKER signed only\n")
         #expect(clear.status == 0, "\(clear.stderr)")
         #expect(clear.stdout.contains("NOT end-to-end encrypted: nokey@elsewhere.example") && clear.stdout.contains("multipart/signed"),
                 "\(clear.stdout)")
-        let signed = String(decoding: try newestOutboxFile(), as: UTF8.self)
+        let signed = await String(decoding: try newestOutboxFile(), as: UTF8.self)
         #expect(signed.contains("Content-Type: multipart/signed;") && signed.contains("CLEARMARKER signed only"))
 
         // From the peer: PGP/MIME (gpg --encrypt --sign of an inner MIME entity) and inline
@@ -105,7 +105,7 @@ struct PGPMIMEEndToEndTests {
             "--in1--", "",
         ]
         let inner = Data(innerLines.joined(separator: "\r\n").utf8)
-        let ciphertext = try peer.run(["--armor", "--encrypt", "--sign", "--recipient", demoFingerprint, "--local-user", peerFingerprint,
+        let ciphertext = try await peer.run(["--armor", "--encrypt", "--sign", "--recipient", demoFingerprint, "--local-user", peerFingerprint,
                                        "--output", "-", try peer.file("inner.eml", inner)])
         #expect(ciphertext.status == 0, "\(ciphertext.stderr)")
         let head = "From: Peer <peer@elsewhere.example>\r\nTo: demo@rampart.test\r\nMIME-Version: 1.0\r\n"
@@ -113,31 +113,31 @@ struct PGPMIMEEndToEndTests {
             + "Content-Type: multipart/encrypted; protocol=\"application/pgp-encrypted\"; boundary=\"b1\"\r\n\r\n"
             + "--b1\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n\r\n"
             + "--b1\r\nContent-Type: application/octet-stream\r\n\r\n\(ciphertext.stdout)\r\n--b1--\r\n"
-        let clearsigned = try peer.run(["--clearsign", "--local-user", peerFingerprint, "--output", "-",
+        let clearsigned = try await peer.run(["--clearsign", "--local-user", peerFingerprint, "--output", "-",
                                         try peer.file("inline.txt", Data("INLINEMARKER clear-signed by gpg\n".utf8))])
         let inline = head + "Subject: Inline from gpg\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n\(clearsigned.stdout)"
         let serverHome = world.folder.child("server-home").path
         for message in [pgpMIME, inline] {
-            let delivered = try CLITool.rampart.run(["server", "deliver", "--data", world.serverData.path], stdin: message,
+            let delivered = try await CLITool.rampart.run(["server", "deliver", "--data", world.serverData.path], stdin: message,
                                                     environment: ["RAMPART_HOME": serverHome])
             #expect(delivered.status == 0, "\(delivered.stderr)")
         }
-        #expect(try world.rampart(["sync", "--user", "demo"]).status == 0)
-        let list = try world.rampart(["list", "--user", "demo"]).stdout
+        #expect(try await world.rampart(["sync", "--user", "demo"]).status == 0)
+        let list = try await world.rampart(["list", "--user", "demo"]).stdout
         for (subject, marker) in [("PGP/MIME from gpg", "INCOMINGMARKER encrypted by gpg"), ("Inline from gpg", "INLINEMARKER clear-signed by gpg")] {
             let id = try #require(messageID(in: list, subject: subject), "\(list)")
-            let read = try world.rampart(["read", id, "--user", "demo"])
+            let read = try await world.rampart(["read", id, "--user", "demo"])
             #expect(read.status == 0, "\(subject): \(read.stderr)")
             #expect(read.stdout.contains(marker), "\(subject): \(read.stdout)")
             #expect(read.stdout.contains("Signature: verified \(peerFingerprint)"), "\(subject): \(read.stdout)")
         }
         let pgpMIMEID = try #require(messageID(in: list, subject: "PGP/MIME from gpg"))
-        let withParts = try world.rampart(["read", pgpMIMEID, "--user", "demo"])
+        let withParts = try await world.rampart(["read", pgpMIMEID, "--user", "demo"])
         #expect(withParts.stdout.contains("Attachment: (inside the OpenPGP message)  report.pdf  application/pdf  13 bytes\n"), "\(withParts.stdout)")
         #expect(withParts.stdout.contains("Attachment: (inside the OpenPGP message)  logo.png  image/png  12 bytes (embedded image)"),
                 "\(withParts.stdout)")
         let document = world.folder.child("pgp-mime.html")
-        #expect(try world.rampart(["read", pgpMIMEID, "--user", "demo", "--html", document.path]).status == 0)
+        #expect(try await world.rampart(["read", pgpMIMEID, "--user", "demo", "--html", document.path]).status == 0)
         let html = try String(contentsOf: document, encoding: .utf8)
         #expect(html.contains("data:image/png;base64,\(png)") || html.contains("rampart-cid:"),
                 "the embedded image resolves from the decrypted part: \(html)")
@@ -150,11 +150,11 @@ struct PGPMIMEEndToEndTests {
         lines[index] = String(chars)
         let tampered = pgpMIME.replacingOccurrences(of: "PGP/MIME from gpg", with: "Tampered PGP/MIME")
             .replacingOccurrences(of: ciphertext.stdout, with: lines.joined(separator: "\n"))
-        #expect(try CLITool.rampart.run(["server", "deliver", "--data", world.serverData.path], stdin: tampered,
+        #expect(try await CLITool.rampart.run(["server", "deliver", "--data", world.serverData.path], stdin: tampered,
                                         environment: ["RAMPART_HOME": serverHome]).status == 0)
-        #expect(try world.rampart(["sync", "--user", "demo"]).status == 0)
-        let tamperedID = try #require(messageID(in: try world.rampart(["list", "--user", "demo"]).stdout, subject: "Tampered PGP/MIME"))
-        let refused = try world.rampart(["read", tamperedID, "--user", "demo"])
+        #expect(try await world.rampart(["sync", "--user", "demo"]).status == 0)
+        let tamperedID = try #require(messageID(in: try await world.rampart(["list", "--user", "demo"]).stdout, subject: "Tampered PGP/MIME"))
+        let refused = try await world.rampart(["read", tamperedID, "--user", "demo"])
         #expect(refused.status == 7, "\(refused.stdout) \(refused.stderr)")
         #expect(!refused.stdout.contains("INCOMINGMARKER"))
     }

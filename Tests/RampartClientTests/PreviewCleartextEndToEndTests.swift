@@ -44,12 +44,12 @@ struct PreviewCleartextEndToEndTests {
         return false
     }
 
-    @Test func aKilledPreviewLeavesNoCleartextAfterLockAndLockEndsALivePreview() throws {
+    @Test func aKilledPreviewLeavesNoCleartextAfterLockAndLockEndsALivePreview() async throws {
         let world = try EndToEndWorld()
-        let (server, _) = try world.startServerAndLogIn(DemoAccounts.demo, user: "demo")
+        let (server, _) = try await world.startServerAndLogIn(DemoAccounts.demo, user: "demo")
         defer { server.stop() }
-        #expect(try world.rampart(["sync", "--user", "demo"]).status == 0)
-        let inbox = try world.rampart(["list", "--user", "demo"])
+        #expect(try await world.rampart(["sync", "--user", "demo"]).status == 0)
+        let inbox = try await world.rampart(["list", "--user", "demo"])
         let id = try #require(messageID(in: inbox.stdout, subject: "Northwind"))
         let (viewer, pidFile) = try Self.blockingViewer(world)
         var environment = world.environment
@@ -71,7 +71,7 @@ struct PreviewCleartextEndToEndTests {
         kill(viewerPID, SIGKILL)
         reader.kill(SIGKILL)
         #expect(!Self.cleartextDocuments(world).isEmpty, "SIGKILL left the cleartext behind (what the lock must sweep)")
-        let lock = try world.rampart(["lock", "--user", "demo"])
+        let lock = try await world.rampart(["lock", "--user", "demo"])
         #expect(lock.status == 0, "\(lock.stderr)")
         #expect(Self.cleartextDocuments(world).isEmpty, "after lock: \(Self.cleartextDocuments(world))")
 
@@ -79,16 +79,16 @@ struct PreviewCleartextEndToEndTests {
         (reader, viewerPID) = try openPreview()
         kill(viewerPID, SIGKILL)
         reader.kill(SIGKILL)
-        #expect(try world.rampart(["list", "--user", "demo"]).status == 0)
+        #expect(try await world.rampart(["list", "--user", "demo"]).status == 0)
         #expect(Self.cleartextDocuments(world).isEmpty, "after the next start: \(Self.cleartextDocuments(world))")
 
         // 3. A live preview (the agent holds the key): `lock` erases it under the open viewer.
-        let unlock = try world.rampart(["unlock", "--user", "demo", "--idle-exit", "60"])
+        let unlock = try await world.rampart(["unlock", "--user", "demo", "--idle-exit", "60"])
         #expect(unlock.status == 0, "\(unlock.stderr)")
-        defer { _ = try? world.rampart(["agent", "stop"]) }
+        defer { world.stopAgent() }
         (reader, viewerPID) = try openPreview()
         defer { kill(viewerPID, SIGKILL); reader.kill(SIGKILL) }
-        #expect(try world.rampart(["lock", "--user", "demo"]).status == 0)
+        #expect(try await world.rampart(["lock", "--user", "demo"]).status == 0)
         #expect(Self.cleartextDocuments(world).isEmpty, "a lock erases a live preview: \(Self.cleartextDocuments(world))")
     }
 }

@@ -18,24 +18,24 @@ import Glibc
 /// the server's database file, its WAL, or the server process's memory (every readable mapping of /proc/<pid>/mem, read as root).
 @Suite("Secrets never reach the server: database, WAL, process memory", .serialized)
 struct SecretScanEndToEndTests {
-    @Test func noSecretOfTheAccountsLifeReachesTheServer() throws {
-        let (world, server, info) = try EndToEndWorld.withServer(["--no-demo", "--open-signup"])
+    @Test func noSecretOfTheAccountsLifeReachesTheServer() async throws {
+        let (world, server, info) = try await EndToEndWorld.withServer(["--no-demo", "--open-signup"])
         defer { world.close(server) }
         let marker = { (what: String) in "\(what)-\(UUID().uuidString)" }
         let login1 = marker("login1"), mailbox1 = marker("mailbox1"), login2 = marker("login2"), mailbox2 = marker("mailbox2")
         let text = marker("mailtext")
         let phraseFile = world.folder.child("phrase")
-        #expect(try world.rampart(["signup", "--user", "zed", "--server-info", info, "--username", "zed", "--two-password", "--password-stdin",
+        #expect(try await world.rampart(["signup", "--user", "zed", "--server-info", info, "--username", "zed", "--two-password", "--password-stdin",
                                    "--mailbox-password-stdin", "--recovery-phrase-file", phraseFile.path], stdin: "\(login1)\n\(mailbox1)\n").status == 0)
         let phrase = try String(contentsOf: phraseFile, encoding: .utf8).trimmingCharacters(in: .newlines)
-        #expect(try world.rampart(["send", "--user", "zed", "--to", "zed@rampart.test", "--subject", "s"], stdin: "<p>\(text)</p>").status == 0)
-        #expect(try world.rampart(["sync", "--user", "zed"]).status == 0)
-        let recovered = try world.rampart(["account", "recover", "--user", "zed2", "--server-info", info, "--username", "zed", "--phrase-stdin",
+        #expect(try await world.rampart(["send", "--user", "zed", "--to", "zed@rampart.test", "--subject", "s"], stdin: "<p>\(text)</p>").status == 0)
+        #expect(try await world.rampart(["sync", "--user", "zed"]).status == 0)
+        let recovered = try await world.rampart(["account", "recover", "--user", "zed2", "--server-info", info, "--username", "zed", "--phrase-stdin",
                                            "--password-stdin", "--two-password", "--mailbox-password-stdin"],
                                           stdin: "\(phrase)\n\(login2)\n\(mailbox2)\n")
         #expect(recovered.status == 0, "\(recovered.stderr)")
         // The key's cleartext export, from the copy the phrase opens (read before the deletion).
-        let copy = try Self.sqlite(server, "SELECT hex(lockedKey), hex(salt), logN FROM recoveryCopies;").split(separator: "|")
+        let copy = try await Self.sqlite(server, "SELECT hex(lockedKey), hex(salt), logN FROM recoveryCopies;").split(separator: "|")
         try #require(copy.count == 3)
         let key = try RecoveryKeyCopy(lockedKey: String(decoding: Self.bytes(hex: String(copy[0])), as: UTF8.self),
                                       salt: [UInt8](Self.bytes(hex: String(copy[1]))), logN: UInt8(copy[2].trimmingCharacters(in: .whitespacesAndNewlines))!)
@@ -43,7 +43,7 @@ struct SecretScanEndToEndTests {
         let export = try key.unprotectedExport()
         let binaryKey = try export.withUnsafeBytes { Data($0) }
         // The address key's token and cleartext export: the user key opens the token, the token the key.
-        let row = try Self.sqlite(server, "SELECT address, hex(publicKey), hex(privateKey), hex(token), hex(signature) FROM addressKeys;")
+        let row = try await Self.sqlite(server, "SELECT address, hex(publicKey), hex(privateKey), hex(token), hex(signature) FROM addressKeys;")
             .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").map(String.init)
         try #require(row.count == 5)
         func utf8(_ hex: String) -> String { String(decoding: Self.bytes(hex: hex), as: UTF8.self) }
@@ -54,8 +54,8 @@ struct SecretScanEndToEndTests {
         let binaryAddressKey = try addressExport.withUnsafeBytes { Data($0) }
         let token = try OpenPGP.decrypt(Data(record.token.utf8), with: [key], verifyingWith: []).data
         #expect(token.count == 64)
-        #expect(try world.rampart(["sync", "--user", "zed2"]).status == 0)
-        #expect(try world.rampart(["account", "delete", "--user", "zed2", "--yes", "--password-stdin"], stdin: "\(login2)\n").status == 0)
+        #expect(try await world.rampart(["sync", "--user", "zed2"]).status == 0)
+        #expect(try await world.rampart(["account", "delete", "--user", "zed2", "--yes", "--password-stdin"], stdin: "\(login2)\n").status == 0)
 
         var secrets: [(String, Data)] = [login1, mailbox1, login2, mailbox2, phrase, text].map { ($0, Data($0.utf8)) }
         secrets.append(("the key's cleartext export", binaryKey))
@@ -111,8 +111,8 @@ struct SecretScanEndToEndTests {
         }
     }
 
-    static func sqlite(_ server: ServerProcess, _ sql: String) throws -> String {
-        let result = try CLITool(path: URL(fileURLWithPath: "/usr/bin/sqlite3"))
+    static func sqlite(_ server: ServerProcess, _ sql: String) async throws -> String {
+        let result = try await CLITool(path: URL(fileURLWithPath: "/usr/bin/sqlite3"))
             .run(["-readonly", server.dataDirectory.appendingPathComponent("backend.sqlite").path, sql])
         try #require(result.status == 0, "sqlite3: \(result.stderr)")
         return result.stdout

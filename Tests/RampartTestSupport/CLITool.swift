@@ -90,15 +90,34 @@ public struct CLITool: Sendable {
         return try child.result(timeout: timeout)
     }
 
-    /// ``run(_:stdin:environment:timeout:)`` on a thread of its own: the caller's cooperative
-    /// threads stay free (for a server running in the test's process, say).
+    /// Runs the program to its end with `stdin` (text) on standard input, waiting on a thread of
+    /// its own (``onThreadOfItsOwn(named:_:)``): the caller holds no cooperative thread meanwhile.
+    public func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+                    timeout: Duration = defaultTimeout) async throws -> CLIResult {
+        try await run(arguments, input: stdin.map { Data($0.utf8) }, environment: environment, timeout: timeout)
+    }
+
+    /// Runs the program to its end with `input` (bytes) on standard input, waiting on a thread of
+    /// its own.
+    public func run(_ arguments: [String], input: Data?, environment: [String: String] = [:],
+                    timeout: Duration = defaultTimeout) async throws -> CLIResult {
+        let child = try spawn(arguments, input: input, environment: environment)
+        return try await child.result(timeout: timeout)
+    }
+
+    /// ``run(_:stdin:environment:timeout:)`` blocking the calling thread, for the one place an
+    /// async test cannot await: a `defer` block's clean-up (stopping an agent, a service).
+    @discardableResult
+    public func runBlocking(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+                            timeout: Duration = defaultTimeout) throws -> CLIResult {
+        try run(arguments, stdin: stdin, environment: environment, timeout: timeout)
+    }
+
+    /// The async ``run(_:stdin:environment:timeout:)``, under the name it had before every async
+    /// caller got it.
     public func runOnThread(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                             timeout: Duration = defaultTimeout) async throws -> CLIResult {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try run(arguments, stdin: stdin, environment: environment, timeout: timeout) })
-            }.start()
-        }
+        try await run(arguments, stdin: stdin, environment: environment, timeout: timeout)
     }
 
     /// Starts the program and returns while it runs: for tests that read its output as it comes,
@@ -172,17 +191,34 @@ public final class ChildProcess: @unchecked Sendable {
         return condition(lines)
     }
 
+    /// ``waitForLines(timeout:_:)`` waiting on a thread of its own: the caller holds no cooperative
+    /// thread meanwhile.
+    public func waitForLines(timeout: Duration = .seconds(60), _ condition: @escaping @Sendable ([String]) -> Bool) async -> Bool {
+        await onThreadOfItsOwn(named: "wait-lines") { self.waitForLines(timeout: timeout, condition) }
+    }
+
     /// Waits until a line equal to `line` is printed.
     public func waitForLine(_ line: String, timeout: Duration = .seconds(60)) -> Bool {
         waitForLines(timeout: timeout) { $0.contains(line) }
     }
 
+    /// ``waitForLine(_:timeout:)`` waiting on a thread of its own.
+    public func waitForLine(_ line: String, timeout: Duration = .seconds(60)) async -> Bool {
+        await waitForLines(timeout: timeout) { $0.contains(line) }
+    }
+
     /// Like ``waitForLine(_:timeout:)``, but throws with what the child printed when it does not come.
     public func requireLine(_ line: String, timeout: Duration = .seconds(60)) throws {
-        guard waitForLine(line, timeout: timeout) else {
-            throw TestSupportError.childProcessStalled(command: commandLine, waitingFor: "the line \"\(line)\"",
-                                                       stdout: stdout, stderr: stderr)
-        }
+        guard waitForLine(line, timeout: timeout) else { throw stalled(waitingFor: line) }
+    }
+
+    /// ``requireLine(_:timeout:)`` waiting on a thread of its own.
+    public func requireLine(_ line: String, timeout: Duration = .seconds(60)) async throws {
+        guard await waitForLine(line, timeout: timeout) else { throw stalled(waitingFor: line) }
+    }
+
+    private func stalled(waitingFor line: String) -> TestSupportError {
+        .childProcessStalled(command: commandLine, waitingFor: "the line \"\(line)\"", stdout: stdout, stderr: stderr)
     }
 
     /// Sends `signal` (SIGKILL: no clean-up runs in the child), waits for the exit and for the
@@ -206,6 +242,17 @@ public final class ChildProcess: @unchecked Sendable {
         let outputDeadline = ContinuousClock.now + .seconds(10)
         while !(stdoutCollector.finished && stderrCollector.finished), ContinuousClock.now < outputDeadline { usleep(1_000) }
         return true
+    }
+
+    /// ``waitForExit(timeout:)`` waiting on a thread of its own.
+    @discardableResult
+    public func waitForExit(timeout: Duration = CLITool.defaultTimeout) async -> Bool {
+        await onThreadOfItsOwn(named: "wait-exit") { self.waitForExit(timeout: timeout) }
+    }
+
+    /// ``result(timeout:)`` waiting on a thread of its own.
+    public func result(timeout: Duration = CLITool.defaultTimeout) async throws -> CLIResult {
+        try await onThreadOfItsOwn(named: "wait-result") { try self.result(timeout: timeout) }
     }
 
     /// Waits for the end (killing the child with SIGKILL after `timeout`) and returns the result.

@@ -79,4 +79,33 @@ struct CLIToolTests {
         home = nil
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
+    /// The async waits block threads of their own: more children than the cooperative pool has
+    /// threads, each sleeping a second, are awaited at once and end together (waiting on the pool,
+    /// they would take one second per pool's worth).
+    @Test func awaitedChildrenHoldNoCooperativeThread() async throws {
+        let children = 3 * ProcessInfo.processInfo.activeProcessorCount + 2
+        let started = ContinuousClock.now
+        let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for _ in 0..<children { group.addTask { try await sh.run(["-c", "exec sleep 2"]).status } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 0, count: children))
+        // Blocking the pool would take at least 3 × 2 s; threads of their own about 2 s.
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func theAsyncWaitsSeeLinesExitAndResult() async throws {
+        let child = try sh.spawn(["-c", "echo one; echo ready; sleep 1; echo done"])
+        try await child.requireLine("ready", timeout: .seconds(10))
+        #expect(await child.waitForLines(timeout: .seconds(10)) { $0.last == "done" })
+        let result = try await child.result(timeout: .seconds(10))
+        #expect(result.lines == ["one", "ready", "done"])
+        let silent = try sh.spawn(["-c", "exit 0"])
+        await #expect(throws: TestSupportError.self) { try await silent.requireLine("ready", timeout: .seconds(10)) }
+        let sleeper = try sh.spawn(["-c", "exec sleep 30"])
+        #expect(await !sleeper.waitForExit(timeout: .milliseconds(200)))
+        sleeper.kill(SIGKILL)
+        #expect(!sleeper.isRunning)
+        #expect(await sleeper.waitForExit(timeout: .seconds(1)))
+    }
 }

@@ -93,7 +93,7 @@ struct WebBrowserTests {
         // The first line of standard output is the one-time URL and nothing else; the same URL is in a 0600 file.
         let web = try rampart.spawn(["web", "--no-browser", "--port", "0"])
         defer { web.kill(SIGTERM) }
-        #expect(web.waitForLines(timeout: .seconds(60)) { !$0.isEmpty }, "\(web.stderr)")
+        #expect(await web.waitForLines(timeout: .seconds(60)) { !$0.isEmpty }, "\(web.stderr)")
         let url = try #require(web.lines.first)
         let pattern = #/^http:\/\/127\.0\.0\.1:([0-9]+)\/login\?token=[A-Za-z0-9_-]{43}$/#
         let port = try #require(url.wholeMatch(of: pattern)?.output.1, "first line: \(url)")
@@ -141,7 +141,7 @@ struct WebBrowserTests {
 
         // Ctrl-C: the server stops and removes its URL file.
         web.kill(SIGINT)
-        #expect(web.waitForExit(timeout: .seconds(30)))
+        #expect(await web.waitForExit(timeout: .seconds(30)))
         #expect(!FileManager.default.fileExists(atPath: opener.path))
     }
 }

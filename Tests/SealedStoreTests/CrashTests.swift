@@ -13,7 +13,7 @@ import Darwin
 /// A writer process killed with SIGKILL in the middle of its transactions loses no committed
 /// message and leaves a database that opens and passes `PRAGMA integrity_check`.
 @Suite struct CrashTests {
-    @Test func sigkilledWriterLosesNoCommittedMessage() throws {
+    @Test func sigkilledWriterLosesNoCommittedMessage() async throws {
         var keyBytes = [UInt8](repeating: 0, count: 32)
         for index in keyBytes.indices { keyBytes[index] = UInt8.random(in: 0...255) }
         let hexKey = keyBytes.map { String(format: "%02x", $0) }.joined()
@@ -30,7 +30,7 @@ import Darwin
             // Let it commit a few batches (a varying number each round), then kill it while it
             // is inside its next transaction.
             let target = 2 + (round * 3) % 7
-            #expect(writer.waitForLines { $0.count >= target }, "writer stopped early: \(writer.stderr)")
+            #expect(await writer.waitForLines { $0.count >= target }, "writer stopped early: \(writer.stderr)")
             // A random pause inside the next transaction (a batch takes a few milliseconds).
             usleep(UInt32.random(in: 0...4_000))
             writer.kill(SIGKILL)
@@ -51,7 +51,7 @@ import Darwin
         session.unlock(with: try MainKey(adopting: SecretBytes(consuming: &keyBytes)))
         let store = try SealedStore(files: files, keys: session)
         defer { store.close() }
-        let integrity = try store.currentPool!.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        let integrity = try await store.currentPool!.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
         #expect(integrity == ["ok"])
         for index in committed.sorted() {
             #expect(try store.mail.message(id: "stress-\(index)") == MailMessage.stress(index))
