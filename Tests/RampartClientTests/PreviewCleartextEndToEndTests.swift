@@ -68,8 +68,10 @@ struct PreviewCleartextEndToEndTests {
 
         // 1. kill -9 of `read --open` and of its viewer, then `lock` (no agent runs).
         var (reader, viewerPID) = try openPreview()
-        kill(viewerPID, SIGKILL)
+        // The reader first: killed after its viewer, it could see the viewer end and erase the
+        // preview itself (its normal path) before the SIGKILL arrives.
         reader.kill(SIGKILL)
+        kill(viewerPID, SIGKILL)
         #expect(!Self.cleartextDocuments(world).isEmpty, "SIGKILL left the cleartext behind (what the lock must sweep)")
         let lock = try await world.rampart(["lock", "--user", "demo"])
         #expect(lock.status == 0, "\(lock.stderr)")
@@ -77,8 +79,8 @@ struct PreviewCleartextEndToEndTests {
 
         // 2. The same, then the next command of the account sweeps it before it runs.
         (reader, viewerPID) = try openPreview()
-        kill(viewerPID, SIGKILL)
         reader.kill(SIGKILL)
+        kill(viewerPID, SIGKILL)
         #expect(try await world.rampart(["list", "--user", "demo"]).status == 0)
         #expect(Self.cleartextDocuments(world).isEmpty, "after the next start: \(Self.cleartextDocuments(world))")
 
