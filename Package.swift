@@ -238,7 +238,7 @@ targets += [
     .testTarget(name: "RampartClientTests",
                 dependencies: ["RampartClient", "RampartAPI", "MailboxCrypto", "SealedStore", "Keymaker", "Keychain",
                                "MailSafety", "RampartCore", "PushCrypto", "OpenPGP", "FileVault", "RampartServer", "TransparencyLog",
-                               "RampartTestSupport", "RampartServerTestSupport", crypto,
+                               "RampartTestSupport", "RampartServerTestSupport", crypto, "PinnedTransport",
                                // Not imported: the end-to-end tests run the built tools as a user would.
                                "rampart", "rampart-dev"],
                 swiftSettings: swiftSettings),
@@ -317,14 +317,15 @@ targets += [
 targets.append(.target(name: "RampartBenchmarks", swiftSettings: swiftSettings))
 
 // MARK: - rampart-dev (the developer tool: every module's lab commands and benchmarks)
-// It links neither the server nor the client: the lab commands reach the modules they test directly;
+// It links not the server, and the client only for the simulated clients of `bench server`; the lab commands reach the modules they test directly;
 // the pinning bench runs its own loopback TLS server on NIO.
 products.append(.executable(name: "rampart-dev", targets: ["rampart-dev"]))
 targets.append(.executableTarget(
     name: "rampart-dev",
     dependencies: ["RampartCLIKit", "RampartRuntime", "RampartBenchmarks", "RampartCore", "Bcrypt", "FileVault", "HTML5",
                    "HardwareKeys", "Keychain", "Keymaker", "MIME", "MailSafety", "OpenPGP", "PinnedTransport", "PushCrypto", "SRP",
-                   "SealedStore", "TransparencyLog", argumentParser, crypto, grdb, nioCore, nioPosix, nioHTTP1, nioTLS, nioSSL, x509],
+                   "SealedStore", "TransparencyLog", argumentParser, crypto, grdb, nioCore, nioPosix, nioHTTP1, nioTLS, nioSSL, x509,
+                   "RampartClient", "RampartAPI", "MailboxCrypto"],  // bench server: the simulated clients (not the server)
     swiftSettings: swiftSettings
 ))
 

@@ -11,10 +11,10 @@ import RampartClient
 /// server named here is the only one the client will talk to. `rampart login` and the coming
 /// sign-up share this group.
 public struct ServerOptions: ParsableArguments {
-    @Option(name: .customLong("server-info"), help: "A server.json written by `rampart server start`.")
-    public var serverInfo: String?
-    @Option(help: "The server's base URL (https://host:port).")
-    public var url: String?
+    @Option(name: .customLong("server-info"), help: "A server.json written by `rampart server start`; repeat it for each process of one server (same pins), tried in order when one cannot be reached.")
+    public var serverInfos: [String] = []
+    @Option(help: "The server's base URL (https://host:port); repeat it for more addresses of the same server (same pins), tried in order when one cannot be reached.")
+    public var url: [String] = []
     @Option(name: .customLong("pin"), help: "An SPKI pin of the server (base64 SHA-256); give two or more.")
     public var pins: [String] = []
     @Option(help: "The server's root certificate (PEM file) trusted as the only root.")
@@ -31,27 +31,38 @@ public struct ServerOptions: ParsableArguments {
     public init() {}
 
     public func validate() throws {
-        guard (serverInfo == nil) != (url == nil) else { throw ValidationError("Give --server-info FILE, or --url URL with --pin (twice or more).") }
-        if url != nil && pins.count < 2 { throw ValidationError("--url needs at least two --pin (the live key and a backup key).") }
-        if url != nil && !witnessKeys.isEmpty && logKey == nil { throw ValidationError("--witness-key with --url needs --log-key.") }
+        guard serverInfos.isEmpty != url.isEmpty else { throw ValidationError("Give --server-info FILE, or --url URL with --pin (twice or more).") }
+        if !url.isEmpty && pins.count < 2 { throw ValidationError("--url needs at least two --pin (the live key and a backup key).") }
+        if !url.isEmpty && !witnessKeys.isEmpty && logKey == nil { throw ValidationError("--witness-key with --url needs --log-key.") }
     }
 
     /// The pinned endpoint these options describe. - Throws: `ValidationError` for a file that
     /// cannot be read or a URL that is not https.
     public func endpoint() throws -> ServerEndpoint {
-        if let serverInfo {
+        if let serverInfo = serverInfos.first {
             var endpoint = try ServerEndpoint.fromServerInfoFile(URL(fileURLWithPath: serverInfo))
+            for other in serverInfos.dropFirst() {
+                let more = try ServerEndpoint.fromServerInfoFile(URL(fileURLWithPath: other))
+                guard more.pins == endpoint.pins, more.modulusKeyFingerprint == endpoint.modulusKeyFingerprint,
+                      more.keyLog?.logKey == endpoint.keyLog?.logKey else {
+                    throw ValidationError("\(other) describes another server than \(serverInfo) (other pins, modulus key or log key): "
+                        + "every --server-info must be a process of the same server.")
+                }
+                endpoint.alternateURLs = (endpoint.alternateURLs ?? []) + [more.url]
+            }
             if !witnessKeys.isEmpty {
                 guard let pinned = endpoint.keyLog else { throw ValidationError("\(serverInfo) pins no key log for --witness-key.") }
                 endpoint.keyLog?.witnesses = pinned.witnesses + witnessKeys.filter { !pinned.witnesses.contains($0) }
             }
             return endpoint
         }
-        guard let url, let parsed = URL(string: url), parsed.scheme == "https" else { throw ValidationError("--url must be an https URL.") }
+        let parsedURLs = url.compactMap { URL(string: $0) }.filter { $0.scheme == "https" && $0.host != nil }
+        guard parsedURLs.count == url.count, let parsed = parsedURLs.first else { throw ValidationError("--url must be an https URL.") }
         // The log's origin is its key's name (the part before the first '+').
         let keyLog = logKey.map { KeyLogPins(origin: String($0.prefix { $0 != "+" }), logKey: $0, witnesses: witnessKeys) }
         return ServerEndpoint(url: parsed, pins: pins, certificatePEM: try ca.map(Self.read),
-                              modulusKeyFingerprint: modulusFingerprint, modulusPublicKey: try modulusKey.map(Self.read), keyLog: keyLog)
+                              modulusKeyFingerprint: modulusFingerprint, modulusPublicKey: try modulusKey.map(Self.read), keyLog: keyLog,
+                              alternateURLs: parsedURLs.count > 1 ? Array(parsedURLs.dropFirst()) : nil)
     }
 
     private static func read(_ path: String) throws -> String {

@@ -40,6 +40,9 @@ public struct EmbeddedServerConfiguration: Sendable {
     /// `keylog-witnesses` file (one a line): heads are served to clients once one of them
     /// cosigned, and `server.json` pins them. None: heads carry the log's signature only.
     public var witnessKeys: [String]
+    /// Where this process writes its description (port, pins, pid); `nil` (the default) is
+    /// `<data>/server.json`. Several processes on one data folder each need a file of their own.
+    public var infoFile: URL?
 
     public init(dataDirectory: URL, port: Int = 0, seedDemo: Bool = true, clock: any RampartClock = SystemClock(),
                 accessTokenLifetime: TimeInterval = 3600, refreshTokenLifetime: TimeInterval = 30 * 86_400,
@@ -85,6 +88,9 @@ public enum EmbeddedServer {
         }
         let logger = ServerLogHandler.logger(file: data.appendingPathComponent("server.log"),
                                              toStandardError: configuration.logToStandardError)
+        // Processes started on one data folder share its keys: one creates them, the others load them.
+        let startLock = try SharedDataFolder.holdStartLock(data)
+        defer { startLock.release() }
         // Certificate dates follow the real time (clients check them against it), not the injected clock.
         let identity = try ServerIdentity.loadOrCreate(in: data.appendingPathComponent("tls", isDirectory: true), now: Date())
         // The SRP modulus key lives with the TLS identity; its fingerprint is pinned like the TLS keys.
@@ -112,6 +118,7 @@ public enum EmbeddedServer {
                                      domain: configuration.signup.domain,
                                      witnesses: configuration.witnessKeys + KeyLog.witnessKeys(dataDirectory: data),
                                      now: Int64(configuration.clock.now.timeIntervalSince1970))
+        startLock.release()
         var backend = Backend(accounts: accounts, mailbox: mailbox, drive: drive, push: push, logger: logger, srp: srp)
         backend.keyLog = keyLog
         let limits = configuration.limits ?? .fromEnvironment()
@@ -158,7 +165,7 @@ public enum EmbeddedServer {
                               pushDirectory: pushDirectory.path, outbox: outbox.root.path,
                               modulusKeyFingerprint: srp.modulusKeyFingerprint, modulusPublicKey: srp.modulusPublicKey,
                               keyLog: keyLog.pins)
-        let infoURL = data.appendingPathComponent(infoFileName)
+        let infoURL = configuration.infoFile ?? data.appendingPathComponent(infoFileName)
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -175,7 +182,12 @@ public enum EmbeddedServer {
     /// Reads the `server.json` a running server wrote in `dataDirectory`.
     /// - Throws: ``ServerError/notFound(_:)`` when there is none (no server running there).
     public static func info(dataDirectory: URL) throws -> ServerInfo {
-        let url = dataDirectory.appendingPathComponent(infoFileName)
+        try info(file: dataDirectory.appendingPathComponent(infoFileName))
+    }
+
+    /// Reads a server description a running server wrote (``EmbeddedServerConfiguration/infoFile``).
+    /// - Throws: ``ServerError/notFound(_:)`` when there is none.
+    public static func info(file url: URL) throws -> ServerInfo {
         guard let data = try? Data(contentsOf: url) else { throw ServerError.notFound("A running server's \(url.path)") }
         do { return try JSONDecoder().decode(ServerInfo.self, from: data) } catch {
             throw ServerError.startFailed("\(url.path) is not a server description (\(error))")
@@ -192,7 +204,8 @@ public final class RunningServer: Sendable {
     public let info: ServerInfo
     /// The data folder.
     public let dataDirectory: URL
-    let infoFile: URL
+    /// Where ``info`` was written (`server.json`, or ``EmbeddedServerConfiguration/infoFile``).
+    public let infoFile: URL
     let group: ServiceGroup
     let task: Task<(any Error)?, Never>
     let logger: Logger

@@ -29,6 +29,7 @@ struct BenchCommand: AsyncParsableCommand {
         SRPBench.self,
         BenchKeyLog.self,
         BridgeBench.self,
+        ServerBench.self,
     ]
 }
 

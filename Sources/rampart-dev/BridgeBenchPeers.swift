@@ -18,11 +18,12 @@ struct AgentHostPaths {
     }
 
     /// Starts a program with its output in `log`.
-    func spawn(_ tool: URL, _ arguments: [String], log: URL) throws -> Process {
+    func spawn(_ tool: URL, _ arguments: [String], log: URL, environment: [String: String] = [:]) throws -> Process {
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = tool
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle

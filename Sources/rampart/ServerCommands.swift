@@ -43,17 +43,21 @@ struct ServerStart: AsyncParsableCommand {
 
     @Flag(help: "Print the server log on standard error too.") var verbose = false
 
+    @Option(name: .customLong("info-file"), help: "Write the server description here instead of <data>/server.json (one file per process when several share a data folder).") var infoFile: String?
+
     func run() async throws {
         try await reportingErrors {
             ProcessHardening.disableCoreDumps()
             let signals = SignalWaiter([SIGINT, SIGTERM])
             let signup = try SignupPolicy.persisted(dataDirectory: options.dataDirectory, open: openSignup)
-            let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(
-                dataDirectory: options.dataDirectory, port: port, seedDemo: !noDemo, logToStandardError: verbose, signup: signup))
+            var configuration = EmbeddedServerConfiguration(
+                dataDirectory: options.dataDirectory, port: port, seedDemo: !noDemo, logToStandardError: verbose, signup: signup)
+            configuration.infoFile = infoFile.map { URL(fileURLWithPath: $0) }
+            let server = try await EmbeddedServer.start(configuration: configuration)
             print("Rampart server listening on \(server.baseURL.absoluteString) (127.0.0.1:\(server.port))")
             print("Data folder: \(server.dataDirectory.path)")
             print("Pins (SPKI SHA-256): \(server.pins.joined(separator: " "))")
-            print("Server description: \(server.dataDirectory.appendingPathComponent(EmbeddedServer.infoFileName).path)")
+            print("Server description: \(server.infoFile.path)")
             if !noDemo { print("Demo accounts: " + DemoAccounts.summary) }
             print("Sign-up: \(signup.open ? "open to anyone" : "by invitation (rampart server invite)") in @\(SignupPolicy.defaultDomain)")
             fflush(nil)

@@ -17,20 +17,25 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Starts `rampart server start --data DATA --port 0` (plus `arguments`, with `environment`
     /// added to the test's) and waits until it serves.
+    /// `infoFile` (default `<data>/server.json`) is where it writes its description: give each of
+    /// several processes on one data folder its own.
     public init(data: URL, arguments: [String] = [], environment: [String: String] = [:], tool: CLITool = .rampart,
-                startTimeout: Duration = .seconds(120)) throws {
+                startTimeout: Duration = .seconds(120), infoFile: URL? = nil) throws {
         dataDirectory = data
-        child = try tool.spawn(["server", "start", "--data", data.path, "--port", "0"] + arguments, environment: environment)
+        let file = infoFile ?? data.appendingPathComponent(EmbeddedServer.infoFileName)
+        self.infoFile = file
+        child = try tool.spawn(["server", "start", "--data", data.path, "--port", "0", "--info-file", file.path] + arguments,
+                               environment: environment)
         let deadline = ContinuousClock.now + startTimeout
         var found: ServerInfo?
         while found == nil, ContinuousClock.now < deadline, child.isRunning {
-            found = try? EmbeddedServer.info(dataDirectory: data)
+            found = try? EmbeddedServer.info(file: file)
             if found == nil { usleep(50_000) }
         }
         guard let found else {
             child.kill()
             throw TestSupportError.childProcessStalled(command: child.commandLine,
-                                                       waitingFor: data.appendingPathComponent(EmbeddedServer.infoFileName).path,
+                                                       waitingFor: file.path,
                                                        stdout: child.stdout, stderr: child.stderr)
         }
         info = found
@@ -39,11 +44,13 @@ public final class ServerProcess: @unchecked Sendable {
     /// ``init(data:arguments:environment:tool:startTimeout:)`` waiting on a thread of its own, so
     /// an async test does not hold a cooperative thread while the server starts.
     public static func start(data: URL, arguments: [String] = [], environment: [String: String] = [:],
-                             tool: CLITool = .rampart, startTimeout: Duration = .seconds(120)) async throws -> ServerProcess {
+                             tool: CLITool = .rampart, startTimeout: Duration = .seconds(120),
+                             infoFile: URL? = nil) async throws -> ServerProcess {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(with: Result {
-                    try ServerProcess(data: data, arguments: arguments, environment: environment, tool: tool, startTimeout: startTimeout)
+                    try ServerProcess(data: data, arguments: arguments, environment: environment, tool: tool, startTimeout: startTimeout,
+                                      infoFile: infoFile)
                 })
             }.start()
         }
@@ -51,8 +58,8 @@ public final class ServerProcess: @unchecked Sendable {
 
     public var baseURL: URL { info.baseURL }
     public var pins: [String] { info.pins }
-    /// The path of `server.json` (for `--server-info`).
-    public var infoFile: URL { dataDirectory.appendingPathComponent(EmbeddedServer.infoFileName) }
+    /// The path of its description, `server.json` unless given (for `--server-info`).
+    public let infoFile: URL
 
     /// Asks the server to stop (SIGTERM) and waits for it.
     public func stop() { child.kill(SIGTERM) }

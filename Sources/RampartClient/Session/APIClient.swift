@@ -24,11 +24,22 @@ public struct ServerEndpoint: Codable, Sendable, Equatable {
     /// directory keys are used only with a proof in it (``KeyTransparency``); nil for a server
     /// that publishes no log.
     public var keyLog: KeyLogPins?
+    /// More addresses of the same server (other processes on one database, behind the same pins
+    /// and modulus key), tried in order when the current one cannot be reached or answers 503
+    /// (``APIClient``); nil or empty for one address.
+    public var alternateURLs: [URL]?
 
     public init(url: URL, pins: [String], certificatePEM: String? = nil, modulusKeyFingerprint: String? = nil,
-                modulusPublicKey: String? = nil, keyLog: KeyLogPins? = nil) {
+                modulusPublicKey: String? = nil, keyLog: KeyLogPins? = nil, alternateURLs: [URL]? = nil) {
         self.url = url; self.pins = pins; self.certificatePEM = certificatePEM
         self.modulusKeyFingerprint = modulusKeyFingerprint; self.modulusPublicKey = modulusPublicKey; self.keyLog = keyLog
+        self.alternateURLs = alternateURLs
+    }
+
+    /// Every address of the server: ``url`` first, then ``alternateURLs`` (duplicates dropped).
+    public var urls: [URL] {
+        var seen = Set<String>()
+        return ([url] + (alternateURLs ?? [])).filter { seen.insert($0.absoluteString).inserted }
     }
 
     /// The endpoint of a local server from its `server.json`.
@@ -49,16 +60,17 @@ public struct ServerEndpoint: Codable, Sendable, Equatable {
         }
     }
 
-    var host: String { url.host ?? "localhost" }
-
     func transportConfiguration() throws -> PinnedHTTPClientConfiguration {
         do {
-            let policy = try PinningPolicy([DomainPinningPolicy(domain: host, pins: pins)])
+            // One policy per host name, each with the same pins: every address is the same server.
+            var hosts: [String] = []
+            for host in urls.map({ ($0.host ?? "localhost").lowercased() }) where !hosts.contains(host) { hosts.append(host) }
+            let policy = try PinningPolicy(try hosts.map { try DomainPinningPolicy(domain: $0, pins: pins) })
             let roots: PinnedTrustRoots = try certificatePEM.map {
                 .certificates(try SPKIPin.pins(fromPEM: $0).map(\.certificate))
             } ?? .system
             // Loopback names resolve to IPv4 here (the embedded server listens on 127.0.0.1).
-            let overrides = host == "localhost" ? ["localhost": "127.0.0.1"] : [:]
+            let overrides = hosts.contains("localhost") ? ["localhost": "127.0.0.1"] : [:]
             return PinnedHTTPClientConfiguration(policy: policy, trustRoots: roots, connectAddressOverrides: overrides,
                                                  connectTimeout: .seconds(10), requestTimeout: .seconds(60),
                                                  maxResponseBytes: 64 << 20)
@@ -80,6 +92,8 @@ public final class APIClient: @unchecked Sendable {
     private let http: PinnedHTTPClient
     private let lock = NSLock()
     private var tokens: SessionTokens?
+    /// The index in ``ServerEndpoint/urls`` of the address requests go to.
+    private var currentURL = 0
     private let tokensChanged: (@Sendable (SessionTokens) -> Void)?
 
     /// - Parameters:
@@ -196,6 +210,14 @@ public final class APIClient: @unchecked Sendable {
         try await json(.POST, APIRoute.send, body: request)
     }
 
+    /// `POST /v1/remote/fetch`: a remote image or font of a message, fetched by the backend (the
+    /// remote-content proxy: the sender's server sees the backend's address, not this device's).
+    /// - Returns: the media type (an image or font type) and the bytes.
+    public func fetchRemote(_ url: String) async throws -> (contentType: String, body: Data) {
+        let response = try await send(.POST, APIRoute.remoteFetch, body: try Self.encoder.encode(RemoteFetchRequest(url: url)))
+        return (response.headers.first(name: "Content-Type") ?? "application/octet-stream", response.body)
+    }
+
     // MARK: Drive
 
     /// `POST /v1/drive/blocks`: stores one encrypted block (raw bytes).
@@ -268,11 +290,15 @@ public final class APIClient: @unchecked Sendable {
         return response
     }
 
+    /// Sends one request to the server's current address; when it cannot be reached or answers
+    /// 503, to the next of ``ServerEndpoint/urls`` (each once), and the address that answered is
+    /// the current one from then on. A request is sent again elsewhere only when the first
+    /// address cannot have acted on it: the connection failed before a byte was written, or it
+    /// answered 503; a GET (which changes nothing) also after a timeout or a connection cut
+    /// mid-answer. A pin mismatch or an untrusted chain stops at once: a person in the middle is
+    /// never routed around.
     private func exchange(_ method: PinnedMethod, _ path: String, body: Data?, contentType: String,
                           authenticated: Bool) async throws -> PinnedResponse {
-        guard let url = URL(string: path, relativeTo: endpoint.url)?.absoluteURL else {
-            throw ClientError.badServer("cannot build a URL for \(path)")
-        }
         var headers: [(name: String, value: String)] = [("Accept", "application/json")]
         if let body {
             headers.append(("Content-Type", contentType))
@@ -282,13 +308,36 @@ public final class APIClient: @unchecked Sendable {
             guard let token = currentTokens?.accessToken else { throw ClientError.sessionExpired }
             headers.append(("Authorization", "Bearer \(token)"))
         }
-        do {
-            return try await http.send(PinnedRequest(method: method, url: url, headerFields: headers, body: body))
-        } catch let error as PinnedTransportError {
-            if case .pinMismatch(let host, _, let served) = error {
-                throw ClientError.pinMismatch(host: host, served: served.map(\.base64))
+        let urls = endpoint.urls
+        let first = lock.withLock { currentURL } % urls.count
+        for step in 0..<urls.count {
+            let index = (first + step) % urls.count
+            let last = step == urls.count - 1
+            guard let url = URL(string: path, relativeTo: urls[index])?.absoluteURL else {
+                throw ClientError.badServer("cannot build a URL for \(path)")
             }
-            throw ClientError.transport(error.description)
+            do {
+                let response = try await http.send(PinnedRequest(method: method, url: url, headerFields: headers, body: body))
+                if response.statusCode == 503 && !last { continue }
+                lock.withLock { currentURL = index }
+                return response
+            } catch let error as PinnedTransportError {
+                if case .pinMismatch(let host, _, let served) = error {
+                    throw ClientError.pinMismatch(host: host, served: served.map(\.base64))
+                }
+                guard !last, Self.mayTryNext(error, method: method) else { throw ClientError.transport(error.description) }
+            }
+        }
+        throw ClientError.transport("no address of the server answered")   // not reached: the last one returns or throws
+    }
+
+    /// Whether a request that failed with `error` may be sent to another address (see ``exchange(_:_:body:contentType:authenticated:)``).
+    static func mayTryNext(_ error: PinnedTransportError, method: PinnedMethod) -> Bool {
+        switch error {
+        case .connectionFailed: true
+        case .timedOut, .malformedResponse, .tlsFailed: method == .GET || method == .HEAD
+        default: false
         }
     }
+
 }

@@ -91,7 +91,11 @@ public enum SignupFlow {
         return SignupResult(account: made, login: login)
     }
 
-    static func register(api: APIClient, credentials: SignupCredentials, keyPassword: SecretBytes) async throws -> SignupResponse {
+    /// Creates the account only (`GET /v1/signup/info`, the modulus checked against the pinned
+    /// key, `POST /v1/signup/accounts`), without logging in or touching a local account: what a
+    /// load test's simulated devices do. The caller wipes the passwords.
+    /// - Throws: ``ClientError/signupRefused(code:message:)``, `SRPError.invalidModulus`, transport errors.
+    public static func register(api: APIClient, credentials: SignupCredentials, keyPassword: SecretBytes) async throws -> SignupResponse {
         let info: SignupInfoResponse = try await api.json(.GET, APIRoute.signupInfo, authenticated: false)
         // After the request, so that a TLS pin mismatch is reported first; then the modulus
         // signature, as at login.

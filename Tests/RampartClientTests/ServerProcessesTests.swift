@@ -1,0 +1,121 @@
+import Crypto
+import Foundation
+import PinnedTransport
+import RampartAPI
+@testable import RampartClient
+import RampartCore
+@testable import RampartServer
+import RampartServerTestSupport
+import RampartTestSupport
+import Testing
+
+/// Several `rampart server start` processes on one data folder: they serve one identity (TLS
+/// pins, SRP modulus key, key log key) however they race at the first start, and a client given
+/// the list of their addresses goes on through another when one is killed with SIGKILL, never
+/// past a certificate or key it does not trust.
+///
+/// Trust-model row **transport (network), low trust — a person in the middle**.
+@Suite("Several server processes on one data folder (shared identity, client failover)", .serialized)
+struct ServerProcessesTests {
+    /// Two processes started at the same moment on an empty folder: one creates the keys (and the
+    /// demo accounts), the other loads them, so both publish the same pins and modulus key.
+    @Test func processesStartedTogetherOnAFreshFolderServeOneIdentity() async throws {
+        let home = try TemporaryHome("processes")
+        defer { home.remove() }
+        let data = home.child("server")
+        async let startA = ServerProcess.start(data: data, infoFile: home.child("a.json"))
+        async let startB = ServerProcess.start(data: data, infoFile: home.child("b.json"))
+        let (a, b) = try await (startA, startB)
+        defer { a.stop(); b.stop() }
+        #expect(a.info.port != b.info.port)
+        #expect(a.info.pins == b.info.pins)
+        #expect(a.info.certificatePEM == b.info.certificatePEM)
+        #expect(a.info.modulusKeyFingerprint != nil && a.info.modulusKeyFingerprint == b.info.modulusKeyFingerprint)
+        #expect(a.info.keyLog?.logKey != nil && a.info.keyLog?.logKey == b.info.keyLog?.logKey)
+        // What they serve is what the folder holds (no process kept a key it made and lost the rename race with).
+        let onDisk = try ServerIdentity.loadOrCreate(in: data.appendingPathComponent("tls", isDirectory: true))
+        #expect(try onDisk.pins == a.info.pins)
+        // The demo accounts were made once: one demo user, listed by either's database.
+        let users = try await CLITool.rampart.run(["server", "users", "list", "--data", data.path])
+        #expect(users.status == 0, "\(users.stderr)")
+        #expect(users.stdout.split(separator: "\n").filter { $0.contains(DemoAccounts.demo.address) }.count == 1, "\(users.stdout)")
+    }
+
+    /// A client with both addresses logs in and stores a drive block through the first; the first
+    /// is killed (-9); the same client goes on through the second (a read and a write), a new
+    /// client logs in through it, and the block stored before the kill is there, byte for byte.
+    /// A list whose first address serves another CA's certificate stops there: no failover past
+    /// an interception.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aClientGoesOnThroughAnotherProcessWhenOneIsKilled() async throws {
+        let home = try TemporaryHome("failover")
+        defer { home.remove() }
+        let data = home.child("server")
+        let a = try await ServerProcess.start(data: data, infoFile: home.child("a.json"))
+        defer { a.stop() }
+        let b = try await ServerProcess.start(data: data, infoFile: home.child("b.json"))
+        defer { b.stop() }
+        var endpoint = ServerEndpoint(serverInfo: a.info)
+        endpoint.alternateURLs = [b.info.baseURL]
+        let demo = DemoAccounts.demo
+        try await onThreadsOfItsOwn {
+            try await APIClient(endpoint: endpoint).closing { api in
+                _ = try await api.login(username: demo.username, password: demo.loginPassword)
+                let before = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+                let stored = try await api.uploadBlock(before)
+                #expect(stored.sha256 == SHA256.hash(data: before).map { String(format: "%02x", $0) }.joined())
+
+                a.child.kill(SIGKILL)
+                #expect(!a.child.isRunning)
+                // A read and a write go on through the second process, with the same session.
+                #expect(try await api.block(stored.blockId) == before)
+                let after = Data("after the kill".utf8)
+                let second = try await api.uploadBlock(after)
+                #expect(try await api.block(second.blockId) == after)
+                #expect(try await api.events(since: 0).events.isEmpty == false)
+            }
+            // A new login (two SRP steps) with the dead address first.
+            try await APIClient(endpoint: endpoint).closing { api in
+                let login = try await api.login(username: demo.username, password: demo.loginPassword)
+                #expect(!login.tokens.accessToken.isEmpty)
+            }
+            // Only the dead address: the failure is a transport error, not a hang or a crash.
+            await #expect(throws: ClientError.self) {
+                try await APIClient(endpoint: ServerEndpoint(serverInfo: a.info)).closing { api in
+                    _ = try await api.login(username: demo.username, password: demo.loginPassword)
+                }
+            }
+        }
+
+        // A server with another CA and keys first in the list: its untrusted chain stops the
+        // request there (had it gone on to the second address, the login would have succeeded).
+        let other = try await ServerProcess.start(data: home.child("other"), arguments: ["--no-demo"], infoFile: home.child("other.json"))
+        defer { other.stop() }
+        var mixed = ServerEndpoint(serverInfo: b.info)
+        mixed.url = other.info.baseURL
+        mixed.alternateURLs = [b.info.baseURL]
+        try await onThreadsOfItsOwn {
+            await #expect {
+                try await APIClient(endpoint: mixed).closing { api in
+                    _ = try await api.login(username: demo.username, password: demo.loginPassword)
+                }
+            } throws: { error in
+                "\(error)".contains("not trusted")
+            }
+        }
+    }
+
+    /// Which failures send a request on to the next address.
+    @Test func onlyRequestsTheFirstAddressCannotHaveActedOnGoElsewhere() {
+        let refused = PinnedTransportError.connectionFailed(host: "localhost", port: 1, reason: "refused")
+        #expect(APIClient.mayTryNext(refused, method: .POST))
+        #expect(APIClient.mayTryNext(refused, method: .GET))
+        for cut in [PinnedTransportError.malformedResponse("closed mid-answer"), .timedOut(host: "localhost", seconds: 60),
+                    .tlsFailed(host: "localhost", reason: "unclean shutdown")] {
+            #expect(APIClient.mayTryNext(cut, method: .GET))
+            #expect(!APIClient.mayTryNext(cut, method: .POST))
+        }
+        #expect(!APIClient.mayTryNext(.pinMismatch(host: "localhost", port: 1, servedPins: []), method: .GET))
+        #expect(!APIClient.mayTryNext(.chainValidationFailed(host: "localhost", reason: "untrusted"), method: .GET))
+    }
+}
