@@ -241,3 +241,11 @@ public struct SendResponse: Codable, Sendable {
         self.messageIds = messageIds; self.deliveries = deliveries
     }
 }
+
+/// `POST /v1/remote/fetch`: a remote image or font of a message the reader allowed remote content
+/// for, to be fetched by the backend (its address, not the reader's, reaches the sender's server).
+public struct RemoteFetchRequest: Codable, Sendable, Equatable {
+    /// The `http(s)` URL, as the message names it.
+    public var url: String
+    public init(url: String) { self.url = url }
+}

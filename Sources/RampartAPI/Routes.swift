@@ -30,6 +30,8 @@
 ///   ``DriveNodeRequest`` → ``DriveNodeResponse``; `GET driveNodes[?parent=ID]` →
 ///   ``DriveNodeListResponse``; `GET`/`PUT` (new revision)/`DELETE` `driveNode(id)`;
 ///   `GET driveRevisions(id)` → `[DriveRevisionResponse]`.
+/// - `POST remoteFetch` ``RemoteFetchRequest`` → an image or font the backend fetched (public
+///   addresses only, at most 5 MiB, tracking parameters stripped), so the sender sees the server's address.
 ///
 /// Trust-model rows **access token (high)** (every route but the SRP login and refresh needs a session)
 /// and **transport (network), low trust** (the client reaches these paths only over pinned TLS).
@@ -71,6 +73,9 @@ public enum APIRoute {
     public static let driveVolume = "/v1/drive/volume"
     /// `GET` → `[DriveRevisionResponse]`, oldest first.
     public static func driveRevisions(_ nodeID: String) -> String { "/v1/drive/nodes/\(nodeID)/revisions" }
+    /// `POST` ``RemoteFetchRequest`` → the resource's bytes with its `Content-Type` (an image or
+    /// font): the backend fetches a message's remote content for the reader (the remote-content proxy).
+    public static let remoteFetch = "/v1/remote/fetch"
 }
 
 /// The `part` names a `MailPart` is bound to (the literal packet's file name), so a body cannot

@@ -143,6 +143,22 @@ public enum RemoteFetchRefusal: DescribedRampartError, Equatable {
     case unresolvable(host: String)
     /// An operator's allow entry is not `HOST:PORT`.
     case badAllowEntry(String)
+    /// Not an absolute `http` or `https` URL with a host (and no user name).
+    case badURL(String)
+    /// The host is a known tracker (MailSafety's tracker list).
+    case tracker(vendor: String)
+    /// More redirects than the fetcher follows.
+    case tooManyRedirects(Int)
+    /// The answer's `Content-Type` is not an image or font type the fetcher passes on.
+    case wrongType(String)
+    /// The answer is larger than the fetcher's limit.
+    case tooLarge(limit: Int)
+    /// The remote server answered with a status other than 200 or a redirect.
+    case status(Int)
+    /// No connection or no complete answer.
+    case unreachable(host: String, reason: String)
+    /// The whole fetch took longer than the limit.
+    case timedOut(Duration)
 
     /// The code, category and message of each case.
     public var info: RampartErrorInfo {
@@ -154,6 +170,23 @@ public enum RemoteFetchRefusal: DescribedRampartError, Equatable {
             RampartErrorInfo(code: "proxy.unresolvable", kind: .badInput, message: "The host name \(host) does not resolve.")
         case .badAllowEntry(let entry):
             RampartErrorInfo(code: "proxy.badAllowEntry", kind: .badInput, message: "\"\(entry)\" is not HOST:PORT (for example 127.0.0.1:8080).")
+        default:
+            fetchInfo
         }
+    }
+    /// The fetch's own refusals, one line each: (code, kind, message).
+    private var fetchInfo: RampartErrorInfo {
+        let (name, kind, message): (String, RampartErrorKind, String) = switch self {
+        case .badURL(let url): ("badURL", .badInput, "\"\(url.prefix(200))\" is not an http or https URL the proxy fetches.")
+        case .tracker(let vendor): ("tracker", .badInput, "The host is a known tracker (\(vendor)); it is never fetched.")
+        case .tooManyRedirects(let count): ("tooManyRedirects", .failure, "More than \(count) redirects; the proxy stopped.")
+        case .wrongType(let type): ("wrongType", .failure, "The answer is \(type), not an image or font; the proxy passes on images and fonts only.")
+        case .tooLarge(let limit): ("tooLarge", .failure, "The answer is larger than the proxy's limit of \(limit) bytes.")
+        case .status(let status): ("status", .failure, "The remote server answered with status \(status).")
+        case .unreachable(let host, let reason): ("unreachable", .failure, "\(host) could not be fetched: \(reason).")
+        case .timedOut(let limit): ("timedOut", .failure, "The remote server did not answer within \(limit).")
+        case .localAddress, .unresolvable, .badAllowEntry: ("destination", .badInput, "")
+        }
+        return RampartErrorInfo(code: "proxy." + name, kind: kind, message: message)
     }
 }

@@ -39,6 +39,8 @@ public enum ServerError: RampartError, Equatable {
     case signupRefused(SignupRefusal)
     /// The operator disabled the account (`rampart server users disable`): no login, no session.
     case accountDisabled
+    /// The remote-content proxy would not or could not fetch a resource (``RemoteFetchRefusal``).
+    case remoteFetchRefused(RemoteFetchRefusal)
 
     /// The category the CLI's exit status uses.
     public var kind: RampartErrorKind {
@@ -49,6 +51,7 @@ public enum ServerError: RampartError, Equatable {
              .storage, .startFailed, .limitExceeded: .failure
         case .signupRefused(let refusal): refusal.kind
         case .accountDisabled: .failure
+        case .remoteFetchRefused(let refusal): refusal.kind
         }
     }
 
@@ -69,6 +72,7 @@ public enum ServerError: RampartError, Equatable {
         case .limitExceeded(let violation): violation.code
         case .signupRefused(let refusal): refusal.code
         case .accountDisabled: "account.disabled"
+        case .remoteFetchRefused(let refusal): refusal.code
         }
     }
 
@@ -89,6 +93,7 @@ public enum ServerError: RampartError, Equatable {
         case .limitExceeded(let violation): violation.message
         case .signupRefused(let refusal): refusal.message
         case .accountDisabled: "This account is disabled by the server's operator; ask them to enable it again."
+        case .remoteFetchRefused(let refusal): refusal.description
         }
     }
 
@@ -106,6 +111,7 @@ public enum ServerError: RampartError, Equatable {
         case .limitExceeded(let violation): violation.status
         case .signupRefused(let refusal): HTTPResponse.Status(code: refusal.status)
         case .accountDisabled: .forbidden
+        case .remoteFetchRefused(let refusal): refusal.kind == .badInput ? .unprocessableContent : .badGateway
         }
     }
 

@@ -116,8 +116,9 @@ struct ReadCommand: UnlockedAccountCommand {
     }
 
     func run(with context: AccountSession) async throws {
-        let rendered = try await context.withAPI { api in
-            try await MessageReader(account: context.account).render(id, loadRemote: loadRemote, api: api)
+        let rendered = try await context.withAPI { api in  // a document for a browser: remote content inlined by the backend
+            let made = try await MessageReader(account: context.account).render(id, loadRemote: loadRemote, api: api, proxy: html != nil || open ? MessageReader.inlineProxy : nil)
+            return html != nil || open ? await MessageReader.inliningRemoteContent(made, api: api).0 : made
         }
         let message = rendered.message
         let signature = rendered.signature ?? SignatureVerdict(.none)

@@ -25,7 +25,8 @@ struct WebBrowserTests {
         "used-token-401", "wrong-cookie-401", "unlock-with-pin", "cross-origin-post-403", "cross-origin-post-changed-nothing",
         "missing-csrf-403", "mailbox-lists", "mailbox-labels-unread", "search", "plain-get-does-not-mark-read", "viewer-sandbox-without-scripts",
         "viewer-csp-by-header", "xss-no-script-ran", "xss-no-request-left-the-app", "opening-in-the-app-marks-read", "viewer-lockdown-until-sanitized",
-        "remote-blocked-before-consent", "remote-loads-after-consent", "remote-trackers-still-blocked", "trusted-sender-verified-loads",
+        "remote-blocked-before-consent", "remote-loads-after-consent", "remote-fetched-by-the-backend", "remote-trackers-still-blocked",
+        "remote-token-bound-to-its-rendering", "trusted-sender-verified-loads",
         "trusted-sender-unverified-stays-blocked", "block-all-wins", "block-all-stored-read-honours-it", "attachment-download",
         "composer-csp-no-remote", "composer-quoted-sanitized", "composer-names-recipients-without-e2ee", "compose-and-send",
         "drive-upload-download", "settings-and-account-pages", "every-control-labelled", "keyboard-opens-a-message", "lock-empties-open-page",
@@ -48,13 +49,15 @@ struct WebBrowserTests {
             + Data(html.utf8).base64EncodedString(options: [.lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed]) + "\r\n"
     }
 
-    /// Remote images (an image and a CSS background on a probe host) and a known tracker.
-    static let remoteMail = "From: Probe <probe@remote-probe.example>\r\nTo: demo@rampart.test\r\nSubject: Remote content probe\r\n"
+    /// Remote images (an image and a CSS background on the probe server) and a known tracker.
+    static func remoteMail(_ probe: String) -> String {
+        "From: Probe <probe@remote-probe.example>\r\nTo: demo@rampart.test\r\nSubject: Remote content probe\r\n"
         + "MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
-        + #"<p>Remote picture: <img src="http://remote-probe.example/picture.png" alt="probe"></p>"#
-        + #"<p style="background:url(http://remote-probe.example/bg.png)">background</p>"#
+        + #"<p>Remote picture: <img src="\#(probe)/picture.png?utm_source=mail" alt="probe"></p>"#
+        + #"<p style="background:url(\#(probe)/bg.png)">background</p>"#
         + #"<img src="https://t.hubspotemail.net/e1t/o/pixel.gif" width="1" height="1">"#
         + #"<p><a href="https://remote-probe.example/link">a link</a></p>"# + "\r\n"
+    }
 
     @Test(.timeLimit(.minutes(5)))
     func theWholeAppWorksInChromiumWithoutLettingScriptsOrRequestsOut() async throws {
@@ -65,7 +68,17 @@ struct WebBrowserTests {
         let serverFolder = try TemporaryHome("web-server")
         defer { serverFolder.remove() }
         let serverHome = ["RAMPART_HOME": serverFolder.child("home").path]
-        let server = try await ServerProcess.start(data: serverFolder.child("data"), environment: serverHome)
+        // The remote host of the mail: a probe server on loopback that logs what reaches it; the
+        // backend may fetch from it (a lab entry), the browser must never reach it.
+        let probeLog = serverFolder.child("probe.log")
+        let probe = try CLITool(path: URL(fileURLWithPath: python)).spawn(
+            [BuiltExecutable.packageRoot.appendingPathComponent("scripts/web/probe_server.py").path, "--port", "0", "--log", probeLog.path])
+        defer { probe.kill() }
+        #expect(await probe.waitForLines(timeout: .seconds(20)) { $0.first?.hasPrefix("port ") == true }, "\(probe.stderr)")
+        let probePort = try #require(probe.lines.first.flatMap { Int($0.dropFirst(5)) })
+        let probeBase = "http://127.0.0.1:\(probePort)"
+        let server = try await ServerProcess.start(data: serverFolder.child("data"), arguments: ["--proxy-allow-local", "127.0.0.1:\(probePort)"],
+                                                   environment: serverHome)
         defer { server.stop() }
         let environment = ["RAMPART_HOME": home.path, "RAMPART_PIN_KDF_LOGN": "15", "RAMPART_USER": "demo"]
         let rampart = CLITool.rampart.with(environment: environment)
@@ -80,11 +93,11 @@ struct WebBrowserTests {
         #expect(protect.status == 0, "\(protect.stderr)")
         // Alice's signed mail with a remote image, and one that only claims to be from her.
         let signed = try await rampart.runOnThread(["send", "--user", "alice", "--to", "demo@rampart.test", "--subject", "Signed remote"],
-                                                   stdin: #"<p>From Alice: <img src="http://trusted-probe.example/a.png" alt="a"></p>"#)
+                                                   stdin: #"<p>From Alice: <img src="\#(probeBase)/trusted.png" alt="a"></p>"#)
         #expect(signed.status == 0, "\(signed.stderr)")
         let forged = "From: Alice Example <alice@rampart.test>\r\nTo: demo@rampart.test\r\nSubject: Forged from Alice\r\nMIME-Version: 1.0\r\n"
-            + "Content-Type: text/html; charset=utf-8\r\n\r\n" + #"<p>Not Alice: <img src="http://forged-probe.example/a.png" alt="f"></p>"# + "\r\n"
-        for mail in [try Self.xssMail(), Self.remoteMail, forged] {
+            + "Content-Type: text/html; charset=utf-8\r\n\r\n" + #"<p>Not Alice: <img src="\#(probeBase)/forged.png" alt="f"></p>"# + "\r\n"
+        for mail in [try Self.xssMail(), Self.remoteMail(probeBase), forged] {
             let delivered = try await CLITool.rampart.runOnThread(["server", "deliver", "--data", server.dataDirectory.path], stdin: mail,
                                                                   environment: serverHome)
             #expect(delivered.status == 0, "\(delivered.stderr)")
@@ -108,7 +121,7 @@ struct WebBrowserTests {
         let started = ContinuousClock.now
         let run = try await CLITool(path: URL(fileURLWithPath: python)).runOnThread(
             [script, "--url", url, "--out", output.path, "--rampart", try CLITool.rampart.url().path, "--pin", Self.pin,
-             "--sent-subject", Self.sentSubject],
+             "--sent-subject", Self.sentSubject, "--probe-log", probeLog.path, "--probe-port", "\(probePort)"],
             environment: environment.merging(["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"]) { $1 }, timeout: .seconds(180))
         let elapsed = ContinuousClock.now - started
         var seen: [String] = []
@@ -128,6 +141,21 @@ struct WebBrowserTests {
                      "account", "locked"] {
             #expect(FileManager.default.fileExists(atPath: output.appendingPathComponent("\(page).png").path), "no screenshot of \(page)")
         }
+
+        // `rampart read --html` with remote content: the backend fetches it (the probe sees one more
+        // request) and the file holds it as data: URIs under a data:-only CSP, so the browser that
+        // opens it connects to nobody.
+        let demoList = try await rampart.runOnThread(["list"])
+        let remoteLine = try #require(demoList.lines.first { $0.contains("Remote content probe") }, "\(demoList.stdout)")
+        let remoteID = String(remoteLine.dropFirst(3).split(separator: " ").first ?? "")
+        let probed = { ((try? String(contentsOf: probeLog, encoding: .utf8)) ?? "").split(separator: "\n").count }
+        let probedBefore = probed()
+        let document = home.child("remote.html")
+        let readHTML = try await rampart.runOnThread(["read", remoteID, "--load-remote", "--html", document.path])
+        let written = (try? String(contentsOf: document, encoding: .utf8)) ?? ""
+        #expect(readHTML.status == 0 && written.contains("data:image/png;base64,iVBOR") && !written.contains(probeBase)
+                && written.contains("img-src data:;") && !written.contains("http:;"), "\(readHTML.stderr) \(written.suffix(600))")
+        #expect(probed() >= probedBefore + 2, "the backend fetched nothing for rampart read")
 
         // The recipient reads what the browser sent, signed by the sender.
         #expect(try await rampart.runOnThread(["sync", "--user", "alice"]).status == 0)

@@ -13,6 +13,7 @@ script itself (a 1x1 PNG) and counted, so "no request leaves the app before cons
 measured, not assumed; `alert()` and friends would show as dialogs and are counted too.
 """
 import argparse
+import base64
 import hashlib
 import http.server
 import json
@@ -40,10 +41,12 @@ def main():
     parser.add_argument("--drive-mb", type=int, default=50)
     parser.add_argument("--xss-subject", default="XSS vectors")
     parser.add_argument("--remote-subject", default="Remote content probe")
-    parser.add_argument("--remote-host", default="remote-probe.example")
+    parser.add_argument("--probe-log", required=True, help="the request log of scripts/web/probe_server.py, the mail's remote host")
+    parser.add_argument("--probe-port", type=int, required=True)
     parser.add_argument("--tracker-host", default="t.hubspotemail.net")
     parser.add_argument("--sent-subject", default="Hello from the web app")
     args = parser.parse_args()
+    probe_port = args.probe_port
     os.makedirs(args.out, exist_ok=True)
 
     parsed = urllib.parse.urlparse(args.url)
@@ -110,6 +113,19 @@ def main():
 
         context.route("**/*", route)
         context.on("request", lambda req: app_requests.append(req.url))
+        proxied = []  # the viewer frame's remote resources, as the app answered them
+        context.on("response", lambda res: proxied.append((res.url, res.status, res.headers.get("content-type", "")))
+                   if res.url.startswith(base + "/remote/") else None)
+
+        def probe_requests():
+            try:
+                with open(args.probe_log) as log:
+                    return [json.loads(line) for line in log if line.strip()]
+            except FileNotFoundError:
+                return []
+
+        def probe_paths():
+            return [r["path"] for r in probe_requests()]
         page = context.new_page()
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         context.on("page", lambda pg: pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss())))
@@ -220,18 +236,34 @@ def main():
         page.frame_locator("#viewer").locator("body").wait_for()
         time.sleep(0.8)
         blocked_text = page.inner_text("#remote-state")
-        check("remote-blocked-before-consent", len(outside) == before and "blocked" in blocked_text,
-              f"{blocked_text} {outside[before:]}")
+        check("remote-blocked-before-consent", len(outside) == before and "blocked" in blocked_text and not probe_paths(),
+              f"{blocked_text} {outside[before:]} {probe_paths()}")
         page.screenshot(path=os.path.join(args.out, "message-remote-blocked.png"), full_page=True)
         page.click("#load-remote")
         page.wait_for_load_state("load")
         page.frame_locator("#viewer").locator("body").wait_for()
-        deadline = time.time() + 5
-        while time.time() < deadline and not any(args.remote_host in u for u in outside[before:]):
+        deadline = time.time() + 8
+        while time.time() < deadline and not {"/picture.png", "/bg.png"} <= set(probe_paths()):
             page.wait_for_timeout(100)
-        loaded = [u for u in outside[before:] if args.remote_host in u]
-        check("remote-loads-after-consent", bool(loaded) and "loaded" in page.inner_text("#remote-state"), outside[before:])
-        check("remote-trackers-still-blocked", not any(args.tracker_host in u for u in outside), outside[before:])
+        page.wait_for_timeout(300)
+        check("remote-loads-after-consent", {"/picture.png", "/bg.png"} <= set(probe_paths()) and "loaded" in page.inner_text("#remote-state")
+              and len([p for p in proxied if p[1] == 200 and p[2] == "image/png"]) >= 2, f"{probe_paths()} {proxied}")
+        # The probe host saw the backend (its user agent, no cookie, no referer), never chromium, and
+        # chromium asked only the app's own origin.
+        seen = probe_requests()
+        check("remote-fetched-by-the-backend", seen and all(r["headers"].get("User-Agent") == "Rampart-RemoteContentProxy/1"
+              and not {"cookie", "referer", "origin"} & {k.lower() for k in r["headers"]} for r in seen)
+              and len(outside) == before, f"{seen} {outside[before:]}")
+        check("remote-trackers-still-blocked", not any(args.tracker_host in u for u in outside)
+              and not any("pixel" in p for p in probe_paths()), outside[before:])
+        # The token in the proxy URL serves its rendering's URLs only, and a made-up one nothing.
+        url, _, _ = proxied[0]
+        token_path = url[len(base):].rsplit("/", 1)[0]
+        other = base64.urlsafe_b64encode(f"http://127.0.0.1:{probe_port}/other.png".encode()).decode().rstrip("=")
+        answers = [context.request.get(base + token_path + "/" + other).status,
+                   context.request.get(base + "/remote/made-up-token/" + url.rsplit("/", 1)[1]).status,
+                   context.request.get(url).status]
+        check("remote-token-bound-to-its-rendering", answers == [404, 404, 200] and "/other.png" not in probe_paths(), answers)
         page.screenshot(path=os.path.join(args.out, "message-remote-loaded.png"), full_page=True)
 
         # --- trusted senders: remote content loads only when the signature verifies ------------------
@@ -244,9 +276,9 @@ def main():
         page.click("#messages a:has-text('Signed remote')")
         page.frame_locator("#viewer").locator("body").wait_for()
         deadline = time.time() + 5
-        while time.time() < deadline and not any("trusted-probe.example" in u for u in outside[before:]):
+        while time.time() < deadline and "/trusted.png" not in probe_paths():
             page.wait_for_timeout(100)
-        check("trusted-sender-verified-loads", any("trusted-probe.example" in u for u in outside[before:])
+        check("trusted-sender-verified-loads", "/trusted.png" in probe_paths() and len(outside) == before
               and "verified" in page.inner_text("#signature") and "loaded" in page.inner_text("#remote-state"),
               f"{page.inner_text('#signature')} | {page.inner_text('#remote-state')} | {outside[before:]}")
         signed_url = page.url
@@ -256,17 +288,18 @@ def main():
         page.frame_locator("#viewer").locator("body").wait_for()
         time.sleep(0.8)
         check("trusted-sender-unverified-stays-blocked", len(outside) == before and "did not verify" in page.inner_text("#trust")
+              and "/forged.png" not in probe_paths()
               and "blocked" in page.inner_text("#remote-state"), f"{page.inner_text('#trust')} {outside[before:]}")
         # "Block all remote content" wins over a trusted sender.
         page.goto(base + "/settings")
         page.check("#block-all")
         page.click("#settings-form button[type=submit]")
         page.wait_for_url(base + "/settings")
-        before = len(outside)
+        before, probed = len(outside), len(probe_paths())
         page.goto(signed_url)
         page.frame_locator("#viewer").locator("body").wait_for()
         time.sleep(0.8)
-        check("block-all-wins", len(outside) == before and "blocked" in page.inner_text("#remote-state")
+        check("block-all-wins", len(outside) == before and len(probe_paths()) == probed and "blocked" in page.inner_text("#remote-state")
               and page.locator("#load-remote").count() == 0, f"{page.inner_text('#remote-state')} {outside[before:]}")
         # It is a stored setting: another process (`rampart read`, even with --load-remote) honours it.
         signed_id = urllib.parse.unquote(signed_url.split("/message/", 1)[1])

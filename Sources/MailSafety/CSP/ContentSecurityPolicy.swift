@@ -26,9 +26,12 @@ public struct ContentSecurityPolicy: Sendable, Equatable {
     static let headerOnly: Set<String> = ["frame-ancestors", "report-uri", "report-to", "sandbox"]
 
     /// The viewer's policy for a stage. `appScheme` is the scheme the app serves embedded images
-    /// under (e.g. `rampart-cid`), if it uses one instead of `data:` URIs.
-    public static func viewer(_ stage: ViewerStage, appScheme: String? = nil) -> ContentSecurityPolicy {
+    /// under (e.g. `rampart-cid`), if it uses one instead of `data:` URIs. `proxyOrigin` is the
+    /// origin of the ``RemoteProxy`` the document's remote URLs were rewritten to: the remote
+    /// stage then widens to that origin only, not to every `http(s)` host.
+    public static func viewer(_ stage: ViewerStage, appScheme: String? = nil, proxyOrigin: String? = nil) -> ContentSecurityPolicy {
         let local = ["data:"] + (appScheme.map { [$0 + ":"] } ?? [])
+        let remote = proxyOrigin.map { [$0] } ?? ["https:", "http:"]
         var d: [(String, [String])] = [("default-src", ["'none'"])]
         switch stage {
         case .lockdown:
@@ -37,10 +40,10 @@ public struct ContentSecurityPolicy: Sendable, Equatable {
             d += [("img-src", local), ("style-src", ["'unsafe-inline'"]), ("font-src", local)]
         case .remoteAllowed:
             d += [
-                ("img-src", local + ["https:", "http:"]),
-                ("style-src", ["'unsafe-inline'", "https:", "http:"]),
-                ("font-src", local + ["https:", "http:"]),
-                ("media-src", local + ["https:", "http:"]),
+                ("img-src", local + remote),
+                ("style-src", ["'unsafe-inline'"] + remote),
+                ("font-src", local + remote),
+                ("media-src", local + remote),
             ]
         }
         d += [

@@ -106,14 +106,16 @@ final class ResourceGate {
     }
 
     /// A remote resource's decision: blocked as a tracker when `vendor` names a known one or it is
-    /// a pixel, loaded when remote content is allowed (never a style sheet), blocked otherwise.
+    /// a pixel, loaded when remote content is allowed (never a style sheet; through the remote
+    /// proxy when the options name one), blocked otherwise.
     func remote(_ url: String, kind: RemoteResourceKind, vendor: String?, isPixel: Bool) -> Decision {
         if let vendor {
             tracker(url, .knownTracker, vendor: vendor)
         } else if isPixel {
             tracker(url, .pixel)
         } else if options.remote.allowsRemote && kind != .stylesheet {
-            return .load(url)
+            guard let proxy = options.remoteProxy else { return .load(url) }
+            return .load(proxy.isProxied(url) ? url : proxy.url(for: url))
         }
         block(url, kind)
         return .block(url)

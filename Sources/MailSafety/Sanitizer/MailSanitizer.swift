@@ -37,6 +37,9 @@ public struct SanitizerOptions: Sendable {
     /// The id of the element the message is rendered in; every CSS selector is scoped under it.
     public var wrapperID: String
     public var limits: SanitizerLimits
+    /// When set, remote resources that may load are rewritten to go through this proxy (see
+    /// ``RemoteProxy``); nil (the default) keeps them as they are.
+    public var remoteProxy: RemoteProxy?
 
     public init(
         remote: RemoteContentPolicy = .block,
@@ -45,8 +48,10 @@ public struct SanitizerOptions: Sendable {
         trackers: TrackerList = .builtIn,
         stripTrackingParameters: Bool = true,
         wrapperID: String = "rampart-message",
-        limits: SanitizerLimits = SanitizerLimits()
+        limits: SanitizerLimits = SanitizerLimits(),
+        remoteProxy: RemoteProxy? = nil
     ) {
+        self.remoteProxy = remoteProxy
         self.remote = remote
         self.attachments = attachments
         self.embeddedImages = embeddedImages

@@ -142,8 +142,9 @@ public struct MessageReader: Sendable {
     }
 
     /// Renders message `id` with the policy chosen by ``remotePolicy(for:requested:signature:)``,
-    /// after verifying its signature (``verify(_:api:)``) when `api` is given.
-    public func render(_ id: String, loadRemote: Bool, api: APIClient?) async throws -> RenderedMessage {
+    /// after verifying its signature (``verify(_:api:)``) when `api` is given. With `proxy`, remote
+    /// resources that may load are rewritten to go through it (see `RemoteProxy`).
+    public func render(_ id: String, loadRemote: Bool, api: APIClient?, proxy: RemoteProxy? = nil) async throws -> RenderedMessage {
         var message = try message(id)
         var signature: SignatureVerdict?
         if let api { signature = try await verify(message, api: api) }
@@ -159,12 +160,12 @@ public struct MessageReader: Sendable {
                 guard let contentID = part.contentID, !contentID.isEmpty else { continue }
                 embedded[contentID] = EmbeddedAttachment(mimeType: part.mimeType, bytes: part.data)
             }
-            rendered = try Self.render(message: message, attachments: [], embedded: embedded, remote: policy)
+            rendered = try Self.render(message: message, attachments: [], embedded: embedded, remote: policy, proxy: proxy)
             rendered.protectedAttachments = outside.attachments.map {
                 RenderedMessage.ProtectedAttachment(name: $0.name, mimeType: $0.mimeType, size: $0.data.count, contentID: $0.contentID)
             }
         } else {
-            rendered = try await render(id, remote: policy, api: api)
+            rendered = try await render(id, remote: policy, api: api, proxy: proxy)
         }
         rendered.settingsWarnings = warnings
         rendered.unverifiedTrustedSender = unverified
@@ -175,7 +176,7 @@ public struct MessageReader: Sendable {
 
     /// Sanitizes and renders message `id`. Embedded images are fetched through the attachment
     /// cache when `api` is given (otherwise `cid:` images are reported missing).
-    public func render(_ id: String, remote: RemoteContentPolicy = .block, api: APIClient?) async throws -> RenderedMessage {
+    public func render(_ id: String, remote: RemoteContentPolicy = .block, api: APIClient?, proxy: RemoteProxy? = nil) async throws -> RenderedMessage {
         let message = try message(id)
         let attachments = try account.store().mail.attachments(messageID: id)
         var embedded: [String: EmbeddedAttachment] = [:]
@@ -189,15 +190,18 @@ public struct MessageReader: Sendable {
                                                          bytes: try await opened.contents(of: attachment, api: api))
             }
         }
-        return try Self.render(message: message, attachments: attachments, embedded: embedded, remote: remote)
+        return try Self.render(message: message, attachments: attachments, embedded: embedded, remote: remote, proxy: proxy)
     }
 
-    /// Renders an already opened message (no I/O).
+    /// Renders an already opened message (no I/O); remote resources through `proxy` when it is
+    /// given and remote content is allowed (the CSP's remote stage then names only its origin).
     public static func render(message: MailMessage, attachments: [AttachmentMetadata],
-                              embedded: [String: EmbeddedAttachment], remote: RemoteContentPolicy) throws -> RenderedMessage {
-        let sanitizer = MailSanitizer(options: SanitizerOptions(remote: remote, attachments: embedded))
+                              embedded: [String: EmbeddedAttachment], remote: RemoteContentPolicy,
+                              proxy: RemoteProxy? = nil) throws -> RenderedMessage {
+        let proxy = remote.allowsRemote ? proxy : nil
+        let sanitizer = MailSanitizer(options: SanitizerOptions(remote: remote, attachments: embedded, remoteProxy: proxy))
         let sanitized = try sanitizer.sanitize(message.body)
-        let policy = ContentSecurityPolicy.viewer(remote.allowsRemote ? .remoteAllowed : .embeddedImagesOnly)
+        let policy = ContentSecurityPolicy.viewer(remote.allowsRemote ? .remoteAllowed : .embeddedImagesOnly, proxyOrigin: proxy?.origin)
         let document = renderDocument(sanitized, policy: policy, title: message.subject)
         let text = TerminalText.render(sanitizedHTML: sanitized.html)
         return RenderedMessage(message: message, attachments: attachments, sanitized: sanitized, policy: policy,

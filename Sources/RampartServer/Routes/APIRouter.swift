@@ -27,6 +27,9 @@ struct Backend: Sendable {
     var recoveryNonces = RecoveryNonces(clock: SystemClock())
     /// The key log (key transparency): its tree, signed heads and cosignatures (``KeyLog``).
     var keyLog: KeyLog?
+    /// The remote-content proxy's fetcher (``RemoteFetcher``): public destinations only, unless
+    /// the operator allowed a local one for tests (`--proxy-allow-local`).
+    var remoteFetcher = RemoteFetcher()
 }
 
 /// Turns every error into an ``APIErrorBody`` with the right status, and logs one line per request

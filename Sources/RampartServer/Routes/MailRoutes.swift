@@ -56,5 +56,11 @@ struct MailRoutes: SessionRoutes {
             let sender = Correspondent(name: info.displayName, address: info.addresses.first ?? info.username)
             return try APIIO.json(try mailbox.send(send, from: session.userID, sender: sender, senderAddresses: info.addresses))
         }
+
+        // MARK: Remote content (the proxy: RemoteFetcher)
+        routes.post(RouterPath(APIRoute.remoteFetch)) { request, context in
+            _ = try context.session
+            return try await backend.remoteFetcher.answer(request)
+        }
     }
 }

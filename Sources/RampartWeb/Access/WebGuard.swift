@@ -56,7 +56,9 @@ struct WebGuard: RouterMiddleware {
             return WebHeaders.refusal(.forbidden, "This app serves only the user who started it.")
         }
         let path = request.uri.path
-        if path == "/login" || path.hasPrefix("/static/") {
+        // The viewer frame's remote resources: the sandboxed frame sends no cookie; a token of one
+        // rendering authorizes them (RemoteRoutes).
+        if path == "/login" || path.hasPrefix("/static/") || path.hasPrefix("/remote/") {
             return try await next(request, context)
         }
         let changesState = request.method != .get && request.method != .head
@@ -119,7 +121,9 @@ enum WebHeaders {
         response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
         response.headers[.cacheControl] = "no-store"
         response.headers[HTTPField.Name("Cross-Origin-Opener-Policy")!] = "same-origin"
-        response.headers[HTTPField.Name("Cross-Origin-Resource-Policy")!] = "same-origin"
+        if response.headers[HTTPField.Name("Cross-Origin-Resource-Policy")!] == nil {
+            response.headers[HTTPField.Name("Cross-Origin-Resource-Policy")!] = "same-origin"
+        }
         if response.headers[.contentSecurityPolicy] == nil {
             response.headers[.contentSecurityPolicy] = appPolicy
             response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"

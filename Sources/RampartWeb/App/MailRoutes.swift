@@ -141,8 +141,10 @@ struct MailRoutes {
 
     /// The remote-content decision for the page and the frame: what was asked, what the stored
     /// settings say ("block all remote content" wins, as in `rampart read`).
-    func render(_ id: String, _ session: AccountSession) async throws -> RenderedMessage {
-        try await session.withAPI { try await MessageReader(account: session.account).render(id, loadRemote: app.remoteAllowed(for: id), api: $0) }
+    func render(_ id: String, _ session: AccountSession, proxy: RemoteProxy? = nil) async throws -> RenderedMessage {
+        try await session.withAPI {
+            try await MessageReader(account: session.account).render(id, loadRemote: app.remoteAllowed(for: id), api: $0, proxy: proxy)
+        }
     }
 
     func message(_ id: String, _ session: AccountSession, _ csrf: String) async throws -> Response {
@@ -197,8 +199,8 @@ struct MailRoutes {
 
     /// The viewer's CSP as a header: MailSafety's stage, framed only by the app itself, and
     /// sandboxed by the header too (no scripts even when the document is opened on its own).
-    static func viewerPolicy(_ stage: MailSafety.ContentSecurityPolicy.ViewerStage) -> String {
-        MailSafety.ContentSecurityPolicy.viewer(stage).headerValue.replacingOccurrences(of: "frame-ancestors 'none'", with: "frame-ancestors 'self'")
+    static func viewerPolicy(_ stage: MailSafety.ContentSecurityPolicy.ViewerStage, proxyOrigin: String? = nil) -> String {
+        MailSafety.ContentSecurityPolicy.viewer(stage, proxyOrigin: proxyOrigin).headerValue.replacingOccurrences(of: "frame-ancestors 'none'", with: "frame-ancestors 'self'")
             + "; sandbox allow-popups allow-popups-to-escape-sandbox"
     }
 
@@ -210,9 +212,14 @@ struct MailRoutes {
         }
         do {
             return try await app.account.withSession { session in
-                let rendered = try await render(id, session)
-                let stage: MailSafety.ContentSecurityPolicy.ViewerStage = rendered.remote.allowsRemote ? .remoteAllowed : .embeddedImagesOnly
-                return WebHeaders.html(rendered.document, headers: [.contentSecurityPolicy: Self.viewerPolicy(stage)])
+                // Remote content, when allowed, goes through the backend: URLs of this rendering's token only.
+                let (token, proxy) = app.remoteProxy()
+                let rendered = try await render(id, session, proxy: proxy)
+                guard rendered.remote.allowsRemote else {
+                    return WebHeaders.html(rendered.document, headers: [.contentSecurityPolicy: Self.viewerPolicy(.embeddedImagesOnly)])
+                }
+                app.recordRemoteRender(token: token, messageID: id, urls: proxy.remoteURLs(in: rendered.sanitized.html))
+                return WebHeaders.html(rendered.document, headers: [.contentSecurityPolicy: Self.viewerPolicy(.remoteAllowed, proxyOrigin: proxy.origin)])
             }
         } catch {
             return WebHeaders.html("<!DOCTYPE html><title>Not shown</title><p>\(WebPage.escape("\(error)"))</p>", status: .notFound, headers: lockdown)

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import MailSafety
 import NIOCore
 import RampartClient
 import RampartCore
@@ -19,6 +20,9 @@ public final class WebApp: @unchecked Sendable {
     private var remoteAllowed: Set<String> = []
     private var synced = false
     private var heldAttachments: [String: URL] = [:]
+    private var remoteRenders: [String: RemoteRender] = [:]
+    /// How long a rendering's remote-content token works (the frame loads its images at once).
+    static let remoteTokenLifetime: Duration = .seconds(300)
 
     init(account: WebAccount, access: WebAccessControl) {
         self.account = account
@@ -29,6 +33,30 @@ public final class WebApp: @unchecked Sendable {
 
     func allowRemote(for id: String) { lock.withLock { _ = remoteAllowed.insert(id) } }
     func remoteAllowed(for id: String) -> Bool { lock.withLock { remoteAllowed.contains(id) } }
+
+    /// A fresh token and the proxy prefix for one rendering of a message (see ``RemoteRoutes``).
+    func remoteProxy() -> (token: String, proxy: RemoteProxy) {
+        let token = WebAccessControl.randomToken()
+        return (token, RemoteProxy(prefix: "http://127.0.0.1:\(access.port)/remote/\(token)/")!)
+    }
+
+    /// Records what a rendering made with `token` may fetch (its user, message and URLs).
+    func recordRemoteRender(token: String, messageID: String, urls: [String]) {
+        let now = ContinuousClock.now
+        lock.withLock {
+            remoteRenders = remoteRenders.filter { $0.value.expires > now }
+            remoteRenders[token] = RemoteRender(userID: account.userID.description, messageID: messageID, urls: Set(urls),
+                                                expires: now + Self.remoteTokenLifetime)
+        }
+    }
+
+    /// Whether `token` is a current rendering's, of this account's user, that wrote `url`.
+    func remoteRenderAllows(token: String, url: String) -> Bool {
+        lock.withLock {
+            guard let render = remoteRenders[token], render.expires > .now, render.userID == account.userID.description else { return false }
+            return render.urls.contains(url)
+        }
+    }
 
     /// Keeps a composer attachment's file until the send names its id.
     func holdAttachment(_ file: URL) -> String {
@@ -82,6 +110,7 @@ public final class WebApp: @unchecked Sendable {
         ComposeRoutes(app: self).register(router)
         DriveRoutes(app: self).register(router)
         SettingsRoutes(app: self).register(router)
+        RemoteRoutes(app: self).register(router)
         return router
     }
 
