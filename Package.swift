@@ -219,7 +219,8 @@ products.append(.library(name: "RampartServer", targets: ["RampartServer"]))
 targets += [
     .target(name: "RampartServer",
             dependencies: ["RampartAPI", "MailboxCrypto", "MIME", "RampartCore", "PushCrypto", "OpenPGP", "SRP", "TransparencyLog", crypto, grdb,
-                           hummingbird, hummingbirdTLS, httpTypes, serviceLifecycle, nioCore, nioSSL, x509, asn1, logging],
+                           hummingbird, hummingbirdTLS, httpTypes, serviceLifecycle, nioCore, nioSSL, x509, asn1, logging,
+                           "MailSafety", nioPosix, nioHTTP1],  // the remote-content proxy: tracker list, its own HTTP client
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartServerTests",
                 dependencies: ["RampartServer", "RampartAPI", "MailboxCrypto", "RampartCore", "PinnedTransport", "PushCrypto",

@@ -40,6 +40,9 @@ public struct EmbeddedServerConfiguration: Sendable {
     /// `keylog-witnesses` file (one a line): heads are served to clients once one of them
     /// cosigned, and `server.json` pins them. None: heads carry the log's signature only.
     public var witnessKeys: [String]
+    /// `HOST:PORT` destinations on this machine or network the remote-content proxy may fetch
+    /// from (a probe server in tests and labs); empty by default: public addresses only.
+    public var proxyAllowLocal: [String]
     /// Where this process writes its description (port, pins, pid); `nil` (the default) is
     /// `<data>/server.json`. Several processes on one data folder each need a file of their own.
     public var infoFile: URL?
@@ -47,11 +50,12 @@ public struct EmbeddedServerConfiguration: Sendable {
     public init(dataDirectory: URL, port: Int = 0, seedDemo: Bool = true, clock: any RampartClock = SystemClock(),
                 accessTokenLifetime: TimeInterval = 3600, refreshTokenLifetime: TimeInterval = 30 * 86_400,
                 logToStandardError: Bool = false, threads: Int? = nil, signup: SignupPolicy = SignupPolicy(),
-                limits: ServerLimits? = nil, witnessKeys: [String] = []) {
+                limits: ServerLimits? = nil, witnessKeys: [String] = [], proxyAllowLocal: [String] = []) {
         self.dataDirectory = dataDirectory; self.port = port; self.seedDemo = seedDemo; self.clock = clock
         self.accessTokenLifetime = accessTokenLifetime; self.refreshTokenLifetime = refreshTokenLifetime
         self.logToStandardError = logToStandardError; self.threads = threads; self.signup = signup; self.limits = limits
         self.witnessKeys = witnessKeys
+        self.proxyAllowLocal = proxyAllowLocal
     }
 }
 
@@ -121,6 +125,11 @@ public enum EmbeddedServer {
         startLock.release()
         var backend = Backend(accounts: accounts, mailbox: mailbox, drive: drive, push: push, logger: logger, srp: srp)
         backend.keyLog = keyLog
+        do {
+            backend.remoteFetcher = RemoteFetcher(destinations: try RemoteFetchDestinations(allowingLocal: configuration.proxyAllowLocal))
+        } catch {
+            throw ServerError.startFailed(error.description)
+        }
         let limits = configuration.limits ?? .fromEnvironment()
         backend.limits = ServerLimitEnforcer(limits)
         backend.signup = configuration.signup

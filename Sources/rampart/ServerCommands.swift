@@ -43,6 +43,8 @@ struct ServerStart: AsyncParsableCommand {
 
     @Flag(help: "Print the server log on standard error too.") var verbose = false
 
+    @Option(name: .customLong("proxy-allow-local"), help: "HOST:PORT on this machine or network the remote-content proxy may fetch from (tests, labs; repeatable).") var proxyAllowLocal: [String] = []
+
     @Option(name: .customLong("info-file"), help: "Write the server description here instead of <data>/server.json (one file per process when several share a data folder).") var infoFile: String?
 
     func run() async throws {
@@ -51,7 +53,8 @@ struct ServerStart: AsyncParsableCommand {
             let signals = SignalWaiter([SIGINT, SIGTERM])
             let signup = try SignupPolicy.persisted(dataDirectory: options.dataDirectory, open: openSignup)
             var configuration = EmbeddedServerConfiguration(
-                dataDirectory: options.dataDirectory, port: port, seedDemo: !noDemo, logToStandardError: verbose, signup: signup)
+                dataDirectory: options.dataDirectory, port: port, seedDemo: !noDemo, logToStandardError: verbose, signup: signup,
+                proxyAllowLocal: proxyAllowLocal)
             configuration.infoFile = infoFile.map { URL(fileURLWithPath: $0) }
             let server = try await EmbeddedServer.start(configuration: configuration)
             print("Rampart server listening on \(server.baseURL.absoluteString) (127.0.0.1:\(server.port))")
