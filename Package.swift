@@ -36,6 +36,7 @@ let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hum
 let hummingbirdTLS: Target.Dependency = .product(name: "HummingbirdTLS", package: "hummingbird")
 let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 
 // MARK: - RampartCore: secrets, errors, clock, dependency injection
 products.append(.library(name: "RampartCore", targets: ["RampartCore"]))
@@ -224,9 +225,16 @@ targets += [
             swiftSettings: swiftSettings),
     .testTarget(name: "RampartServerTests",
                 dependencies: ["RampartServer", "RampartAPI", "MailboxCrypto", "RampartCore", "PinnedTransport", "PushCrypto",
-                               "OpenPGP", "SRP", "RampartTestSupport", "RampartServerTestSupport", crypto, nioHTTP1, x509],
+                               "OpenPGP", "SRP", "RampartTestSupport", "RampartServerTestSupport", "RampartServerPostgres", crypto, nioHTTP1, x509],
                 swiftSettings: swiftSettings),
 ]
+
+// MARK: - RampartServerPostgres: the server's storage on PostgreSQL (postgres-nio), for several server processes
+// on one database. Its own target: what links RampartServer alone (the client tests, rampart-dev) does not build
+// postgres-nio; `rampart server start --database postgresql://…` and the server tests do.
+products.append(.library(name: "RampartServerPostgres", targets: ["RampartServerPostgres"]))
+targets.append(.target(name: "RampartServerPostgres", dependencies: ["RampartServer", postgresNIO, nioCore, nioPosix, nioSSL, logging],
+                       swiftSettings: swiftSettings))
 
 // MARK: - RampartClient: API client, session, login, sync, reading, attachments, drive
 products.append(.library(name: "RampartClient", targets: ["RampartClient"]))
@@ -301,7 +309,7 @@ targets += [
 products.append(.executable(name: "rampart", targets: ["rampart"]))
 targets += [
     .executableTarget(name: "rampart",
-                      dependencies: ["RampartCLIKit", "RampartRuntime", "RampartClient", "RampartServer", "RampartWeb", "RampartAgent", "RampartAPI",
+                      dependencies: ["RampartCLIKit", "RampartRuntime", "RampartClient", "RampartServer", "RampartServerPostgres", "RampartWeb", "RampartAgent", "RampartAPI",
                                      "MailboxCrypto", "RampartCore", "HardwareKeys", "Keychain", "Keymaker", "MailSafety",
                                      "SealedStore", argumentParser],
                       swiftSettings: swiftSettings),
@@ -416,6 +424,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: targets
 )

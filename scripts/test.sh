@@ -34,6 +34,14 @@ export RAMPART_PYTHON="${RAMPART_PYTHON:-$ROOT/.venv/bin/python3}"
 swift build --build-tests
 swift test "$@"
 
+# The server suites a second time with the server's storage on PostgreSQL (scripts/services/postgres.sh
+# started it; in CI a missing PostgreSQL fails these tests, it never skips them). Skipped when arguments
+# select tests (`scripts/test.sh --filter X`) or with RAMPART_SKIP_POSTGRES_PASS=1.
+if [ "$#" -eq 0 ] && [ "${RAMPART_SKIP_POSTGRES_PASS:-0}" != 1 ]; then
+    echo "test: RampartServerTests again on PostgreSQL (RAMPART_SERVER_ENGINE=postgresql)"
+    RAMPART_SERVER_ENGINE=postgresql swift test --skip-build --filter RampartServerTests
+fi
+
 # The DocC catalogs of every library product, strict: any DocC warning fails (scripts/docs.sh; it
 # extracts the symbol graphs from the build above, no second build). Skipped when arguments select
 # tests (`scripts/test.sh --filter X`) or with RAMPART_SKIP_DOCS=1.

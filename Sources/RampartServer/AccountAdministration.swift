@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import RampartAPI
 import RampartCore
 
@@ -14,7 +13,7 @@ extension Accounts {
     /// Trust-model rows **database (critical)** and **username (critical)**: after a deletion
     /// nothing of the account is left on the server to tie it to a person.
     /// - Parameter now: the time of the key-list change (the key log's leaf), Unix seconds.
-    static func erase(_ db: Database, userID: String, now: Int64) throws {
+    static func erase(_ db: any StorageConnection, userID: String, now: Int64) throws {
         try KeyList.apply(db, .erased(userID: userID), now: now)
         let statements = [
             "DELETE FROM messageOriginals WHERE userId = ?1 OR messageId IN (SELECT id FROM messages WHERE userId = ?1)",
@@ -40,7 +39,7 @@ extension Accounts {
     }
 
     /// The `disabled` flag of accounts.
-    static func registerAdministrationMigration(_ migrator: inout DatabaseMigrator) {
+    static func registerAdministrationMigration(_ migrator: inout StorageMigrator) {
         migrator.registerMigration("accounts-admin-v1") { db in
             try db.execute(sql: "ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0")
         }
@@ -69,7 +68,7 @@ public enum AccountAdministration {
     /// Every account, by name.
     public static func list(dataDirectory: URL) throws -> [AccountSummary] {
         try EmbeddedServer.openStore(dataDirectory).read { db in
-            try Row.fetchAll(db, sql: """
+            try StorageRow.fetchAll(db, sql: """
                 SELECT username, addresses, created, disabled,
                        (SELECT COUNT(*) FROM sessions WHERE userId = users.id) AS sessions,
                        (SELECT COUNT(*) FROM messages WHERE userId = users.id) AS messages,
@@ -119,7 +118,7 @@ public enum AccountAdministration {
         removeInboxes(ended, dataDirectory: dataDirectory)
     }
 
-    static func userID(_ db: Database, _ username: String) throws -> String {
+    static func userID(_ db: any StorageConnection, _ username: String) throws -> String {
         guard let id = try String.fetchOne(db, sql: "SELECT id FROM users WHERE username = ? COLLATE NOCASE", arguments: [username]) else {
             throw ServerError.notFound("The account \(username)")
         }

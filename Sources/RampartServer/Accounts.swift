@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import MailboxCrypto
 import OpenPGP
 import RampartAPI
@@ -28,7 +27,7 @@ struct Accounts: Sendable {
     /// The user key a login hands out: the armored public key, the armored locked private key and
     /// the key salt (trust-model row **the user's private and public keys (critical)**); the
     /// caller adds the address keys (``KeyList/records(_:userID:)``).
-    static func userKeys(_ row: Row) throws -> UserKeys {
+    static func userKeys(_ row: StorageRow) throws -> UserKeys {
         let publicKey: PGPPublicKey
         do { publicKey = try PGPPublicKey(binary: row.data("publicKey")) } catch {
             throw ServerError.storage("the account's public key is unreadable")
@@ -37,7 +36,7 @@ struct Accounts: Sendable {
                         keySalt: row.data("keySalt").base64EncodedString())
     }
 
-    static func userInfo(_ row: Row) -> UserInfo {
+    static func userInfo(_ row: StorageRow) -> UserInfo {
         let addresses = (try? JSONDecoder().decode([String].self, from: Data((row["addresses"] as String).utf8))) ?? []
         return UserInfo(username: row["username"], displayName: row["displayName"], addresses: addresses)
     }
@@ -60,7 +59,7 @@ struct Accounts: Sendable {
     /// - Throws: ``ServerError/invalidToken`` (unknown or ended), ``ServerError/tokenExpired``.
     func authenticate(accessToken: String) throws -> AuthenticatedSession {
         let row = try store.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, userId, accessExpires FROM sessions WHERE accessHash = ?",
+            try StorageRow.fetchOne(db, sql: "SELECT id, userId, accessExpires FROM sessions WHERE accessHash = ?",
                              arguments: [Self.hash(accessToken)])
         }
         guard let row else { throw ServerError.invalidToken }
@@ -73,7 +72,7 @@ struct Accounts: Sendable {
         let access = Self.newToken("rat_"), refresh = Self.newToken("rrt_")
         let now = clock.now.timeIntervalSince1970
         return try store.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT id, refreshExpires FROM sessions WHERE refreshHash = ?",
+            guard let row = try StorageRow.fetchOne(db, sql: "SELECT id, refreshExpires FROM sessions WHERE refreshHash = ?",
                                              arguments: [Self.hash(refreshToken)])
             else { throw ServerError.invalidToken }
             let sessionID: String = row["id"]
@@ -102,8 +101,8 @@ struct Accounts: Sendable {
         }
     }
 
-    func userRow(_ userID: String) throws -> Row {
-        guard let row = try store.read({ db in try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [userID]) })
+    func userRow(_ userID: String) throws -> StorageRow {
+        guard let row = try store.read({ db in try StorageRow.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [userID]) })
         else { throw ServerError.notFound("The user") }
         return row
     }

@@ -1,10 +1,9 @@
 import Crypto
 import Foundation
-import GRDB
 import RampartAPI
 import RampartCore
 
-/// The backend's SQLite database (GRDB, WAL mode, one transaction per change): accounts, sessions,
+/// The backend's database (``ServerStorage``: SQLite or PostgreSQL, one transaction per change): accounts, sessions,
 /// sealed messages and attachments, labels, the event log, push subscriptions and drive objects.
 ///
 /// Trust-model rows **database (critical)** and **the user's private and public keys
@@ -16,34 +15,48 @@ import RampartCore
 /// and verifiers are kept (``SRPAuthority``), tokens as SHA-256 hashes. Every change and its event are written in
 /// one transaction, so a crash leaves either both or neither.
 final class BackendStore: Sendable {
-    let pool: DatabasePool
+    /// The engine underneath: ``SQLiteStorage`` or PostgreSQL's.
+    let storage: any ServerStorage
 
-    /// Opens (creating and migrating) the database at `url`.
+    /// Opens (creating and migrating) the SQLite database at `url`.
     /// - Throws: ``ServerError/startFailed(_:)``.
-    init(url: URL) throws {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        configuration.label = "rampart.server"
-        // Deleted rows (a deleted message, an ended session's token hashes) are overwritten, not
-        // left in free pages.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
-        // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the mode of
-        // the database file.
-        if !FileManager.default.fileExists(atPath: url.path) {
-            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            if fd >= 0 { close(fd) }
-        }
-        _ = chmod(url.path, 0o600)
-        do {
-            pool = try DatabasePool(path: url.path, configuration: configuration)
-            try Self.migrator.migrate(pool)
-        } catch {
+    convenience init(url: URL) throws {
+        let storage: SQLiteStorage
+        do { storage = try SQLiteStorage(url: url) } catch {
             throw ServerError.startFailed("the database \(url.path) cannot be opened (\(error))")
+        }
+        try self.init(storage: storage, name: url.path)
+    }
+
+    /// The store of data folder `data`: what `open` opens, else SQLite in `<data>/backend.sqlite`.
+    /// - Throws: ``ServerError/startFailed(_:)``.
+    static func open(_ data: URL, with open: (@Sendable (URL) throws -> any ServerStorage)?) throws -> BackendStore {
+        guard let open else { return try BackendStore(url: data.appendingPathComponent("backend.sqlite")) }
+        let storage: any ServerStorage
+        do { storage = try open(data) } catch let error as ServerError { throw error } catch {
+            // The engines' errors name a code or a cause, never a password or a statement.
+            throw ServerError.startFailed("the database cannot be opened (\(error))")
+        }
+        return try BackendStore(storage: storage, name: "the database")
+    }
+
+    /// Migrates `storage` (named `name` in errors) and serves from it.
+    /// - Throws: ``ServerError/startFailed(_:)``.
+    init(storage: any ServerStorage, name: String) throws {
+        self.storage = storage
+        do {
+            try storage.migrate(Self.migrator.migrations)
+        } catch let error as ServerError {
+            storage.close()
+            throw error
+        } catch {
+            storage.close()
+            throw ServerError.startFailed("the database \(name) cannot be opened (\(error))")
         }
     }
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
+    static var migrator: StorageMigrator {
+        var migrator = StorageMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
                 CREATE TABLE users (
@@ -156,31 +169,35 @@ final class BackendStore: Sendable {
     }
 
     /// Runs a write transaction; GRDB and SQLite errors become ``ServerError/storage(_:)``.
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try Self.typedErrors { try pool.write(body) }
+    func write<T>(_ body: (any StorageConnection) throws -> T) throws -> T {
+        try Self.typedErrors { try storage.write(body) }
     }
 
     /// Runs a read; GRDB and SQLite errors become ``ServerError/storage(_:)``.
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try Self.typedErrors { try pool.read(body) }
+    func read<T>(_ body: (any StorageConnection) throws -> T) throws -> T {
+        try Self.typedErrors { try storage.read(body) }
     }
 
-    /// Passes typed errors through and turns anything else into ``ServerError/storage(_:)``
-    /// (the SQLite result code or the error's type, never its text: it may quote a query).
+    /// Passes typed errors and a lost connection (``StorageError/connectionLost(_:)``, retryable)
+    /// through and turns anything else into ``ServerError/storage(_:)`` (the engine's error code
+    /// or the error's type, never its text: it may quote a query).
     static func typedErrors<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as any RampartError {
             throw error
-        } catch let error as DatabaseError {
-            throw ServerError.storage("SQLite error \(error.resultCode.rawValue)")
+        } catch StorageError.connectionLost(let why) {
+            // Answered 503 with Retry-After (APIErrorMiddleware): the client sends it again.
+            throw StorageError.connectionLost(why)
+        } catch let error as StorageError {
+            throw ServerError.storage(error.description)
         } catch {
             throw ServerError.storage("\(type(of: error))")
         }
     }
 
     /// Appends an event (inside the caller's transaction).
-    static func appendEvent(_ db: Database, userID: String, kind: APIEvent.Kind, action: APIEvent.Action, objectID: String) throws {
+    static func appendEvent(_ db: any StorageConnection, userID: String, kind: APIEvent.Kind, action: APIEvent.Action, objectID: String) throws {
         try db.execute(sql: "INSERT INTO events (userId, kind, action, objectId) VALUES (?, ?, ?, ?)",
                        arguments: [userID, kind.rawValue, action.rawValue, objectID])
     }
@@ -193,7 +210,12 @@ final class BackendStore: Sendable {
     }
 }
 
-extension Row {
-    /// A column as `Data` (empty if NULL).
-    func data(_ column: String) -> Data { (self[column] as Data?) ?? Data() }
+/// The server's migrations in order, each with the identifier it is recorded under.
+struct StorageMigrator {
+    private(set) var migrations: [StorageMigration] = []
+
+    /// Adds migration `identifier`.
+    mutating func registerMigration(_ identifier: String, _ body: @escaping @Sendable (any StorageConnection) throws -> Void) {
+        migrations.append(StorageMigration(identifier, body))
+    }
 }

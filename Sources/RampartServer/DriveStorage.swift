@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import RampartAPI
 import RampartCore
 
@@ -21,7 +20,7 @@ struct DriveStorage: Sendable {
 
     func volume(userID: String) throws -> DriveVolumeResponse {
         try store.write { db in
-            if let row = try Row.fetchOne(db, sql: "SELECT * FROM driveVolumes WHERE userId = ?", arguments: [userID]) {
+            if let row = try StorageRow.fetchOne(db, sql: "SELECT * FROM driveVolumes WHERE userId = ?", arguments: [userID]) {
                 return DriveVolumeResponse(volumeId: row["id"], shareId: row["shareId"], rootNodeId: row["rootNodeId"])
             }
             let volume = DriveVolumeResponse(volumeId: BackendStore.newID("v"), shareId: BackendStore.newID("sh"),
@@ -91,7 +90,7 @@ struct DriveStorage: Sendable {
     func updateNode(userID: String, id: String, _ request: DriveNodeRequest) throws -> DriveNodeResponse {
         let sealedName = try Self.decodeName(request.sealedName)
         return try store.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM driveNodes WHERE id = ? AND userId = ?", arguments: [id, userID]),
+            guard let row = try StorageRow.fetchOne(db, sql: "SELECT * FROM driveNodes WHERE id = ? AND userId = ?", arguments: [id, userID]),
                   row["parentId"] as String? != nil
             else { throw ServerError.notFound("The node \(id)") }
             try db.execute(sql: "UPDATE driveNodes SET sealedName = ?, modified = ? WHERE id = ?", arguments: [sealedName, now, id])
@@ -103,7 +102,7 @@ struct DriveStorage: Sendable {
         }
     }
 
-    static func addRevision(_ db: Database, userID: String, nodeID: String, request: DriveNodeRequest, now: Int64) throws -> String {
+    static func addRevision(_ db: any StorageConnection, userID: String, nodeID: String, request: DriveNodeRequest, now: Int64) throws -> String {
         guard request.blockIds.count <= maximumBlocksPerRevision else {
             throw ServerError.badRequest("a revision lists at most \(maximumBlocksPerRevision) blocks")
         }
@@ -133,17 +132,17 @@ struct DriveStorage: Sendable {
         return data
     }
 
-    static func node(_ db: Database, userID: String, id: String) throws -> DriveNodeResponse {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM driveNodes WHERE id = ? AND userId = ?", arguments: [id, userID])
+    static func node(_ db: any StorageConnection, userID: String, id: String) throws -> DriveNodeResponse {
+        guard let row = try StorageRow.fetchOne(db, sql: "SELECT * FROM driveNodes WHERE id = ? AND userId = ?", arguments: [id, userID])
         else { throw ServerError.notFound("The node \(id)") }
         return try node(db, row)
     }
 
-    static func node(_ db: Database, _ row: Row) throws -> DriveNodeResponse {
+    static func node(_ db: any StorageConnection, _ row: StorageRow) throws -> DriveNodeResponse {
         var blocks: [String] = []
         var size: Int64 = 0
         if let revision = row["revisionId"] as String?,
-           let revisionRow = try Row.fetchOne(db, sql: "SELECT * FROM driveRevisions WHERE id = ?", arguments: [revision]) {
+           let revisionRow = try StorageRow.fetchOne(db, sql: "SELECT * FROM driveRevisions WHERE id = ?", arguments: [revision]) {
             blocks = (try? JSONDecoder().decode([String].self, from: Data((revisionRow["blockIds"] as String).utf8))) ?? []
             size = revisionRow["size"]
         }
@@ -159,7 +158,7 @@ struct DriveStorage: Sendable {
     func list(userID: String, parent: String?) throws -> DriveNodeListResponse {
         let root = try volume(userID: userID).rootNodeId
         return try store.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT * FROM driveNodes WHERE userId = ? AND parentId = ? ORDER BY modified, id",
+            let rows = try StorageRow.fetchAll(db, sql: "SELECT * FROM driveNodes WHERE userId = ? AND parentId = ? ORDER BY modified, id",
                                         arguments: [userID, parent ?? root])
             return DriveNodeListResponse(nodes: try rows.map { try Self.node(db, $0) })
         }
@@ -168,7 +167,7 @@ struct DriveStorage: Sendable {
     func revisions(userID: String, nodeID: String) throws -> [DriveRevisionResponse] {
         try store.read { db in
             _ = try Self.node(db, userID: userID, id: nodeID)
-            return try Row.fetchAll(db, sql: "SELECT * FROM driveRevisions WHERE nodeId = ? ORDER BY created, rowid", arguments: [nodeID]).map {
+            return try StorageRow.fetchAll(db, sql: "SELECT * FROM driveRevisions WHERE nodeId = ? ORDER BY created, rowid", arguments: [nodeID]).map {
                 DriveRevisionResponse(id: $0["id"], nodeId: nodeID,
                                       blockIds: (try? JSONDecoder().decode([String].self, from: Data(($0["blockIds"] as String).utf8))) ?? [],
                                       size: $0["size"], created: $0["created"])
@@ -179,7 +178,7 @@ struct DriveStorage: Sendable {
     /// Deletes a node, its children, their revisions and the blocks they listed.
     func delete(userID: String, id: String) throws {
         try store.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT parentId FROM driveNodes WHERE id = ? AND userId = ?", arguments: [id, userID]),
+            guard let row = try StorageRow.fetchOne(db, sql: "SELECT parentId FROM driveNodes WHERE id = ? AND userId = ?", arguments: [id, userID]),
                   row["parentId"] as String? != nil
             else { throw ServerError.notFound("The node \(id)") }
             var pending = [id]

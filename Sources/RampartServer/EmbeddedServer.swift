@@ -26,6 +26,9 @@ public struct EmbeddedServerConfiguration: Sendable {
     public var refreshTokenLifetime: TimeInterval
     /// Also write the log to standard error (the `rampart server start` command does).
     public var logToStandardError: Bool
+    /// Opens the server's storage; `nil` (the default) is SQLite in `<data>/backend.sqlite`.
+    /// `rampart server start --database postgresql://…` gives PostgreSQL's (`RampartServerPostgres`).
+    public var storage: (@Sendable (_ dataDirectory: URL) throws -> any ServerStorage)? = nil
     /// Threads of the server's own for its request handling; `nil` (the default) uses the
     /// process's shared Swift concurrency pool. Set it when the server shares a process with code
     /// that blocks that pool (a test process waiting for child processes, for instance): the
@@ -40,12 +43,12 @@ public struct EmbeddedServerConfiguration: Sendable {
     /// `keylog-witnesses` file (one a line): heads are served to clients once one of them
     /// cosigned, and `server.json` pins them. None: heads carry the log's signature only.
     public var witnessKeys: [String]
-    /// `HOST:PORT` destinations on this machine or network the remote-content proxy may fetch
-    /// from (a probe server in tests and labs); empty by default: public addresses only.
-    public var proxyAllowLocal: [String]
     /// Where this process writes its description (port, pins, pid); `nil` (the default) is
     /// `<data>/server.json`. Several processes on one data folder each need a file of their own.
     public var infoFile: URL?
+    /// `HOST:PORT` destinations on this machine or network the remote-content proxy may fetch
+    /// from (a probe server in tests and labs); empty by default: public addresses only.
+    public var proxyAllowLocal: [String]
 
     public init(dataDirectory: URL, port: Int = 0, seedDemo: Bool = true, clock: any RampartClock = SystemClock(),
                 accessTokenLifetime: TimeInterval = 3600, refreshTokenLifetime: TimeInterval = 30 * 86_400,
@@ -99,7 +102,7 @@ public enum EmbeddedServer {
         let identity = try ServerIdentity.loadOrCreate(in: data.appendingPathComponent("tls", isDirectory: true), now: Date())
         // The SRP modulus key lives with the TLS identity; its fingerprint is pinned like the TLS keys.
         let srp = try SRPAuthority.loadOrCreate(in: data.appendingPathComponent("tls", isDirectory: true), clock: configuration.clock)
-        let store = try BackendStore(url: data.appendingPathComponent("backend.sqlite"))
+        let store = try BackendStore.open(data, with: configuration.storage)
         let pushDirectory = data.appendingPathComponent("push", isDirectory: true)
         do { try PrivateFiles.ensurePrivateDirectory(pushDirectory) } catch {
             throw ServerError.startFailed("the push folder \(pushDirectory.path) cannot be used (\(error))")

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenPGP
 import RampartAPI
 import RampartCore
@@ -53,7 +52,7 @@ enum KeyList {
     /// address list and the `addressKeys` rows.
     ///
     /// Key transparency: this is where a log leaf for the change belongs.
-    static func apply(_ db: Database, _ change: KeyListChange, now: Int64) throws {
+    static func apply(_ db: any StorageConnection, _ change: KeyListChange, now: Int64) throws {
         // Key transparency: the addresses this change touches (read before it: a deletion's are gone after).
         let logged: [String] = switch change {
         case .published(_, let key): [key.address]
@@ -82,14 +81,14 @@ enum KeyList {
                        arguments: [String(decoding: try JSONEncoder().encode(active), as: UTF8.self), change.userID])
     }
 
-    static func publish(_ db: Database, userID: String, key: CheckedAddressKey, now: Int64) throws {
+    static func publish(_ db: any StorageConnection, userID: String, key: CheckedAddressKey, now: Int64) throws {
         if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM addresses WHERE address = ? COLLATE NOCASE AND userId != ?)",
                              arguments: [key.address, userID]) == true {
             throw SignupRefusal.addressTaken(key.address)
         }
         do {
             try db.execute(sql: "INSERT OR IGNORE INTO addresses (address, userId) VALUES (?, ?)", arguments: [key.address, userID])
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+        } catch StorageError.uniqueViolation {
             throw SignupRefusal.addressTaken(key.address)
         }
         try db.execute(sql: "UPDATE addressKeys SET active = 0 WHERE userId = ? AND address = ?", arguments: [userID, key.address])
@@ -101,13 +100,13 @@ enum KeyList {
     }
 
     /// The account's active addresses, the primary (oldest key) first.
-    static func activeAddresses(_ db: Database, userID: String) throws -> [String] {
+    static func activeAddresses(_ db: any StorageConnection, userID: String) throws -> [String] {
         try String.fetchAll(db, sql: "SELECT address FROM addressKeys WHERE userId = ? AND active = 1 ORDER BY id", arguments: [userID])
     }
 
     /// Every address key of the account (active and removed), oldest first, as a login hands them out.
-    static func records(_ db: Database, userID: String) throws -> [AddressKey] {
-        try Row.fetchAll(db, sql: "SELECT * FROM addressKeys WHERE userId = ? ORDER BY active DESC, id", arguments: [userID]).map { row in
+    static func records(_ db: any StorageConnection, userID: String) throws -> [AddressKey] {
+        try StorageRow.fetchAll(db, sql: "SELECT * FROM addressKeys WHERE userId = ? ORDER BY active DESC, id", arguments: [userID]).map { row in
             let publicKey: PGPPublicKey
             do { publicKey = try PGPPublicKey(binary: row.data("publicKey")) } catch {
                 throw ServerError.storage("an address key of the account is unreadable")
@@ -120,13 +119,13 @@ enum KeyList {
     }
 
     /// The key mail to `address` is encrypted to (what the key directory serves), or nil.
-    static func activeKey(_ db: Database, address: String) throws -> PGPPublicKey? {
+    static func activeKey(_ db: any StorageConnection, address: String) throws -> PGPPublicKey? {
         try key(Data.fetchOne(db, sql: "SELECT publicKey FROM addressKeys WHERE address = ? COLLATE NOCASE AND active = 1 ORDER BY id DESC LIMIT 1",
                               arguments: [address]))
     }
 
     /// The primary address's key of an account, or nil.
-    static func primaryKey(_ db: Database, userID: String) throws -> PGPPublicKey? {
+    static func primaryKey(_ db: any StorageConnection, userID: String) throws -> PGPPublicKey? {
         try key(Data.fetchOne(db, sql: "SELECT publicKey FROM addressKeys WHERE userId = ? AND active = 1 ORDER BY id LIMIT 1",
                               arguments: [userID]))
     }
@@ -164,7 +163,7 @@ enum KeyList {
     }
 
     /// The `addressKeys` table.
-    static func registerMigration(_ migrator: inout DatabaseMigrator) {
+    static func registerMigration(_ migrator: inout StorageMigrator) {
         migrator.registerMigration("address-keys-v1") { db in
             try db.execute(sql: """
                 CREATE TABLE addressKeys (

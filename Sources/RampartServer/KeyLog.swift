@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import RampartAPI
 import RampartCore
 import TransparencyLog
@@ -20,7 +19,7 @@ import TransparencyLog
 /// leaves open).
 enum KeyLogEntries {
     /// The index secret of the database.
-    static func secret(_ db: Database) throws -> SymmetricKey {
+    static func secret(_ db: any StorageConnection) throws -> SymmetricKey {
         guard let data = try Data.fetchOne(db, sql: "SELECT secret FROM keyLogSecret"), data.count == 32 else {
             throw ServerError.storage("the key log's index secret is missing")
         }
@@ -28,7 +27,7 @@ enum KeyLogEntries {
     }
 
     /// The binary public keys the key directory serves for `address` now (none when it has none).
-    static func currentKeys(_ db: Database, address: String) throws -> [Data] {
+    static func currentKeys(_ db: any StorageConnection, address: String) throws -> [Data] {
         guard try db.tableExists("addressKeys") else {
             // A database of the one-key model: the account's key serves every address.
             return try Data.fetchAll(db, sql: "SELECT u.publicKey FROM addresses a JOIN users u ON u.id = a.userId WHERE a.address = ? COLLATE NOCASE",
@@ -39,7 +38,7 @@ enum KeyLogEntries {
     }
 
     /// The addresses an account has had keys for (its self-audit covers them all).
-    static func addressesEverOwned(_ db: Database, userID: String) throws -> [String] {
+    static func addressesEverOwned(_ db: any StorageConnection, userID: String) throws -> [String] {
         guard try db.tableExists("addressKeys") else {
             return try String.fetchAll(db, sql: "SELECT lower(address) FROM addresses WHERE userId = ? ORDER BY 1", arguments: [userID])
         }
@@ -49,7 +48,7 @@ enum KeyLogEntries {
     /// Appends one leaf per address with its current key list, inside the caller's transaction,
     /// so a change and its entries commit together or not at all. ``KeyList/apply(_:_:now:)``
     /// (the one function every key-list change goes through) calls it after the change.
-    static func record(_ db: Database, addresses: [String], time: Int64) throws {
+    static func record(_ db: any StorageConnection, addresses: [String], time: Int64) throws {
         let secret = try secret(db)
         for address in addresses {
             let leaf = try KeyLogLeaf(index: KeyLogLeaf.index(of: address, secret: secret), time: time,
@@ -61,7 +60,7 @@ enum KeyLogEntries {
     }
 
     /// The index of `address`.
-    static func index(_ db: Database, of address: String) throws -> String {
+    static func index(_ db: any StorageConnection, of address: String) throws -> String {
         KeyLogLeaf.index(of: address, secret: try secret(db))
     }
 }
@@ -151,7 +150,7 @@ final class KeyLog: @unchecked Sendable {
         }
     }
 
-    static func registerMigration(_ migrator: inout DatabaseMigrator) {
+    static func registerMigration(_ migrator: inout StorageMigrator) {
         migrator.registerMigration("keylog-v1") { db in
             try db.execute(sql: """
                 CREATE TABLE keyLogLeaves (
@@ -200,7 +199,7 @@ final class KeyLog: @unchecked Sendable {
     /// - Throws: ``ServerError/conflict(_:)`` when no witness cosigned a head yet.
     func cosignedHead() throws -> SignedNote {
         guard !witnesses.isEmpty else { return try checkpoint() }
-        let rows = try store.read { db in try Row.fetchAll(db, sql: "SELECT witness, size, note FROM keyLogCosigned ORDER BY size DESC") }
+        let rows = try store.read { db in try StorageRow.fetchAll(db, sql: "SELECT witness, size, note FROM keyLogCosigned ORDER BY size DESC") }
         let notes = rows.filter { row in witnesses.contains { $0.keyString == row["witness"] as String } }
             .compactMap { try? SignedNote(serialized: $0["note"]) }
         guard var head = notes.first else { throw ServerError.conflict("keylog.notWitnessed: no witness has cosigned a head of the key log yet") }
@@ -231,7 +230,10 @@ final class KeyLog: @unchecked Sendable {
             try store.write { db in
                 let size = try Int64.fetchOne(db, sql: "SELECT size FROM keyLogCosigned WHERE witness = ?", arguments: [witness.keyString])
                 if size ?? -1 <= Int64(checkpoint.size) {
-                    try db.execute(sql: "INSERT OR REPLACE INTO keyLogCosigned (witness, size, note) VALUES (?, ?, ?)",
+                    try db.execute(sql: """
+                        INSERT INTO keyLogCosigned (witness, size, note) VALUES (?, ?, ?)
+                        ON CONFLICT (witness) DO UPDATE SET size = excluded.size, note = excluded.note
+                        """,
                                    arguments: [witness.keyString, Int64(checkpoint.size), stored])
                 }
             }
@@ -252,7 +254,7 @@ final class KeyLog: @unchecked Sendable {
     /// The entries of `address` in the tree of `size` leaves, oldest first, with their proofs.
     func entries(of address: String, size: UInt64, newestOnly: Bool) throws -> [KeyLogProvenEntry] {
         let rows = try store.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, leaf FROM keyLogLeaves WHERE indexKey = ? AND id < ? ORDER BY id \(newestOnly ? "DESC LIMIT 1" : "")",
+            try StorageRow.fetchAll(db, sql: "SELECT id, leaf FROM keyLogLeaves WHERE indexKey = ? AND id < ? ORDER BY id \(newestOnly ? "DESC LIMIT 1" : "")",
                              arguments: [try KeyLogEntries.index(db, of: address), Int64(size)])
         }
         return try withTree { tree in

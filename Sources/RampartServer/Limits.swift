@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Hummingbird
 import HTTPTypes
 import NIOCore
@@ -137,7 +136,7 @@ final class ServerLimitEnforcer: Sendable {
     }
 
     /// What `user` stores: sealed bodies, attachments, originals and drive blocks, in bytes.
-    static func storedBytes(of user: String, in db: Database) throws -> Int64 {
+    static func storedBytes(of user: String, in db: any StorageConnection) throws -> Int64 {
         var total: Int64 = 0
         let queries = [
             "SELECT COALESCE(SUM(LENGTH(sealedBody)), 0) FROM messages WHERE userId = ?",

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import MIME
 import MailboxCrypto
 import RampartAPI
@@ -87,7 +86,7 @@ extension Mailbox {
             throw ServerError.badRequest("a label name has 1 to \(LabelCreateRequest.maximumNameLength) characters, none of them control characters")
         }
         return try store.write { db in
-            if let row = try Row.fetchOne(db, sql: "SELECT id, name FROM labels WHERE userId = ? AND (name = ? OR id = ?) ORDER BY rowid LIMIT 1",
+            if let row = try StorageRow.fetchOne(db, sql: "SELECT id, name FROM labels WHERE userId = ? AND (name = ? OR id = ?) ORDER BY rowid LIMIT 1",
                                           arguments: [userID, trimmed, trimmed]) {
                 return APILabel(id: row["id"], name: row["name"])
             }
@@ -111,7 +110,7 @@ extension Mailbox {
     }
 
     /// Inserts the sealed original of a message (inside the caller's transaction).
-    static func insertOriginal(_ db: Database, messageID: String, userID: String, sealed: Data) throws {
+    static func insertOriginal(_ db: any StorageConnection, messageID: String, userID: String, sealed: Data) throws {
         try db.execute(sql: "INSERT INTO messageOriginals (messageId, userId, sealedData) VALUES (?, ?, ?)",
                        arguments: [messageID, userID, sealed])
     }
@@ -125,7 +124,7 @@ extension Mailbox {
     }
 
     /// The migration that adds the originals table (registered by ``BackendStore``).
-    static func registerOriginalsMigration(_ migrator: inout DatabaseMigrator) {
+    static func registerOriginalsMigration(_ migrator: inout StorageMigrator) {
         migrator.registerMigration("v2-originals") { db in
             try db.execute(sql: """
                 CREATE TABLE messageOriginals (

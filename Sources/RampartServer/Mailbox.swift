@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import MailboxCrypto
 import OpenPGP
 import RampartAPI
@@ -119,7 +118,7 @@ struct Mailbox: Sendable {
     }
 
     /// Inserts a sealed message and its event (inside the caller's transaction).
-    static func insert(_ db: Database, _ message: SealedMessage) throws {
+    static func insert(_ db: any StorageConnection, _ message: SealedMessage) throws {
         guard try Bool.fetchOne(db, sql: "SELECT 1 FROM messages WHERE id = ?", arguments: [message.id]) != true else {
             throw ServerError.conflict("the message id \(message.id) is taken")
         }
@@ -152,13 +151,13 @@ struct Mailbox: Sendable {
     func list(userID: String, label: String?, page: Int, pageSize: Int) throws -> MessageListResponse {
         try store.read { db in
             var filter = "m.userId = ?"
-            var arguments: StatementArguments = [userID]
+            var arguments: StorageArguments = [userID]
             if let label {
                 filter += " AND EXISTS (SELECT 1 FROM messageLabels l WHERE l.messageId = m.id AND l.labelId = ?)"
                 arguments += [label]
             }
             let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM messages m WHERE \(filter)", arguments: arguments) ?? 0
-            let rows = try Row.fetchAll(db, sql: """
+            let rows = try StorageRow.fetchAll(db, sql: """
                 SELECT * FROM messages m WHERE \(filter) ORDER BY m.time DESC, m.id DESC LIMIT ? OFFSET ?
                 """, arguments: arguments + [pageSize, page * pageSize])
             return MessageListResponse(messages: try rows.map { try Self.response(db, $0) }, total: total)
@@ -167,16 +166,16 @@ struct Mailbox: Sendable {
 
     func message(userID: String, id: String) throws -> MessageResponse {
         try store.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM messages WHERE id = ? AND userId = ?", arguments: [id, userID])
+            guard let row = try StorageRow.fetchOne(db, sql: "SELECT * FROM messages WHERE id = ? AND userId = ?", arguments: [id, userID])
             else { throw ServerError.notFound("The message \(id)") }
             return try Self.response(db, row)
         }
     }
 
-    static func response(_ db: Database, _ row: Row) throws -> MessageResponse {
+    static func response(_ db: any StorageConnection, _ row: StorageRow) throws -> MessageResponse {
         let id: String = row["id"]
         let labels = try String.fetchAll(db, sql: "SELECT labelId FROM messageLabels WHERE messageId = ? ORDER BY labelId", arguments: [id])
-        let attachments = try Row.fetchAll(db, sql: "SELECT * FROM attachments WHERE messageId = ? ORDER BY position", arguments: [id])
+        let attachments = try StorageRow.fetchAll(db, sql: "SELECT * FROM attachments WHERE messageId = ? ORDER BY position", arguments: [id])
             .map { AttachmentInfo(id: $0["id"], name: $0["name"], mimeType: $0["mimeType"], size: $0["size"], contentId: $0["contentId"]) }
         return MessageResponse(id: id, conversationId: row["conversationId"], labelIds: labels, time: row["time"],
                                size: row["size"], unread: (row["unread"] as Int) != 0,
@@ -226,7 +225,7 @@ struct Mailbox: Sendable {
 
     func labels(userID: String) throws -> [APILabel] {
         try store.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, name FROM labels WHERE userId = ? ORDER BY rowid", arguments: [userID])
+            try StorageRow.fetchAll(db, sql: "SELECT id, name FROM labels WHERE userId = ? ORDER BY rowid", arguments: [userID])
                 .map { APILabel(id: $0["id"], name: $0["name"]) }
         }
     }
@@ -246,7 +245,7 @@ struct Mailbox: Sendable {
     /// event id when there is nothing new), so a client can resume from it.
     func events(userID: String, since: Int64) throws -> EventsResponse {
         try store.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT * FROM events WHERE userId = ? AND id > ? ORDER BY id LIMIT ?",
+            let rows = try StorageRow.fetchAll(db, sql: "SELECT * FROM events WHERE userId = ? AND id > ? ORDER BY id LIMIT ?",
                                         arguments: [userID, since, Self.eventPage + 1])
             let more = rows.count > Self.eventPage
             let events = rows.prefix(Self.eventPage).compactMap { row -> APIEvent? in

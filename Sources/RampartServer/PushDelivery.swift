@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import Logging
 import PushCrypto
 import RampartAPI
@@ -38,7 +37,10 @@ struct PushDelivery: Sendable {
                 throw ServerError.conflict("this push public key was registered before; generate a new key pair (keys are never reused)")
             }
             try db.execute(sql: "INSERT INTO pushSeenKeys (fingerprint) VALUES (?)", arguments: [fingerprint])
-            try db.execute(sql: "INSERT OR REPLACE INTO pushSubscriptions (sessionId, userId, registration) VALUES (?, ?, ?)",
+            try db.execute(sql: """
+                INSERT INTO pushSubscriptions (sessionId, userId, registration) VALUES (?, ?, ?)
+                ON CONFLICT (sessionId) DO UPDATE SET userId = excluded.userId, registration = excluded.registration
+                """,
                            arguments: [session.sessionID, session.userID, json])
         }
         try PrivateFiles.ensurePrivateDirectory(inbox(for: session.sessionID))

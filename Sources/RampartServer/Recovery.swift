@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import MailboxCrypto
 import OpenPGP
 import RampartAPI
@@ -124,15 +123,17 @@ enum RecoveryCopies {
     }
 
     /// Stores (or replaces) the copy of `userID`, inside the caller's transaction.
-    static func store(_ db: Database, userID: String, copy: CheckedRecoveryCopy, now: Int64) throws {
+    static func store(_ db: any StorageConnection, userID: String, copy: CheckedRecoveryCopy, now: Int64) throws {
         try db.execute(sql: """
-            INSERT OR REPLACE INTO recoveryCopies (userId, lockedKey, salt, logN, accessHash, created) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO recoveryCopies (userId, lockedKey, salt, logN, accessHash, created) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (userId) DO UPDATE SET lockedKey = excluded.lockedKey, salt = excluded.salt, logN = excluded.logN,
+                accessHash = excluded.accessHash, created = excluded.created
             """, arguments: [userID, Data(copy.lockedKey.utf8), Data(copy.salt), copy.logN, Data(copy.accessHash), now])
     }
 
     /// The stored copy of `userID`, if any.
-    static func fetch(_ db: Database, userID: String) throws -> (lockedKey: String, salt: [UInt8], logN: Int, accessHash: [UInt8])? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT lockedKey, salt, logN, accessHash FROM recoveryCopies WHERE userId = ?",
+    static func fetch(_ db: any StorageConnection, userID: String) throws -> (lockedKey: String, salt: [UInt8], logN: Int, accessHash: [UInt8])? {
+        guard let row = try StorageRow.fetchOne(db, sql: "SELECT lockedKey, salt, logN, accessHash FROM recoveryCopies WHERE userId = ?",
                                          arguments: [userID]) else { return nil }
         return (String(decoding: row.data("lockedKey"), as: UTF8.self), [UInt8](row.data("salt")), row["logN"], [UInt8](row.data("accessHash")))
     }
@@ -146,7 +147,7 @@ enum RecoveryCopies {
     }
 
     /// The tables `recoveryCopies` and `passwordResets`.
-    static func registerMigration(_ migrator: inout DatabaseMigrator) {
+    static func registerMigration(_ migrator: inout StorageMigrator) {
         migrator.registerMigration("recovery-v1") { db in
             try db.execute(sql: """
                 CREATE TABLE recoveryCopies (
@@ -190,7 +191,7 @@ public enum PasswordResets {
 
     /// The user id a live token of `username` belongs to.
     /// - Throws: ``RecoveryRefusal/tokenInvalid``.
-    static func userID(_ db: Database, token: String, username: String, now: Int64) throws -> String {
+    static func userID(_ db: any StorageConnection, token: String, username: String, now: Int64) throws -> String {
         guard token.utf8.count <= 128, let userID = try String.fetchOne(db, sql: """
             SELECT passwordResets.userId FROM passwordResets JOIN users ON users.id = passwordResets.userId
             WHERE tokenHash = ? AND used IS NULL AND expires > ? AND users.username = ? COLLATE NOCASE

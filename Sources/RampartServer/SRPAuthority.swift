@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import OpenPGP
 import RampartAPI
 import RampartCore
@@ -96,22 +95,25 @@ final class SRPAuthority: Sendable {
     }
 
     /// The stored salt and verifier of an account.
-    static func credentials(_ db: Database, userID: String) throws -> (salt: [UInt8], verifier: [UInt8])? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT salt, verifier FROM srpVerifiers WHERE userId = ?", arguments: [userID])
+    static func credentials(_ db: any StorageConnection, userID: String) throws -> (salt: [UInt8], verifier: [UInt8])? {
+        guard let row = try StorageRow.fetchOne(db, sql: "SELECT salt, verifier FROM srpVerifiers WHERE userId = ?", arguments: [userID])
         else { return nil }
         return ([UInt8](row.data("salt")), [UInt8](row.data("verifier")))
     }
 
     /// Stores (or replaces) an account's salt and verifier, inside the caller's transaction.
-    static func store(_ db: Database, userID: String, salt: [UInt8], verifier: [UInt8]) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO srpVerifiers (userId, salt, verifier, version) VALUES (?, ?, ?, ?)",
+    static func store(_ db: any StorageConnection, userID: String, salt: [UInt8], verifier: [UInt8]) throws {
+        try db.execute(sql: """
+            INSERT INTO srpVerifiers (userId, salt, verifier, version) VALUES (?, ?, ?, ?)
+            ON CONFLICT (userId) DO UPDATE SET salt = excluded.salt, verifier = excluded.verifier, version = excluded.version
+            """,
                        arguments: [userID, Data(salt), Data(verifier), SRPPassword.version])
     }
 
     /// The table of salts and verifiers. Login password hashes of an older database are erased:
     /// the server keeps no password-derived value other than SRP verifiers (such an account sets a
     /// new password through account creation again; the embedded server is a local test backend).
-    static func registerMigration(_ migrator: inout DatabaseMigrator) {
+    static func registerMigration(_ migrator: inout StorageMigrator) {
         migrator.registerMigration("srp-v1") { db in
             try db.execute(sql: """
                 CREATE TABLE srpVerifiers (

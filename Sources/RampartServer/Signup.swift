@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import MailboxCrypto
 import OpenPGP
 import RampartAPI
@@ -286,7 +285,7 @@ extension Accounts {
                                        publicKey, sealedPrivateKey, keySalt, created) VALUES (?, ?, ?, ?, x'', 0, x'', ?, ?, ?, ?)
                     """, arguments: [userID, checked.username, checked.displayName, addresses, checked.publicKey.binary,
                                      Data(checked.lockedPrivateKey.utf8), Data(checked.keySalt), now])
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            } catch StorageError.uniqueViolation {
                 throw SignupRefusal.usernameTaken(checked.username)
             }
             try KeyList.apply(db, .published(userID: userID, key: checked.addressKey), now: now)
@@ -377,7 +376,7 @@ public enum Invitations {
     }
 
     /// The `invitations` table and the case-insensitive UNIQUE indexes of usernames and addresses.
-    static func registerMigration(_ migrator: inout DatabaseMigrator) {
+    static func registerMigration(_ migrator: inout StorageMigrator) {
         migrator.registerMigration("signup-v1") { db in
             try db.execute(sql: """
                 CREATE UNIQUE INDEX users_username_nocase ON users(username COLLATE NOCASE);

@@ -4,6 +4,7 @@ import Foundation
 import RampartAPI
 import RampartCore
 import RampartServer
+import RampartServerPostgres
 
 /// `rampart server …`: the embedded local backend (module RampartServer).
 struct ServerCommand: AsyncParsableCommand {
@@ -43,6 +44,8 @@ struct ServerStart: AsyncParsableCommand {
 
     @Flag(help: "Print the server log on standard error too.") var verbose = false
 
+    @Option(help: "postgresql://user:password@host:port/database (or ?host=/socket/folder); default: the data folder's config.json \"database\", else SQLite in <data>.") var database: String?
+
     @Option(name: .customLong("proxy-allow-local"), help: "HOST:PORT on this machine or network the remote-content proxy may fetch from (tests, labs; repeatable).") var proxyAllowLocal: [String] = []
 
     @Option(name: .customLong("info-file"), help: "Write the server description here instead of <data>/server.json (one file per process when several share a data folder).") var infoFile: String?
@@ -56,9 +59,12 @@ struct ServerStart: AsyncParsableCommand {
                 dataDirectory: options.dataDirectory, port: port, seedDemo: !noDemo, logToStandardError: verbose, signup: signup,
                 proxyAllowLocal: proxyAllowLocal)
             configuration.infoFile = infoFile.map { URL(fileURLWithPath: $0) }
+            let chosen = try ServerDatabase.choose(argument: database, dataDirectory: options.dataDirectory)
+            configuration.storage = chosen?.open
             let server = try await EmbeddedServer.start(configuration: configuration)
             print("Rampart server listening on \(server.baseURL.absoluteString) (127.0.0.1:\(server.port))")
             print("Data folder: \(server.dataDirectory.path)")
+            print("Database: \(chosen?.shown ?? "SQLite in the data folder")")
             print("Pins (SPKI SHA-256): \(server.pins.joined(separator: " "))")
             print("Server description: \(server.infoFile.path)")
             if !noDemo { print("Demo accounts: " + DemoAccounts.summary) }

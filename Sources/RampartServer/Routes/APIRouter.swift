@@ -50,6 +50,14 @@ struct APIErrorMiddleware: RouterMiddleware {
         } catch let error as ServerError {
             code = error.code
             response = APIIO.errorResponse(error.status, error.body)
+        } catch StorageError.connectionLost {
+            // The database went away mid-request (a PostgreSQL restart): the transaction was rolled
+            // back, nothing of it is stored, and the same request can be sent again.
+            code = "server.unavailable"
+            var unavailable = APIIO.errorResponse(.serviceUnavailable, APIErrorBody(
+                code: "server.unavailable", message: "The server's database is unavailable for a moment; nothing was changed. Try again."))
+            unavailable.headers[.retryAfter] = "1"
+            response = unavailable
         } catch let error as HTTPError {
             let body: APIErrorBody
             switch error.status.code {

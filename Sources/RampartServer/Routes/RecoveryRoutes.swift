@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Hummingbird
 import MailboxCrypto
 import OpenPGP
@@ -221,7 +220,7 @@ struct RecoveryRoutes {
 
     /// Deletes every session of the account (their push subscriptions go with them); returns
     /// their ids, whose push inboxes the caller removes after the commit.
-    static func endSessions(_ db: Database, userID: String) throws -> [String] {
+    static func endSessions(_ db: any StorageConnection, userID: String) throws -> [String] {
         let ids = try String.fetchAll(db, sql: "SELECT id FROM sessions WHERE userId = ?", arguments: [userID])
         try db.execute(sql: "DELETE FROM sessions WHERE userId = ?", arguments: [userID])
         return ids

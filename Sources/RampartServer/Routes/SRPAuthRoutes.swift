@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Hummingbird
 import MailboxCrypto
 import NIOCore
@@ -274,7 +273,7 @@ extension Accounts {
 
     /// The keys a login hands out (`GET /v1/account/keys` answers them to a session too): the
     /// user key, locked, with its key salt, and the address keys.
-    func keys(userID: String, row: Row? = nil) throws -> UserKeys {
+    func keys(userID: String, row: StorageRow? = nil) throws -> UserKeys {
         var keys = try Self.userKeys(try row ?? userRow(userID))
         keys.addressKeys = try store.read { db in try KeyList.records(db, userID: userID) }
         return keys

@@ -26,8 +26,10 @@ final class TestBackend: Sendable {
 
     static func start(folder: URL = newFolder(), clock: ManualClock = ManualClock(now: Date()), seedDemo: Bool = true,
                       signup: SignupPolicy = SignupPolicy(), limits: ServerLimits? = nil) async throws -> TestBackend {
-        let server = try await EmbeddedServer.start(configuration: EmbeddedServerConfiguration(
-            dataDirectory: folder, seedDemo: seedDemo, clock: clock, threads: 2, signup: signup, limits: limits))
+        var configuration = EmbeddedServerConfiguration(
+            dataDirectory: folder, seedDemo: seedDemo, clock: clock, threads: 2, signup: signup, limits: limits)
+        configuration.storage = try TestEngine.current.opener(folder: folder)
+        let server = try await EmbeddedServer.start(configuration: configuration)
         return TestBackend(server: server, client: try client(for: server.info), folder: folder, clock: clock)
     }
 
@@ -59,10 +61,11 @@ final class TestBackend: Sendable {
         await server.stop()
     }
 
-    /// Stops and deletes the folder.
+    /// Stops and deletes the folder (and its database on PostgreSQL).
     func close() async {
         await stop()
         try? FileManager.default.removeItem(at: folder)
+        TestEngine.current.dropDatabase(folder: folder)
     }
 
     @discardableResult
