@@ -15,8 +15,8 @@ import Darwin
 struct DriveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "drive",
-        abstract: "Encrypted drive: upload, download, list.",
-        subcommands: [Upload.self, Download.self, List.self])
+        abstract: "Encrypted drive: upload, download, list, rename, delete.",
+        subcommands: [Upload.self, Download.self, List.self, DriveRenameCommand.self, DriveRemoveCommand.self])
 
     struct Upload: UnlockedAccountCommand {
         static let configuration = CommandConfiguration(abstract: "Encrypt a file with a new per-file key and upload it.")

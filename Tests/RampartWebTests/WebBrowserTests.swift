@@ -29,7 +29,7 @@ struct WebBrowserTests {
         "remote-token-bound-to-its-rendering", "trusted-sender-verified-loads",
         "trusted-sender-unverified-stays-blocked", "block-all-wins", "block-all-stored-read-honours-it", "attachment-download",
         "composer-csp-no-remote", "composer-quoted-sanitized", "composer-names-recipients-without-e2ee", "compose-and-send",
-        "drive-upload-download", "settings-and-account-pages", "every-control-labelled", "keyboard-opens-a-message", "lock-empties-open-page",
+        "drive-upload-download", "drive-rename-delete", "settings-and-account-pages", "every-control-labelled", "keyboard-opens-a-message", "lock-empties-open-page",
         "unlock-again",
         "no-dialog-at-all",
     ]

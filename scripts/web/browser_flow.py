@@ -384,6 +384,20 @@ def main():
         os.remove(back)
         os.remove(big)
         check("drive-upload-download", same, f"{args.drive_mb} MB up {upload_seconds:.1f} s, down {download_seconds:.1f} s")
+        # Rename (a new sealed revision of the name) and delete; `rampart drive ls` in another process agrees.
+        row = page.locator(f"#drive-files li:has(a:has-text('{os.path.basename(big)}'))")
+        row.locator("input[name=name]").fill("renamed in the browser.bin")
+        with page.expect_navigation():
+            row.locator("button:has-text('Rename')").click()
+        renamed = page.locator("#drive-files a:has-text('renamed in the browser.bin')").count() == 1 \
+            and page.locator(f"#drive-files a:has-text('{os.path.basename(big)}')").count() == 0
+        listed = subprocess.run([args.rampart, "drive", "ls"], capture_output=True, text=True, timeout=60).stdout
+        with page.expect_navigation():
+            page.locator("#drive-files li:has(a:has-text('renamed in the browser.bin')) button:has-text('Delete')").click()
+        gone = page.locator("#drive-files a:has-text('renamed in the browser.bin')").count() == 0
+        after = subprocess.run([args.rampart, "drive", "ls"], capture_output=True, text=True, timeout=60).stdout
+        check("drive-rename-delete", renamed and "renamed in the browser.bin" in listed and gone and "renamed in the browser.bin" not in after,
+              f"{listed} | {after}")
 
         # --- settings and account pages -----------------------------------------------------------
         page.goto(base + "/settings")

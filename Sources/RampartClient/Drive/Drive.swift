@@ -237,6 +237,35 @@ public struct DriveClient: Sendable {
         }
     }
 
+    /// Renames file `id`: a new revision with the same blocks and key, its metadata (the new name)
+    /// sealed and signed for the new revision id. - Throws: ``ClientError/notFound(kind:id:)``,
+    /// ``ClientError/badInput(_:)`` for an empty name or one with `/` or control characters.
+    public func renameFile(_ id: String, to name: String, api: APIClient) async throws -> DriveEntry {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed != ".", trimmed != "..", trimmed.count <= 255,
+              !trimmed.unicodeScalars.contains(where: { $0 == "/" || $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw ClientError.badInput("\"\(name)\" cannot be a file name (empty, \".\" or \"..\", over 255 characters, or with / or a control character).")
+        }
+        let node: DriveNodeResponse
+        do { node = try await api.node(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive file", id: id) }
+        var manifest = try open(node)
+        manifest.name = trimmed
+        let revisionID = DriveNodeRequest.newID("r")
+        let sealedName = try manifest.sealed(user: try account.session().serverUserID, nodeID: id, revisionID: revisionID, key: try account.mailboxKey())
+        let updated = try await api.updateNode(id, DriveNodeRequest(sealedName: sealedName.base64EncodedString(), parentId: node.parentId,
+                                                                    blockIds: node.blockIds, size: node.size, nodeId: id, revisionId: revisionID))
+        guard updated.id == id, updated.revisionId == revisionID else {
+            throw ClientError.tampered("The server's answer for the renamed drive node (other ids than the ones signed)")
+        }
+        return DriveEntry(id: id, name: trimmed, size: manifest.size, modified: updated.modified, isFolder: false)
+    }
+
+    /// Deletes file `id` on the server (its revisions and blocks) and from this device's list.
+    public func deleteFile(_ id: String, api: APIClient) async throws {
+        do { try await api.deleteNode(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive file", id: id) }
+        _ = try? account.store().drive.deleteNode(id: id)
+    }
+
     /// Opens and authenticates a node's metadata for the node's id and current revision.
     /// - Throws: ``ClientError/tampered(_:)``.
     func open(_ node: DriveNodeResponse) throws -> DriveNodeManifest {

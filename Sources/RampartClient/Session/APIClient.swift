@@ -246,6 +246,14 @@ public final class APIClient: @unchecked Sendable {
     /// `GET /v1/drive/nodes/<id>`.
     public func node(_ id: String) async throws -> DriveNodeResponse { try await json(.GET, APIRoute.driveNode(Self.escape(id))) }
 
+    /// `PUT /v1/drive/nodes/<id>`: a new revision (new sealed metadata; for a file, its block list).
+    public func updateNode(_ id: String, _ request: DriveNodeRequest) async throws -> DriveNodeResponse {
+        try await json(.PUT, APIRoute.driveNode(Self.escape(id)), body: request)
+    }
+
+    /// `DELETE /v1/drive/nodes/<id>`: the node, its revisions and blocks (and a folder's contents).
+    public func deleteNode(_ id: String) async throws { _ = try await send(.DELETE, APIRoute.driveNode(Self.escape(id))) }
+
     // MARK: Plumbing
 
     static let encoder = JSONEncoder()

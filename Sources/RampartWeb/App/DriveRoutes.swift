@@ -8,7 +8,8 @@ import RampartCore
 import RampartRuntime
 
 /// The drive page: browse, upload (streamed to a private lease file, then encrypted and uploaded
-/// in blocks; the page's script shows the progress), download.
+/// in blocks; the page's script shows the progress), download, rename (a new sealed revision of
+/// the name) and delete.
 ///
 /// Trust-model row **cleartext files (critical)**: an upload's or download's cleartext exists
 /// only in a 0600 file of this process's preview session while it is encrypted or sent, and is
@@ -24,8 +25,13 @@ struct DriveRoutes {
             try await app.page(context) { session, csrf in
                 let entries = try await session.withAPI { try await DriveClient(account: session.account).list(api: $0) }
                 var rows = ""
-                for entry in entries where !entry.isFolder {
-                    rows += "<li><a href=\"/drive/file/\(WebPage.escape(MailRoutes.pathComponent(entry.id)))\" download>\(WebPage.escape(entry.name))</a> (\(entry.size) bytes)</li>"
+                for (index, entry) in entries.enumerated() where !entry.isFolder {
+                    let path = WebPage.escape(MailRoutes.pathComponent(entry.id))
+                    let rename = "<label for=\"rename-\(index)\">New name for \(WebPage.escape(entry.name))</label> "
+                        + "<input id=\"rename-\(index)\" name=\"name\" value=\"\(WebPage.escape(entry.name))\" required> "
+                    rows += "<li><a href=\"/drive/file/\(path)\" download>\(WebPage.escape(entry.name))</a> (\(entry.size) bytes) "
+                        + WebPage.button("Rename", action: "/drive/rename/\(entry.id)", csrf: csrf, extra: rename)
+                        + WebPage.button("Delete \(entry.name)", action: "/drive/delete/\(entry.id)", csrf: csrf) + "</li>"
                 }
                 let body = """
                 <h1>Drive</h1><form id="upload-form"><label for="upload-file">Upload a file</label> \
@@ -33,7 +39,7 @@ struct DriveRoutes {
                 <progress id="upload-progress" max="100" value="0" aria-label="Upload progress"></progress> \
                 <span id="upload-status" role="status" aria-live="polite"></span></form>\
                 <ul id="drive-files">\(rows.isEmpty ? "<li>No files.</li>" : rows)</ul>\
-                <p>Rename and delete are not in this version of the web app.</p>
+                <p>Folders are not in this version of the web app.</p>
                 """
                 return WebHeaders.html(WebPage.document(title: "Drive", csrf: csrf, page: "drive", body: body))
             }
@@ -47,6 +53,21 @@ struct DriveRoutes {
                 try await Self.receive(request, into: file, limit: Self.maximumUpload)
                 let entry = try await session.withAPI { try await DriveClient(account: session.account).upload(file, api: $0) }
                 return WebHeaders.json("{\"id\":\(ComposeRoutes.jsonString(entry.id)),\"size\":\(entry.size)}")
+            }
+        }
+        // Rename and delete change state: POSTs of the page's forms, with the CSRF token (WebGuard).
+        router.post("/drive/rename/:id") { _, context in
+            let id = try context.parameters.require("id")
+            return try await app.page(context) { session, _ in
+                _ = try await session.withAPI { try await DriveClient(account: session.account).renameFile(id, to: context.field("name") ?? "", api: $0) }
+                return WebHeaders.redirect("/drive")
+            }
+        }
+        router.post("/drive/delete/:id") { _, context in
+            let id = try context.parameters.require("id")
+            return try await app.page(context) { session, _ in
+                try await session.withAPI { try await DriveClient(account: session.account).deleteFile(id, api: $0) }
+                return WebHeaders.redirect("/drive")
             }
         }
         router.get("/drive/file/:id") { _, context in
