@@ -62,7 +62,7 @@ struct BadInputTests {
     ]
 
     @Test("armour garbage and non-OpenPGP bytes are refused by decrypt, verify and key import")
-    func armourGarbage() throws {
+    func armourGarbage() async throws {
         let rampart = try PGPPrivateKey.generate(name: "Rampart User", address: "user@rampart.example")
         let verifier = rampart.publicKey
         for (name, text) in Self.garbage {
@@ -83,11 +83,11 @@ struct BadInputTests {
     }
 
     @Test("a peer's message cut short anywhere is refused, never partly released", arguments: PeerKind.allCases)
-    func truncatedPackets(kind: PeerKind) throws {
-        let peer = try kind.make()
+    func truncatedPackets(kind: PeerKind) async throws {
+        let peer = try await kind.make()
         let rampart = try PGPPrivateKey.generate(name: "Rampart User", address: "user@rampart.example")
-        let peerKey = try peer.publicKeyInRampart()
-        let armored = try peer.encryptAndSign(Data(repeating: 0x5A, count: 20_000) + PeerInteropTests.body, to: rampart.publicKey)
+        let peerKey = try await peer.publicKeyInRampart()
+        let armored = try await peer.encryptAndSign(Data(repeating: 0x5A, count: 20_000) + PeerInteropTests.body, to: rampart.publicKey)
         let binary = try Self.dearmor(armored)
         // Sanity: the whole message opens, so each refusal below is the truncation's doing.
         #expect(try OpenPGP.decrypt(binary, with: [rampart], verifyingWith: [peerKey]).signature == .verified(peerKey.fingerprint))
@@ -106,12 +106,12 @@ struct BadInputTests {
     }
 
     @Test("a peer's message to another key is refused as not for us", arguments: PeerKind.allCases)
-    func wrongKey(kind: PeerKind) throws {
-        let peer = try kind.make()
+    func wrongKey(kind: PeerKind) async throws {
+        let peer = try await kind.make()
         let intended = try PGPPrivateKey.generate(name: "Intended", address: "intended@rampart.example")
         let other = try PGPPrivateKey.generate(name: "Other", address: "other@rampart.example")
-        let peerKey = try peer.publicKeyInRampart()
-        let message = try peer.encryptAndSign(PeerInteropTests.body, to: intended.publicKey)
+        let peerKey = try await peer.publicKeyInRampart()
+        let message = try await peer.encryptAndSign(PeerInteropTests.body, to: intended.publicKey)
         let error = Self.expectRefused("\(peer.name) message decrypted with the wrong key") {
             try OpenPGP.decrypt(message, with: [other], verifyingWith: [peerKey]).data
         }
@@ -122,11 +122,11 @@ struct BadInputTests {
     }
 
     @Test("a peer's message with a flipped bit anywhere is refused, never released", arguments: PeerKind.allCases)
-    func flippedBits(kind: PeerKind) throws {
-        let peer = try kind.make()
+    func flippedBits(kind: PeerKind) async throws {
+        let peer = try await kind.make()
         let rampart = try PGPPrivateKey.generate(name: "Rampart User", address: "user@rampart.example")
-        let peerKey = try peer.publicKeyInRampart()
-        let binary = try Self.dearmor(try peer.encryptAndSign(PeerInteropTests.body, to: rampart.publicKey))
+        let peerKey = try await peer.publicKeyInRampart()
+        let binary = try await Self.dearmor(try peer.encryptAndSign(PeerInteropTests.body, to: rampart.publicKey))
         #expect(try OpenPGP.decrypt(binary, with: [rampart], verifyingWith: [peerKey]).data == PeerInteropTests.body)
         // Positions across the whole message: packet headers, the session key packet, the
         // encrypted body (literal data, signature, MDC) and its last bytes.
@@ -145,7 +145,7 @@ struct BadInputTests {
     }
 
     @Test("Rampart's own message with a flipped bit in its encrypted body is an integrity failure")
-    func flippedBitInRampartMessageIsIntegrityFailure() throws {
+    func flippedBitInRampartMessageIsIntegrityFailure() async throws {
         let rampart = try PGPPrivateKey.generate(name: "Rampart User", address: "user@rampart.example")
         let message = try OpenPGP.encrypt(PeerInteropTests.body, to: [rampart.publicKey], signedBy: rampart)
         for offset in [40, 200, 2000] {
@@ -164,11 +164,11 @@ struct BadInputTests {
 
     @Test("a gpg-made compression bomb (-z 9, 64 MiB of zeros) is stopped at the output limit",
           arguments: ["zip", "zlib", "bzip2"])
-    func compressionBomb(algorithm: String) throws {
-        let gpg = try GnuPGPeer(name: "Bomb Maker", address: "bomb@interop.example")
+    func compressionBomb(algorithm: String) async throws {
+        let gpg = try await GnuPGPeer(name: "Bomb Maker", address: "bomb@interop.example")
         let rampart = try PGPPrivateKey.generate(name: "Rampart User", address: "user@rampart.example")
-        let peerKey = try PGPPublicKey(armored: try gpg.exportPublicKey())
-        let bomb = try gpg.encryptCompressed(Data(count: Self.bombSize), to: rampart.publicKey, algorithm: algorithm)
+        let peerKey = try await PGPPublicKey(armored: try gpg.exportPublicKey())
+        let bomb = try await gpg.encryptCompressed(Data(count: Self.bombSize), to: rampart.publicKey, algorithm: algorithm)
         #expect(bomb.count < Self.bombSize / 50, "gpg's \(algorithm) bomb is \(bomb.count) bytes")
         let limits = PGPLimits(maxOutputBytes: 1 << 20)
         let error = Self.expectRefused("\(algorithm) bomb of \(bomb.count) bytes with a 1 MiB limit") {
@@ -176,7 +176,7 @@ struct BadInputTests {
         }
         if let error, case .limitExceeded = error {} else { Issue.record("expected .limitExceeded, got \(String(describing: error))") }
 
-        let signed = try gpg.signCompressed(Data(count: Self.bombSize), algorithm: algorithm)
+        let signed = try await gpg.signCompressed(Data(count: Self.bombSize), algorithm: algorithm)
         let signedError = Self.expectRefused("signed-only \(algorithm) bomb with a 1 MiB limit") {
             try OpenPGP.verifySigned(signed, against: [peerKey], limits: limits).data
         }
@@ -186,12 +186,12 @@ struct BadInputTests {
     }
 
     @Test("control: a compressed gpg message below the limit decrypts, so the bomb's refusal is the limit's doing")
-    func compressedMessageUnderTheLimitDecrypts() throws {
-        let gpg = try GnuPGPeer(name: "Bomb Maker", address: "bomb@interop.example")
+    func compressedMessageUnderTheLimitDecrypts() async throws {
+        let gpg = try await GnuPGPeer(name: "Bomb Maker", address: "bomb@interop.example")
         let rampart = try PGPPrivateKey.generate(name: "Rampart User", address: "user@rampart.example")
-        let peerKey = try PGPPublicKey(armored: try gpg.exportPublicKey())
+        let peerKey = try await PGPPublicKey(armored: try gpg.exportPublicKey())
         let plain = Data(count: 4 << 20)
-        let message = try gpg.encryptCompressed(plain, to: rampart.publicKey, algorithm: "zlib")
+        let message = try await gpg.encryptCompressed(plain, to: rampart.publicKey, algorithm: "zlib")
         let decrypted = try OpenPGP.decrypt(message, with: [rampart], verifyingWith: [peerKey], limits: PGPLimits(maxOutputBytes: 8 << 20))
         #expect(decrypted.data == plain)
         #expect(decrypted.signature == .verified(peerKey.fingerprint))

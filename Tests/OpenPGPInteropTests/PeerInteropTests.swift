@@ -27,16 +27,16 @@ struct PeerInteropTests {
     }
 
     /// A peer of `kind`, a Rampart key, and the peer's public key imported into Rampart.
-    static func peerAndRampart(_ kind: PeerKind) throws -> (peer: any Peer, rampart: PGPPrivateKey, peerKey: PGPPublicKey) {
-        let peer = try kind.make()
+    static func peerAndRampart(_ kind: PeerKind) async throws -> (peer: any Peer, rampart: PGPPrivateKey, peerKey: PGPPublicKey) {
+        let peer = try await kind.make()
         let rampart = try rampartKey()
-        return (peer, rampart, try peer.publicKeyInRampart())
+        return (peer, rampart, try await peer.publicKeyInRampart())
     }
 
     @Test("the peer's exported public key imports into Rampart with the peer's fingerprint and user id", arguments: PeerKind.allCases)
-    func peerKeyImportsIntoRampart(kind: PeerKind) throws {
-        let peer = try kind.make(name: "Peer Person", address: "peer.person@interop.example")
-        let key = try peer.publicKeyInRampart()
+    func peerKeyImportsIntoRampart(kind: PeerKind) async throws {
+        let peer = try await kind.make(name: "Peer Person", address: "peer.person@interop.example")
+        let key = try await peer.publicKeyInRampart()
         #expect(key.fingerprint == PGPFingerprint(hex: peer.fingerprint))
         #expect(key.userIDs == ["Peer Person <peer.person@interop.example>"])
         #expect(key.addresses == ["peer.person@interop.example"])
@@ -46,18 +46,18 @@ struct PeerInteropTests {
     }
 
     @Test("Rampart's public key imports into the peer with the same fingerprint", arguments: PeerKind.allCases)
-    func rampartKeyImportsIntoPeer(kind: PeerKind) throws {
-        let peer = try kind.make()
+    func rampartKeyImportsIntoPeer(kind: PeerKind) async throws {
+        let peer = try await kind.make()
         let rampart = try Self.rampartKey()
-        let reported = try peer.importPublicKey(rampart.publicKey)
+        let reported = try await peer.importPublicKey(rampart.publicKey)
         #expect(reported.uppercased() == rampart.fingerprint.hex.uppercased())
     }
 
     @Test("the peer encrypts and signs to a Rampart key; Rampart decrypts and verifies the peer's signature",
           arguments: PeerKind.allCases)
-    func peerToRampart(kind: PeerKind) throws {
-        let (peer, rampart, peerKey) = try Self.peerAndRampart(kind)
-        let message = try peer.encryptAndSign(Self.body, to: rampart.publicKey)
+    func peerToRampart(kind: PeerKind) async throws {
+        let (peer, rampart, peerKey) = try await Self.peerAndRampart(kind)
+        let message = try await peer.encryptAndSign(Self.body, to: rampart.publicKey)
         #expect(OpenPGP.isArmored(message))
 
         let decrypted = try OpenPGP.decrypt(message, with: [rampart], verifyingWith: [peerKey])
@@ -79,27 +79,27 @@ struct PeerInteropTests {
 
     @Test("Rampart encrypts and signs to the peer's key; the peer decrypts and verifies Rampart's signature",
           arguments: PeerKind.allCases, [true, false])
-    func rampartToPeer(kind: PeerKind, armor: Bool) throws {
-        let (peer, rampart, peerKey) = try Self.peerAndRampart(kind)
+    func rampartToPeer(kind: PeerKind, armor: Bool) async throws {
+        let (peer, rampart, peerKey) = try await Self.peerAndRampart(kind)
         let message = try OpenPGP.encrypt(Self.body, to: [peerKey], signedBy: rampart, armor: armor)
         #expect(OpenPGP.isArmored(message) == armor)
 
-        let result = try peer.decryptAndVerify(message, signer: rampart.publicKey)
+        let result = try await peer.decryptAndVerify(message, signer: rampart.publicKey)
         #expect(result.output == Self.body, "\(peer.name): \(result.log)")
         #expect(result.isVerified(by: rampart.publicKey), "\(peer.name) did not verify Rampart's signature: \(result.log)")
 
         // Control: checked against another key, the peer must not call it verified.
         let stranger = try Self.rampartKey("Stranger")
-        let control = try peer.decryptAndVerify(message, signer: stranger.publicKey)
+        let control = try await peer.decryptAndVerify(message, signer: stranger.publicKey)
         #expect(control.verifiedSigner == nil, "\(peer.name) verified Rampart's signature against a stranger's key: \(control.log)")
     }
 
     @Test("a message to several recipients (the peer and Rampart's own key, as Sent keeps it) opens on both sides",
           arguments: PeerKind.allCases)
-    func severalRecipients(kind: PeerKind) throws {
-        let (peer, rampart, peerKey) = try Self.peerAndRampart(kind)
+    func severalRecipients(kind: PeerKind) async throws {
+        let (peer, rampart, peerKey) = try await Self.peerAndRampart(kind)
         let message = try OpenPGP.encrypt(Self.body, to: [peerKey, rampart.publicKey], signedBy: rampart, armor: true)
-        let atPeer = try peer.decryptAndVerify(message, signer: rampart.publicKey)
+        let atPeer = try await peer.decryptAndVerify(message, signer: rampart.publicKey)
         #expect(atPeer.output == Self.body)
         #expect(atPeer.isVerified(by: rampart.publicKey), "\(atPeer.log)")
         let atRampart = try OpenPGP.decrypt(message, with: [rampart], verifyingWith: [rampart.publicKey])
@@ -113,11 +113,11 @@ struct PeerInteropTests {
     /// 1 seconds in future" ("no valid encryption key": `severalRecipients` failed once so on a
     /// loaded machine). Here the peer starts just before a boundary, three times.
     @Test("a key GopenPGP makes just after a second boundary is usable in Rampart at once")
-    func gopenPGPKeyAtSecondBoundary() throws {
+    func gopenPGPKeyAtSecondBoundary() async throws {
         for _ in 0..<3 {
             Self.waitUntilBeforeNextSecond(microseconds: Self.boundaryLead)
-            let peer = try PeerKind.gopenpgp.make()
-            let key = try peer.publicKeyInRampart()
+            let peer = try await PeerKind.gopenpgp.make()
+            let key = try await peer.publicKeyInRampart()
             #expect(throws: Never.self, "\(peer.name)'s key \(key.fingerprint)") {
                 try OpenPGP.encrypt(Self.body, to: [key], signedBy: nil)
             }
@@ -136,13 +136,13 @@ struct PeerInteropTests {
     }
 
     @Test("detached signatures verify both ways; changed data does not", arguments: PeerKind.allCases)
-    func detachedSignatures(kind: PeerKind) throws {
-        let (peer, rampart, peerKey) = try Self.peerAndRampart(kind)
+    func detachedSignatures(kind: PeerKind) async throws {
+        let (peer, rampart, peerKey) = try await Self.peerAndRampart(kind)
         var changed = Self.body
         changed[10] ^= 0x01
 
         // The peer signs, Rampart verifies.
-        let peerSignature = try peer.detachedSignature(for: Self.body)
+        let peerSignature = try await peer.detachedSignature(for: Self.body)
         #expect(try OpenPGP.verifyDetached(Self.body, signature: peerSignature, against: [peerKey]) == .verified(peerKey.fingerprint))
         guard case .bad = try OpenPGP.verifyDetached(changed, signature: peerSignature, against: [peerKey]) else {
             Issue.record("Rampart did not call \(peer.name)'s signature over changed data bad")
@@ -152,9 +152,9 @@ struct PeerInteropTests {
         // Rampart signs (armored and binary), the peer verifies.
         for armor in [true, false] {
             let signature = try OpenPGP.detachedSignature(for: Self.body, with: rampart, armor: armor)
-            let good = try peer.verifyDetached(Self.body, signature: signature, signer: rampart.publicKey)
+            let good = try await peer.verifyDetached(Self.body, signature: signature, signer: rampart.publicKey)
             #expect(good.isVerified(by: rampart.publicKey), "\(peer.name), armor \(armor): \(good.log)")
-            let bad = try peer.verifyDetached(changed, signature: signature, signer: rampart.publicKey)
+            let bad = try await peer.verifyDetached(changed, signature: signature, signer: rampart.publicKey)
             #expect(bad.verifiedSigner == nil, "\(peer.name) verified Rampart's signature over changed data: \(bad.log)")
         }
     }
@@ -173,12 +173,12 @@ struct PeerInteropTests {
 
     @Test("cleartext-signed messages verify both ways with the text intact; an edited text does not",
           arguments: PeerKind.allCases)
-    func cleartextSignatures(kind: PeerKind) throws {
-        let (peer, rampart, peerKey) = try Self.peerAndRampart(kind)
+    func cleartextSignatures(kind: PeerKind) async throws {
+        let (peer, rampart, peerKey) = try await Self.peerAndRampart(kind)
 
         // The peer signs, Rampart verifies.
         let original = peer.dashEscapesCleartext ? Self.cleartext : Self.cleartextWithoutDashes
-        let peerSigned = try peer.cleartextSign(original)
+        let peerSigned = try await peer.cleartextSign(original)
         #expect(peerSigned.hasPrefix("-----BEGIN PGP SIGNED MESSAGE-----"))
         let (text, status) = try OpenPGP.verifyCleartext(peerSigned, against: [peerKey])
         #expect(Self.withoutTrailingNewlines(text) == Self.withoutTrailingNewlines(original))
@@ -194,19 +194,19 @@ struct PeerInteropTests {
         // Rampart signs, the peer verifies.
         let signed = try OpenPGP.cleartextSign(Self.cleartext, with: rampart)
         #expect(signed.hasPrefix("-----BEGIN PGP SIGNED MESSAGE-----"))
-        let result = try peer.verifyCleartext(signed, signer: rampart.publicKey)
+        let result = try await peer.verifyCleartext(signed, signer: rampart.publicKey)
         #expect(result.isVerified(by: rampart.publicKey), "\(peer.name): \(result.log)")
         #expect(Self.withoutTrailingNewlines(result.text) == Self.withoutTrailingNewlines(Self.cleartext))
-        let control = try peer.verifyCleartext(signed.replacingOccurrences(of: "last line", with: "last lime"),
+        let control = try await peer.verifyCleartext(signed.replacingOccurrences(of: "last line", with: "last lime"),
                                                signer: rampart.publicKey)
         #expect(control.verifiedSigner == nil, "\(peer.name) verified an edited cleartext: \(control.log)")
     }
 
     @Test("GopenPGP's cleartext over a line starting with a dash (not dash-escaped) is never reported verified")
-    func gopenpgpUnescapedDashLineIsNotVerified() throws {
-        let peer = try GopenPGPPeer(name: "Proton Side", address: "proton.side@interop.example")
-        let peerKey = try peer.publicKeyInRampart()
-        let signed = try peer.cleartextSign(Self.cleartext)
+    func gopenpgpUnescapedDashLineIsNotVerified() async throws {
+        let peer = try await GopenPGPPeer(name: "Proton Side", address: "proton.side@interop.example")
+        let peerKey = try await peer.publicKeyInRampart()
+        let signed = try await peer.cleartextSign(Self.cleartext)
         #expect(signed.contains("\n-----BEGIN not really"), "GopenPGP now dash-escapes: use the full text for it")
         do {
             let (_, status) = try OpenPGP.verifyCleartext(signed, against: [peerKey])
@@ -217,45 +217,45 @@ struct PeerInteropTests {
     }
 
     @Test("gpg reads Rampart's message as SEIPD with MDC and AES-256, not compressed")
-    func gpgSeesIntegrityProtectedAES256() throws {
-        let gpg = try GnuPGPeer(name: "Peer Tester", address: "gpg-peer@interop.example")
+    func gpgSeesIntegrityProtectedAES256() async throws {
+        let gpg = try await GnuPGPeer(name: "Peer Tester", address: "gpg-peer@interop.example")
         let rampart = try Self.rampartKey()
-        let peerKey = try PGPPublicKey(armored: try gpg.exportPublicKey())
-        _ = try gpg.importPublicKey(rampart.publicKey)
+        let peerKey = try await PGPPublicKey(armored: try gpg.exportPublicKey())
+        _ = try await gpg.importPublicKey(rampart.publicKey)
         let message = try OpenPGP.encrypt(Self.body, to: [peerKey], signedBy: rampart)
         let file = try gpg.files.write(message, "m")
-        let (_, status) = try gpg.runWithStatus(["--output", gpg.files.path("out"), "--decrypt", file])
+        let (_, status) = try await gpg.runWithStatus(["--output", gpg.files.path("out"), "--decrypt", file])
         #expect(status.contains("[GNUPG:] DECRYPTION_OKAY"), "gpg status: \(status)")
         // DECRYPTION_INFO <mdc_method> <sym_algo>: 2 = MDC, 9 = AES-256 (RFC 4880 9.2).
         let info = status.first { $0.hasPrefix("[GNUPG:] DECRYPTION_INFO ") }?.split(separator: " ").map(String.init) ?? []
         #expect(info.count >= 4 && info[2] == "2" && info[3] == "9", "gpg status: \(status)")
         // The packets inside: a one-pass signature, literal data, the signature; no compressed packet.
-        let packets = try gpg.gpg.run(gpg.base + ["--list-packets", file]).stdout
+        let packets = try await gpg.gpg.run(gpg.base + ["--list-packets", file]).stdout
         #expect(packets.contains(":onepass_sig packet:"), "\(packets)")
         #expect(packets.contains(":literal data packet:"), "\(packets)")
         #expect(!packets.contains(":compressed packet:"), "\(packets)")
     }
 
     @Test("a Rampart private key locked with a passphrase imports into gpg, which then decrypts Rampart's message with it")
-    func rampartLockedKeyImportsIntoGnuPG() throws {
-        let gpg = try GnuPGPeer(name: "Peer Tester", address: "gpg-peer@interop.example")
+    func rampartLockedKeyImportsIntoGnuPG() async throws {
+        let gpg = try await GnuPGPeer(name: "Peer Tester", address: "gpg-peer@interop.example")
         let rampart = try Self.rampartKey()
         let passphrase = "gpg import passphrase"
         let locked = try rampart.locked(passphrase: SecretBytes(copying: Array(passphrase.utf8)))
-        let (_, importStatus) = try gpg.runWithStatus(["--passphrase", passphrase, "--import", try gpg.files.write(Data(locked.utf8), "rampart.sec.asc")])
+        let (_, importStatus) = try await gpg.runWithStatus(["--passphrase", passphrase, "--import", try gpg.files.write(Data(locked.utf8), "rampart.sec.asc")])
         #expect(importStatus.contains { $0.hasPrefix("[GNUPG:] IMPORT_OK ") && $0.hasSuffix(rampart.fingerprint.hex) }, "\(importStatus)")
         #expect(importStatus.contains { $0.hasPrefix("[GNUPG:] IMPORT_RES ") }, "\(importStatus)")
         let message = try OpenPGP.encrypt(Self.body, to: [rampart.publicKey], signedBy: rampart)
         let output = gpg.files.path("decrypted")
-        let (_, status) = try gpg.runWithStatus(["--passphrase", passphrase, "--output", output, "--decrypt", try gpg.files.write(message, "m")])
+        let (_, status) = try await gpg.runWithStatus(["--passphrase", passphrase, "--output", output, "--decrypt", try gpg.files.write(message, "m")])
         #expect(status.contains("[GNUPG:] DECRYPTION_OKAY"), "\(status)")
         #expect(GnuPGPeer.validSigner(status, expected: rampart.publicKey) != nil, "\(status)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Self.body)
     }
 
     @Test("a GopenPGP private key locked with a passphrase (as Proton stores keys) unlocks in Rampart; a wrong passphrase is refused")
-    func gopenpgpLockedKeyUnlocksInRampart() throws {
-        let peer = try GopenPGPPeer(name: "Proton Side", address: "proton.side@interop.example")
+    func gopenpgpLockedKeyUnlocksInRampart() async throws {
+        let peer = try await GopenPGPPeer(name: "Proton Side", address: "proton.side@interop.example")
         let locked = try peer.exportLockedPrivateKey()
         #expect(locked.hasPrefix("-----BEGIN PGP PRIVATE KEY BLOCK-----"))
         #expect(throws: OpenPGPError.wrongPassphrase) {
@@ -264,21 +264,21 @@ struct PeerInteropTests {
         let key = try PGPPrivateKey.unlock(armored: locked, passphrase: SecretBytes(copying: Array(GopenPGPPeer.passphrase.utf8)))
         #expect(key.fingerprint == PGPFingerprint(hex: peer.fingerprint))
         // The unlocked key decrypts what GopenPGP encrypted to its own public key and signs for it.
-        let ownKey = try peer.publicKeyInRampart()
-        let message = try peer.encryptAndSign(Self.body, to: ownKey)
+        let ownKey = try await peer.publicKeyInRampart()
+        let message = try await peer.encryptAndSign(Self.body, to: ownKey)
         let decrypted = try OpenPGP.decrypt(message, with: [key], verifyingWith: [ownKey])
         #expect(decrypted.data == Self.body)
         #expect(decrypted.signature == .verified(ownKey.fingerprint))
     }
 
     @Test("a Rampart private key locked with a passphrase unlocks in GopenPGP and decrypts there")
-    func rampartLockedKeyUnlocksInGopenPGP() throws {
-        let peer = try GopenPGPPeer(name: "Proton Side", address: "proton.side@interop.example")
+    func rampartLockedKeyUnlocksInGopenPGP() async throws {
+        let peer = try await GopenPGPPeer(name: "Proton Side", address: "proton.side@interop.example")
         let rampart = try Self.rampartKey()
         let locked = try rampart.locked(passphrase: SecretBytes(copying: Array(GopenPGPPeer.passphrase.utf8)))
         #expect(locked.hasPrefix("-----BEGIN PGP PRIVATE KEY BLOCK-----"))
         let message = try OpenPGP.encrypt(Self.body, to: [rampart.publicKey], signedBy: rampart)
-        let result = try peer.decryptAndVerify(message, withPrivateKey: locked, signer: rampart.publicKey)
+        let result = try await peer.decryptAndVerify(message, withPrivateKey: locked, signer: rampart.publicKey)
         #expect(result.output == Self.body, "\(result.log)")
         #expect(result.isVerified(by: rampart.publicKey), "\(result.log)")
     }

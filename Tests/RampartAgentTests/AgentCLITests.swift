@@ -15,11 +15,7 @@ private let rampartDev = CLITool.rampartDev.with(environment: fast)
 @Suite("rampart unlock/lock/status through the agent (CLI)", .serialized)
 struct AgentCLITests {
     @Test func unlockStartsTheAgentOnDemandAndLockAndStopZeroizeIt() async throws {
-        let home = try TemporaryHome("agent", shortPath: true)
-        home.stopsAgentAtEnd(using: rampart)
-        let h = ["--home", home.path]
-        #expect(try await rampartDev.run(["key", "init"] + h).status == 0)
-        #expect(try await rampartDev.run(["key", "protect", "--pin-stdin"] + h, stdin: "4821\n").status == 0)
+        let (home, h) = try await pinProtectedAgentHome("agent", pin: "4821")
 
         let before = try await rampart.run(["status"] + h)
         #expect(before.status == 0)

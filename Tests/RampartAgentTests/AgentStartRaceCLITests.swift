@@ -13,6 +13,17 @@ private let fast = ["RAMPART_PIN_KDF_LOGN": "15"]
 private let rampart = CLITool.rampart.with(environment: fast)
 private let rampartDev = CLITool.rampartDev.with(environment: fast)
 
+/// A short-path home whose agent is stopped with it, holding a MainKey from `rampart-dev key init`
+/// protected by `pin`, and its `--home` arguments.
+func pinProtectedAgentHome(_ label: String, pin: String) async throws -> (TemporaryHome, [String]) {
+    let home = try TemporaryHome(label, shortPath: true)
+    home.stopsAgentAtEnd(using: rampart)
+    let h = ["--home", home.path]
+    #expect(try await rampartDev.run(["key", "init"] + h).status == 0)
+    #expect(try await rampartDev.run(["key", "protect", "--pin-stdin"] + h, stdin: "\(pin)\n").status == 0)
+    return (home, h)
+}
+
 /// The process ids of every `rampart agent start --foreground` serving `home`.
 func agentProcesses(home: String) -> [pid_t] {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
@@ -32,11 +43,7 @@ func agentProcesses(home: String) -> [pid_t] {
 @Suite("Starting the agent under many clients (CLI)", .serialized)
 struct AgentStartRaceCLITests {
     @Test func fiftyParallelUnlocksShareOneAgentAndEveryClientAnswers() async throws {
-        let home = try TemporaryHome("race", shortPath: true)
-        home.stopsAgentAtEnd(using: rampart)
-        let h = ["--home", home.path]
-        #expect(try await rampartDev.run(["key", "init"] + h).status == 0)
-        #expect(try await rampartDev.run(["key", "protect", "--pin-stdin"] + h, stdin: "482913\n").status == 0)
+        let (home, h) = try await pinProtectedAgentHome("race", pin: "482913")
         #expect(agentProcesses(home: home.path).isEmpty)
 
         let started = Date()

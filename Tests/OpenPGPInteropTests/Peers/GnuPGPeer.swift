@@ -14,18 +14,18 @@ final class GnuPGPeer: Peer, @unchecked Sendable {
     let files: PeerFiles
     let gpg: PeerCommand
 
-    init(name: String, address: String) throws {
+    init(name: String, address: String) async throws {
         files = try PeerFiles("gpg", shortPath: true)
         gpg = try PeerCommand.onPath("gpg", peer: "gpg")
         let uid = "\(name) <\(address)>"
         let base = Self.options(files.home.path)
-        try gpg.run(base + ["--passphrase", "", "--quick-gen-key", uid, "ed25519", "sign,cert", "never"])
-        let listed = try gpg.run(base + ["--with-colons", "--list-secret-keys", address]).lines
+        try await gpg.run(base + ["--passphrase", "", "--quick-gen-key", uid, "ed25519", "sign,cert", "never"])
+        let listed = try await gpg.run(base + ["--with-colons", "--list-secret-keys", address]).lines
         guard let fpr = listed.first(where: { $0.hasPrefix("fpr:") })?.split(separator: ":", omittingEmptySubsequences: false)[9] else {
             throw PeerError.unexpectedOutput(peer: "gpg", detail: "no fpr line in \(listed)")
         }
         fingerprint = String(fpr)
-        try gpg.run(base + ["--passphrase", "", "--quick-add-key", fingerprint, "cv25519", "encr", "never"])
+        try await gpg.run(base + ["--passphrase", "", "--quick-add-key", fingerprint, "cv25519", "encr", "never"])
     }
 
     /// Options every call gets.
@@ -36,19 +36,19 @@ final class GnuPGPeer: Peer, @unchecked Sendable {
     }
 
     /// Runs gpg with a status file and returns the result and its status lines.
-    func runWithStatus(_ arguments: [String], input: Data? = nil, accept: Set<Int32> = [0]) throws -> (CLIResult, [String]) {
+    func runWithStatus(_ arguments: [String], input: Data? = nil, accept: Set<Int32> = [0]) async throws -> (CLIResult, [String]) {
         let status = files.path("status")
-        let result = try gpg.run(base + ["--status-file", status] + arguments, input: input, accept: accept)
+        let result = try await gpg.run(base + ["--status-file", status] + arguments, input: input, accept: accept)
         let lines = ((try? String(contentsOfFile: status, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         return (result, lines)
     }
 
-    func exportPublicKey() throws -> String {
-        try gpg.run(base + ["--armor", "--export", fingerprint]).stdout
+    func exportPublicKey() async throws -> String {
+        try await gpg.run(base + ["--armor", "--export", fingerprint]).stdout
     }
 
-    func importPublicKey(_ key: PGPPublicKey) throws -> String {
-        let (_, status) = try runWithStatus(["--import", try files.write(key.binary, "rampart.pub")])
+    func importPublicKey(_ key: PGPPublicKey) async throws -> String {
+        let (_, status) = try await runWithStatus(["--import", try files.write(key.binary, "rampart.pub")])
         // IMPORT_OK <reason> <fingerprint>
         guard let line = status.first(where: { $0.hasPrefix("[GNUPG:] IMPORT_OK ") }),
               let fpr = line.split(separator: " ").last else {
@@ -57,39 +57,39 @@ final class GnuPGPeer: Peer, @unchecked Sendable {
         return String(fpr)
     }
 
-    func encryptAndSign(_ data: Data, to recipient: PGPPublicKey) throws -> Data {
-        let recipientFingerprint = try importPublicKey(recipient)
+    func encryptAndSign(_ data: Data, to recipient: PGPPublicKey) async throws -> Data {
+        let recipientFingerprint = try await importPublicKey(recipient)
         let input = try files.write(data, "plain")
         let output = files.path("message.asc")
-        try gpg.run(base + ["--armor", "--local-user", fingerprint, "--recipient", recipientFingerprint,
+        try await gpg.run(base + ["--armor", "--local-user", fingerprint, "--recipient", recipientFingerprint,
                             "--sign", "--encrypt", "--output", output, input])
         return try Data(contentsOf: URL(fileURLWithPath: output))
     }
 
     /// gpg's armored message compressed with `algorithm` ("zip", "zlib", "bzip2") at level 9,
     /// encrypted to `recipient` and signed: what a compression bomb looks like from gpg.
-    func encryptCompressed(_ data: Data, to recipient: PGPPublicKey, algorithm: String) throws -> Data {
-        let recipientFingerprint = try importPublicKey(recipient)
+    func encryptCompressed(_ data: Data, to recipient: PGPPublicKey, algorithm: String) async throws -> Data {
+        let recipientFingerprint = try await importPublicKey(recipient)
         let input = try files.write(data, "plain")
         let output = files.path("bomb.gpg")
-        try gpg.run(base + ["--compress-algo", algorithm, "-z", "9", "--local-user", fingerprint,
+        try await gpg.run(base + ["--compress-algo", algorithm, "-z", "9", "--local-user", fingerprint,
                             "--recipient", recipientFingerprint, "--sign", "--encrypt", "--output", output, input])
         return try Data(contentsOf: URL(fileURLWithPath: output))
     }
 
     /// A signed-only (not encrypted) message, compressed with `algorithm` at level 9.
-    func signCompressed(_ data: Data, algorithm: String) throws -> Data {
+    func signCompressed(_ data: Data, algorithm: String) async throws -> Data {
         let input = try files.write(data, "plain")
         let output = files.path("signed.gpg")
-        try gpg.run(base + ["--compress-algo", algorithm, "-z", "9", "--local-user", fingerprint, "--sign", "--output", output, input])
+        try await gpg.run(base + ["--compress-algo", algorithm, "-z", "9", "--local-user", fingerprint, "--sign", "--output", output, input])
         return try Data(contentsOf: URL(fileURLWithPath: output))
     }
 
-    func decryptAndVerify(_ message: Data, signer: PGPPublicKey) throws -> PeerVerification {
-        _ = try importPublicKey(signer)
+    func decryptAndVerify(_ message: Data, signer: PGPPublicKey) async throws -> PeerVerification {
+        _ = try await importPublicKey(signer)
         let output = files.path("decrypted")
         // Status 1 also for a bad signature: the status lines decide.
-        let (result, status) = try runWithStatus(["--output", output, "--decrypt", try files.write(message, "message")],
+        let (result, status) = try await runWithStatus(["--output", output, "--decrypt", try files.write(message, "message")],
                                                  accept: [0, 1, 2])
         guard status.contains(where: { $0.hasPrefix("[GNUPG:] DECRYPTION_OKAY") }),
               !status.contains(where: { $0.hasPrefix("[GNUPG:] DECRYPTION_FAILED") }) else {
@@ -100,29 +100,29 @@ final class GnuPGPeer: Peer, @unchecked Sendable {
                                 verifiedSigner: Self.validSigner(status, expected: signer), log: status.joined(separator: "\n"))
     }
 
-    func detachedSignature(for data: Data) throws -> Data {
+    func detachedSignature(for data: Data) async throws -> Data {
         let output = files.path("signature.asc")
-        try gpg.run(base + ["--armor", "--local-user", fingerprint, "--detach-sign", "--output", output, try files.write(data, "data")])
+        try await gpg.run(base + ["--armor", "--local-user", fingerprint, "--detach-sign", "--output", output, try files.write(data, "data")])
         return try Data(contentsOf: URL(fileURLWithPath: output))
     }
 
-    func verifyDetached(_ data: Data, signature: Data, signer: PGPPublicKey) throws -> PeerVerification {
-        _ = try importPublicKey(signer)
-        let (_, status) = try runWithStatus(["--verify", try files.write(signature, "signature"), try files.write(data, "data")],
+    func verifyDetached(_ data: Data, signature: Data, signer: PGPPublicKey) async throws -> PeerVerification {
+        _ = try await importPublicKey(signer)
+        let (_, status) = try await runWithStatus(["--verify", try files.write(signature, "signature"), try files.write(data, "data")],
                                             accept: [0, 1, 2])
         return PeerVerification(output: data, verifiedSigner: Self.validSigner(status, expected: signer), log: status.joined(separator: "\n"))
     }
 
-    func cleartextSign(_ text: String) throws -> String {
+    func cleartextSign(_ text: String) async throws -> String {
         let output = files.path("signed.asc")
-        try gpg.run(base + ["--local-user", fingerprint, "--clearsign", "--output", output, try files.write(Data(text.utf8), "text")])
+        try await gpg.run(base + ["--local-user", fingerprint, "--clearsign", "--output", output, try files.write(Data(text.utf8), "text")])
         return try String(contentsOfFile: output, encoding: .utf8)
     }
 
-    func verifyCleartext(_ message: String, signer: PGPPublicKey) throws -> PeerVerification {
-        _ = try importPublicKey(signer)
+    func verifyCleartext(_ message: String, signer: PGPPublicKey) async throws -> PeerVerification {
+        _ = try await importPublicKey(signer)
         let output = files.path("text")
-        let (_, status) = try runWithStatus(["--output", output, "--decrypt", try files.write(Data(message.utf8), "signed.asc")],
+        let (_, status) = try await runWithStatus(["--output", output, "--decrypt", try files.write(Data(message.utf8), "signed.asc")],
                                             accept: [0, 1, 2])
         return PeerVerification(output: (try? Data(contentsOf: URL(fileURLWithPath: output))) ?? Data(),
                                 verifiedSigner: Self.validSigner(status, expected: signer), log: status.joined(separator: "\n"))
@@ -143,7 +143,7 @@ final class GnuPGPeer: Peer, @unchecked Sendable {
     deinit {
         // gpg started an agent for this GNUPGHOME; stop it before the folder goes.
         if let gpgconf = try? PeerCommand.onPath("gpgconf", peer: "gpgconf") {
-            _ = try? gpgconf.run(["--homedir", files.home.path, "--kill", "all"], accept: [0, 1, 2])
+            _ = try? gpgconf.tool.runBlocking(["--homedir", files.home.path, "--kill", "all"])
         }
     }
 }

@@ -18,28 +18,28 @@ final class GopenPGPPeer: Peer, @unchecked Sendable {
     /// The passphrase the peer's own key is locked with.
     static let passphrase = "interop passphrase"
 
-    init(name: String, address: String) throws {
+    init(name: String, address: String) async throws {
         files = try PeerFiles("gopenpgp")
         helper = PeerCommand(peer: "GopenPGP", executable: try GopenPGPHelper.executable(),
                              environment: ["GOPENPGP_PEER_PASSPHRASE": Self.passphrase])
         privateKeyFile = files.path("peer.sec.asc")
         publicKeyFile = files.path("peer.pub.asc")
-        fingerprint = try helper.run(["gen-key", name, address, privateKeyFile, publicKeyFile]).stdout
+        fingerprint = try await helper.run(["gen-key", name, address, privateKeyFile, publicKeyFile]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func exportPublicKey() throws -> String { try String(contentsOfFile: publicKeyFile, encoding: .utf8) }
+    func exportPublicKey() async throws -> String { try String(contentsOfFile: publicKeyFile, encoding: .utf8) }
 
     /// The peer's private key as GopenPGP armors it, locked with ``passphrase``.
     func exportLockedPrivateKey() throws -> String { try String(contentsOfFile: privateKeyFile, encoding: .utf8) }
 
-    func importPublicKey(_ key: PGPPublicKey) throws -> String {
-        try helper.run(["fingerprint", try files.write(Data(key.armored().utf8), "rampart.pub.asc")]).stdout
+    func importPublicKey(_ key: PGPPublicKey) async throws -> String {
+        try await helper.run(["fingerprint", try files.write(Data(key.armored().utf8), "rampart.pub.asc")]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func encryptAndSign(_ data: Data, to recipient: PGPPublicKey) throws -> Data {
-        try helper.run(["encrypt-sign", try files.write(recipient.binary, "recipient.pub"), privateKeyFile,
+    func encryptAndSign(_ data: Data, to recipient: PGPPublicKey) async throws -> Data {
+        try await helper.run(["encrypt-sign", try files.write(recipient.binary, "recipient.pub"), privateKeyFile,
                         try files.write(data, "plain")]).output
     }
 
@@ -49,25 +49,25 @@ final class GopenPGPPeer: Peer, @unchecked Sendable {
         return PeerVerification(output: result.status == 0 ? result.output : Data(), verifiedSigner: signer, log: result.stderr)
     }
 
-    func decryptAndVerify(_ message: Data, signer: PGPPublicKey) throws -> PeerVerification {
-        verification(try helper.run(["decrypt-verify", privateKeyFile, try files.write(signer.binary, "signer.pub"),
+    func decryptAndVerify(_ message: Data, signer: PGPPublicKey) async throws -> PeerVerification {
+        verification(try await helper.run(["decrypt-verify", privateKeyFile, try files.write(signer.binary, "signer.pub"),
                                      try files.write(message, "message")], accept: [0, 3]))
     }
 
     /// Decrypts with another private key (armored, locked with ``passphrase``), e.g. one Rampart
     /// exported with `PGPPrivateKey.locked(passphrase:)`.
-    func decryptAndVerify(_ message: Data, withPrivateKey armored: String, signer: PGPPublicKey) throws -> PeerVerification {
-        verification(try helper.run(["decrypt-verify", try files.write(Data(armored.utf8), "other.sec.asc"),
+    func decryptAndVerify(_ message: Data, withPrivateKey armored: String, signer: PGPPublicKey) async throws -> PeerVerification {
+        verification(try await helper.run(["decrypt-verify", try files.write(Data(armored.utf8), "other.sec.asc"),
                                      try files.write(signer.binary, "signer.pub"), try files.write(message, "message")],
                                     accept: [0, 3]))
     }
 
-    func detachedSignature(for data: Data) throws -> Data {
-        try helper.run(["sign-detached", privateKeyFile, try files.write(data, "data")]).output
+    func detachedSignature(for data: Data) async throws -> Data {
+        try await helper.run(["sign-detached", privateKeyFile, try files.write(data, "data")]).output
     }
 
-    func verifyDetached(_ data: Data, signature: Data, signer: PGPPublicKey) throws -> PeerVerification {
-        var result = verification(try helper.run(["verify-detached", try files.write(signer.binary, "signer.pub"),
+    func verifyDetached(_ data: Data, signature: Data, signer: PGPPublicKey) async throws -> PeerVerification {
+        var result = verification(try await helper.run(["verify-detached", try files.write(signer.binary, "signer.pub"),
                                                   try files.write(data, "data"), try files.write(signature, "signature")],
                                                  accept: [0, 3]))
         result.output = data
@@ -79,12 +79,12 @@ final class GopenPGPPeer: Peer, @unchecked Sendable {
     /// "Message has been manipulated" too).
     var dashEscapesCleartext: Bool { false }
 
-    func cleartextSign(_ text: String) throws -> String {
-        try helper.run(["sign-cleartext", privateKeyFile, try files.write(Data(text.utf8), "text")]).stdout
+    func cleartextSign(_ text: String) async throws -> String {
+        try await helper.run(["sign-cleartext", privateKeyFile, try files.write(Data(text.utf8), "text")]).stdout
     }
 
-    func verifyCleartext(_ message: String, signer: PGPPublicKey) throws -> PeerVerification {
-        verification(try helper.run(["verify-cleartext", try files.write(signer.binary, "signer.pub"),
+    func verifyCleartext(_ message: String, signer: PGPPublicKey) async throws -> PeerVerification {
+        verification(try await helper.run(["verify-cleartext", try files.write(signer.binary, "signer.pub"),
                                      try files.write(Data(message.utf8), "signed.asc")], accept: [0, 3]))
     }
 }

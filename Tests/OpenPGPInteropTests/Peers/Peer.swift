@@ -62,26 +62,26 @@ protocol Peer: Sendable {
     /// The peer's key's primary fingerprint as the peer itself reports it (hex).
     var fingerprint: String { get }
     /// The peer's public key, armored, as the peer exports it.
-    func exportPublicKey() throws -> String
+    func exportPublicKey() async throws -> String
     /// Imports `key` the way the peer takes keys and returns the fingerprint it then reports for it.
-    func importPublicKey(_ key: PGPPublicKey) throws -> String
+    func importPublicKey(_ key: PGPPublicKey) async throws -> String
     /// Encrypts `data` to `recipient` and signs it with the peer's key (armored).
-    func encryptAndSign(_ data: Data, to recipient: PGPPublicKey) throws -> Data
+    func encryptAndSign(_ data: Data, to recipient: PGPPublicKey) async throws -> Data
     /// Decrypts a message encrypted to the peer's key and checks its signature against `signer`.
     /// Throws when the peer cannot decrypt; a signature that does not verify gives
     /// `verifiedSigner == nil`.
-    func decryptAndVerify(_ message: Data, signer: PGPPublicKey) throws -> PeerVerification
+    func decryptAndVerify(_ message: Data, signer: PGPPublicKey) async throws -> PeerVerification
     /// A detached signature over `data` by the peer's key (armored).
-    func detachedSignature(for data: Data) throws -> Data
+    func detachedSignature(for data: Data) async throws -> Data
     /// Checks a detached signature against `signer`.
-    func verifyDetached(_ data: Data, signature: Data, signer: PGPPublicKey) throws -> PeerVerification
+    func verifyDetached(_ data: Data, signature: Data, signer: PGPPublicKey) async throws -> PeerVerification
     /// A cleartext-signed message ("-----BEGIN PGP SIGNED MESSAGE-----") by the peer's key.
-    func cleartextSign(_ text: String) throws -> String
+    func cleartextSign(_ text: String) async throws -> String
     /// Whether the peer dash-escapes lines starting with "-" when it cleartext-signs (RFC 4880
     /// 7.1). GopenPGP 2.5.2's helper does not, so its signature over such text fails everywhere.
     var dashEscapesCleartext: Bool { get }
     /// Checks a cleartext-signed message against `signer`; `output` is the signed text.
-    func verifyCleartext(_ message: String, signer: PGPPublicKey) throws -> PeerVerification
+    func verifyCleartext(_ message: String, signer: PGPPublicKey) async throws -> PeerVerification
 }
 
 extension Peer {
@@ -95,12 +95,12 @@ enum PeerKind: String, CaseIterable, Sendable {
     case gopenpgp
 
     /// A peer of this kind with a newly generated key for `name <address>`.
-    func make(name: String = "Peer Tester", address: String? = nil) throws -> any Peer {
+    func make(name: String = "Peer Tester", address: String? = nil) async throws -> any Peer {
         let address = address ?? "\(rawValue)-peer@interop.example"
         switch self {
-        case .gpg: return try GnuPGPeer(name: name, address: address)
-        case .sq: return try SequoiaPeer(name: name, address: address)
-        case .gopenpgp: return try GopenPGPPeer(name: name, address: address)
+        case .gpg: return try await GnuPGPeer(name: name, address: address)
+        case .sq: return try await SequoiaPeer(name: name, address: address)
+        case .gopenpgp: return try await GopenPGPPeer(name: name, address: address)
         }
     }
 }
@@ -127,8 +127,8 @@ struct PeerCommand: Sendable {
     }
 
     @discardableResult
-    func run(_ arguments: [String], input: Data? = nil, accept: Set<Int32> = [0], timeout: Duration = .seconds(120)) throws -> CLIResult {
-        let result = try tool.run(arguments, input: input, timeout: timeout)
+    func run(_ arguments: [String], input: Data? = nil, accept: Set<Int32> = [0], timeout: Duration = .seconds(120)) async throws -> CLIResult {
+        let result = try await tool.run(arguments, input: input, timeout: timeout)
         guard !result.terminatedBySignal, accept.contains(result.status) else {
             throw PeerError.failed(peer: peer, command: ([peer] + arguments).joined(separator: " "), status: result.status,
                                    stderr: result.stderr)
@@ -168,24 +168,24 @@ extension Peer {
     /// is recorded as an issue with its packets (`gpg --list-packets`: creation times, flags) and
     /// the clocks at the check, so that a refusal names its cause instead of only "no valid
     /// encryption key" later.
-    func publicKeyInRampart() throws -> PGPPublicKey {
-        let armored = try exportPublicKey()
+    func publicKeyInRampart() async throws -> PGPPublicKey {
+        let armored = try await exportPublicKey()
         let key = try PGPPublicKey(armored: armored)
         if !key.canEncrypt {
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
             let clocks = "system clock \(now.tv_sec).\(String(format: "%09ld", now.tv_nsec)), time() \(time(nil))"
-            Issue.record("Rampart finds no valid encryption key in \(name)'s key \(key.fingerprint) (\(clocks)):\n\(Self.packets(of: armored))")
+            Issue.record("Rampart finds no valid encryption key in \(name)'s key \(key.fingerprint) (\(clocks)):\n\(await Self.packets(of: armored))")
         }
         return key
     }
 
     /// `gpg --list-packets` of `armored`, or why it could not be had.
-    static func packets(of armored: String) -> String {
+    static func packets(of armored: String) async -> String {
         do {
             let files = try PeerFiles("packets", shortPath: true)
             let gpg = try PeerCommand.onPath("gpg", peer: "gpg")
-            return try gpg.run(["--homedir", files.home.path, "--batch", "--list-packets",
+            return try await gpg.run(["--homedir", files.home.path, "--batch", "--list-packets",
                                 try files.write(Data(armored.utf8), "key.asc")]).stdout
         } catch {
             return "(no packet dump: \(error))"

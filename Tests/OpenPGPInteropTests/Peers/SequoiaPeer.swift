@@ -15,19 +15,19 @@ final class SequoiaPeer: Peer, @unchecked Sendable {
     let keyFile: String
     let certFile: String
 
-    init(name: String, address: String) throws {
+    init(name: String, address: String) async throws {
         files = try PeerFiles("sq")
         sq = try PeerCommand.onPath("sq", peer: "sq")
         keyFile = files.path("peer.key")
         certFile = files.path("peer.cert")
-        try sq.run(["key", "generate", "--userid", "\(name) <\(address)>", "--cipher-suite", "cv25519", "--export", keyFile])
-        try sq.run(["key", "extract-cert", "--output", certFile, keyFile])
-        fingerprint = try Self.inspectFingerprint(sq, certFile)
+        try await sq.run(["key", "generate", "--userid", "\(name) <\(address)>", "--cipher-suite", "cv25519", "--export", keyFile])
+        try await sq.run(["key", "extract-cert", "--output", certFile, keyFile])
+        fingerprint = try await Self.inspectFingerprint(sq, certFile)
     }
 
     /// The "Fingerprint:" line of `sq inspect FILE` (the primary key's).
-    static func inspectFingerprint(_ sq: PeerCommand, _ file: String) throws -> String {
-        let lines = try sq.run(["inspect", file]).lines
+    static func inspectFingerprint(_ sq: PeerCommand, _ file: String) async throws -> String {
+        let lines = try await sq.run(["inspect", file]).lines
         guard let line = lines.first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("Fingerprint:") }),
               let value = line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) else {
             throw PeerError.unexpectedOutput(peer: "sq", detail: "no Fingerprint line in `sq inspect`: \(lines)")
@@ -35,17 +35,17 @@ final class SequoiaPeer: Peer, @unchecked Sendable {
         return value
     }
 
-    func exportPublicKey() throws -> String {
+    func exportPublicKey() async throws -> String {
         try String(contentsOfFile: certFile, encoding: .utf8)
     }
 
-    func importPublicKey(_ key: PGPPublicKey) throws -> String {
-        try Self.inspectFingerprint(sq, try files.write(Data(key.armored().utf8), "rampart.cert"))
+    func importPublicKey(_ key: PGPPublicKey) async throws -> String {
+        try await Self.inspectFingerprint(sq, try files.write(Data(key.armored().utf8), "rampart.cert"))
     }
 
-    func encryptAndSign(_ data: Data, to recipient: PGPPublicKey) throws -> Data {
+    func encryptAndSign(_ data: Data, to recipient: PGPPublicKey) async throws -> Data {
         let output = files.path("message.asc")
-        try sq.run(["encrypt", "--recipient-cert", try files.write(recipient.binary, "recipient.cert"), "--signer-key", keyFile,
+        try await sq.run(["encrypt", "--recipient-cert", try files.write(recipient.binary, "recipient.cert"), "--signer-key", keyFile,
                     "--output", output, try files.write(data, "plain")])
         return try Data(contentsOf: URL(fileURLWithPath: output))
     }
@@ -57,9 +57,9 @@ final class SequoiaPeer: Peer, @unchecked Sendable {
         return PeerVerification(output: output, verifiedSigner: signer, log: result.stderr)
     }
 
-    func decryptAndVerify(_ message: Data, signer: PGPPublicKey) throws -> PeerVerification {
+    func decryptAndVerify(_ message: Data, signer: PGPPublicKey) async throws -> PeerVerification {
         let output = files.path("decrypted")
-        let result = try sq.run(["decrypt", "--recipient-key", keyFile, "--signer-cert", try files.write(signer.binary, "signer.cert"),
+        let result = try await sq.run(["decrypt", "--recipient-key", keyFile, "--signer-cert", try files.write(signer.binary, "signer.cert"),
                                  "--output", output, try files.write(message, "message")], accept: [0, 1])
         // sq writes nothing when it refuses the message; when decryption itself failed there is
         // no "Encrypted using" line.
@@ -69,28 +69,28 @@ final class SequoiaPeer: Peer, @unchecked Sendable {
         return verification(result, output: (try? Data(contentsOf: URL(fileURLWithPath: output))) ?? Data())
     }
 
-    func detachedSignature(for data: Data) throws -> Data {
+    func detachedSignature(for data: Data) async throws -> Data {
         let output = files.path("signature.asc")
-        try sq.run(["sign", "--detached", "--signer-key", keyFile, "--output", output, try files.write(data, "data")])
+        try await sq.run(["sign", "--detached", "--signer-key", keyFile, "--output", output, try files.write(data, "data")])
         return try Data(contentsOf: URL(fileURLWithPath: output))
     }
 
-    func verifyDetached(_ data: Data, signature: Data, signer: PGPPublicKey) throws -> PeerVerification {
-        let result = try sq.run(["verify", "--detached", try files.write(signature, "signature"),
+    func verifyDetached(_ data: Data, signature: Data, signer: PGPPublicKey) async throws -> PeerVerification {
+        let result = try await sq.run(["verify", "--detached", try files.write(signature, "signature"),
                                  "--signer-cert", try files.write(signer.binary, "signer.cert"), try files.write(data, "data")],
                                 accept: [0, 1])
         return verification(result, output: data)
     }
 
-    func cleartextSign(_ text: String) throws -> String {
+    func cleartextSign(_ text: String) async throws -> String {
         let output = files.path("signed.asc")
-        try sq.run(["sign", "--cleartext-signature", "--signer-key", keyFile, "--output", output, try files.write(Data(text.utf8), "text")])
+        try await sq.run(["sign", "--cleartext-signature", "--signer-key", keyFile, "--output", output, try files.write(Data(text.utf8), "text")])
         return try String(contentsOfFile: output, encoding: .utf8)
     }
 
-    func verifyCleartext(_ message: String, signer: PGPPublicKey) throws -> PeerVerification {
+    func verifyCleartext(_ message: String, signer: PGPPublicKey) async throws -> PeerVerification {
         let output = files.path("text")
-        let result = try sq.run(["verify", "--signer-cert", try files.write(signer.binary, "signer.cert"), "--output", output,
+        let result = try await sq.run(["verify", "--signer-cert", try files.write(signer.binary, "signer.cert"), "--output", output,
                                  try files.write(Data(message.utf8), "signed.asc")], accept: [0, 1])
         return verification(result, output: (try? Data(contentsOf: URL(fileURLWithPath: output))) ?? Data())
     }
