@@ -21,7 +21,12 @@ public actor BridgeAccount {
         static let uids = "bridge.uids"
         static let flags = "bridge.flags"
         static let body = "bridge.body"
+        static let meta = "bridge.meta"
     }
+
+    /// The version of the bridge's renderings its copies are known to match (``Kind/meta``,
+    /// id `rendering`): 2 = renderings carry their attachments.
+    static let renderingVersion = Data("2".utf8)
 
     /// One mailbox's UIDs: stable across restarts and re-syncs (kept sealed, keyed by label id).
     struct UIDMap: Codable {
@@ -131,7 +136,11 @@ public actor BridgeAccount {
     func copyNewMessages() async throws -> Int {
         let store = try account.store()
         let all = try store.mail.summaries()
-        let sizes = try store.deviceItems.sizes(kind: Kind.body)
+        var sizes = try store.deviceItems.sizes(kind: Kind.body)
+        if try store.deviceItems.value(kind: Kind.meta, id: "rendering") != Self.renderingVersion {
+            for id in try renderAgainWithAttachments(Array(sizes.keys)) { sizes[id] = nil }
+            try store.deviceItems.save(kind: Kind.meta, id: "rendering", value: Self.renderingVersion)
+        }
         let ids = Set(all.map(\.id))
         let stale = sizes.keys.filter { !ids.contains($0) }
         if !stale.isEmpty { try store.deviceItems.delete(kind: Kind.body, ids: Array(stale)) }
@@ -155,6 +164,34 @@ public actor BridgeAccount {
         }
         if !stale.isEmpty { copied += stale.count }
         return copied
+    }
+
+    /// Copies made before renderings carried attachments (mail written in Rampart, copied by an
+    /// older bridge): each is dropped with its UID in every mailbox, so the copy made again with
+    /// its attachments shows as a new message (IMAP never changes a message's bytes under one UID:
+    /// a mail program that kept the old copy gets EXPUNGE for it and fetches the new one). Runs
+    /// once per store (a sealed marker then says the copies match); returns the ids dropped.
+    func renderAgainWithAttachments(_ copied: [String]) throws -> [String] {
+        let store = try account.store()
+        var stale: [String] = []
+        for id in copied {
+            let records = try store.mail.attachments(messageID: id)
+            guard !records.isEmpty, let copy = try store.deviceItems.value(kind: Kind.body, id: id),
+                  BridgeRendering.isRenderingWithoutAttachments([UInt8](copy), id: id, attachments: records.count) else { continue }
+            stale.append(id)
+        }
+        guard !stale.isEmpty else { return [] }
+        for box in try mailboxes() where box.labelID != "" {
+            var map = try uidMap(box)
+            guard stale.contains(where: { map.uids[$0] != nil }) else { continue }
+            for id in stale { map.uids[id] = nil; map.mods[id] = nil; map.flags[id] = nil }
+            map.modSeq += 1
+            try saveMap(map, for: box)
+        }
+        try store.deviceItems.delete(kind: Kind.body, ids: stale)
+        bump()
+        log("\(stale.count) copies of mail written in Rampart made before they carried attachments: copied again with them")
+        return stale
     }
 
     /// A message's RFC 5322 bytes: the original of imported or delivered mail, else a MIME

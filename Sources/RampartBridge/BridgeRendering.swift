@@ -22,12 +22,26 @@ enum BridgeRendering {
         builder.to = message.recipients.map { MIME.MailAddress(name: $0.name.isEmpty ? nil : $0.name, address: $0.address) }
         builder.subject = message.subject
         builder.date = Date(timeIntervalSince1970: TimeInterval(message.time))
-        builder.messageID = "\(message.id)@rampart.bridge"
+        builder.messageID = messageID(of: message.id)
         builder.html = message.body
         builder.text = TerminalText.render(sanitizedHTML: message.body)
         builder.inlineImages = attachments.filter { $0.contentID != nil }
         builder.attachments = attachments.filter { $0.contentID == nil }
         return try builder.build()
+    }
+
+    /// The Message-ID a rendering of message `id` carries (a mail program's copy of it keeps it).
+    static func messageID(of id: String) -> String { "\(id)@rampart.bridge" }
+
+    /// Whether `copy`, the bridge's stored copy of message `id`, is one of its renderings made
+    /// before renderings carried attachments: its Message-ID is the rendering's, and it has fewer
+    /// parts that are not text than the message has attachments. Originals of imported and
+    /// delivered mail (another Message-ID) are never taken for one.
+    static func isRenderingWithoutAttachments(_ copy: [UInt8], id: String, attachments: Int) -> Bool {
+        guard attachments > 0 else { return false }
+        let parsed = MIMEMessage(bytes: copy)
+        guard parsed.messageID == messageID(of: id) else { return false }
+        return parsed.root.walk().filter { !$0.hasChildren && $0.contentType.mainType != "text" }.count < attachments
     }
 
     /// A stored attachment record and its cleartext as a part of the rendering: the media type

@@ -86,6 +86,16 @@ struct BridgeBench: AsyncParsableCommand {
             try tools.waitForMessages(port: bridgePort, user: "demo@rampart.test", password: password, atLeast: expected)
             let bridgeIncremental = try mbsync.sync(name: "bridge", port: bridgePort, user: "demo@rampart.test", password: password)
             let dovecotIncremental = try mbsync.sync(name: "dovecot", port: dovecot.port, user: "bench", password: "pw")
+            // SEARCH: on flags (nothing read), on a header and on body text (every message read:
+            // the bridge decrypts its sealed copies one at a time), over curl, on both servers.
+            let searches = ["NOT DELETED", "SUBJECT \"Bench message 1-\(messages / 2)\"", "BODY \"of the bridge benchmark\""]
+            var searchTimes: [(String, Double, Double, Int, Int)] = []
+            for key in searches {
+                var hits = (0, 0)
+                let ours = try Clock.time { hits.0 = try tools.search(port: bridgePort, user: "demo@rampart.test", password: password, key: key) }
+                let theirs = try Clock.time { hits.1 = try tools.search(port: dovecot.port, user: "bench", password: "pw", key: key) }
+                searchTimes.append((key, ours, theirs, hits.0, hits.1))
+            }
             let peak = tools.peakMemoryKiB(of: bridge.processIdentifier)
 
             func line(_ what: String, _ ours: Double, _ theirs: Double) {
@@ -94,6 +104,9 @@ struct BridgeBench: AsyncParsableCommand {
             }
             line("full sync (\(expected - incremental) messages)", bridgeFull, dovecotFull)
             line("incremental sync (+\(incremental))", bridgeIncremental, dovecotIncremental)
+            for (key, ours, theirs, a, b) in searchTimes {
+                print(String(format: "UID SEARCH %@: bridge %.2f s (%d hits), Dovecot %.2f s (%d hits)", key, ours, a, theirs, b))
+            }
             let mib = Double(peak) / 1024
             print(String(format: "bridge peak memory (VmHWM): %.1f MiB (target < 200 MiB)%@", mib, mib < 200 ? "" : "  MISSED"))
             for file in try mbsync.countFiles() { print(file) }
@@ -157,5 +170,17 @@ enum Corpus {
             try bytes.write(to: folder.appendingPathComponent("cur/\(seed)-\(index).bench:2,S"))
         }
         return total
+    }
+}
+
+extension AgentHostPaths {
+    /// One `UID SEARCH` in INBOX over curl (a login, the search, a logout); returns the number of hits.
+    func search(port: Int, user: String, password: String, key: String) throws -> Int {
+        let answer = try run(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "--max-time", "600", "-u", "\(user):\(password)",
+                                                                    "imap://127.0.0.1:\(port)/INBOX", "-X", "UID SEARCH \(key)"])
+        guard let line = answer.split(separator: "\r\n").first(where: { $0.hasPrefix("* SEARCH") }) else {
+            throw Failed(description: "no SEARCH answer from port \(port): \(answer.prefix(200))")
+        }
+        return line.split(separator: " ").count - 2
     }
 }

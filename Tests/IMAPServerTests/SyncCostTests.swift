@@ -85,4 +85,14 @@ struct SyncCostTests {
         // Each message at most once per SEARCH, and only those UNDELETED or NOT DELETED left in.
         #expect(await backend.messageReads == 2 + 3 + 2 + 3)
     }
+
+    @Test func aSearchThatWouldReadMoreThanItsBoundSaysHowToNarrowIt() async throws {
+        let limits = IMAPLimits(maxSearchBytes: Sample.plain.utf8.count + 10)
+        let out = lines(try await converse("a LOGIN alice pw\r\nb SELECT INBOX\r\nc SEARCH TEXT noon\r\nd SEARCH 1 TEXT noon\r\n"
+            + "e SEARCH DELETED\r\nf NOOP\r\n", limits: limits))
+        #expect(out.contains { $0.hasPrefix("c NO [LIMIT] This search would read more than") && $0.contains("narrow it with SINCE or BEFORE") })
+        // Keys that need no bytes narrow first: message 1 alone is within the bound.
+        #expect(out.filter { $0.hasPrefix("* SEARCH") } == ["* SEARCH 1", "* SEARCH 3"])
+        #expect(out.last == "f OK NOOP completed")
+    }
 }

@@ -28,4 +28,20 @@ import Testing
         #expect(BridgeRendering.mediaType("text/plain; charset=utf-8") == "application/octet-stream")
         #expect(BridgeRendering.mediaType("application/vnd.oasis.opendocument.text") == "application/vnd.oasis.opendocument.text")
     }
+
+    /// Copies an older bridge made of mail written in Rampart had no attachments: those, and only
+    /// those, are found to be made again.
+    @Test func renderingsWithoutTheirAttachmentsAreFoundAndNothingElse() throws {
+        let record = AttachmentMetadata(id: "a1", messageID: "m1", size: 3, name: "x.pdf", mimeType: "application/pdf", keyPackets: Data())
+        let image = AttachmentMetadata(id: "a2", messageID: "m1", size: 2, name: "logo.png", mimeType: "image/png", keyPackets: Data())
+        let old = try BridgeRendering.mime(of: Self.message)
+        let parts = [BridgeRendering.attachment(record, contentID: nil, data: [1, 2, 3]), BridgeRendering.attachment(image, contentID: "logo", data: [9, 8])]
+        let now = try BridgeRendering.mime(of: Self.message, attachments: parts)
+        #expect(BridgeRendering.isRenderingWithoutAttachments(old, id: "m1", attachments: 2))
+        #expect(!BridgeRendering.isRenderingWithoutAttachments(now, id: "m1", attachments: 2))
+        #expect(!BridgeRendering.isRenderingWithoutAttachments(old, id: "m1", attachments: 0))
+        #expect(!BridgeRendering.isRenderingWithoutAttachments(old, id: "m2", attachments: 2))
+        let original = Array("From: a@example.org\r\nMessage-ID: <m1@elsewhere.example>\r\nSubject: x\r\n\r\ntext\r\n".utf8)
+        #expect(!BridgeRendering.isRenderingWithoutAttachments(original, id: "m1", attachments: 1))
+    }
 }

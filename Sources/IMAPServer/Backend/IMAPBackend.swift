@@ -129,6 +129,8 @@ public enum IMAPBackendError: Error, Sendable, Equatable, CustomStringConvertibl
     case notPermitted(String)
     /// The message is larger than the store accepts (`[TOOBIG]`).
     case messageTooLarge(limit: Int)
+    /// A bound of the server was reached (`[LIMIT]`, RFC 5530), with what to do instead.
+    case limit(String)
     /// Anything else, with a sentence the user can act on (`[SERVERBUG]` is not used: the text says what).
     case failed(String)
     /// The store cannot be used now (the account is locked), with what to do: a login gets
@@ -144,6 +146,7 @@ public enum IMAPBackendError: Error, Sendable, Equatable, CustomStringConvertibl
         case .notPermitted(let reason): reason
         case .messageTooLarge(let limit): "Message larger than the limit of \(limit) bytes"
         case .failed(let reason): reason
+        case .limit(let reason): reason
         case .unavailable(let reason): reason
         }
     }
@@ -157,6 +160,7 @@ public enum IMAPBackendError: Error, Sendable, Equatable, CustomStringConvertibl
         case .notPermitted: "CANNOT"
         case .messageTooLarge: "TOOBIG"
         case .failed: nil
+        case .limit: "LIMIT"
         case .unavailable: "UNAVAILABLE"
         }
     }

@@ -605,6 +605,7 @@ public final class IMAPSession: @unchecked Sendable {
         // and its body is parsed only for BODY and TEXT.
         let key = Self.cheapestFirst(key)
         var hits: [Int] = []
+        var scanned = 0
         for (i, m) in s.messages.enumerated() {
             var bytes: [UInt8]?
             var read = false
@@ -613,6 +614,7 @@ public final class IMAPSession: @unchecked Sendable {
                 if !read {
                     read = true
                     bytes = try? await account.messageBytes(in: s.name, uid: m.uid)
+                    scanned += bytes?.count ?? 0
                 }
                 guard let bytes else { return nil }
                 if let whole { return whole }
@@ -624,6 +626,11 @@ public final class IMAPSession: @unchecked Sendable {
                 return header
             }
             if try await Self.matches(key, m, msn: UInt32(i + 1), count: count, largestUID: largestUID, load: load) { hits.append(i) }
+            if scanned > limits.maxSearchBytes {
+                let bound = limits.maxSearchBytes >= 1 << 20 ? "\(limits.maxSearchBytes >> 20) MiB" : "\(limits.maxSearchBytes) bytes"
+                throw IMAPBackendError.limit("This search would read more than \(bound) of messages (each is read, one at a time, "
+                    + "for text and header keys); narrow it with SINCE or BEFORE, a UID range, or flags")
+            }
         }
         return hits
     }
