@@ -105,6 +105,76 @@ struct ServerProcessesTests {
         }
     }
 
+    /// Two processes behind HAProxy (Debian, TCP mode: TLS goes through to the servers, so the
+    /// pins are the servers'): a client knows one address; one process is killed -9 and every
+    /// request still succeeds (HAProxy redispatches a refused connection and its health check
+    /// takes the dead one out), the block stored before the kill included. `balance first`: every
+    /// connection goes to A while it lives (so the kill is of the process that served), and the
+    /// two SRP steps of a login (pending SRP sessions are still in each process's memory) meet
+    /// the same process.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func twoProcessesBehindHAProxyServeOneAddress() async throws {
+        let home = try TemporaryHome("haproxy")
+        defer { home.remove() }
+        let data = home.child("server")
+        let a = try await ServerProcess.start(data: data, infoFile: home.child("a.json"))
+        defer { a.stop() }
+        let b = try await ServerProcess.start(data: data, infoFile: home.child("b.json"))
+        defer { b.stop() }
+        let port = LoopbackPort.free()
+        #expect(port > 0)
+        let configuration = home.child("haproxy.cfg")
+        try """
+            global
+                maxconn 256
+            defaults
+                mode tcp
+                timeout connect 2s
+                timeout client 60s
+                timeout server 60s
+                retries 3
+                option redispatch
+            frontend rampart
+                bind 127.0.0.1:\(port)
+                default_backend servers
+            backend servers
+                balance first
+                server a 127.0.0.1:\(a.info.port) check inter 200ms fall 1 rise 2
+                server b 127.0.0.1:\(b.info.port) check inter 200ms fall 1 rise 2
+
+            """.write(to: configuration, atomically: true, encoding: .utf8)
+        let haproxy = try CLITool(path: URL(fileURLWithPath: "/usr/sbin/haproxy")).spawn(["-db", "-f", configuration.path])
+        defer { haproxy.kill() }
+        var endpoint = ServerEndpoint(serverInfo: a.info)
+        endpoint.url = URL(string: "https://localhost:\(port)")!
+        let demo = DemoAccounts.demo
+        try await onThreadsOfItsOwn {
+            // HAProxy is listening once a connection goes through.
+            var ready = false
+            for _ in 0..<100 where !ready {
+                ready = (try? await APIClient(endpoint: endpoint).closing { api in
+                    _ = try await api.login(username: demo.username, password: demo.loginPassword)
+                }) != nil
+                if !ready { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(ready, "haproxy: \(haproxy.stderr)")
+            try await APIClient(endpoint: endpoint).closing { api in
+                _ = try await api.login(username: demo.username, password: demo.loginPassword)
+                let before = Data("stored before the kill".utf8)
+                let stored = try await api.uploadBlock(before)
+                a.child.kill(SIGKILL)
+                for round in 0..<6 {
+                    #expect(try await api.block(stored.blockId) == before)
+                    let more = Data("after the kill \(round)".utf8)
+                    #expect(try await api.block(try await api.uploadBlock(more).blockId) == more)
+                }
+            }
+            try await APIClient(endpoint: endpoint).closing { api in
+                _ = try await api.login(username: demo.username, password: demo.loginPassword)
+            }
+        }
+    }
+
     /// Which failures send a request on to the next address.
     @Test func onlyRequestsTheFirstAddressCannotHaveActedOnGoElsewhere() {
         let refused = PinnedTransportError.connectionFailed(host: "localhost", port: 1, reason: "refused")

@@ -114,7 +114,7 @@ public final class SoftwareTPM: @unchecked Sendable {
     }
 
     /// Binds 127.0.0.1:`port` (0: any) and returns the port bound, or -1; the socket is closed.
-    private static func boundPort(_ port: Int) -> Int {
+    fileprivate static func boundPort(_ port: Int) -> Int {
         withLoopbackSocket(port) { fd, address in
             let bound = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -176,4 +176,11 @@ public final class SoftwareTPM: @unchecked Sendable {
 
 private func sendKill(_ pid: pid_t) {
     _ = kill(pid, SIGKILL)
+}
+
+/// A TCP port on 127.0.0.1 with nothing bound to it now (port 0 bound, read, closed), for a peer
+/// program that takes its listening port on the command line (HAProxy, swtpm).
+public enum LoopbackPort {
+    /// The port, or -1 when no socket could be bound.
+    public static func free() -> Int { SoftwareTPM.boundPort(0) }
 }
