@@ -14,12 +14,12 @@ final class Correspondents: @unchecked Sendable {
     let peerFingerprint: String
     let peerKey: PGPPublicKey
 
-    init() throws {
+    init() async throws {
         alice = try PGPPrivateKey.generate(name: "Alice", address: "alice@rampart.example")
         gpg = try GnuPG()
-        peerFingerprint = try gpg.generateKey("Peer <peer@example.org>")
-        peerKey = try PGPPublicKey(armored: try gpg.exportPublic(peerFingerprint))
-        try gpg.importKey(alice.publicKey.armored())
+        peerFingerprint = try await gpg.generateKey("Peer <peer@example.org>")
+        peerKey = try PGPPublicKey(armored: try await gpg.exportPublic(peerFingerprint))
+        try await gpg.importKey(alice.publicKey.armored())
     }
 
     var peerPGPFingerprint: PGPFingerprint { PGPFingerprint(hex: peerFingerprint)! }
@@ -28,8 +28,8 @@ final class Correspondents: @unchecked Sendable {
 
     /// The peer's gpg encrypts the file `path` to Alice and signs it, armoured (gpg is expected to
     /// succeed): what a GnuPG user sends.
-    func peerEncryptsAndSigns(_ path: String) throws -> String {
-        let run = try gpg.run(["--armor", "--encrypt", "--sign", "--recipient", alice.fingerprint.hex,
+    func peerEncryptsAndSigns(_ path: String) async throws -> String {
+        let run = try await gpg.run(["--armor", "--encrypt", "--sign", "--recipient", alice.fingerprint.hex,
                                "--local-user", peerFingerprint, "--output", "-", path])
         #expect(run.result.status == 0, "\(run.result.stderr)")
         return run.result.stdout
@@ -58,13 +58,13 @@ func sha256Hex(_ bytes: [UInt8]) -> String { SHA256.hash(data: bytes).map { Stri
 func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartError)?.kind }
 
 @Suite struct ComposeTests {
-    @Test func gpgDecryptsAndVerifiesTheEncryptedMessage() throws {
-        let c = try Correspondents()
+    @Test func gpgDecryptsAndVerifiesTheEncryptedMessage() async throws {
+        let c = try await Correspondents()
         defer { c.close() }
         let composed = try PGPMIME.encrypt(try sampleMessage(html: true), to: [c.peerKey], signedBy: c.alice)
 
         // Python's email package sees RFC 3156's structure.
-        let view = try PythonEmail.view(composed, in: c.gpg.home)
+        let view = try await PythonEmail.view(composed, in: c.gpg.home)
         #expect(view.type == "multipart/encrypted")
         #expect(view.protocol == "application/pgp-encrypted")
         #expect(view.parts == ["application/pgp-encrypted", "application/octet-stream"])
@@ -77,7 +77,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         // gpg decrypts it and finds Alice's good signature inside.
         let input = try c.gpg.file("encrypted.asc", armored)
         let output = c.gpg.home.child("inner.eml").path
-        let run = try c.gpg.run(["--output", output, "--decrypt", input])
+        let run = try await c.gpg.run(["--output", output, "--decrypt", input])
         #expect(run.result.status == 0, "\(run.result.stderr)")
         #expect(run.line("DECRYPTION_OKAY") != nil)
         #expect(run.line("GOODSIG") != nil)
@@ -87,7 +87,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         let inner = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
         #expect(inner.indices.allSatisfy { inner[$0] != 0x0A || ($0 > 0 && inner[$0 - 1] == 0x0D) },
                 "the inner entity is in canonical form (CRLF)")
-        let innerView = try PythonEmail.view(inner, in: c.gpg.home)
+        let innerView = try await PythonEmail.view(inner, in: c.gpg.home)
         #expect(innerView.type == "multipart/mixed")
         #expect(innerView.text == sampleText)
         #expect(innerView.attachments.map(\.filename) == ["numbers.bin"])
@@ -95,12 +95,12 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         #expect(innerView.subject == nil, "the message's own header fields stay outside")
     }
 
-    @Test func gpgVerifiesTheSignedMessageOverTheFirstPartsWireBytes() throws {
-        let c = try Correspondents()
+    @Test func gpgVerifiesTheSignedMessageOverTheFirstPartsWireBytes() async throws {
+        let c = try await Correspondents()
         defer { c.close() }
         let composed = try PGPMIME.sign(try sampleMessage(), with: c.alice)
 
-        let view = try PythonEmail.view(composed, in: c.gpg.home)
+        let view = try await PythonEmail.view(composed, in: c.gpg.home)
         #expect(view.type == "multipart/signed")
         #expect(view.protocol == "application/pgp-signature")
         #expect(view.parts == ["multipart/mixed", "application/pgp-signature"])
@@ -117,7 +117,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         // gpg verifies the detached signature over exactly those bytes (what a mail client hashes).
         let data = try c.gpg.file("signed.eml", signed)
         let signature = try c.gpg.file("signature.asc", view.payload(1))
-        let run = try c.gpg.run(["--verify", signature, data])
+        let run = try await c.gpg.run(["--verify", signature, data])
         #expect(run.result.status == 0, "\(run.result.stderr)")
         #expect(run.line("GOODSIG") != nil)
         let valid = try #require(run.line("VALIDSIG"))
@@ -131,12 +131,12 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         var tampered = signed
         let index = try #require(tampered.firstIndex(of: UInt8(ascii: "H")))
         tampered[index] = UInt8(ascii: "J")
-        let bad = try c.gpg.run(["--verify", signature, try c.gpg.file("tampered.eml", tampered)])
+        let bad = try await c.gpg.run(["--verify", signature, try c.gpg.file("tampered.eml", tampered)])
         #expect(bad.result.status != 0)
         #expect(bad.line("BADSIG") != nil)
     }
 
-    @Test func ownMessagesOpenAgain() throws {
+    @Test func ownMessagesOpenAgain() async throws {
         let alice = try PGPPrivateKey.generate(name: "Alice", address: "alice@rampart.example")
         let bob = try PGPPrivateKey.generate(name: "Bob", address: "bob@example.org")
         let message = try sampleMessage(html: true)
@@ -167,7 +167,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         #expect(try PGPMIME.open(Array(lf), decryptingWith: [], verifyingWith: [alice.publicKey]).signature == .verified(alice.fingerprint))
     }
 
-    @Test func composingRefusesWhatCannotBeSent() throws {
+    @Test func composingRefusesWhatCannotBeSent() async throws {
         let alice = try PGPPrivateKey.generate(name: "Alice", address: "alice@rampart.example")
         let message = try sampleMessage()
         #expect(throws: PGPMIMEError.self) { try PGPMIME.encrypt(message, to: [], signedBy: alice) }
@@ -238,11 +238,11 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
             """.utf8)
     }
 
-    @Test func decryptsAndVerifiesPGPMIMEFromGnuPG() throws {
-        let c = try Correspondents()
+    @Test func decryptsAndVerifiesPGPMIMEFromGnuPG() async throws {
+        let c = try await Correspondents()
         defer { c.close() }
         let input = try c.gpg.file("inner.eml", Self.innerEntity)
-        let message = Self.wrapEncrypted(try c.peerEncryptsAndSigns(input))
+        let message = await Self.wrapEncrypted(try c.peerEncryptsAndSigns(input))
         #expect(PGPMIME.protection(of: MIMEMessage(bytes: message)) == .pgpMIMEEncrypted)
 
         let opened = try PGPMIME.open(message, decryptingWith: [c.alice], verifyingWith: [c.peerKey])
@@ -254,7 +254,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         #expect(opened.message.attachments.map(\.data) == [[0, 1, 2, 3, 4]])
 
         // Python reads the opened message the same way.
-        let view = try PythonEmail.view(opened.bytes, in: c.gpg.home)
+        let view = try await PythonEmail.view(opened.bytes, in: c.gpg.home)
         #expect(view.text == "Hi from gpg ✓")
         #expect(view.subject == "From gpg")
 
@@ -262,13 +262,13 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         #expect(unknown.signature == .unknownKey(c.peerPGPFingerprint.keyID))
     }
 
-    @Test func verifiesMultipartSignedFromGnuPG() throws {
-        let c = try Correspondents()
+    @Test func verifiesMultipartSignedFromGnuPG() async throws {
+        let c = try await Correspondents()
         defer { c.close() }
         // Stored with LF line ends, as mail stores on Unix keep it; gpg signs the canonical text.
         let firstPart = "Content-Type: text/plain; charset=us-ascii\nContent-Transfer-Encoding: 7bit\n\nSigned by gpg.\nSecond line."
         let data = try c.gpg.file("part.txt", Array(firstPart.utf8))
-        let run = try c.gpg.run(["--armor", "--detach-sign", "--textmode", "--local-user", c.peerFingerprint, "--output", "-", data])
+        let run = try await c.gpg.run(["--armor", "--detach-sign", "--textmode", "--local-user", c.peerFingerprint, "--output", "-", data])
         #expect(run.result.status == 0, "\(run.result.stderr)")
         func message(_ part: String) -> [UInt8] {
             Array("""
@@ -309,13 +309,13 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
                 == .unknownKey(c.peerPGPFingerprint.keyID))
     }
 
-    @Test func opensInlinePGPFromGnuPG() throws {
-        let c = try Correspondents()
+    @Test func opensInlinePGPFromGnuPG() async throws {
+        let c = try await Correspondents()
         defer { c.close() }
         let text = "Inline hello ✓\n- a line starting with a dash\nFrom the end.\n"
         let plain = try c.gpg.file("inline.txt", Array(text.utf8))
 
-        let clearsigned = try c.gpg.run(["--clearsign", "--local-user", c.peerFingerprint, "--output", "-", plain])
+        let clearsigned = try await c.gpg.run(["--clearsign", "--local-user", c.peerFingerprint, "--output", "-", plain])
         #expect(clearsigned.result.status == 0, "\(clearsigned.result.stderr)")
         let signed = try PGPMIME.open(Self.wrapText(clearsigned.result.stdout), decryptingWith: [], verifyingWith: [c.peerKey])
         #expect(signed.protection == .inlineSigned)
@@ -324,7 +324,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
                 == text.trimmingCharacters(in: .newlines))
         #expect(signed.message.subject == "Inline")
 
-        let inline = Self.wrapText(try c.peerEncryptsAndSigns(plain))
+        let inline = await Self.wrapText(try c.peerEncryptsAndSigns(plain))
         #expect(PGPMIME.protection(of: MIMEMessage(bytes: inline)) == .inlineEncrypted)
         let opened = try PGPMIME.open(inline, decryptingWith: [c.alice], verifyingWith: [c.peerKey])
         #expect(opened.protection == .inlineEncrypted)
@@ -332,7 +332,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         #expect(opened.message.textBody?.replacingOccurrences(of: "\r\n", with: "\n") == text)
 
         // Signed only, armoured (gpg --sign --armor): a PGP MESSAGE that is not encrypted.
-        let signedOnly = try c.gpg.run(["--armor", "--sign", "--local-user", c.peerFingerprint, "--output", "-", plain])
+        let signedOnly = try await c.gpg.run(["--armor", "--sign", "--local-user", c.peerFingerprint, "--output", "-", plain])
         let message = Self.wrapText(signedOnly.result.stdout)
         #expect(PGPMIME.protection(of: MIMEMessage(bytes: message)) == .inlineSigned)
         let verified = try PGPMIME.open(message, decryptingWith: [], verifyingWith: [c.peerKey])
@@ -345,7 +345,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         guard case .bad = bad.signature else { Issue.record("a changed clear-signed text gave \(bad.signature)"); return }
     }
 
-    @Test func aModifiedCiphertextIsRefusedAsTampered() throws {
+    @Test func aModifiedCiphertextIsRefusedAsTampered() async throws {
         let alice = try PGPPrivateKey.generate(name: "Alice", address: "alice@rampart.example")
         let bob = try PGPPrivateKey.generate(name: "Bob", address: "bob@example.org")
         let encrypted = try PGPMIME.encrypt(try sampleMessage(), to: [bob.publicKey], signedBy: alice)
@@ -380,7 +380,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
         }
     }
 
-    @Test func malformedStructuresAreTypedErrors() throws {
+    @Test func malformedStructuresAreTypedErrors() async throws {
         let bob = try PGPPrivateKey.generate(name: "Bob", address: "bob@example.org")
         let header = "From: a@example.org\r\nTo: b@example.org\r\nMIME-Version: 1.0\r\n"
         let cases: [(String, String)] = [
@@ -422,7 +422,7 @@ func kind(of error: any Error) -> RampartErrorKind? { (error as? any RampartErro
 }
 
 @Suite struct OutgoingTests {
-    @Test func encryptedOnlyWhenEveryOutsideRecipientHasAKey() throws {
+    @Test func encryptedOnlyWhenEveryOutsideRecipientHasAKey() async throws {
         let alice = try PGPPrivateKey.generate(name: "Alice", address: "alice@rampart.example")
         let bob = try PGPPrivateKey.generate(name: "Bob", address: "bob@example.org")
         let carol = try PGPPrivateKey.generate(name: "Carol", address: "carol@example.net")

@@ -26,16 +26,16 @@ final class GnuPG: @unchecked Sendable {
 
     /// `gpg --batch …` with an empty passphrase allowed and status lines on standard error.
     @discardableResult
-    func run(_ arguments: [String], input: Data? = nil) throws -> Run {
-        let result = try tool.run(["--batch", "--no-tty", "--pinentry-mode", "loopback", "--passphrase", "",
+    func run(_ arguments: [String], input: Data? = nil) async throws -> Run {
+        let result = try await tool.run(["--batch", "--no-tty", "--pinentry-mode", "loopback", "--passphrase", "",
                                    "--trust-model", "always", "--status-fd", "2"] + arguments,
                                   input: input, timeout: .seconds(60))
         return Run(result: result)
     }
 
     /// Generates an Ed25519 + Curve25519 key for `uid`; returns its fingerprint (40 hex).
-    func generateKey(_ uid: String) throws -> String {
-        let run = try run(["--quick-gen-key", uid, "future-default", "default", "never"])
+    func generateKey(_ uid: String) async throws -> String {
+        let run = try await run(["--quick-gen-key", uid, "future-default", "default", "never"])
         guard run.result.status == 0, let created = run.line("KEY_CREATED"), created.count >= 3 else {
             throw PeerFailure("gpg --quick-gen-key failed: \(run.result.stderr)")
         }
@@ -43,15 +43,15 @@ final class GnuPG: @unchecked Sendable {
     }
 
     /// The armoured public key of `fingerprint`.
-    func exportPublic(_ fingerprint: String) throws -> String {
-        let run = try run(["--armor", "--export", fingerprint])
+    func exportPublic(_ fingerprint: String) async throws -> String {
+        let run = try await run(["--armor", "--export", fingerprint])
         guard run.result.status == 0, !run.result.output.isEmpty else { throw PeerFailure("gpg --export failed: \(run.result.stderr)") }
         return run.result.stdout
     }
 
     /// Imports an armoured key.
-    func importKey(_ armored: String) throws {
-        let run = try run(["--import"], input: Data(armored.utf8))
+    func importKey(_ armored: String) async throws {
+        let run = try await run(["--import"], input: Data(armored.utf8))
         guard run.result.status == 0 else { throw PeerFailure("gpg --import failed: \(run.result.stderr)") }
     }
 
@@ -65,7 +65,7 @@ final class GnuPG: @unchecked Sendable {
     /// Stops the gpg-agent this home started, and removes the home.
     func close() {
         let gpgconf = CLITool(path: URL(fileURLWithPath: "/usr/bin/gpgconf"), environment: ["GNUPGHOME": home.path])
-        _ = try? gpgconf.run(["--kill", "all"], timeout: .seconds(30))
+        _ = try? gpgconf.runBlocking(["--kill", "all"], timeout: .seconds(30))
         home.remove()
     }
 }
@@ -131,10 +131,10 @@ enum PythonEmail {
         var signedBytes: [UInt8] { [UInt8](Data(base64Encoded: signed ?? "") ?? Data()) }
     }
 
-    static func view(_ message: [UInt8], in folder: TemporaryHome) throws -> View {
+    static func view(_ message: [UInt8], in folder: TemporaryHome) async throws -> View {
         let url = folder.child("python-\(UUID().uuidString).eml")
         try Data(message).write(to: url)
-        let result = try CLITool(path: python).run(["-c", script, url.path], input: nil, timeout: .seconds(60))
+        let result = try await CLITool(path: python).run(["-c", script, url.path], input: nil, timeout: .seconds(60))
         guard result.status == 0 else { throw PeerFailure("python email failed: \(result.stderr)") }
         return try JSONDecoder().decode(View.self, from: result.output)
     }

@@ -8,16 +8,16 @@ import Testing
 /// Real peers on the other side: `pywebpush` / `http-ece` encrypt, Rampart decrypts, and back.
 @Suite("Interop with pywebpush and http-ece", .enabled(if: PythonPeer.interopEnabled))
 struct InteropTests {
-    @Test func pywebpushPayloadOpensAsANotification() throws {
+    @Test func pywebpushPayloadOpensAsANotification() async throws {
         let fixture = PushFixture()
         let registration = try fixture.keyring.subscribe(sessionID: session("s1"))
         let notification = fixture.notification("Quarterly report — draft ✉️")
         let json = try fixture.notification("Quarterly report — draft ✉️").encodedJSON().withUnsafeBytes { Array($0) }
-        let body = try PythonPeer.run(["pywebpush-encrypt", registration.publicKey, registration.authSecret], input: json)
+        let body = try await PythonPeer.run(["pywebpush-encrypt", registration.publicKey, registration.authSecret], input: json)
         #expect(try fixture.receiver(session("s1")).decrypt(body) == notification)
     }
 
-    @Test func manyPywebpushPayloadsOpen() throws {
+    @Test func manyPywebpushPayloadsOpen() async throws {
         let fixture = PushFixture()
         let registration = try fixture.keyring.subscribe(sessionID: session("s1"))
         let receiver = fixture.receiver(session("s1"))
@@ -31,14 +31,14 @@ struct InteropTests {
                 json = try fitting.encodedJSON().withUnsafeBytes { Array($0) }
                 #expect(json.count == WebPushMessage.maximumPlaintextLength)
             }
-            let body = try PythonPeer.run(["pywebpush-encrypt", registration.publicKey, registration.authSecret], input: json)
+            let body = try await PythonPeer.run(["pywebpush-encrypt", registration.publicKey, registration.authSecret], input: json)
             #expect(body.count <= WebPushMessage.maximumBodyLength)
             let opened = try receiver.decrypt(body)
             #expect(opened.sender == "B")
         }
     }
 
-    @Test func rampartPayloadOpensWithHttpEce() throws {
+    @Test func rampartPayloadOpensWithHttpEce() async throws {
         let fixture = PushFixture()
         let pair = try PushKeyPair.generate(sessionID: session("s1"), now: fixture.clock.now)
         let registration = try pair.registration()
@@ -46,16 +46,16 @@ struct InteropTests {
         for padding in [0, 1, 200] {
             let body = try WebPushSender.encrypt(json, to: registration, paddingLength: padding)
             let privateKey = Base64URL.encode(pair.privateKey.rawRepresentation)
-            let plaintext = try PythonPeer.run(["ece-decrypt", privateKey, registration.authSecret], input: body)
+            let plaintext = try await PythonPeer.run(["ece-decrypt", privateKey, registration.authSecret], input: body)
             #expect(plaintext == (try json.withUnsafeBytes { Array($0) }))
         }
     }
 
-    @Test func httpEceMultiRecordBodyOpensWithGeneralDecoderButNotOnPushPath() throws {
+    @Test func httpEceMultiRecordBodyOpensWithGeneralDecoderButNotOnPushPath() async throws {
         let pair = try PushKeyPair.generate(sessionID: session("s1"), now: Date())
         let registration = try pair.registration()
         let message = Array("A message long enough to need several 40-byte records in aes128gcm.".utf8)
-        let body = try PythonPeer.run(["ece-encrypt", registration.publicKey, registration.authSecret, "40"], input: message)
+        let body = try await PythonPeer.run(["ece-encrypt", registration.publicKey, registration.authSecret, "40"], input: message)
         #expect(body.count < WebPushMessage.maximumBodyLength)
         expectPushError(.multipleRecords) { _ = try WebPushMessage.open(body, with: [pair]) }
 
@@ -71,7 +71,7 @@ struct InteropTests {
         }
     }
 
-    @Test func rampartMultiRecordBodyOpensWithHttpEce() throws {
+    @Test func rampartMultiRecordBodyOpensWithHttpEce() async throws {
         let pair = try PushKeyPair.generate(sessionID: session("s1"), now: Date())
         let registration = try pair.registration()
         let message = Array("Rampart's general encoder writing records of 30 bytes, many of them.".utf8)
@@ -83,6 +83,6 @@ struct InteropTests {
             receiverPublicKey: pair.publicKeyBytes, senderPublicKey: senderPublic, authSecret: pair.authSecret)
         let body = try AES128GCMContentCoding.encrypt(SecretBytes(copying: message), inputKeyMaterial: senderIKM, salt: Array(repeating: 7, count: 16), recordSize: 30, keyID: senderPublic)
         let privateKey = Base64URL.encode(pair.privateKey.rawRepresentation)
-        #expect(try PythonPeer.run(["ece-decrypt", privateKey, registration.authSecret], input: body) == message)
+        #expect(try await PythonPeer.run(["ece-decrypt", privateKey, registration.authSecret], input: body) == message)
     }
 }

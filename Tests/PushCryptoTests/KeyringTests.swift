@@ -108,7 +108,7 @@ struct KeyringTests {
     /// A forged push (200 bytes: a well-formed header, then noise) is refused and changes
     /// nothing, however many arrive and however much time passes; a real push to the registered
     /// key (from pywebpush when the venv is there) still opens afterwards.
-    @Test func forgedPushesAreRefusedWithoutRotatingAndLaterPushesStillOpen() throws {
+    @Test func forgedPushesAreRefusedWithoutRotatingAndLaterPushesStillOpen() async throws {
         let registration = try fixture.keyring.subscribe(sessionID: session("s1"))
         let receiver = fixture.receiver(session("s1"))
         var random = SystemRandomNumberGenerator()
@@ -126,7 +126,7 @@ struct KeyringTests {
         #expect(try fixture.keyring.currentRegistration(sessionID: session("s1")) == registration)
         let json = try fixture.notification().encodedJSON().withUnsafeBytes { Array($0) }
         let body = PythonPeer.executable != nil
-            ? try PythonPeer.run(["pywebpush-encrypt", registration.publicKey, registration.authSecret], input: json)
+            ? try await PythonPeer.run(["pywebpush-encrypt", registration.publicKey, registration.authSecret], input: json)
             : try WebPushSender.encrypt(fixture.notification(), to: registration)
         #expect(try receiver.decrypt(body) == fixture.notification())
     }

@@ -9,8 +9,8 @@ import Testing
 @Suite("rampart-dev push (separate process)")
 struct PushCLITests {
     /// `rampart-dev push …`: the push process's commands live in the developer's tool.
-    static func rampartDev(_ arguments: [String], input: [UInt8] = []) throws -> CLIResult {
-        try CLITool.rampartDev.run(arguments, input: Data(input))
+    static func rampartDev(_ arguments: [String], input: [UInt8] = []) async throws -> CLIResult {
+        try await CLITool.rampartDev.run(arguments, input: Data(input))
     }
 
     let folder: TemporaryHome
@@ -25,9 +25,9 @@ struct PushCLITests {
 
     /// The app at login: push keys from the CLI, plus an app-group item standing for the
     /// MainKey-protected data (the MainKey itself is never loaded: it stays locked).
-    func login(session: String) throws -> PushRegistration {
+    func login(session: String) async throws -> PushRegistration {
         try keychain.add(SecretBytes(randomCount: 48), for: .user(user, "mainkey.pin-wrapped", accessGroup: .app), accessibility: .default)
-        let result = try Self.rampartDev(["push", "subscribe", "--home", home.path, "--user", user.rawValue, "--session", session])
+        let result = try await Self.rampartDev(["push", "subscribe", "--home", home.path, "--user", user.rawValue, "--session", session])
         #expect(result.status == 0, "\(result.stderr)")
         return try JSONDecoder().decode(PushRegistration.self, from: result.output)
     }
@@ -36,10 +36,10 @@ struct PushCLITests {
         PushNotification(sender: "Alice Example", subject: "Contract / v2", messageId: "m-42", userId: user)
     }
 
-    @Test func pushProcessDecryptsWithSharedGroupOnlyWhileMainKeyIsLocked() throws {
-        let registration = try login(session: "s1")
+    @Test func pushProcessDecryptsWithSharedGroupOnlyWhileMainKeyIsLocked() async throws {
+        let registration = try await login(session: "s1")
         let body = try WebPushSender.encrypt(notification, to: registration)
-        let result = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body)
+        let result = try await Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try JSONDecoder().decode(PushNotification.self, from: result.output) == notification)
         #expect(result.stdout.contains(#""subject":"Contract / v2""#))
@@ -49,44 +49,44 @@ struct PushCLITests {
         for id in ids { #expect(try keychain.accessibility(of: id) == .afterFirstUnlockThisDeviceOnly) }
     }
 
-    @Test func pushProcessGivenOnlyTheAppGroupFails() throws {
-        let registration = try login(session: "s1")
+    @Test func pushProcessGivenOnlyTheAppGroupFails() async throws {
+        let registration = try await login(session: "s1")
         let body = try WebPushSender.encrypt(notification, to: registration)
-        let result = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1", "--access-group", "rampart.app"], input: body)
+        let result = try await Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1", "--access-group", "rampart.app"], input: body)
         #expect(result.status == 1)
         #expect(result.output.isEmpty)
         #expect(result.stderr.contains("keychain.accessDenied"))
     }
 
-    @Test func pushProcessRefusesReplayTamperingAndLoggedOutSessions() throws {
-        let registration = try login(session: "s1")
+    @Test func pushProcessRefusesReplayTamperingAndLoggedOutSessions() async throws {
+        let registration = try await login(session: "s1")
         let body = try WebPushSender.encrypt(notification, to: registration)
-        #expect(try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body).status == 0)
-        let replay = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body)
+        #expect(try await Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body).status == 0)
+        let replay = try await Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: body)
         #expect(replay.status == 7 && replay.stderr.contains("push.replayedSalt") && replay.output.isEmpty)
 
         var tampered = try WebPushSender.encrypt(notification, to: registration)
         tampered[tampered.count - 20] ^= 0x40
-        let forged = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: tampered)
+        let forged = try await Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: tampered)
         #expect(forged.status == 7 && forged.stderr.contains("push.authenticationFailed") && forged.output.isEmpty)
 
-        let oversized = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: [UInt8](repeating: 7, count: 5000))
+        let oversized = try await Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: [UInt8](repeating: 7, count: 5000))
         #expect(oversized.status == 7 && oversized.stderr.contains("push.oversized"))
 
         let late = try WebPushSender.encrypt(notification, to: registration)
-        #expect(try Self.rampartDev(["push", "logout", "--home", home.path, "--user", user.rawValue]).status == 0)
+        #expect(try await Self.rampartDev(["push", "logout", "--home", home.path, "--user", user.rawValue]).status == 0)
         #expect(try keychain.itemIDs(accessGroup: .shared).isEmpty)
         #expect(try keychain.itemIDs(accessGroup: .app).count == 1)
-        let afterLogout = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: late)
+        let afterLogout = try await Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s1"], input: late)
         #expect(afterLogout.status == 6 && afterLogout.stderr.contains("push.noKeys"))
     }
 
     @Test(.enabled(if: PythonPeer.interopEnabled))
-    func pushProcessDecryptsPywebpushPayload() throws {
-        let registration = try login(session: "s7")
+    func pushProcessDecryptsPywebpushPayload() async throws {
+        let registration = try await login(session: "s7")
         let json = try notification.encodedJSON().withUnsafeBytes { Array($0) }
-        let body = try PythonPeer.run(["pywebpush-encrypt", registration.publicKey, registration.authSecret], input: json)
-        let result = try Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s7"], input: body)
+        let body = try await PythonPeer.run(["pywebpush-encrypt", registration.publicKey, registration.authSecret], input: json)
+        let result = try await Self.rampartDev(["push", "decrypt", "--home", home.path, "--session", "s7"], input: body)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try JSONDecoder().decode(PushNotification.self, from: result.output) == notification)
     }

@@ -30,8 +30,8 @@ struct RFC8291VectorTests {
     }
 
     @Test(.enabled(if: PythonPeer.interopEnabled))
-    func httpEceReproducesAppendixABodyByteForByte() throws {
-        let body = try PythonPeer.run(
+    func httpEceReproducesAppendixABodyByteForByte() async throws {
+        let body = try await PythonPeer.run(
             ["ece-encrypt-fixed", V.receiverPublicKey, V.authSecret, V.senderPrivateKey, V.salt, "4096"],
             input: Array(V.plaintext.utf8)
         )

@@ -129,11 +129,11 @@ sys.stdout.write(body.hex())
 """#
 
     /// Runs one command of ``script`` and returns the bytes it printed (hex-decoded).
-    static func run(_ arguments: [String], input: [UInt8]) throws -> [UInt8] {
+    static func run(_ arguments: [String], input: [UInt8]) async throws -> [UInt8] {
         guard let executable else {
             throw Failure(description: "no Python: set RAMPART_PYTHON or create .venv with scripts/deps/push.pip (required under CI)")
         }
-        let result = try CLITool(path: URL(fileURLWithPath: executable)).run(["-c", script] + arguments, input: Data(input))
+        let result = try await CLITool(path: URL(fileURLWithPath: executable)).run(["-c", script] + arguments, input: Data(input))
         guard result.status == 0 else {
             throw Failure(description: "python \(arguments.first ?? "") failed: \(result.stderr)")
         }
