@@ -25,6 +25,31 @@ struct ServerBenchRun {
     /// Runs the setup; returns its markdown table rows.
     func run() async throws -> [String] {
         print("\n== \(setup.name): \(setup.processes) process\(setup.processes == 1 ? "" : "es") on \(setup.database == nil ? "SQLite" : "PostgreSQL")")
+        var setup = self.setup
+        if let server = setup.database {
+            // A database of its own per setup (psql, through the URL's user), dropped at the end.
+            let name = "rampart_bench_\(setup.name.replacingOccurrences(of: "-", with: "_"))_\(getpid())"
+            try tools.run(URL(fileURLWithPath: "/usr/bin/psql"), [server, "-q", "-c", "CREATE DATABASE \(name)"])
+            setup.database = Self.url(server, database: name)
+        }
+        defer {
+            if let server = self.setup.database, let mine = setup.database {
+                _ = try? tools.run(URL(fileURLWithPath: "/usr/bin/psql"),
+                                   [server, "-q", "-c", "DROP DATABASE IF EXISTS \(URLComponents(string: mine)?.path.dropFirst() ?? "") WITH (FORCE)"])
+            }
+        }
+        return try await ServerBenchRun(setup: setup, size: size, work: work, kill: kill).measure()
+    }
+
+    /// `url` naming database `name` instead of its own.
+    static func url(_ url: String, database name: String) -> String {
+        guard var components = URLComponents(string: url) else { return url }
+        components.path = "/" + name
+        return components.string ?? url
+    }
+
+    /// Starts the processes, seeds, loads, kills, checks; returns the markdown rows.
+    func measure() async throws -> [String] {
         var processes: [Process] = []
         defer { processes.forEach(AgentHostPaths.stop) }
         var infos: [ServerInfo] = []
