@@ -265,6 +265,8 @@ def bridge_and_log_seeds(out):
         b"a5 APPEND INBOX (\\Seen) {12+}\r\nSubject: x\r\n\r\na6 IDLE\r\nDONE\r\n",
         b"a7 UID SEARCH NOT DELETED SUBJECT \"hi\" SINCE 1-Jan-2026\r\na8 UID MOVE 1,3:5 Archive\r\n",
         b"a9 LOGIN {99999999}\r\n", b"b1 STORE 1 +FLAGS (\\Deleted)\r\nb2 UID EXPUNGE 1\r\nb3 LOGOUT\r\n",
+        b"c1 ENABLE QRESYNC\r\nc2 SELECT INBOX (QRESYNC (67890007 20050715194045000 41,43:211,214:541 (1,10,100 1,7,13)))\r\n"
+        b"c3 UID FETCH 300:500 (FLAGS) (CHANGEDSINCE 12345 VANISHED)\r\nc4 EXAMINE Sent (CONDSTORE QRESYNC (1 2))\r\n",
     ]
     for i, data in enumerate(imap):
         write(out, "imap", bytes([i * 3]) + data)

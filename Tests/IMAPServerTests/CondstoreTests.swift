@@ -45,9 +45,52 @@ struct CondstoreTests {
         #expect(out.contains("* 3 FETCH (FLAGS (\\Deleted) MODSEQ (4))"))
     }
 
-    @Test func qresyncAndUnknownModifiersAreRefusedWithASentence() async throws {
-        let out = lines(try await converse("a LOGIN alice pw\r\nb SELECT INBOX (QRESYNC (1 2))\r\nc SELECT INBOX\r\nd FETCH 1 FLAGS (VANISHED)\r\n"))
-        #expect(out.contains("b BAD QRESYNC is not offered by this server"))
+    @Test func unknownModifiersAndQResyncWithoutEnableAreRefusedWithASentence() async throws {
+        let out = lines(try await converse("a LOGIN alice pw\r\nb SELECT INBOX (QRESYNC (1 2))\r\nc SELECT INBOX\r\nd FETCH 1 FLAGS (VANISHED)\r\n"
+            + "e UID FETCH 1 FLAGS (CHANGEDSINCE 1 VANISHED)\r\nf ENABLE QRESYNC\r\ng FETCH 1 FLAGS (CHANGEDSINCE 1 VANISHED)\r\n"))
+        #expect(out.contains("b BAD Send ENABLE QRESYNC before SELECT with QRESYNC"))
         #expect(out.contains("d BAD Unknown FETCH modifier (CHANGEDSINCE is the one offered)"))
+        #expect(out.contains("e BAD Send ENABLE QRESYNC before FETCH with VANISHED"))
+        #expect(out.contains("* ENABLED QRESYNC"))
+        #expect(out.contains("g BAD VANISHED is for UID FETCH only"))
+    }
+
+    /// RFC 7162 §3.2: a client that knew the mailbox at mod-sequence 4 with UIDs 1:3 hears which
+    /// vanished (by UID: there is no expunge history, so every missing UID it names) and which changed.
+    @Test func qresyncTellsWhatVanishedAndChangedSinceTheClientsModSequence() async throws {
+        let backend = try await sampleBackend()   // UIDs 1 (\Seen), 2, 3 (\Deleted); HIGHESTMODSEQ 4
+        // Another connection: 3 expunged, 2 flagged, one new message (UID 4).
+        _ = try await converse("a LOGIN alice pw\r\nb SELECT INBOX\r\nc EXPUNGE\r\nd STORE 2 +FLAGS (\\Flagged)\r\n", backend: backend)
+        try await backend.deliver(Array(Sample.plain.utf8), to: "alice")
+        let out = lines(try await converse("""
+            a LOGIN alice pw\r
+            b ENABLE QRESYNC\r
+            c SELECT INBOX (QRESYNC (1 4 1:3))\r
+            d UID FETCH 1:* (FLAGS) (CHANGEDSINCE 4 VANISHED)\r
+            e STORE 1 +FLAGS (\\Deleted)\r
+            f EXPUNGE\r
+            g SELECT Sent (QRESYNC (999 1))\r
+            h SELECT INBOX (QRESYNC (1 1 5:9,3))\r
+
+            """, backend: backend))
+        let select = Array(out.drop { !$0.hasPrefix("c ") && !$0.hasPrefix("* OK [HIGHESTMODSEQ") }.prefix(4))
+        #expect(select.first?.hasPrefix("* OK [HIGHESTMODSEQ") == true)
+        #expect(select.contains("* VANISHED (EARLIER) 3"), "\(select)")
+        #expect(select.contains { $0.hasPrefix("* 2 FETCH (UID 2 FLAGS (\\Flagged) MODSEQ (") }, "\(select)")
+        #expect(!select.contains { $0.hasPrefix("* 1 FETCH") })
+        #expect(out.contains("c OK [READ-WRITE] SELECT completed"))
+        // UID FETCH … VANISHED: the vanished UIDs in the set first, then what changed since 4.
+        let fetch = Array(out.drop { !$0.hasPrefix("c OK") }.dropFirst().prefix { !$0.hasPrefix("d ") })
+        #expect(fetch.first == "* VANISHED (EARLIER) 3")
+        #expect(fetch.contains { $0.hasPrefix("* 2 FETCH (UID 2 FLAGS (\\Flagged) MODSEQ") } && fetch.contains { $0.hasPrefix("* 3 FETCH (UID 4 ") })
+        // An expunge once QRESYNC is on is told by UID, not by sequence number.
+        #expect(out.contains("* VANISHED 1") && !out.contains { $0.hasSuffix(" EXPUNGE") })
+        // Another UIDVALIDITY: nothing resynchronized; leaving INBOX is said with CLOSED.
+        #expect(out.contains("* OK [CLOSED] Previous mailbox closed"))
+        let sent = Array(out.drop { !$0.hasPrefix("f OK") }.prefix { !$0.hasPrefix("g ") })
+        #expect(!sent.contains { $0.contains("VANISHED") })
+        // Known UIDs 3 and 5:9: 3 and 1 vanished, but only 3 is named; 5 and above are not below UIDNEXT.
+        let last = Array(out.drop { !$0.hasPrefix("g OK") })
+        #expect(last.contains("* VANISHED (EARLIER) 3"), "\(last)")
     }
 }

@@ -15,7 +15,7 @@ struct ParserTests {
     }
 
     @Test func sequenceSetsKeepRangesAndStars() throws {
-        guard case .fetch(let set, let attrs, let uid, nil) = try parse("a UID FETCH 1:4,7,9:* (FLAGS UID)").kind else { Issue.record(); return }
+        guard case .fetch(let set, let attrs, let uid, nil, false) = try parse("a UID FETCH 1:4,7,9:* (FLAGS UID)").kind else { Issue.record(); return }
         #expect(set.description == "1:4,7,9:*")
         #expect(uid && attrs == [.flags, .uid])
         #expect(set.contains(8, largest: 20) == false && set.contains(15, largest: 20) && set.contains(3, largest: 20))
@@ -23,7 +23,7 @@ struct ParserTests {
     }
 
     @Test func fetchSectionsAndPartialsParse() throws {
-        guard case .fetch(_, let attrs, _, _) = try parse("a FETCH 1 (BODY.PEEK[1.2.HEADER.FIELDS (From \"To\")]<0.100> BODY[] BODY[2.MIME] ALL)").kind else {
+        guard case .fetch(_, let attrs, _, _, _) = try parse("a FETCH 1 (BODY.PEEK[1.2.HEADER.FIELDS (From \"To\")]<0.100> BODY[] BODY[2.MIME] ALL)").kind else {
             Issue.record(); return
         }
         #expect(attrs[0] == .section(IMAPSection(part: [1, 2], text: .headerFields(["From", "To"])), peek: true, partial: (0, 100)))

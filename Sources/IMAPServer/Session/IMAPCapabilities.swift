@@ -13,7 +13,8 @@ public enum IMAPCapabilities {
         "UNSELECT",      // RFC 3691
         "CHILDREN",      // RFC 3348
         "SPECIAL-USE",   // RFC 6154
-        "CONDSTORE",     // RFC 7162 §3.1 (QRESYNC is not offered)
+        "CONDSTORE",     // RFC 7162 §3.1
+        "QRESYNC",       // RFC 7162 §3.2
     ]
 
     /// The capability list for a connection: STARTTLS while it can still be started,

@@ -33,6 +33,8 @@ public final class IMAPSession: @unchecked Sendable {
     private var ending = false
     /// CONDSTORE (RFC 7162) was enabled: FLAGS in FETCH responses come with MODSEQ.
     private var condstore = false
+    /// QRESYNC (RFC 7162 §3.2) was enabled: expunges are told as VANISHED with UIDs.
+    private var qresync = false
     /// The most failed LOGIN/AUTHENTICATE attempts before the connection is closed.
     public static let maxFailedLogins = 5
 
@@ -126,9 +128,10 @@ public final class IMAPSession: @unchecked Sendable {
             case .namespace:
                 send(.data(Array("NAMESPACE ((\"\" \"/\")) NIL NIL".utf8))); ok("NAMESPACE completed")
             case .enable(let capabilities):
-                let enabled = capabilities.contains("CONDSTORE")
-                if enabled { condstore = true }
-                send(.data(Array((enabled ? "ENABLED CONDSTORE" : "ENABLED").utf8))); ok("ENABLE completed")
+                var enabled: [String] = []
+                if capabilities.contains("CONDSTORE") { condstore = true; enabled.append("CONDSTORE") }
+                if capabilities.contains("QRESYNC") { condstore = true; qresync = true; enabled.append("QRESYNC") }
+                send(.data(Array((["ENABLED"] + enabled).joined(separator: " ").utf8))); ok("ENABLE completed")
             case .starttls:
                 guard connection.canStartTLS else { return bad("STARTTLS is not available on this connection") }
                 await flush()
@@ -157,10 +160,13 @@ public final class IMAPSession: @unchecked Sendable {
                     return no("Acting as another user (authzid) is not supported", code: "AUTHORIZATIONFAILED")
                 }
                 await login(tag: tag, username: user, password: password)
-            case .select(let name, let readOnly, let enableCondstore):
+            case .select(let name, let readOnly, let enableCondstore, let resync):
+                if resync != nil, !qresync { return bad("Send ENABLE QRESYNC before SELECT with QRESYNC") }
                 if enableCondstore { condstore = true }
+                // RFC 7162 §3.2.11: with QRESYNC, leaving a mailbox for another is said.
+                if qresync, selected != nil { send(.untaggedStatus(.ok, code: "CLOSED", text: "Previous mailbox closed")) }
                 selected = nil
-                try await select(name, readOnly: readOnly, tag: tag)
+                try await select(name, readOnly: readOnly, tag: tag, resync: resync)
             case .create(let name): try await account!.create(mailbox: name); ok("CREATE completed")
             case .delete(let name):
                 if selected?.name == name { selected = nil }
@@ -205,9 +211,11 @@ public final class IMAPSession: @unchecked Sendable {
                 if case .uidExpunge(let set) = command.kind { uids = try resolve(set, uid: true).map { s.messages[$0].uid } }
                 _ = try await account!.expunge(in: s.name, uids: uids)
                 try await sync(expunges: true); ok("EXPUNGE completed")
-            case .fetch(let set, var attributes, let uid, let changedSince):
+            case .fetch(let set, var attributes, let uid, let changedSince, let vanished):
+                if vanished, !qresync { return bad("Send ENABLE QRESYNC before FETCH with VANISHED") }
                 var indices = try resolve(set, uid: uid)
                 try await sync(expunges: uid)
+                if vanished, let s = selected { sendVanishedEarlier(in: set, present: s.messages.map(\.uid), below: s.uidNext) }
                 indices = indices.filter { $0 < selected!.messages.count }
                 if let changedSince {
                     indices = indices.filter { selected!.messages[$0].modSeq > changedSince }
@@ -315,7 +323,7 @@ public final class IMAPSession: @unchecked Sendable {
         }
     }
 
-    private func select(_ name: String, readOnly: Bool, tag: String) async throws {
+    private func select(_ name: String, readOnly: Bool, tag: String, resync: IMAPQResync? = nil) async throws {
         let snap = try await account!.snapshot(of: name)
         let s = Selected(name: name, readOnly: readOnly, uidValidity: snap.uidValidity, uidNext: snap.uidNext, messages: snap.messages,
                          revision: snap.revision)
@@ -330,6 +338,19 @@ public final class IMAPSession: @unchecked Sendable {
         send(.untaggedStatus(.ok, code: "UIDVALIDITY \(s.uidValidity)", text: "UIDs valid"))
         send(.untaggedStatus(.ok, code: "UIDNEXT \(s.uidNext)", text: "Predicted next UID"))
         send(.untaggedStatus(.ok, code: "HIGHESTMODSEQ \(snap.highestModSeq)", text: "Highest mod-sequence"))
+        if let resync, resync.uidValidity == s.uidValidity {
+            // RFC 7162 §3.2.5: what vanished among the UIDs the client knows (every UID missing
+            // below UIDNEXT: the backend keeps no expunge history, which §3.2.5.2 allows), then
+            // the messages changed since its mod-sequence.
+            let known = resync.knownUIDs ?? IMAPSequenceSet(ranges: [(.number(1), .star)])
+            sendVanishedEarlier(in: known, present: s.messages.map(\.uid), below: s.uidNext)
+            let largest = s.messages.last?.uid ?? 0
+            for (i, m) in s.messages.enumerated() where m.modSeq > resync.modSeq && known.contains(m.uid, largest: max(largest, s.uidNext)) {
+                var w = IMAPWriter(); w.number(i + 1); w.raw(" FETCH (UID "); w.number(m.uid); w.raw(" FLAGS "); writeFlags(m.flags, &w)
+                w.raw(" MODSEQ ("); w.number(m.modSeq); w.raw("))")
+                sendData(w)
+            }
+        }
         selected = s
         send(.tagged(tag: tag, status: .ok, code: readOnly ? "READ-ONLY" : "READ-WRITE", text: "\(readOnly ? "EXAMINE" : "SELECT") completed"))
     }
@@ -424,10 +445,13 @@ public final class IMAPSession: @unchecked Sendable {
         current.reserveCapacity(snap.messages.count)
         for m in snap.messages { current[m.uid] = m }
         if expunges {
+            var vanished: [UInt32] = []
             for i in s.messages.indices.reversed() where current[s.messages[i].uid] == nil {
-                send(.data(Array("\(i + 1) EXPUNGE".utf8)))
+                if qresync { vanished.append(s.messages[i].uid) } else { send(.data(Array("\(i + 1) EXPUNGE".utf8))) }
                 s.messages.remove(at: i)
             }
+            // RFC 7162 §3.2.10: once QRESYNC is enabled, expunges are told by UID.
+            if !vanished.isEmpty { send(.data(Array("VANISHED \(Self.compress(vanished.reversed()))".utf8))) }
         }
         for i in s.messages.indices {
             guard let now = current[s.messages[i].uid] else { continue }
@@ -501,6 +525,38 @@ public final class IMAPSession: @unchecked Sendable {
 
     func writeFlags(_ flags: [String], _ w: inout IMAPWriter) {
         w.raw("(" + flags.joined(separator: " ") + ")")
+    }
+
+    /// `* VANISHED (EARLIER) …`: the UIDs below `below` that `set` names and that are not `present`
+    /// (ascending). Nothing when there are none.
+    func sendVanishedEarlier(in set: IMAPSequenceSet, present: [UInt32], below: UInt32) {
+        guard below > 1 else { return }
+        let largest = below - 1
+        // The gaps between present UIDs, each cut to the ranges the set names: ranges, never
+        // expanded (a client may name 1:4294967295).
+        var spans: [ClosedRange<UInt32>] = []
+        var next: UInt32 = 1
+        for uid in present + [below] where uid >= next {
+            if uid > next {
+                for (a, b) in set.ranges {
+                    let x = a.resolved(largest), y = b.resolved(largest)
+                    let low = max(next, min(x, y)), high = min(uid - 1, max(x, y))
+                    if low <= high { spans.append(low...high) }
+                }
+            }
+            next = uid &+ 1
+            if next == 0 { break }
+        }
+        guard !spans.isEmpty else { return }
+        spans.sort { $0.lowerBound < $1.lowerBound }
+        var merged: [ClosedRange<UInt32>] = []
+        for span in spans {
+            if let last = merged.last, span.lowerBound <= last.upperBound &+ 1, last.upperBound != UInt32.max {
+                merged[merged.count - 1] = last.lowerBound...max(last.upperBound, span.upperBound)
+            } else { merged.append(span) }
+        }
+        let text = merged.map { $0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound):\($0.upperBound)" }.joined(separator: ",")
+        send(.data(Array("VANISHED (EARLIER) \(text)".utf8)))
     }
 
     /// `1,3:5` from ascending-or-not numbers, kept in order (COPYUID pairs must correspond).

@@ -37,8 +37,9 @@ public struct IMAPCommand: Sendable, Equatable {
         case login(username: String, password: String)
         /// AUTHENTICATE mechanism [initial response] (SASL-IR, RFC 4959).
         case authenticate(mechanism: String, initialResponse: String?)
-        /// SELECT, or EXAMINE when `readOnly`; `condstore` for the `(CONDSTORE)` parameter (RFC 7162).
-        case select(mailbox: String, readOnly: Bool, condstore: Bool)
+        /// SELECT, or EXAMINE when `readOnly`; `condstore` for the `(CONDSTORE)` parameter, `qresync`
+        /// for `(QRESYNC (…))` (RFC 7162).
+        case select(mailbox: String, readOnly: Bool, condstore: Bool, qresync: IMAPQResync? = nil)
         /// CREATE.
         case create(mailbox: String)
         /// DELETE.
@@ -57,8 +58,9 @@ public struct IMAPCommand: Sendable, Equatable {
         case status(mailbox: String, items: [IMAPStatusItem])
         /// APPEND.
         case append(mailbox: String, flags: [String], internalDate: Date?, message: [UInt8])
-        /// FETCH or UID FETCH; `changedSince` for the `(CHANGEDSINCE n)` modifier (RFC 7162).
-        case fetch(set: IMAPSequenceSet, attributes: [IMAPFetchAttribute], uid: Bool, changedSince: UInt64?)
+        /// FETCH or UID FETCH; `changedSince` for the `(CHANGEDSINCE n)` modifier, `vanished` for
+        /// `(CHANGEDSINCE n VANISHED)` (RFC 7162 QRESYNC, UID FETCH only).
+        case fetch(set: IMAPSequenceSet, attributes: [IMAPFetchAttribute], uid: Bool, changedSince: UInt64?, vanished: Bool = false)
         /// STORE or UID STORE; `unchangedSince` for the `(UNCHANGEDSINCE n)` modifier (RFC 7162).
         case store(set: IMAPSequenceSet, operation: IMAPFlagOperation, silent: Bool, flags: [String], uid: Bool, unchangedSince: UInt64?)
         /// SEARCH or UID SEARCH (several keys are an `and`).
@@ -277,4 +279,19 @@ public indirect enum IMAPSearchKey: Sendable, Equatable {
     /// MODSEQ: messages whose mod-sequence is at least the value (RFC 7162; an entry name is
     /// accepted and the message's one mod-sequence compared).
     case modSeq(UInt64)
+}
+
+/// The `QRESYNC` parameter of SELECT and EXAMINE (RFC 7162 §3.2.5): what the client knew of the
+/// mailbox when it last synced.
+public struct IMAPQResync: Sendable, Equatable {
+    /// The UIDVALIDITY the client knew; nothing is resynchronized when it changed.
+    public var uidValidity: UInt32
+    /// The HIGHESTMODSEQ the client last saw.
+    public var modSeq: UInt64
+    /// The UIDs the client knows, when it says (else every UID below UIDNEXT).
+    public var knownUIDs: IMAPSequenceSet?
+    /// Creates the parameter.
+    public init(uidValidity: UInt32, modSeq: UInt64, knownUIDs: IMAPSequenceSet? = nil) {
+        self.uidValidity = uidValidity; self.modSeq = modSeq; self.knownUIDs = knownUIDs
+    }
 }

@@ -73,14 +73,31 @@ public enum IMAPCommandParser {
         case "SELECT", "EXAMINE":
             try c.space(); let mailbox = try c.mailbox()
             var condstore = false
+            var qresync: IMAPQResync?
             if c.peek == 0x20 {
-                try c.space()
-                let params = try c.parenthesizedAtoms().map { $0.uppercased() }
-                if params.contains("QRESYNC") { throw c.error("QRESYNC is not offered by this server") }
-                guard params.allSatisfy({ $0 == "CONDSTORE" }) else { throw c.error("Unknown SELECT parameter (CONDSTORE is the one offered)") }
-                condstore = params.contains("CONDSTORE")
+                try c.space(); try c.expect("(")
+                repeat {
+                    if c.peek == 0x20 { c.advance() }
+                    if c.takeKeyword("CONDSTORE") { condstore = true; continue }
+                    guard c.takeKeyword("QRESYNC") else { throw c.error("Unknown SELECT parameter (CONDSTORE and QRESYNC are offered)") }
+                    // QRESYNC (uidvalidity modseq [known-uids [(sequence-match-data)]]), RFC 7162 §3.2.5.
+                    try c.space(); try c.expect("(")
+                    let validity = try c.number()
+                    try c.space()
+                    var parameter = IMAPQResync(uidValidity: validity, modSeq: try c.modSequence())
+                    if c.peek == 0x20 {
+                        c.advance()
+                        if c.peek != UInt8(ascii: "(") { parameter.knownUIDs = try c.sequenceSet() }
+                        if c.peek == 0x20 { c.advance() }
+                        // The sequence-match data only helps a server that forgot expunges; it is read and not needed.
+                        if c.peek == UInt8(ascii: "(") { c.advance(); _ = try c.sequenceSet(); try c.space(); _ = try c.sequenceSet(); try c.expect(")") }
+                    }
+                    try c.expect(")")
+                    qresync = parameter
+                } while c.peek == 0x20
+                try c.expect(")")
             }
-            return .select(mailbox: mailbox, readOnly: name == "EXAMINE", condstore: condstore)
+            return .select(mailbox: mailbox, readOnly: name == "EXAMINE", condstore: condstore || qresync != nil, qresync: qresync)
         case "CREATE": try c.space(); return .create(mailbox: try c.mailbox())
         case "DELETE": try c.space(); return .delete(mailbox: try c.mailbox())
         case "SUBSCRIBE": try c.space(); return .subscribe(mailbox: try c.mailbox())
@@ -188,14 +205,20 @@ public enum IMAPCommandParser {
                 attributes = try parseFetchAttribute(&c)
             }
             var changedSince: UInt64?
+            var vanished = false
             if c.peek == 0x20 {
                 try c.space(); try c.expect("(")
                 guard c.takeKeyword("CHANGEDSINCE") else { throw c.error("Unknown FETCH modifier (CHANGEDSINCE is the one offered)") }
                 try c.space(); changedSince = try c.modSequence()
-                if c.peek == 0x20 { throw c.error("VANISHED needs QRESYNC, which this server does not offer") }
+                if c.peek == 0x20 {
+                    c.advance()
+                    guard c.takeKeyword("VANISHED") else { throw c.error("Unknown FETCH modifier (CHANGEDSINCE and VANISHED are offered)") }
+                    guard uid else { throw c.error("VANISHED is for UID FETCH only") }
+                    vanished = true
+                }
                 try c.expect(")")
             }
-            return .fetch(set: set, attributes: attributes, uid: uid, changedSince: changedSince)
+            return .fetch(set: set, attributes: attributes, uid: uid, changedSince: changedSince, vanished: vanished)
         case "STORE":
             var unchangedSince: UInt64?
             if c.peek == UInt8(ascii: "(") {
