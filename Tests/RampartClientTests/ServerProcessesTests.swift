@@ -175,6 +175,57 @@ struct ServerProcessesTests {
         }
     }
 
+    /// A backup with `pg_dump` restored with `pg_restore` into a new database: a server on the
+    /// restored database (same data folder: same keys) logs the demo account in with SRP (the
+    /// verifier came back), serves every message's sealed body and a drive block byte for byte as
+    /// before, so the mail opens with the same key. PostgreSQL from `scripts/services/postgres.sh`.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aPgDumpRestoredIntoANewDatabaseServesTheSameAccountsAndMail() async throws {
+        let server = try #require(ProcessInfo.processInfo.environment["RAMPART_POSTGRES_URL"],
+                                  "RAMPART_POSTGRES_URL (source scripts/services/postgres.sh)")
+        let home = try TemporaryHome("pgdump")
+        defer { home.remove() }
+        let psql = CLITool(path: URL(fileURLWithPath: "/usr/bin/psql"))
+        let names = ["rampart_dump_source_\(getpid())", "rampart_dump_restored_\(getpid())"]
+        func url(_ name: String) -> String {
+            var components = URLComponents(string: server)!
+            components.path = "/" + name
+            return components.string!
+        }
+        for name in names { #expect(try await psql.run([server, "-q", "-c", "CREATE DATABASE \(name)"]).status == 0) }
+        defer { for name in names { _ = try? psql.run([server, "-q", "-c", "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"]) } }
+        let data = home.child("server")
+        let demo = DemoAccounts.demo
+        func snapshot(_ info: ServerInfo, block: String?) async throws -> (bodies: [String: String], block: String, blockDigest: String) {
+            try await onThreadsOfItsOwn {
+                try await APIClient(endpoint: ServerEndpoint(serverInfo: info)).closing { api in
+                    _ = try await api.login(username: demo.username, password: demo.loginPassword)
+                    var id = block ?? ""
+                    if block == nil { id = try await api.uploadBlock(Data("drive block before the backup".utf8)).blockId }
+                    var bodies: [String: String] = [:]
+                    for event in try await api.events(since: 0).events where event.kind == .message && event.action == .create {
+                        bodies[event.objectId] = SHA256.hash(data: Data(try await api.message(event.objectId).sealedBody.utf8)).description
+                    }
+                    return (bodies, id, SHA256.hash(data: try await api.block(id)).description)
+                }
+            }
+        }
+        let source = try await ServerProcess.start(data: data, arguments: ["--database", url(names[0])], infoFile: home.child("source.json"))
+        let before = try await snapshot(source.info, block: nil)
+        source.stop()
+        #expect(before.bodies.count >= 5)
+        let dump = home.child("rampart.dump")
+        let dumped = try await CLITool(path: URL(fileURLWithPath: "/usr/bin/pg_dump")).run(["--format=custom", "--file=\(dump.path)", url(names[0])])
+        #expect(dumped.status == 0, "\(dumped.stderr)")
+        let restored = try await CLITool(path: URL(fileURLWithPath: "/usr/bin/pg_restore")).run(["--no-owner", "--dbname=\(url(names[1]))", dump.path])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        let again = try await ServerProcess.start(data: data, arguments: ["--database", url(names[1]), "--no-demo"], infoFile: home.child("restored.json"))
+        defer { again.stop() }
+        let after = try await snapshot(again.info, block: before.block)
+        #expect(after.bodies == before.bodies)
+        #expect(after.blockDigest == before.blockDigest)
+    }
+
     /// Which failures send a request on to the next address.
     @Test func onlyRequestsTheFirstAddressCannotHaveActedOnGoElsewhere() {
         let refused = PinnedTransportError.connectionFailed(host: "localhost", port: 1, reason: "refused")
