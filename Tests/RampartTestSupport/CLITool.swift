@@ -91,7 +91,7 @@ public struct CLITool: Sendable {
     }
 
     /// Runs the program to its end with `stdin` (text) on standard input, waiting on a thread of
-    /// its own (``onThreadOfItsOwn(named:_:)``): the caller holds no cooperative thread meanwhile.
+    /// its own (`onThreadOfItsOwn(named:_:)`): the caller holds no cooperative thread meanwhile.
     public func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                     timeout: Duration = defaultTimeout) async throws -> CLIResult {
         try await run(arguments, input: stdin.map { Data($0.utf8) }, environment: environment, timeout: timeout)
@@ -105,7 +105,7 @@ public struct CLITool: Sendable {
         return try await child.result(timeout: timeout)
     }
 
-    /// ``run(_:stdin:environment:timeout:)`` blocking the calling thread, for the one place an
+    /// `run(_:stdin:environment:timeout:)` blocking the calling thread, for the one place an
     /// async test cannot await: a `defer` block's clean-up (stopping an agent, a service).
     @discardableResult
     public func runBlocking(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
@@ -113,7 +113,7 @@ public struct CLITool: Sendable {
         try run(arguments, stdin: stdin, environment: environment, timeout: timeout)
     }
 
-    /// The async ``run(_:stdin:environment:timeout:)``, under the name it had before every async
+    /// The async `run(_:stdin:environment:timeout:)`, under the name it had before every async
     /// caller got it.
     public func runOnThread(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                             timeout: Duration = defaultTimeout) async throws -> CLIResult {
@@ -191,7 +191,7 @@ public final class ChildProcess: @unchecked Sendable {
         return condition(lines)
     }
 
-    /// ``waitForLines(timeout:_:)`` waiting on a thread of its own: the caller holds no cooperative
+    /// `waitForLines(timeout:_:)` waiting on a thread of its own: the caller holds no cooperative
     /// thread meanwhile.
     public func waitForLines(timeout: Duration = .seconds(60), _ condition: @escaping @Sendable ([String]) -> Bool) async -> Bool {
         await onThreadOfItsOwn(named: "wait-lines") { self.waitForLines(timeout: timeout, condition) }
@@ -202,17 +202,17 @@ public final class ChildProcess: @unchecked Sendable {
         waitForLines(timeout: timeout) { $0.contains(line) }
     }
 
-    /// ``waitForLine(_:timeout:)`` waiting on a thread of its own.
+    /// `waitForLine(_:timeout:)` waiting on a thread of its own.
     public func waitForLine(_ line: String, timeout: Duration = .seconds(60)) async -> Bool {
         await waitForLines(timeout: timeout) { $0.contains(line) }
     }
 
-    /// Like ``waitForLine(_:timeout:)``, but throws with what the child printed when it does not come.
+    /// Like `waitForLine(_:timeout:)`, but throws with what the child printed when it does not come.
     public func requireLine(_ line: String, timeout: Duration = .seconds(60)) throws {
         guard waitForLine(line, timeout: timeout) else { throw stalled(waitingFor: line) }
     }
 
-    /// ``requireLine(_:timeout:)`` waiting on a thread of its own.
+    /// `requireLine(_:timeout:)` waiting on a thread of its own.
     public func requireLine(_ line: String, timeout: Duration = .seconds(60)) async throws {
         guard await waitForLine(line, timeout: timeout) else { throw stalled(waitingFor: line) }
     }
@@ -244,13 +244,13 @@ public final class ChildProcess: @unchecked Sendable {
         return true
     }
 
-    /// ``waitForExit(timeout:)`` waiting on a thread of its own.
+    /// `waitForExit(timeout:)` waiting on a thread of its own.
     @discardableResult
     public func waitForExit(timeout: Duration = CLITool.defaultTimeout) async -> Bool {
         await onThreadOfItsOwn(named: "wait-exit") { self.waitForExit(timeout: timeout) }
     }
 
-    /// ``result(timeout:)`` waiting on a thread of its own.
+    /// `result(timeout:)` waiting on a thread of its own.
     public func result(timeout: Duration = CLITool.defaultTimeout) async throws -> CLIResult {
         try await onThreadOfItsOwn(named: "wait-result") { try self.result(timeout: timeout) }
     }

@@ -18,7 +18,7 @@ public func onThreadOfItsOwn<T: Sendable>(named name: String = "test-wait",
     }
 }
 
-/// ``onThreadOfItsOwn(named:_:)`` for a `body` that cannot fail.
+/// `onThreadOfItsOwn(named:_:)` for a `body` that cannot fail.
 public func onThreadOfItsOwn<T: Sendable>(named name: String = "test-wait", _ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
         Thread {
