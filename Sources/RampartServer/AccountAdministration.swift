@@ -66,8 +66,8 @@ public struct AccountSummary: Codable, Sendable, Equatable {
 /// erases every row of the account in one transaction, `Accounts.erase`).
 public enum AccountAdministration {
     /// Every account, by name.
-    public static func list(dataDirectory: URL) throws -> [AccountSummary] {
-        try EmbeddedServer.openStore(dataDirectory).read { db in
+    public static func list(dataDirectory: URL, storage: ServerStorageOpener? = nil) throws -> [AccountSummary] {
+        try EmbeddedServer.openStore(dataDirectory, storage: storage).read { db in
             try StorageRow.fetchAll(db, sql: """
                 SELECT username, addresses, created, disabled,
                        (SELECT COUNT(*) FROM sessions WHERE userId = users.id) AS sessions,
@@ -87,8 +87,8 @@ public enum AccountAdministration {
     /// - Returns: how many sessions ended.
     /// - Throws: ``ServerError/notFound(_:)`` for an unknown name.
     @discardableResult
-    public static func setDisabled(_ disabled: Bool, username: String, dataDirectory: URL) throws -> Int {
-        let ended = try EmbeddedServer.openStore(dataDirectory).write { db -> [String] in
+    public static func setDisabled(_ disabled: Bool, username: String, dataDirectory: URL, storage: ServerStorageOpener? = nil) throws -> Int {
+        let ended = try EmbeddedServer.openStore(dataDirectory, storage: storage).write { db -> [String] in
             let userID = try Self.userID(db, username)
             try db.execute(sql: "UPDATE users SET disabled = ? WHERE id = ?", arguments: [disabled ? 1 : 0, userID])
             guard disabled else { return [] }
@@ -108,8 +108,8 @@ public enum AccountAdministration {
 
     /// Erases the account and everything of it, in one transaction, then its sessions' push inboxes.
     /// - Throws: ``ServerError/notFound(_:)`` for an unknown name.
-    public static func delete(username: String, dataDirectory: URL) throws {
-        let ended = try EmbeddedServer.openStore(dataDirectory).write { db -> [String] in
+    public static func delete(username: String, dataDirectory: URL, storage: ServerStorageOpener? = nil) throws {
+        let ended = try EmbeddedServer.openStore(dataDirectory, storage: storage).write { db -> [String] in
             let userID = try Self.userID(db, username)
             let ids = try String.fetchAll(db, sql: "SELECT id FROM sessions WHERE userId = ?", arguments: [userID])
             try Accounts.erase(db, userID: userID, now: Int64(Date().timeIntervalSince1970))

@@ -30,7 +30,7 @@ final class BackendStore: Sendable {
 
     /// The store of data folder `data`: what `open` opens, else SQLite in `<data>/backend.sqlite`.
     /// - Throws: ``ServerError/startFailed(_:)``.
-    static func open(_ data: URL, with open: (@Sendable (URL) throws -> any ServerStorage)?) throws -> BackendStore {
+    static func open(_ data: URL, with open: ServerStorageOpener?) throws -> BackendStore {
         guard let open else { return try BackendStore(url: data.appendingPathComponent("backend.sqlite")) }
         let storage: any ServerStorage
         do { storage = try open(data) } catch let error as ServerError { throw error } catch {

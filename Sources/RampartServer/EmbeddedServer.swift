@@ -28,7 +28,7 @@ public struct EmbeddedServerConfiguration: Sendable {
     public var logToStandardError: Bool
     /// Opens the server's storage; `nil` (the default) is SQLite in `<data>/backend.sqlite`.
     /// `rampart server start --database postgresql://…` gives PostgreSQL's (`RampartServerPostgres`).
-    public var storage: (@Sendable (_ dataDirectory: URL) throws -> any ServerStorage)? = nil
+    public var storage: ServerStorageOpener? = nil
     /// Threads of the server's own for its request handling; `nil` (the default) uses the
     /// process's shared Swift concurrency pool. Set it when the server shares a process with code
     /// that blocks that pool (a test process waiting for child processes, for instance): the

@@ -436,15 +436,15 @@ public enum OutsideDelivery {
     /// - Throws: ``ServerError/unknownRecipient(_:)`` (nothing stored), ``ServerError/badRequest(_:)``
     ///   for an unreadable message, ``ServerError/startFailed(_:)`` when there is no server data there.
     public static func deliver(_ message: Data, recipients: [String], dataDirectory: URL,
-                               clock: any RampartClock = SystemClock()) throws -> [String] {
+                               clock: any RampartClock = SystemClock(), storage: ServerStorageOpener? = nil) throws -> [String] {
         guard message.count <= maximumMessageSize else {
             throw ServerError.payloadTooLarge(limit: maximumMessageSize)
         }
         let database = dataDirectory.appendingPathComponent("backend.sqlite")
-        guard FileManager.default.fileExists(atPath: database.path) else {
+        guard storage != nil || FileManager.default.fileExists(atPath: database.path) else {
             throw ServerError.startFailed("\(dataDirectory.path) holds no server data (start the server there once)")
         }
-        let store = try BackendStore(url: database)
+        let store = try BackendStore.open(dataDirectory, with: storage)
         let logger = ServerLogHandler.logger(file: dataDirectory.appendingPathComponent("server.log"), toStandardError: false)
         let push = PushDelivery(store: store, directory: dataDirectory.appendingPathComponent("push", isDirectory: true), logger: logger)
         let mailbox = Mailbox(store: store, push: push, clock: clock)

@@ -243,12 +243,13 @@ extension EmbeddedServer {
     /// With it the user sets a new password and NEW keys: mail sealed to the old key stays unreadable.
     /// - Throws: ``ServerError`` (unknown account, storage, a bad folder).
     public static func createPasswordReset(dataDirectory: URL, username: String, lifetime: TimeInterval = PasswordResets.defaultLifetime,
-                                           now: Date = Date()) throws -> String {
-        try PasswordResets.create(in: try openStore(dataDirectory), username: username, now: now, lifetime: lifetime)
+                                           now: Date = Date(), storage: ServerStorageOpener? = nil) throws -> String {
+        try PasswordResets.create(in: try openStore(dataDirectory, storage: storage), username: username, now: now, lifetime: lifetime)
     }
 
-    /// The backend of a data folder the server made (it may be running).
-    static func openStore(_ dataDirectory: URL) throws -> BackendStore {
+    /// The backend of a data folder the server made (it may be running), on `storage` when given.
+    static func openStore(_ dataDirectory: URL, storage: ServerStorageOpener? = nil) throws -> BackendStore {
+        if let storage { return try BackendStore.open(dataDirectory, with: storage) }
         let database = dataDirectory.standardizedFileURL.appendingPathComponent("backend.sqlite")
         guard FileManager.default.fileExists(atPath: database.path) else {
             throw ServerError.notFound("The server database \(database.path) (start the server once with this --data folder)")

@@ -425,12 +425,7 @@ extension EmbeddedServer {
     /// running) and returns it; only its hash is stored (`rampart server invite`).
     /// - Throws: ``ServerError`` (storage, a bad folder).
     public static func createInvitation(dataDirectory: URL, lifetime: TimeInterval = Invitations.defaultLifetime,
-                                        now: Date = Date()) throws -> String {
-        let database = dataDirectory.standardizedFileURL.appendingPathComponent("backend.sqlite")
-        guard FileManager.default.fileExists(atPath: database.path) else {
-            throw ServerError.notFound("The server database \(database.path) (start the server once with this --data folder)")
-        }
-        let store = try BackendStore(url: database)
-        return try Invitations.create(in: store, now: now, lifetime: lifetime)
+                                        now: Date = Date(), storage: ServerStorageOpener? = nil) throws -> String {
+        try Invitations.create(in: try openStore(dataDirectory, storage: storage), now: now, lifetime: lifetime)
     }
 }

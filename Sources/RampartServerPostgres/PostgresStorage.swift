@@ -59,6 +59,14 @@ public final class PostgresStorage: ServerStorage, @unchecked Sendable {
         checkin(first)
     }
 
+    deinit {
+        // A server stopped without close(): its idle connections are closed, each kept alive by
+        // its own close's callback until the close is done.
+        for connection in idle where !connection.isClosed {
+            connection.close().whenComplete { _ in _ = connection }
+        }
+    }
+
     public var dialect: SQLDialect { .postgresql }
 
     public func write<T>(_ body: (any StorageConnection) throws -> T) throws -> T {
@@ -130,6 +138,25 @@ public final class PostgresStorage: ServerStorage, @unchecked Sendable {
         }
     }
 
+    /// How long a statement's answer is waited for before its connection is given up.
+    static let answerTimeout: TimeInterval = 60
+
+    /// Waits (on the caller's thread, never an event loop) for `future`; a timeout closes
+    /// `connection` and is a lost connection.
+    static func waitForAnswer<T: Sendable>(_ future: EventLoopFuture<T>, on connection: PostgresConnection?) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let box = ResultBox<T>()
+        future.whenComplete { result in
+            box.set(result)
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + answerTimeout) == .success, let result = box.get() else {
+            connection?.close().whenComplete { _ in _ = connection }
+            throw StorageError.connectionLost("no answer from the database in \(Int(answerTimeout)) s")
+        }
+        do { return try result.get() } catch { throw PostgresErrors.translated(error) }
+    }
+
     private func finish(_ connection: PostgresConnection, after error: any Error) {
         if connection.isClosed || (error as? StorageError).map({ if case .connectionLost = $0 { true } else { false } }) == true {
             discard(connection)
@@ -160,7 +187,8 @@ public final class PostgresStorage: ServerStorage, @unchecked Sendable {
                 let id = nextID
                 condition.unlock()
                 do {
-                    return try PostgresConnection.connect(on: group.next(), configuration: configuration, id: id, logger: logger).wait()
+                    return try Self.waitForAnswer(PostgresConnection.connect(on: group.next(), configuration: configuration, id: id, logger: logger),
+                                                  on: nil)
                 } catch {
                     condition.lock()
                     opened -= 1
@@ -248,15 +276,14 @@ final class PostgresTransaction: StorageConnection {
         try Bool.fetchOne(self, sql: "SELECT to_regclass(?) IS NOT NULL", arguments: [name]) ?? false
     }
 
-    /// Sends one rendered statement and waits for its answer.
+    /// Sends one rendered statement and waits for its answer (at most ``PostgresStorage/answerTimeout``:
+    /// a connection that went away without failing the query is closed and reported lost).
     func run(_ sql: String, _ values: [StorageValue]) throws -> PostgresQueryResult {
+        guard !connection.isClosed else { throw StorageError.connectionLost("the connection is closed") }
         var binds = PostgresBindings(capacity: values.count)
         for value in values { PostgresValues.bind(value, to: &binds) }
-        do {
-            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
-        } catch {
-            throw PostgresErrors.translated(error)
-        }
+        return try PostgresStorage.waitForAnswer(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger),
+                                                 on: connection)
     }
 }
 
@@ -336,4 +363,12 @@ enum PostgresErrors {
         }
         return StorageError.failed("\(type(of: error))")
     }
+}
+
+/// One result handed from an event loop to the waiting thread.
+final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<T, any Error>?
+    func set(_ value: Result<T, any Error>) { lock.withLock { result = value } }
+    func get() -> Result<T, any Error>? { lock.withLock { result } }
 }

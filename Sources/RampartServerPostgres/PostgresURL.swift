@@ -96,8 +96,10 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
         case .unixSocket: loopback = true
         case .tcp(let host, _): loopback = ["localhost", "127.0.0.1", "::1"].contains(host)
         }
-        guard let mode = TLSMode(rawValue: query["sslmode"] ?? (loopback ? "disable" : "prefer")) else {
-            throw PostgresStorageError.invalidURL("sslmode must be disable, prefer or require")
+        // require checks the certificate and the host name (NIOSSL's default), as libpq's verify-full.
+        let asked = query["sslmode"].map { ["verify-full", "verify-ca"].contains($0) ? "require" : $0 }
+        guard let mode = TLSMode(rawValue: asked ?? (loopback ? "disable" : "prefer")) else {
+            throw PostgresStorageError.invalidURL("sslmode must be disable, prefer, require or verify-full")
         }
         tls = mode
     }

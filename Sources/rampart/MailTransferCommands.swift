@@ -5,6 +5,7 @@ import RampartCLIKit
 import RampartClient
 import RampartCore
 import RampartServer
+import RampartServerPostgres
 
 // MARK: - import, export
 
@@ -121,7 +122,7 @@ struct ServerDeliver: ParsableCommand {
                   let chunk = try FileHandle.standardInput.read(upToCount: 1 << 16), !chunk.isEmpty {
                 input.append(chunk)
             }
-            let ids = try OutsideDelivery.deliver(input, recipients: to, dataDirectory: options.dataDirectory)
+            let ids = try OutsideDelivery.deliver(input, recipients: to, dataDirectory: options.dataDirectory, storage: ServerDatabase.choose(argument: nil, dataDirectory: options.dataDirectory)?.open)
             print("Delivered to \(ids.count) mailbox\(ids.count == 1 ? "" : "es"): \(ids.joined(separator: ", ")).")
         }
     }

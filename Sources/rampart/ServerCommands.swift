@@ -102,7 +102,7 @@ struct ServerInviteCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            print(try EmbeddedServer.createInvitation(dataDirectory: options.dataDirectory, lifetime: Invitations.lifetime(expires)))
+            print(try EmbeddedServer.createInvitation(dataDirectory: options.dataDirectory, lifetime: Invitations.lifetime(expires), storage: ServerDatabase.choose(argument: nil, dataDirectory: options.dataDirectory)?.open))
         }
     }
 }
@@ -118,7 +118,7 @@ struct ServerResetPasswordCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            print(try EmbeddedServer.createPasswordReset(dataDirectory: options.dataDirectory, username: username, lifetime: Invitations.lifetime(expires)))
+            print(try EmbeddedServer.createPasswordReset(dataDirectory: options.dataDirectory, username: username, lifetime: Invitations.lifetime(expires), storage: ServerDatabase.choose(argument: nil, dataDirectory: options.dataDirectory)?.open))
             FileHandle.standardError.write(Data("rampart: the user's old mail will stay unreadable after a reset (new keys); the token is shown only now.\n".utf8))
         }
     }
@@ -141,15 +141,15 @@ struct ServerUsersCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let data = options.dataDirectory
+            let data = options.dataDirectory, storage = try ServerDatabase.choose(argument: nil, dataDirectory: data)?.open
             switch (action, username ?? "") {
             case ("list", _):
-                for user in try AccountAdministration.list(dataDirectory: data) {
+                for user in try AccountAdministration.list(dataDirectory: data, storage: storage) {
                     print("\(user.username)  \(user.address)  created \(Date(timeIntervalSince1970: TimeInterval(user.created)))  sessions \(user.sessions)  messages \(user.messages)  recovery copy \(user.hasRecoveryCopy ? "yes" : "no")\(user.disabled ? "  DISABLED" : "")")
                 }
-            case ("disable", let name): print("Account \(name) disabled; \(try AccountAdministration.setDisabled(true, username: name, dataDirectory: data)) session(s) ended.")
-            case ("enable", let name): try AccountAdministration.setDisabled(false, username: name, dataDirectory: data); print("Account \(name) enabled.")
-            default: try AccountAdministration.delete(username: username ?? "", dataDirectory: data); print("Account \(username ?? "") deleted with all its data.")
+            case ("disable", let name): print("Account \(name) disabled; \(try AccountAdministration.setDisabled(true, username: name, dataDirectory: data, storage: storage)) session(s) ended.")
+            case ("enable", let name): try AccountAdministration.setDisabled(false, username: name, dataDirectory: data, storage: storage); print("Account \(name) enabled.")
+            default: try AccountAdministration.delete(username: username ?? "", dataDirectory: data, storage: storage); print("Account \(username ?? "") deleted with all its data.")
             }
         }
     }

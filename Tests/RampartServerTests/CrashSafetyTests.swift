@@ -13,8 +13,14 @@ struct CrashSafetyTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aServerKilledMidWriteRestartsWithEverySendWhole() async throws {
         let folder = TestBackend.newFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let server = try await ServerProcess.start(data: folder)
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            TestEngine.current.dropDatabase(folder: folder)
+        }
+        // On PostgreSQL the child serves the database the in-process restart below opens.
+        let database = TestEngine.current == .postgresql ? ["--database", try TestEngine.databaseURL(folder: folder)] : []
+        _ = try TestEngine.current.opener(folder: folder)
+        let server = try await ServerProcess.start(data: folder, arguments: database)
         let info = server.info
         let client = try TestBackend.client(for: info)
         defer { Task { try? await client.shutdown() } }

@@ -40,7 +40,7 @@ struct SRPAuthTests {
             let newAccount = DemoAccount(username: "newcomer", displayName: "New Comer", address: "newcomer@rampart.test",
                                          loginPassword: "fresh login pässword \(UUID().uuidString)", mailboxPassword: "a separate mailbox secret")
             // Signed up as a device does (POST /v1/signup/accounts with an operator's invitation).
-            let invitation = try EmbeddedServer.createInvitation(dataDirectory: backend.folder)
+            let invitation = try EmbeddedServer.createInvitation(dataDirectory: backend.folder, storage: try TestEngine.current.opener(folder: backend.folder))
             _ = try await backend.call(SignupResponse.self, .POST, APIRoute.signup,
                                        body: try JSONEncoder().encode(try newAccount.signupRequest(group: .rampart, invitation: invitation)))
             // 2 × 100 logins; proton-client checks every server proof. Besides the random ones

@@ -170,7 +170,7 @@ struct SignupTests {
             invented.invitation = "rmi-00000000000000000000000000000000"
             #expect(try await attempt(invented) == (403, "signup.invitationInvalid"))
 
-            let code = try EmbeddedServer.createInvitation(dataDirectory: backend.folder, now: backend.clock.now)
+            let code = try EmbeddedServer.createInvitation(dataDirectory: backend.folder, now: backend.clock.now, storage: try TestEngine.current.opener(folder: backend.folder))
             #expect(code.hasPrefix("rmi-") && code.count == 36)
             // A sign-up refused for another reason does not use the code up (one transaction).
             var taken = try DemoAccount(username: "demo", displayName: "D", address: "demo2@rampart.test",
@@ -185,7 +185,7 @@ struct SignupTests {
             #expect(try await attempt(reused) == (403, "signup.invitationInvalid"))
 
             // Expiry, on the server's clock.
-            let short = try EmbeddedServer.createInvitation(dataDirectory: backend.folder, lifetime: 3600, now: backend.clock.now)
+            let short = try EmbeddedServer.createInvitation(dataDirectory: backend.folder, lifetime: 3600, now: backend.clock.now, storage: try TestEngine.current.opener(folder: backend.folder))
             backend.clock.advance(by: 3601)
             reused.invitation = short
             #expect(try await attempt(reused) == (403, "signup.invitationInvalid"))
@@ -271,13 +271,17 @@ struct SignupTests {
         return try SRPGroup(modulus: [UInt8](try #require(Data(base64Encoded: verified.text.trimmingCharacters(in: .whitespacesAndNewlines)))))
     }
 
-    /// Rows of every table an account touches, read with the sqlite3 tool (the test does not link GRDB).
+    /// Rows of every table an account touches, read with the sqlite3 tool, or psql on PostgreSQL
+    /// (the test does not link GRDB).
     static func rowCounts(_ backend: TestBackend) throws -> [String: Int] {
         let tables = ["users", "addresses", "srpVerifiers", "labels", "events", "sessions"]
         let sql = tables.map { "SELECT '\($0)', COUNT(*) FROM \($0);" }.joined() + "SELECT 'invitationsUsed', COUNT(*) FROM invitations WHERE used IS NOT NULL;"
-        let result = try CLITool(path: URL(fileURLWithPath: "/usr/bin/sqlite3"))
-            .run(["-readonly", "-separator", " ", backend.folder.appendingPathComponent("backend.sqlite").path, sql])
-        guard result.status == 0 else { throw TestFailure("sqlite3: \(result.stderr)") }
+        let result = TestEngine.current == .postgresql
+            ? try CLITool(path: URL(fileURLWithPath: "/usr/bin/psql"))
+                .run(["-X", "-At", "-F", " ", "-c", sql, try TestEngine.databaseURL(folder: backend.folder)])
+            : try CLITool(path: URL(fileURLWithPath: "/usr/bin/sqlite3"))
+                .run(["-readonly", "-separator", " ", backend.folder.appendingPathComponent("backend.sqlite").path, sql])
+        guard result.status == 0 else { throw TestFailure("rows: \(result.stderr)") }
         return Dictionary(uniqueKeysWithValues: result.lines.map { line in
             let parts = line.split(separator: " ")
             return (String(parts[0]), Int(parts[1]) ?? -1)

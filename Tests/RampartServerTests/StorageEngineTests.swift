@@ -1,14 +1,15 @@
 import Foundation
 import RampartServer
 import RampartServerPostgres
+import RampartTestSupport
 import Testing
 
 /// The storage seam on both engines: values, unique violations, rollbacks, migrations, and (on
 /// PostgreSQL) a connection lost in the middle of a transaction.
 @Suite struct StorageEngineTests {
     @Test(arguments: TestEngine.allUnderTest)
-    func valuesOfEveryTypeComeBackAsStored(engine: TestEngine) throws {
-        try engine.withStorage { storage in
+    func valuesOfEveryTypeComeBackAsStored(engine: TestEngine) async throws {
+        try await engine.withStorageOffThePool { storage in
             try storage.write { db in
                 try db.execute(sql: "CREATE TABLE kinds (id INTEGER PRIMARY KEY NOT NULL, i INTEGER, r REAL, t TEXT, b BLOB)")
             }
@@ -34,8 +35,8 @@ import Testing
     }
 
     @Test(arguments: TestEngine.allUnderTest)
-    func aDuplicateKeyIsAUniqueViolationAndTheTransactionLeavesNothing(engine: TestEngine) throws {
-        try engine.withStorage { storage in
+    func aDuplicateKeyIsAUniqueViolationAndTheTransactionLeavesNothing(engine: TestEngine) async throws {
+        try await engine.withStorageOffThePool { storage in
             try storage.write { db in try db.execute(sql: "CREATE TABLE names (name TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL)") }
             try storage.write { db in try db.execute(sql: "INSERT INTO names (name, n) VALUES (?, ?)", arguments: ["a", 1]) }
             #expect(throws: StorageError.self) {
@@ -64,8 +65,8 @@ import Testing
     }
 
     @Test(arguments: TestEngine.allUnderTest)
-    func migrationsRunOnceEachInOrder(engine: TestEngine) throws {
-        try engine.withStorage { storage in
+    func migrationsRunOnceEachInOrder(engine: TestEngine) async throws {
+        try await engine.withStorageOffThePool { storage in
             let migrations = [
                 StorageMigration("one") { db in try db.execute(sql: "CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, step TEXT NOT NULL)") },
                 StorageMigration("two") { db in try db.execute(sql: "INSERT INTO log (step) VALUES ('two')") },
@@ -83,9 +84,9 @@ import Testing
     /// A connection dropped in the middle of a transaction (its backend ended by another session,
     /// as a PostgreSQL restart or a network cut ends it): the transaction fails as retryable, none
     /// of its rows are stored (counted), and the next transaction runs on a new connection.
-    @Test func aConnectionDroppedMidTransactionLeavesNothingHalfWritten() throws {
+    @Test func aConnectionDroppedMidTransactionLeavesNothingHalfWritten() async throws {
         guard let engine = TestEngine.allUnderTest.first(where: { $0 == .postgresql }) else { return }
-        try engine.withStorage { storage in
+        try await engine.withStorageOffThePool { storage in
             try storage.write { db in try db.execute(sql: "CREATE TABLE parts (id INTEGER PRIMARY KEY NOT NULL, body BLOB NOT NULL)") }
             let pg = try #require(storage as? PostgresStorage)
             let killer = try PostgresStorage(url: pg.url, maximumConnections: 1)
@@ -118,7 +119,11 @@ import Testing
         }
     }
 
-    @Test func theURLsPasswordIsNeverShown() throws {
+    @Test func theURLsPasswordIsNeverShown() async throws {
+        try await onThreadOfItsOwn { try Self.urlChecks() }
+    }
+
+    static func urlChecks() throws {
         let url = try PostgresURL("postgresql://rampart:s3cr%40t-pw@/rampart?host=/tmp/sock&port=5433")
         #expect(url.redacted == "postgresql://rampart:***@/rampart?host=/tmp/sock")
         #expect(!"\(url)".contains("s3cr"))

@@ -27,6 +27,11 @@ public protocol ServerStorage: Sendable {
     func close()
 }
 
+/// Opens a server's storage for its data folder: what `EmbeddedServerConfiguration.storage` and the
+/// offline tools (`createInvitation`, `AccountAdministration`, mail delivery) take; `nil` is SQLite
+/// in `<data>/backend.sqlite`.
+public typealias ServerStorageOpener = @Sendable (_ dataDirectory: URL) throws -> any ServerStorage
+
 /// One connection inside a transaction of ``ServerStorage``: statements and queries.
 public protocol StorageConnection: AnyObject {
     /// The dialect the SQL is rendered to.

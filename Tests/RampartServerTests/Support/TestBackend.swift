@@ -6,6 +6,7 @@ import PinnedTransport
 import RampartAPI
 import RampartCore
 import RampartServer
+import RampartTestSupport
 import X509
 
 /// A real embedded backend in a temporary folder, and a pinned HTTPS client that trusts only its
@@ -28,7 +29,7 @@ final class TestBackend: Sendable {
                       signup: SignupPolicy = SignupPolicy(), limits: ServerLimits? = nil) async throws -> TestBackend {
         var configuration = EmbeddedServerConfiguration(
             dataDirectory: folder, seedDemo: seedDemo, clock: clock, threads: 2, signup: signup, limits: limits)
-        configuration.storage = try TestEngine.current.opener(folder: folder)
+        configuration.storage = try await onThreadOfItsOwn { try TestEngine.current.opener(folder: folder) }
         let server = try await EmbeddedServer.start(configuration: configuration)
         return TestBackend(server: server, client: try client(for: server.info), folder: folder, clock: clock)
     }
@@ -65,7 +66,8 @@ final class TestBackend: Sendable {
     func close() async {
         await stop()
         try? FileManager.default.removeItem(at: folder)
-        TestEngine.current.dropDatabase(folder: folder)
+        let folder = folder
+        await onThreadOfItsOwn { TestEngine.current.dropDatabase(folder: folder) }
     }
 
     @discardableResult

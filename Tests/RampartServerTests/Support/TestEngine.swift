@@ -1,6 +1,7 @@
 import Foundation
 import RampartServer
 import RampartServerPostgres
+import RampartTestSupport
 import Testing
 
 /// The storage engines the server tests run on: SQLite always; PostgreSQL when
@@ -54,6 +55,13 @@ enum TestEngine: String, Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// ``withStorage(_:)`` on a thread of its own: the engines wait for their database on the
+    /// caller's thread, which must not be one of the cooperative pool's (two on two cores).
+    func withStorageOffThePool(_ body: @escaping @Sendable (any ServerStorage) throws -> Void) async throws {
+        let engine = self
+        try await onThreadOfItsOwn(named: "storage-test") { try engine.withStorage(body) }
+    }
+
     /// The database of a test server's data folder (one per folder: a restarted server finds its data).
     static func databaseName(for key: String) -> String {
         "rampart_t_" + String(key.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }.map(Character.init)).lowercased().suffix(40)
@@ -64,6 +72,15 @@ enum TestEngine: String, Sendable, CustomTestStringConvertible {
         guard self == .postgresql else { return nil }
         let url = try PostgresAdmin.createDatabase(Self.databaseName(for: folder.lastPathComponent), on: try Self.requiredPostgresURL())
         return { _ in try PostgresStorage(url: url) }
+    }
+
+    /// The libpq URL (with its password) of the database of `folder`, for psql.
+    static func databaseURL(folder: URL) throws -> String {
+        let base = try requiredPostgresURL().with(database: databaseName(for: folder.lastPathComponent))
+        guard let text = postgresURL, let range = text.range(of: #"@/[A-Za-z0-9_]*\?"#, options: .regularExpression) else {
+            throw TestEngineError.noPostgres
+        }
+        return text.replacingCharacters(in: range, with: "@/\(base.database)?")
     }
 
     /// Drops the database of `folder` (PostgreSQL).
