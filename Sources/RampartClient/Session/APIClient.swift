@@ -280,15 +280,32 @@ public final class APIClient: @unchecked Sendable {
     /// Sends one request; on 401 refreshes the session once and retries.
     func send(_ method: PinnedMethod, _ path: String, body: Data? = nil, contentType: String = "application/json",
               authenticated: Bool = true, refreshOnExpiry: Bool = true) async throws -> PinnedResponse {
-        let first = try await exchange(method, path, body: body, contentType: contentType, authenticated: authenticated)
+        let first = try await exchangeAfterRetries(method, path, body: body, contentType: contentType, authenticated: authenticated)
         if first.statusCode == 401 && authenticated {
             guard refreshOnExpiry else { throw ClientError.sessionExpired }
             _ = try await refresh()
-            let second = try await exchange(method, path, body: body, contentType: contentType, authenticated: true)
+            let second = try await exchangeAfterRetries(method, path, body: body, contentType: contentType, authenticated: true)
             if second.statusCode == 401 { throw ClientError.sessionExpired }
             return try Self.check(second)
         }
         return try Self.check(first)
+    }
+
+    /// ``exchange(_:_:body:contentType:authenticated:)``, sent again when every address answered
+    /// 503 with a `Retry-After` of at most 5 seconds (the server's database restarting: nothing of
+    /// the request was stored), after that wait, up to 3 more times.
+    private func exchangeAfterRetries(_ method: PinnedMethod, _ path: String, body: Data?, contentType: String,
+                                      authenticated: Bool) async throws -> PinnedResponse {
+        var retries = 0
+        while true {
+            let response = try await exchange(method, path, body: body, contentType: contentType, authenticated: authenticated)
+            guard response.statusCode == 503, retries < 3,
+                  let seconds = response.headers.first(name: "Retry-After").flatMap(Int.init), (0...5).contains(seconds) else {
+                return response
+            }
+            retries += 1
+            try await Task.sleep(for: .seconds(seconds))
+        }
     }
 
     static func check(_ response: PinnedResponse) throws -> PinnedResponse {
