@@ -58,8 +58,16 @@ extension HTML5Parser {
         try parseTreeFragment(html, context: try contextElement(contextName), options: options)
     }
 
+    /// Input size from which ``runTree`` reserves the text pool at the input's size.
+    static let reservedTextPoolThreshold = 256 * 1024
+
     private static func runTree(input: [UInt8], encoding: String, options: HTML5ParserOptions, context: Element?) -> HTMLTreeParseResult {
-        let builder = build(input: input, sink: ArenaSink(), options: options, context: context)
+        let sink = ArenaSink()
+        // A large document's texts go to the pool in one allocation of the input's size (text is
+        // rarely longer than its markup; the pool still grows when it is), not in a series of
+        // doublings that copy it each time.
+        if input.count >= Self.reservedTextPoolThreshold { sink.tree.textPool.reserve(input.count) }
+        let builder = build(input: input, sink: sink, options: options, context: context)
         let tree = builder.sink.tree
         // A fragment's nodes are the children of the document's `<html>` element (the first
         // element child of row 0: fragment parsing puts nothing before it).

@@ -73,9 +73,9 @@ struct HTML5Command: ParsableCommand {
                 FileHandle.standardError.write(Data("rampart: \(error)\n".utf8))
                 throw ExitCode(ExitStatus.badInput)
             }
-            // The serialization is about as long as the input: reserved at once, it is not copied
-            // as it grows.
-            result.root.withSerializedBytes(scripting: options.scripting, capacity: input.count + input.count / 8 + 4096) { StandardStreams.write($0) }
+            // Written out in 1 MiB pieces as the serializer makes them: no buffer of the whole
+            // output (its memory and page faults).
+            result.root.writeSerialization(scripting: options.scripting) { StandardStreams.write($0) }
             StandardStreams.newline()
         }
     }

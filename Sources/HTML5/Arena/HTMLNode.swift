@@ -151,6 +151,15 @@ public struct HTMLNode: Hashable {
     public func withSerializedBytes<R>(scripting: Bool = false, capacity: Int = 64 * 1024, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try tree.withSerialization(index, scripting: scripting, capacity: capacity) { buffer in try buffer.withBytes(body) }
     }
+    /// The node and its subtree serialized (as ``serialized(scripting:)``) and handed to `write`
+    /// in pieces of at most `chunk` bytes, in order, as the serializer makes them (each piece
+    /// well-formed UTF-8, valid only during its call): a serialization written out (standard
+    /// output, a file) without holding all of it in memory.
+    public func writeSerialization(scripting: Bool = false, chunk: Int = 1 << 20, to write: (UnsafeBufferPointer<UInt8>) -> Void) {
+        withoutActuallyEscaping(write) { write in
+            tree.withSerialization(index, scripting: scripting, capacity: chunk, drain: write) { buffer in buffer.withBytes(write) }
+        }
+    }
     /// The subtree as class DOM nodes (detached copies), for code written against ``Node``.
     public func materialize() -> Node { tree.materialize(index) }
     /// The subtree in html5lib-tests' format (as ``Node/html5libTreeDump``).

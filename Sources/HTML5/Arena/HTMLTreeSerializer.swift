@@ -23,8 +23,9 @@ extension HTMLTree {
 
     /// Serializes `node` (as ``serialized(_:scripting:)``) into a buffer and hands `body` the
     /// buffer (valid only during the call): a caller that writes the bytes out makes no `String`.
-    func withSerialization<R>(_ node: Int32, scripting: Bool, capacity: Int, _ body: (borrowing UTF8Buffer) throws -> R) rethrows -> R {
-        var buffer = UTF8Buffer(capacity: capacity)
+    func withSerialization<R>(_ node: Int32, scripting: Bool, capacity: Int, drain: ((UnsafeBufferPointer<UInt8>) -> Void)? = nil,
+                              _ body: (borrowing UTF8Buffer) throws -> R) rethrows -> R {
+        var buffer = UTF8Buffer(capacity: capacity, drain: drain)
         switch kind(node) {
         case .document, .fragment:
             serializeChildren(of: node, into: &buffer, scripting: scripting)

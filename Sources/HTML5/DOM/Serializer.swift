@@ -82,9 +82,13 @@ struct UTF8Buffer: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
+    /// When set, a full buffer is handed to it and emptied instead of grown (a serialization
+    /// streamed out in pieces of `capacity` bytes); the bytes left at the end are the caller's.
+    private let drain: ((UnsafeBufferPointer<UInt8>) -> Void)?
 
-    init(capacity: Int) {
+    init(capacity: Int, drain: ((UnsafeBufferPointer<UInt8>) -> Void)? = nil) {
         self.capacity = max(capacity, 16)
+        self.drain = drain
         base = .allocate(capacity: self.capacity)
     }
 
@@ -117,6 +121,15 @@ struct UTF8Buffer: ~Copyable {
     }
 
     private mutating func grow(to needed: Int) {
+        if let drain, count > 0 {
+            // Hand the full buffer over and start again at its beginning (every append cuts on
+            // the same boundaries as `string()` relies on: each piece is well-formed UTF-8).
+            let extra = needed - count
+            drain(UnsafeBufferPointer(start: base, count: count))
+            count = 0
+            if extra <= capacity { return }
+            return grow(to: extra)
+        }
         var newCapacity = capacity * 2
         while newCapacity < needed { newCapacity *= 2 }
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)

@@ -39,6 +39,12 @@ final class ByteStore {
         return body(UnsafeBufferPointer(start: base + range.lowerBound, count: range.count))
     }
 
+    /// Makes room for at least `bytes` bytes in all, at once (a large document's text pool: no
+    /// copies as it grows; the pages never written are never touched).
+    func reserve(_ bytes: Int) {
+        if bytes > capacity { grow(toAtLeast: bytes) }
+    }
+
     @inline(never) private func grow(toAtLeast needed: Int) {
         precondition(needed > 0 && needed <= Int.max / 2, "ByteStore: too large")
         var newCapacity = max(capacity &* 2, 256)
