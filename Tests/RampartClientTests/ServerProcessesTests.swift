@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import MailboxCrypto
+import OpenPGP
 import PinnedTransport
 import RampartAPI
 @testable import RampartClient
@@ -48,13 +50,8 @@ struct ServerProcessesTests {
     /// an interception.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aClientGoesOnThroughAnotherProcessWhenOneIsKilled() async throws {
-        let home = try TemporaryHome("failover")
-        defer { home.remove() }
-        let data = home.child("server")
-        let a = try await ServerProcess.start(data: data, infoFile: home.child("a.json"))
-        defer { a.stop() }
-        let b = try await ServerProcess.start(data: data, infoFile: home.child("b.json"))
-        defer { b.stop() }
+        let (home, a, b) = try await Self.twoProcesses("failover")
+        defer { a.stop(); b.stop(); home.remove() }
         var endpoint = ServerEndpoint(serverInfo: a.info)
         endpoint.alternateURLs = [b.info.baseURL]
         let demo = DemoAccounts.demo
@@ -105,6 +102,39 @@ struct ServerProcessesTests {
         }
     }
 
+    /// New mail reaches every process: the event log is in the database, so a client syncing from
+    /// process B (its cursor taken before) sees, in its next page, the copy of a message demo
+    /// sent through process A, and reads the same sealed body. (Polling the shared event log,
+    /// which every client does anyway, rather than pushing between processes.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func mailSentThroughOneProcessIsSeenThroughAnother() async throws {
+        let (home, a, b) = try await Self.twoProcesses("events")
+        defer { a.stop(); b.stop(); home.remove() }
+        let demo = DemoAccounts.demo, alice = DemoAccounts.alice
+        try await onThreadsOfItsOwn {
+            try await APIClient(endpoint: ServerEndpoint(serverInfo: b.info)).closing { onB in
+                _ = try await onB.login(username: alice.username, password: alice.loginPassword)
+                var cursor: Int64 = 0
+                while true {
+                    let page = try await onB.events(since: cursor)
+                    cursor = page.cursor
+                    if !page.more { break }
+                }
+                let key = try PGPPrivateKey.generate(name: "test", address: "test@localhost")
+                let id = SendRequest.newID()
+                let body = try MailPart.seal(Data("{}".utf8), to: [key.publicKey], signedBy: nil, messageID: id, part: SealedPartName.body)
+                try await APIClient(endpoint: ServerEndpoint(serverInfo: a.info)).closing { onA in
+                    _ = try await onA.login(username: demo.username, password: demo.loginPassword)
+                    _ = try await onA.send(SendRequest(to: [alice.address], id: id, subject: "through A", encryptedBody: body.base64EncodedString()))
+                }
+                let page = try await onB.events(since: cursor)
+                let copy = try #require(page.events.first { $0.kind == .message && $0.action == .create }?.objectId)
+                #expect(copy.hasPrefix(id))
+                #expect(try await onB.message(copy).sealedBody == body.base64EncodedString())
+            }
+        }
+    }
+
     /// Two processes behind HAProxy (Debian, TCP mode: TLS goes through to the servers, so the
     /// pins are the servers'): a client knows one address; one process is killed -9 and every
     /// request still succeeds (HAProxy redispatches a refused connection and its health check
@@ -114,13 +144,8 @@ struct ServerProcessesTests {
     /// the same process.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func twoProcessesBehindHAProxyServeOneAddress() async throws {
-        let home = try TemporaryHome("haproxy")
-        defer { home.remove() }
-        let data = home.child("server")
-        let a = try await ServerProcess.start(data: data, infoFile: home.child("a.json"))
-        defer { a.stop() }
-        let b = try await ServerProcess.start(data: data, infoFile: home.child("b.json"))
-        defer { b.stop() }
+        let (home, a, b) = try await Self.twoProcesses("haproxy")
+        defer { a.stop(); b.stop(); home.remove() }
         let port = LoopbackPort.free()
         #expect(port > 0)
         let configuration = home.child("haproxy.cfg")
@@ -224,6 +249,16 @@ struct ServerProcessesTests {
         let after = try await snapshot(again.info, block: before.block)
         #expect(after.bodies == before.bodies)
         #expect(after.blockDigest == before.blockDigest)
+    }
+
+    /// Two `rampart server start` processes, A then B, on the data folder `server` of a new home,
+    /// each with its own description file.
+    static func twoProcesses(_ label: String) async throws -> (TemporaryHome, ServerProcess, ServerProcess) {
+        let home = try TemporaryHome(label)
+        let data = home.child("server")
+        let a = try await ServerProcess.start(data: data, infoFile: home.child("a.json"))
+        let b = try await ServerProcess.start(data: data, infoFile: home.child("b.json"))
+        return (home, a, b)
     }
 
     /// Which failures send a request on to the next address.
