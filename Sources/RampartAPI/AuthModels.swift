@@ -99,3 +99,19 @@ public struct LoginResponse: Codable, Sendable {
     /// The session's tokens, as one value.
     public var tokens: SessionTokens { SessionTokens(sessionId: sessionId, accessToken: accessToken, refreshToken: refreshToken, expiresIn: expiresIn) }
 }
+
+/// One session of the account (`GET /v1/auth/sessions`): its id, when it logged in and when its
+/// current access token was issued (Unix seconds), and whether it is the session of the request.
+/// The server keeps no device name, address or other trace of the client.
+public struct SessionSummary: Codable, Sendable, Equatable {
+    public var id: String, created: Int64, lastRefreshed: Int64, current: Bool
+    public init(id: String, created: Int64, lastRefreshed: Int64, current: Bool) {
+        (self.id, self.created, self.lastRefreshed, self.current) = (id, created, lastRefreshed, current)
+    }
+}
+
+/// `GET /v1/auth/sessions`: the account's sessions, oldest first.
+public struct SessionListResponse: Codable, Sendable, Equatable {
+    public var sessions: [SessionSummary]
+    public init(sessions: [SessionSummary]) { self.sessions = sessions }
+}

@@ -40,6 +40,10 @@ public enum APIRoute {
     public static let refresh = "/v1/auth/refresh"
     /// `POST` → ``OKResponse``: ends the session, its tokens and its push inbox.
     public static let logout = "/v1/auth/logout"
+    /// `GET` → ``SessionListResponse``: the account's sessions (the caller's marked current).
+    public static let sessions = "/v1/auth/sessions"
+    /// `DELETE` → ``OKResponse``: ends another session of the account (its tokens and push inbox).
+    public static func session(_ id: String) -> String { "/v1/auth/sessions/\(id)" }
     /// `GET ?since=N` → ``EventsResponse``.
     public static let events = "/v1/events"
     /// `GET` → ``LabelListResponse``.

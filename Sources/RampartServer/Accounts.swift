@@ -94,6 +94,27 @@ struct Accounts: Sendable {
         }
     }
 
+    /// The sessions of `session`'s user, oldest first (the caller's marked current).
+    func sessions(of session: AuthenticatedSession) throws -> [SessionSummary] {
+        try store.read { db in
+            try StorageRow.fetchAll(db, sql: "SELECT id, created, accessExpires FROM sessions WHERE userId = ? ORDER BY created, id",
+                                    arguments: [session.userID])
+        }.map { row in
+            SessionSummary(id: row["id"], created: Int64(row["created"] as Double),
+                           lastRefreshed: Int64((row["accessExpires"] as Double) - accessTokenLifetime), current: row["id"] == session.sessionID)
+        }
+    }
+
+    /// Ends session `id` of the same user (its tokens stop working at once).
+    /// - Throws: ``ServerError/notFound(_:)`` for a session of another user or none.
+    func endSession(_ id: String, of session: AuthenticatedSession) throws {
+        try store.write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM sessions WHERE id = ? AND userId = ?", arguments: [id, session.userID]) == true
+            else { throw ServerError.notFound("The session \(id)") }
+            try db.execute(sql: "DELETE FROM sessions WHERE id = ? AND userId = ?", arguments: [id, session.userID])
+        }
+    }
+
     /// The user id of a local address, if any.
     func userID(forAddress address: String) throws -> String? {
         try store.read { db in

@@ -54,7 +54,7 @@ struct ContactsCommand: AsyncParsableCommand {
 /// the public half leaves).
 struct AccountCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "account", abstract: "The account: its key, password, recovery, reset, deletion.", subcommands: [PublicKey.self, ChangePassword.self, RecoverCommand.self, RecoveryPhraseCommand.self, ResetCommand.self, DeleteAccountCommand.self, AddressCommand.self, AuditCommand.self])
+        commandName: "account", abstract: "The account: its key, password, recovery, reset, deletion.", subcommands: [PublicKey.self, ChangePassword.self, RecoverCommand.self, RecoveryPhraseCommand.self, ResetCommand.self, DeleteAccountCommand.self, AddressCommand.self, AuditCommand.self, SessionsCommand.self])
 
     struct PublicKey: UnlockedAccountCommand {
         static let configuration = CommandConfiguration(commandName: "public-key",

@@ -88,6 +88,28 @@ struct AuthenticationTests {
         }
     }
 
+    @Test func aSessionListsTheAccountsSessionsAndEndsAnotherButNoOtherUsers() async throws {
+        try await TestBackend.with { backend in
+            let first = try await backend.login(DemoAccounts.demo)
+            let second = try await backend.login(DemoAccounts.demo)
+            let alice = try await backend.login(DemoAccounts.alice)
+            let list = try await backend.call(SessionListResponse.self, .GET, APIRoute.sessions, token: first.accessToken)
+            // (Both logged in at the same instant of the test clock: the order between them is the ids'.)
+            #expect(Set(list.sessions.map(\.id)) == [first.sessionId, second.sessionId] && list.sessions.count == 2)
+            #expect(list.sessions.filter(\.current).map(\.id) == [first.sessionId])
+            // Another user's session is not there to end: 404, and it goes on.
+            let foreign = try await backend.send(.DELETE, APIRoute.session(alice.sessionId), token: first.accessToken)
+            #expect(foreign.status.code == 404)
+            #expect(try await backend.send(.GET, APIRoute.labels, token: alice.accessToken).status.code == 200)
+            // The second device's session ends at once, its refresh token too; the first goes on.
+            #expect(try await backend.call(OKResponse.self, .DELETE, APIRoute.session(second.sessionId), token: first.accessToken).ok)
+            #expect(try await backend.send(.GET, APIRoute.labels, token: second.accessToken).status.code == 401)
+            #expect(try await backend.send(.POST, APIRoute.refresh, json: RefreshRequest(refreshToken: second.refreshToken)).status.code == 401)
+            let after = try await backend.call(SessionListResponse.self, .GET, APIRoute.sessions, token: first.accessToken)
+            #expect(after.sessions.map(\.id) == [first.sessionId])
+        }
+    }
+
     @Test func requestsWithoutAValidTokenAreRefused() async throws {
         try await TestBackend.with { backend in
             for token in [nil, "", "rat_forged", String(repeating: "x", count: 5000)] as [String?] {

@@ -29,7 +29,7 @@ struct WebBrowserTests {
         "remote-token-bound-to-its-rendering", "trusted-sender-verified-loads",
         "trusted-sender-unverified-stays-blocked", "block-all-wins", "block-all-stored-read-honours-it", "attachment-download",
         "composer-csp-no-remote", "composer-quoted-sanitized", "composer-names-recipients-without-e2ee", "compose-and-send",
-        "drive-upload-download", "drive-rename-delete", "settings-and-account-pages", "every-control-labelled", "keyboard-opens-a-message", "lock-empties-open-page",
+        "drive-upload-download", "drive-rename-delete", "settings-and-account-pages", "account-sessions-end-one", "every-control-labelled", "keyboard-opens-a-message", "lock-empties-open-page",
         "unlock-again",
         "no-dialog-at-all",
     ]
@@ -89,6 +89,15 @@ struct WebBrowserTests {
                                                       stdin: "\(account.loginPassword)\n\(account.mailboxPassword)\n")
             #expect(login.status == 0, "\(login.stderr)")
         }
+        // A second device of demo's: the account page lists its session and ends it.
+        let second = try TemporaryHome("web-second", shortPath: true)
+        second.stopsAgentAtEnd()
+        defer { second.remove() }
+        let secondLogin = try await rampart.runOnThread(["--home", second.path, "login", "--server-info", server.infoFile.path, "--username",
+                                                         DemoAccounts.demo.username, "--password-stdin", "--mailbox-password-stdin"],
+                                                        stdin: "\(DemoAccounts.demo.loginPassword)\n\(DemoAccounts.demo.mailboxPassword)\n")
+        #expect(secondLogin.status == 0, "\(secondLogin.stderr)")
+        #expect(try await rampart.runOnThread(["--home", second.path, "sync"]).status == 0)
         let protect = try await rampart.runOnThread(["protect", "--pin", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(protect.status == 0, "\(protect.stderr)")
         // Alice's signed mail with a remote image, and one that only claims to be from her.
@@ -156,6 +165,10 @@ struct WebBrowserTests {
         #expect(readHTML.status == 0 && written.contains("data:image/png;base64,iVBOR") && !written.contains(probeBase)
                 && written.contains("img-src data:;") && !written.contains("http:;"), "\(readHTML.stderr) \(written.suffix(600))")
         #expect(probed() >= probedBefore + 2, "the backend fetched nothing for rampart read")
+
+        // The session ended on the account page no longer works on its device.
+        let ended = try await rampart.runOnThread(["--home", second.path, "sync"])
+        #expect(ended.status != 0 && ended.stderr.lowercased().contains("session"), "\(ended.status) \(ended.stderr)")
 
         // The recipient reads what the browser sent, signed by the sender.
         #expect(try await rampart.runOnThread(["sync", "--user", "alice"]).status == 0)

@@ -405,6 +405,13 @@ def main():
         page.goto(base + "/account")
         page.screenshot(path=os.path.join(args.out, "account.png"))
         check("settings-and-account-pages", page.locator("#protectors").count() == 1, page.inner_text("main")[:300])
+        # The account's sessions: this one marked, another device's ended from here.
+        listed = page.locator("#sessions li").count()
+        mine = page.locator("#sessions li:has-text('(this device)')").count()
+        with page.expect_navigation():
+            page.locator("#sessions li button:has-text('End the session')").first.click()
+        check("account-sessions-end-one", listed >= 2 and mine == 1 and page.locator("#sessions li").count() == listed - 1
+              and page.locator("#sessions li:has-text('(this device)')").count() == 1, page.inner_text("#sessions"))
 
         # --- every control labelled -----------------------------------------------------------------
         unlabelled = []

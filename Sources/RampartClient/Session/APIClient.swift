@@ -246,6 +246,15 @@ public final class APIClient: @unchecked Sendable {
     /// `GET /v1/drive/nodes/<id>`.
     public func node(_ id: String) async throws -> DriveNodeResponse { try await json(.GET, APIRoute.driveNode(Self.escape(id))) }
 
+    /// `GET /v1/auth/sessions`: the account's sessions (this one marked current).
+    public func sessions() async throws -> [SessionSummary] {
+        let list: SessionListResponse = try await json(.GET, APIRoute.sessions)
+        return list.sessions
+    }
+
+    /// `DELETE /v1/auth/sessions/<id>`: ends another session of the account.
+    public func endSession(_ id: String) async throws { _ = try await send(.DELETE, APIRoute.session(Self.escape(id))) }
+
     /// `PUT /v1/drive/nodes/<id>`: a new revision (new sealed metadata; for a file, its block list).
     public func updateNode(_ id: String, _ request: DriveNodeRequest) async throws -> DriveNodeResponse {
         try await json(.PUT, APIRoute.driveNode(Self.escape(id)), body: request)

@@ -2,11 +2,12 @@ import Hummingbird
 import RampartAPI
 import RampartCore
 
-/// Token refresh and logout (login is SRP: ``SRPAuthRoutes``; no route takes a password).
+/// Token refresh, logout and the account's sessions (login is SRP: ``SRPAuthRoutes``; no route
+/// takes a password).
 ///
 /// Trust-model rows **access token (high)** (SRP login and refresh are the only public routes; logout
-/// ends the session and its tokens at once) and **push payload key** (logout also removes the
-/// session's push inbox).
+/// ends the session and its tokens at once; a session can end another of the same user, never
+/// one of another user) and **push payload key** (logout also removes the session's push inbox).
 struct AuthRoutes {
     let backend: Backend
 
@@ -23,6 +24,16 @@ struct AuthRoutes {
             try backend.accounts.logout(session)
             backend.push.removeInbox(for: session.sessionID)
             backend.logger.info("logout", metadata: ["session": "\(session.sessionID)"])
+            return try APIIO.json(OKResponse())
+        }
+        // The account's sessions: listed, and one ended from another (as Proton's "sessions" list).
+        routes.get(RouterPath(APIRoute.sessions)) { _, context in
+            try APIIO.json(SessionListResponse(sessions: try backend.accounts.sessions(of: try context.session)))
+        }
+        routes.delete(RouterPath(APIRoute.session(":id"))) { _, context in
+            let id = try context.parameters.require("id")
+            try backend.accounts.endSession(id, of: try context.session)
+            backend.push.removeInbox(for: id)
             return try APIIO.json(OKResponse())
         }
         return routes

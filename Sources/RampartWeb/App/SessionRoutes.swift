@@ -44,16 +44,32 @@ struct SessionRoutes {
             app.account.lockNow()
             return WebHeaders.redirect("/unlock")
         }
+        // Ending another session of the account changes state: a POST with the CSRF token.
+        router.post("/account/sessions/:id/end") { _, context in
+            let id = try context.parameters.require("id")
+            return try await app.page(context) { session, _ in
+                try await session.withAPI { try await $0.endSession(id) }
+                return WebHeaders.redirect("/account")
+            }
+        }
         router.get("/account") { _, context in
             try await app.page(context) { session, csrf in
                 let protectors = (try? session.keymaker.activeProtectors().map(\.rawValue)) ?? []
                 let account = try session.account.session()
+                let sessions = try await session.withAPI { try await $0.sessions() }
+                var rows = ""
+                for item in sessions {
+                    let created = Date(timeIntervalSince1970: TimeInterval(item.created)).formatted(.iso8601)
+                    rows += "<li>Logged in \(WebPage.escape(created))" + (item.current ? " <strong>(this device)</strong>"
+                        : " " + WebPage.button("End the session of \(created)", action: "/account/sessions/\(item.id)/end", csrf: csrf)) + "</li>"
+                }
                 let body = """
                 <h1>Account</h1><dl class="headers"><dt>User</dt><dd>\(WebPage.escape(session.userID.rawValue))</dd>\
                 <dt>Name</dt><dd>\(WebPage.escape(account.displayName))</dd>\
                 <dt>Addresses</dt><dd>\(account.addresses.map(WebPage.escape).joined(separator: ", "))</dd>\
                 <dt>Protectors</dt><dd id="protectors">\(protectors.map(WebPage.escape).joined(separator: ", "))</dd>\
                 <dt>This session</dt><dd>Signed in through the one-time URL; ends when <code>rampart web</code> stops.</dd></dl>\
+                <section aria-labelledby="sessions-title"><h2 id="sessions-title">Sessions of the account</h2><ul id="sessions">\(rows)</ul></section>\
                 <p>Change the PIN or the protectors with <code>rampart change-pin</code> and <code>rampart protect</code>.</p>
                 """
                 return WebHeaders.html(WebPage.document(title: "Account", csrf: csrf, page: "account", body: body))
