@@ -2,7 +2,10 @@ import Foundation
 
 /// The SQL dialect of an engine. The server's statements and migrations are written once, in
 /// SQLite's dialect with `?` placeholders; ``render(_:)`` turns them into the engine's by a small
-/// set of substitutions (``PostgreSQLRendering``), each tested. SQL that no substitution covers is
+/// set of substitutions, each tested (`StorageDialectTests`): `?` to `$n`, `BLOB`/`INTEGER`/`REAL`
+/// to `BYTEA`/`BIGINT`/`DOUBLE PRECISION`, `AUTOINCREMENT` to an identity, a `rowid` identity
+/// column in every table, `x'…'` to `bytea`, `INSERT OR IGNORE` to `ON CONFLICT DO NOTHING`,
+/// `a = ? COLLATE NOCASE` to `lower(a) = lower($n)`, `instr` to `strpos`. SQL that no substitution covers is
 /// written in the subset both engines share (an `INSERT … ON CONFLICT (key) DO UPDATE` instead of
 /// `INSERT OR REPLACE`).
 public enum SQLDialect: String, Sendable, CaseIterable {
