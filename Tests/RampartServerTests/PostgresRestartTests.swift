@@ -1,4 +1,5 @@
 import Foundation
+import RampartAPI
 import RampartServer
 import RampartServerPostgres
 import RampartTestSupport
@@ -96,4 +97,61 @@ private final class ResultLog: @unchecked Sendable {
     var lost: [String] { lock.withLock { _lost } }
     var other: [String] { lock.withLock { _other } }
     var finishedCount: Int { lock.withLock { _finished } }
+}
+
+/// The whole server on PostgreSQL while every connection of its database is ended again and
+/// again (what a restart or a network cut does to it): each request is answered 200, or 503 with
+/// `Retry-After: 1` (never 500), and exactly the acknowledged changes are stored (one event each).
+@Suite struct PostgresConnectionCutTests {
+    @Test func requestsInFlightAreAnsweredOKOr503AndOnlyAcknowledgedChangesAreStored() async throws {
+        guard TestEngine.current == .postgresql else { return }
+        try await TestBackend.with { backend in
+            let login = try await backend.login(DemoAccounts.demo)
+            let list = try await backend.call(MessageListResponse.self, .GET, APIRoute.messages, token: login.accessToken)
+            let id = try #require(list.messages.first?.id)
+            let before = try await backend.call(EventsResponse.self, .GET, APIRoute.events, token: login.accessToken).cursor
+            let url = try PostgresURL(try TestEngine.databaseURL(folder: backend.folder))
+            let killing = KillSwitch()
+            let killer = Thread {
+                guard let admin = try? PostgresStorage(url: url, maximumConnections: 1) else { return }
+                defer { admin.close() }
+                while !killing.stopped {
+                    _ = try? admin.withSession { db in
+                        try db.fetchAll(sql: """
+                            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                            WHERE datname = current_database() AND pid <> pg_backend_pid()
+                            """, arguments: [])
+                    }
+                    Thread.sleep(forTimeInterval: 0.005)
+                }
+            }
+            killer.start()
+            var ok = 0, unavailable = 0, other: [UInt] = []
+            for index in 0..<120 {
+                let response = try await backend.send(.POST, APIRoute.markRead(id) + (index % 2 == 0 ? "?unread=1" : ""), token: login.accessToken)
+                switch response.status.code {
+                case 200: ok += 1
+                case 503:
+                    unavailable += 1
+                    #expect(response.headers.first(name: "Retry-After") == "1")
+                    #expect(TestBackend.errorBody(response)?.error.code == "server.unavailable")
+                default: other.append(response.status.code)
+                }
+            }
+            killing.stop()
+            while !killer.isFinished { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(other.isEmpty, "\(other)")
+            #expect(ok > 0)
+            let events = try await backend.call(EventsResponse.self, .GET, APIRoute.events + "?since=\(before)", token: login.accessToken)
+            #expect(events.events.count == ok, "stored \(events.events.count) changes, acknowledged \(ok)")
+            print("connection cuts: \(ok) answered 200, \(unavailable) answered 503 + Retry-After, \(events.events.count) stored")
+        }
+    }
+}
+
+private final class KillSwitch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _stopped = false
+    func stop() { lock.withLock { _stopped = true } }
+    var stopped: Bool { lock.withLock { _stopped } }
 }
