@@ -21,6 +21,10 @@ import Testing
         let started = try await bash.run(["-c", "source '\(script)' >/dev/null 2>&1; printf '%s' \"$RAMPART_POSTGRES_URL\""])
         defer {
             _ = try? bash.run([script, "stop", folder.path])
+            // As root the cluster lives in the /tmp folder the state folder's `home` names.
+            if let home = try? String(contentsOf: folder.appendingPathComponent("home"), encoding: .utf8) {
+                try? FileManager.default.removeItem(atPath: home.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
             try? FileManager.default.removeItem(at: folder)
         }
         let url = try PostgresURL(try #require(started.lines.first, "the private PostgreSQL did not start: \(started.stderr)"))
