@@ -23,7 +23,9 @@ import Darwin
 /// - no core dumps and no `ptrace` attach by same-uid processes (`PR_SET_DUMPABLE` = 0);
 /// - locks (zeroizes) every key on ``stop()``, and a user's key as soon as a request finds that
 ///   a logout in another process erased the user's keychain items;
-/// - optional exit after ``Options/idleExit`` seconds with every user locked and no request.
+/// - optional exit after ``Options/idleExit`` seconds with every user locked and no request;
+/// - exit, every key zeroized, once its socket is gone or replaced (its home folder deleted):
+///   no client could reach it, nor lock it.
 ///
 /// Also trust-model row **keychain (low)**: the agent reads only the wrapped MainKey from the
 /// keychain; the PIN comes over the socket and is zeroized when the unlock returns.
@@ -94,6 +96,9 @@ public final class AgentServer: @unchecked Sendable {
     private var lastRequest = Date()
     private var refusedPeers = 0
     private var agentLock: HeldFileLock?
+    /// The device and inode of the socket this agent bound, to tell it from a file put at its
+    /// path later (see ``socketIsStillOurs()``).
+    private var boundSocket: (device: UInt64, inode: UInt64)?
 
     /// - Parameters:
     ///   - global: the app-wide container of the home folder (its keychain and wipe registry —
@@ -165,8 +170,11 @@ public final class AgentServer: @unchecked Sendable {
             held.release()
             throw error
         }
+        var bound = stat()
+        let identity = lstat(path, &bound) == 0 ? (device: UInt64(bound.st_dev), inode: UInt64(bound.st_ino)) : nil
         lock.withLock {
             agentLock = held
+            boundSocket = identity
             listeningSocket = fd
             running = true
             stopped = false
@@ -211,7 +219,9 @@ public final class AgentServer: @unchecked Sendable {
         for container in containers { container.keymaker.lock(reason: .userRequest) }
         if fd >= 0 {
             close(fd)
-            unlink(location.socketURL.path)
+            // Only our own socket: if the home was removed and made again, the path may be
+            // another agent's by now.
+            if socketIsStillOurs() { unlink(location.socketURL.path) }
         }
         lock.withLock {
             // Released only after the socket is gone: the next agent starts on a clean folder.
@@ -326,7 +336,19 @@ public final class AgentServer: @unchecked Sendable {
             if done { return }
             enforceAutolock()
             if let idle = options.idleExit, shouldExitIdle(after: idle) { stop() }
+            // No client can reach an agent whose socket is gone (its home was deleted, or the
+            // socket removed or replaced): it stops, which zeroizes every key it holds, instead
+            // of keeping them in memory with nobody to lock them (trust-model row: device memory).
+            else if !socketIsStillOurs() { stop() }
         }
+    }
+
+    /// Whether the socket file at the agent's path is still the one it bound.
+    private func socketIsStillOurs() -> Bool {
+        guard let bound = lock.withLock({ boundSocket }) else { return true }
+        var info = stat()
+        guard lstat(location.socketURL.path, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == bound.device && UInt64(info.st_ino) == bound.inode
     }
 
     private func shouldExitIdle(after seconds: TimeInterval) -> Bool {

@@ -284,6 +284,27 @@ struct AgentTests {
         #expect(!client.isRunning())
     }
 
+    /// An agent whose socket is gone (its home deleted, as a test's or a user's clean-up does) can
+    /// be reached by nobody, so nobody could lock it: it stops and zeroizes the keys it holds.
+    /// When its path holds another file by then (a new agent's socket), that file stays.
+    @Test(arguments: [false, true])
+    func anAgentWhoseSocketIsGoneStopsAndWipesItsKeys(replaced: Bool) async throws {
+        let fixture = try AgentFixture()
+        let user: UserID = "hana"
+        let held = try fixture.unlockedUser(user, pin: "2468")
+        let path = fixture.location.socketURL.path
+        #expect(unlink(path) == 0)
+        if replaced { #expect(FileManager.default.createFile(atPath: path, contents: Data("another agent's".utf8))) }
+        var waited = 0
+        while !fixture.server.hasStopped, waited < 50 {
+            try await Task.sleep(for: .milliseconds(100))
+            waited += 1
+        }
+        #expect(fixture.server.hasStopped, "the agent stopped once its socket was gone")
+        #expect(held.isWiped)
+        #expect(FileManager.default.fileExists(atPath: path) == replaced, "a file another put at the path is not removed")
+    }
+
     @Test func aSecondAgentOnTheSameSocketIsRefused() throws {
         let fixture = try AgentFixture()
         #expect(throws: AgentError.alreadyRunning(socketPath: fixture.location.socketURL.path)) {
