@@ -16,8 +16,11 @@ public struct MIMEMessage: Sendable, Equatable {
     /// Parses a message from its bytes (CRLF, LF or CR line endings). What Windows tools put
     /// around a file (a byte-order mark, UTF-16, a DOS end-of-file mark) is undone first
     /// (``MessageFileBytes/normalized(_:)``); problem offsets count from after it.
-    public init(bytes: [UInt8], limits: MIMELimits = .default) {
-        var p = MIMEParser(data: MessageFileBytes.normalized(bytes), limits: limits)
+    /// - Parameter asFile: false for bytes that are not a file but an entity inside a message
+    ///   (a PGP/MIME part, a message being composed): nothing is undone, so a body that ends in
+    ///   0x1A keeps it.
+    public init(bytes: [UInt8], limits: MIMELimits = .default, asFile: Bool = true) {
+        var p = MIMEParser(data: asFile ? MessageFileBytes.normalized(bytes) : bytes, limits: limits)
         let root = p.parseEntity(path: [], depth: 0, defaultType: "text/plain")
         self.root = root
         self.problems = p.problems

@@ -113,7 +113,7 @@ public enum PGPMIME {
 
     /// Parses a message to be sent; refuses one without header fields or already protected.
     static func parseOutgoing(_ message: [UInt8]) throws -> MIMEMessage {
-        let parsed = MIMEMessage(bytes: message)
+        let parsed = MIMEMessage(bytes: message, asFile: false)
         guard !message.isEmpty, !parsed.headers.fields.isEmpty else {
             throw PGPMIMEError.invalidInput("the message has no header fields")
         }

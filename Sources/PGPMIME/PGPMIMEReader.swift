@@ -79,7 +79,7 @@ extension PGPMIME {
             let decrypted = try OpenPGP.decrypt(Data(ciphertext), with: keys, verifyingWith: verifiers, limits: limits)
             var inner = [UInt8](decrypted.data)
             var signature = decrypted.signature
-            let innerMessage = MIMEMessage(bytes: inner)
+            let innerMessage = MIMEMessage(bytes: inner, asFile: false)
             if innerMessage.root.mimeType == "multipart/signed", isPGPProtocol(innerMessage.root, "application/pgp-signature") {
                 let verified = try verifySigned(inner, innerMessage.root, verifiers: verifiers)
                 if signature == .none { signature = verified.status }
