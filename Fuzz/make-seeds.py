@@ -232,6 +232,8 @@ def pgpmime_seeds(out):
     write(out, "pgpmime", bytes([3, 0]) + bytes([0xC1, 0x0C]) + bytes(range(12)))
     write(out, "pgpmime", bytes([3, 1]) + bytes([0x88, 0x75, 0x04, 0x01, 0x16, 0x08]) + bytes(20))
     write(out, "pgpmime", bytes([4, 0, 5]) + b"hello" + struct.pack(">H", 12) + b"Hi Bob,\nBye.")
+    # Found by this target (4b3f682): a signed body ending in DOS end-of-file bytes (0x1A) lost one.
+    write(out, "pgpmime", bytes.fromhex("04000568656c6c6f000c486920426f624869201a1a1ae5e5e5e5e5e5e5e5e5e5eee5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e52e2c0a4279652e"))
     write(out, "pgpmime", bytes([4, 3, 3]) + b"enc" + struct.pack(">H", 14) + b"caf\xc3\xa9 \r\nFrom x" + bytes([1, 0, 0, 80, 0x41]))
     with fuzz_gpg() as run:
         if run is None:

@@ -16,9 +16,12 @@ public struct MIMEMessage: Sendable, Equatable {
     /// Parses a message from its bytes (CRLF, LF or CR line endings). What Windows tools put
     /// around a file (a byte-order mark, UTF-16, a DOS end-of-file mark) is undone first
     /// (``MessageFileBytes/normalized(_:)``); problem offsets count from after it.
-    /// - Parameter asFile: false for bytes that are not a file but an entity inside a message
-    ///   (a PGP/MIME part, a message being composed): nothing is undone, so a body that ends in
-    ///   0x1A keeps it.
+    /// - Parameters:
+    ///   - bytes: the message as received or read from a file.
+    ///   - limits: the bounds parsing keeps to (``MIMELimits/default`` unless told).
+    ///   - asFile: false for bytes that are not a file but an entity inside a message
+    ///     (a PGP/MIME part, a message being composed): nothing is undone, so a body that ends in
+    ///     0x1A keeps it.
     public init(bytes: [UInt8], limits: MIMELimits = .default, asFile: Bool = true) {
         var p = MIMEParser(data: asFile ? MessageFileBytes.normalized(bytes) : bytes, limits: limits)
         let root = p.parseEntity(path: [], depth: 0, defaultType: "text/plain")
