@@ -52,14 +52,12 @@ public final class AttachmentCache: CleartextLeasing, @unchecked Sendable {
         public let lastUsedAt: Date
     }
 
-    public let userID: UserID
+    public var userID: UserID { space.userID }
     public let configuration: Configuration
     /// The folder of sealed blobs.
-    public let folder: URL
-    private let provider: any MainKeyProvider
+    public var folder: URL { space.folder }
+    private let space: VaultSpace
     private let clock: any RampartClock
-    private let previews: PreviewArea
-    private let budget: WriteBudget?
     private let index: AttachmentIndex
     private let lock = NSRecursiveLock()
 
@@ -68,14 +66,9 @@ public final class AttachmentCache: CleartextLeasing, @unchecked Sendable {
     public init(folder: URL, indexPath: URL, provider: any MainKeyProvider, clock: any RampartClock,
                 previews: PreviewArea, configuration: Configuration = Configuration(),
                 writeBudget: WriteBudget? = nil) throws {
-        self.userID = provider.userID
-        self.folder = folder
-        self.provider = provider
+        space = try VaultSpace(folder: folder, provider: provider, previews: previews, budget: writeBudget)
         self.clock = clock
-        self.previews = previews
         self.configuration = configuration
-        self.budget = writeBudget
-        try VaultDisk.privateDirectory(folder)
         index = try AttachmentIndex(path: indexPath)
         removeStrayFiles()
     }
@@ -117,9 +110,9 @@ public final class AttachmentCache: CleartextLeasing, @unchecked Sendable {
         let blob = folder.appendingPathComponent(blobName)
         let partial = folder.appendingPathComponent("." + blobName + ".partial")
         do {
-            let output = try VaultOutputFile(creating: partial, budget: budget)
+            let output = try VaultOutputFile(creating: partial, budget: space.budget)
             do {
-                try VaultKeys.with(provider, VaultKeys.attachmentBlob(userID, attachment: id)) { key in
+                try VaultKeys.with(space.provider, VaultKeys.attachmentBlob(userID, attachment: id)) { key in
                     try envelope.seal(from: read, to: output, key: key, base: blobAD(id), sourcePath: sourcePath)
                 }
                 try output.finish()
@@ -128,7 +121,7 @@ public final class AttachmentCache: CleartextLeasing, @unchecked Sendable {
                 throw error
             }
             let metadata = try JSONEncoder().encode(AttachmentMetadata(attachmentID: id, fileName: fileName, mimeType: mimeType))
-            let sealed = try VaultKeys.with(provider, VaultKeys.attachmentIndex(userID)) { key in
+            let sealed = try VaultKeys.with(space.provider, VaultKeys.attachmentIndex(userID)) { key in
                 try SmallSeal.seal(metadata, key: key, ad: metadataAD(lookup))
             }
             try VaultDisk.rename(partial, to: blob)
@@ -181,7 +174,7 @@ public final class AttachmentCache: CleartextLeasing, @unchecked Sendable {
     public func lease(_ id: String) throws -> CleartextLease {
         let row = try liveRow(id)
         let meta = try entry(of: row, id: id)
-        let lease = try previews.lease(fileName: meta.fileName) { url in
+        let lease = try space.previews.lease(fileName: meta.fileName) { url in
             try decrypt(row: row, id: id, to: url)
         }
         try? lock.withLock { try index.touch(lookup: row.lookup, at: clock.now) }
@@ -259,7 +252,7 @@ public final class AttachmentCache: CleartextLeasing, @unchecked Sendable {
     }
 
     private func entry(of row: AttachmentRow, id: String) throws -> Entry {
-        let plain = try VaultKeys.with(provider, VaultKeys.attachmentIndex(userID)) { key in
+        let plain = try VaultKeys.with(space.provider, VaultKeys.attachmentIndex(userID)) { key in
             SmallSeal.open(row.sealedMetadata, key: key, ad: metadataAD(row.lookup))
         }
         guard let plain, let meta = try? JSONDecoder().decode(AttachmentMetadata.self, from: plain),
@@ -284,7 +277,7 @@ public final class AttachmentCache: CleartextLeasing, @unchecked Sendable {
         var authentic = false
         let header = try input.read(upTo: ChunkedEnvelope.headerSize)
         if let envelope = try ChunkedEnvelope(header: header) {
-            authentic = try VaultKeys.with(provider, VaultKeys.attachmentBlob(userID, attachment: id)) { key in
+            authentic = try VaultKeys.with(space.provider, VaultKeys.attachmentBlob(userID, attachment: id)) { key in
                 try envelope.open(from: input, key: key, base: blobAD(id), write: write)
             }
         }
@@ -297,7 +290,7 @@ public final class AttachmentCache: CleartextLeasing, @unchecked Sendable {
     /// Decrypts the blob into `url` through a temporary file in the same folder; the file
     /// appears under `url` only once every chunk authenticated.
     private func decrypt(row: AttachmentRow, id: String, to url: URL) throws {
-        try VaultOutputFile.publish(to: url, partialName: "." + url.lastPathComponent + ".partial", budget: budget) { output in
+        try VaultOutputFile.publish(to: url, partialName: "." + url.lastPathComponent + ".partial", budget: space.budget) { output in
             try openBlob(row: row, id: id) { try output.write($0) }
         }
     }
@@ -332,7 +325,7 @@ public final class AttachmentCache: CleartextLeasing, @unchecked Sendable {
     }
 
     private func lookupKey(_ id: String) throws -> String {
-        try VaultKeys.with(provider, VaultKeys.attachmentLookup(userID)) { key in
+        try VaultKeys.with(space.provider, VaultKeys.attachmentLookup(userID)) { key in
             HMAC<SHA256>.authenticationCode(for: Data(id.utf8), using: key)
                 .map { String(format: "%02x", $0) }.joined()
         }

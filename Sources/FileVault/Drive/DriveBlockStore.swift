@@ -37,25 +37,18 @@ public final class DriveBlockStore: CleartextLeasing, @unchecked Sendable {
         }
     }
 
-    public let userID: UserID
+    public var userID: UserID { space.userID }
     public let configuration: Configuration
     /// The folder holding one sub-folder per stored file.
-    public let folder: URL
-    private let provider: any MainKeyProvider
-    private let previews: PreviewArea
-    private let budget: WriteBudget?
+    public var folder: URL { space.folder }
+    private let space: VaultSpace
 
     /// Opens (or creates) the store in `folder`, removing interrupted imports.
     /// - Throws: ``FileVaultError``.
     public init(folder: URL, provider: any MainKeyProvider, previews: PreviewArea,
                 configuration: Configuration = Configuration(), writeBudget: WriteBudget? = nil) throws {
-        self.userID = provider.userID
-        self.folder = folder
-        self.provider = provider
-        self.previews = previews
+        space = try VaultSpace(folder: folder, provider: provider, previews: previews, budget: writeBudget)
         self.configuration = configuration
-        self.budget = writeBudget
-        try VaultDisk.privateDirectory(folder)
         if let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) {
             for name in names where name.hasPrefix(".staging-") {
                 VaultDisk.remove(folder.appendingPathComponent(name))
@@ -111,7 +104,7 @@ public final class DriveBlockStore: CleartextLeasing, @unchecked Sendable {
                     guard plain.count == expected else { throw FileVaultError.sourceChanged(path: source.path) }
                     let sealed = try format.seal(plain, index: index, key: key)
                     hashes.append(DriveBlockFormat.hash(sealed))
-                    let output = try VaultOutputFile(creating: staging.appendingPathComponent("blocks/\(index)"), budget: budget)
+                    let output = try VaultOutputFile(creating: staging.appendingPathComponent("blocks/\(index)"), budget: space.budget)
                     do {
                         try output.write(sealed)
                         try output.finish(sync: false)  // synced below, after the last block
@@ -127,24 +120,24 @@ public final class DriveBlockStore: CleartextLeasing, @unchecked Sendable {
                 if let thumbnail {
                     let sealed = try SmallSeal.seal(thumbnail, key: key, ad: thumbnailAD(id))
                     thumbnailHash = Data(SHA256.hash(data: sealed))
-                    try VaultDisk.writeSmallFile(sealed, to: staging.appendingPathComponent("thumbnail"), budget: budget)
+                    try VaultDisk.writeSmallFile(sealed, to: staging.appendingPathComponent("thumbnail"), budget: space.budget)
                 }
             }
-            let wrapped = try VaultKeys.with(provider, VaultKeys.driveContentKeyWrap(userID)) { wrapKey in
+            let wrapped = try VaultKeys.with(space.provider, VaultKeys.driveContentKeyWrap(userID)) { wrapKey in
                 try contentKey.withUnsafeBytes { bytes in
                     try SmallSeal.seal(bytes, key: wrapKey, ad: contentKeyAD(id))
                 }
             }
-            let sealedName = try VaultKeys.with(provider, VaultKeys.driveNodeName(userID)) { key in
+            let sealedName = try VaultKeys.with(space.provider, VaultKeys.driveNodeName(userID)) { key in
                 try SmallSeal.seal(Data(name.utf8), key: key, ad: nameAD(id))
             }
             let manifest = DriveManifest(fileID: id.rawValue, blockSize: blockSize, plaintextLength: input.size,
                                          blockHashes: hashes, wrappedContentKey: wrapped, sealedName: sealedName,
                                          thumbnailHash: thumbnailHash)
-            let encoded = try VaultKeys.with(provider, VaultKeys.driveManifest(userID)) { key in
+            let encoded = try VaultKeys.with(space.provider, VaultKeys.driveManifest(userID)) { key in
                 try manifest.encoded(user: userID, fileID: id, key: key)
             }
-            try VaultDisk.writeSmallFile(encoded, to: staging.appendingPathComponent("manifest"), budget: budget)
+            try VaultDisk.writeSmallFile(encoded, to: staging.appendingPathComponent("manifest"), budget: space.budget)
             PrivateFiles.syncDirectory(staging.appendingPathComponent("blocks"))
             VaultDisk.remove(fileFolder(id))
             try VaultDisk.rename(staging, to: fileFolder(id))
@@ -169,7 +162,7 @@ public final class DriveBlockStore: CleartextLeasing, @unchecked Sendable {
     public func download(_ id: DriveFileID, to destination: URL) throws {
         let manifest = try readManifest(id)
         try VaultOutputFile.publish(to: destination, partialName: ".\(destination.lastPathComponent).\(UUID().uuidString).partial",
-                                    budget: budget) { output in
+                                    budget: space.budget) { output in
             let contentKey = try unwrapContentKey(manifest, id: id)
             defer { contentKey.wipe() }
             try contentKey.withSymmetricKey { key in
@@ -196,14 +189,14 @@ public final class DriveBlockStore: CleartextLeasing, @unchecked Sendable {
     /// Decrypts the file into a new ``CleartextLease`` (a preview).
     public func lease(_ id: DriveFileID) throws -> CleartextLease {
         let fileName = try name(of: id)
-        return try previews.lease(fileName: fileName) { url in try download(id, to: url) }
+        return try space.previews.lease(fileName: fileName) { url in try download(id, to: url) }
     }
 
     /// The node name, unsealed.
     /// - Throws: ``FileVaultError/manifestTampered(file:)`` if it fails authentication.
     public func name(of id: DriveFileID) throws -> String {
         let manifest = try readManifest(id)
-        let plain = try VaultKeys.with(provider, VaultKeys.driveNodeName(userID)) { key in
+        let plain = try VaultKeys.with(space.provider, VaultKeys.driveNodeName(userID)) { key in
             SmallSeal.open(manifest.sealedName, key: key, ad: nameAD(id))
         }
         guard let plain, let name = String(data: plain, encoding: .utf8) else {
@@ -254,13 +247,13 @@ public final class DriveBlockStore: CleartextLeasing, @unchecked Sendable {
         guard let data = try VaultDisk.readSmallFile(manifestURL(id)) else {
             throw FileVaultError.fileNotFound(file: id.rawValue)
         }
-        return try VaultKeys.with(provider, VaultKeys.driveManifest(userID)) { key in
+        return try VaultKeys.with(space.provider, VaultKeys.driveManifest(userID)) { key in
             try DriveManifest.decode(data, user: userID, fileID: id, key: key)
         }
     }
 
     private func unwrapContentKey(_ manifest: DriveManifest, id: DriveFileID) throws -> SecretBytes {
-        let opened = try VaultKeys.with(provider, VaultKeys.driveContentKeyWrap(userID)) { key in
+        let opened = try VaultKeys.with(space.provider, VaultKeys.driveContentKeyWrap(userID)) { key in
             SmallSeal.open(manifest.wrappedContentKey, key: key, ad: contentKeyAD(id))
         }
         guard var plain = opened, plain.count == 32 else { throw FileVaultError.manifestTampered(file: id.rawValue) }
