@@ -213,11 +213,8 @@ final class PlainMailBaseline {
                 CREATE TABLE messages (id TEXT PRIMARY KEY NOT NULL, conversation_id TEXT NOT NULL,
                     time INTEGER NOT NULL, size INTEGER NOT NULL, flags INTEGER NOT NULL, label_ids TEXT NOT NULL,
                     subject TEXT NOT NULL, sender TEXT NOT NULL, recipients TEXT NOT NULL, body TEXT NOT NULL);
-                CREATE INDEX messages_by_time ON messages (time);
-                CREATE INDEX messages_by_conversation ON messages (conversation_id, time);
-                CREATE TABLE message_labels (label_id TEXT NOT NULL, time INTEGER NOT NULL,
-                    message_rowid INTEGER NOT NULL, PRIMARY KEY (label_id, time, message_rowid)) WITHOUT ROWID;
-                CREATE INDEX message_labels_by_message ON message_labels (message_rowid);
+
+                """ + MailStore.messageIndexesSQL + """
                 CREATE TABLE search_terms (term TEXT NOT NULL, message_rowid INTEGER NOT NULL,
                     PRIMARY KEY (term, message_rowid)) WITHOUT ROWID;
                 CREATE INDEX search_terms_by_message ON search_terms (message_rowid);

@@ -53,12 +53,7 @@ enum StoreSchema {
                     id TEXT PRIMARY KEY NOT NULL, conversation_id TEXT NOT NULL,
                     time INTEGER NOT NULL, size INTEGER NOT NULL, flags INTEGER NOT NULL, label_ids TEXT NOT NULL
                     """)
-                + """
-                CREATE INDEX messages_by_time ON messages (time);
-                CREATE INDEX messages_by_conversation ON messages (conversation_id, time);
-                CREATE TABLE message_labels (label_id TEXT NOT NULL, time INTEGER NOT NULL,
-                    message_rowid INTEGER NOT NULL, PRIMARY KEY (label_id, time, message_rowid)) WITHOUT ROWID;
-                CREATE INDEX message_labels_by_message ON message_labels (message_rowid);
+                + MailStore.messageIndexesSQL + """
                 CREATE TABLE search_tokens (token BLOB NOT NULL, message_rowid INTEGER NOT NULL,
                     PRIMARY KEY (token, message_rowid)) WITHOUT ROWID;
                 CREATE INDEX search_tokens_by_message ON search_tokens (message_rowid);

@@ -333,6 +333,21 @@ public struct MailStore: Sendable {
     }
 }
 
+extension MailStore {
+    /// The statements that index the `messages` table (by time, by conversation) and make its
+    /// label links (`message_labels`, one row per label, message and time), as the store's
+    /// schema has them. A baseline that measures the same work without sealing
+    /// (`rampart-dev bench store`) makes the same ones.
+    public static let messageIndexesSQL = """
+        CREATE INDEX messages_by_time ON messages (time);
+        CREATE INDEX messages_by_conversation ON messages (conversation_id, time);
+        CREATE TABLE message_labels (label_id TEXT NOT NULL, time INTEGER NOT NULL,
+            message_rowid INTEGER NOT NULL, PRIMARY KEY (label_id, time, message_rowid)) WITHOUT ROWID;
+        CREATE INDEX message_labels_by_message ON message_labels (message_rowid);
+
+        """
+}
+
 /// A search over the blind index. All given criteria must match.
 public struct MailSearchQuery: Sendable, Hashable {
     /// Whole words (each is normalized: lower-cased, diacritics removed).
