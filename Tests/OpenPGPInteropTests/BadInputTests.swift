@@ -1,6 +1,7 @@
 import Foundation
 import OpenPGP
 import RampartCore
+import RampartTestSupport
 import Testing
 
 /// Hostile and broken OpenPGP input, much of it made by the peers: every case ends in a typed
@@ -12,23 +13,18 @@ struct BadInputTests {
     /// How long one refusal may take before the test calls it a hang (generous: the machine is shared).
     static let timeLimit: Duration = .seconds(60)
 
-    /// Runs `body` on a thread of its own and waits at most ``timeLimit``; records an issue for a
-    /// hang, for a returned value (data where there must be none) or for an error that is not a
-    /// typed OpenPGPError of kind tampered / bad input. Returns the error.
+    /// Runs `body` on a thread of its own and awaits it at most ``timeLimit`` (holding no
+    /// cooperative thread); records an issue for a hang, for a returned value (data where there
+    /// must be none) or for an error that is not a typed OpenPGPError of kind tampered / bad
+    /// input. Returns the error.
     @discardableResult
     static func expectRefused<T: Sendable>(_ what: String, sourceLocation: SourceLocation = #_sourceLocation,
-                                           _ body: @escaping @Sendable () throws -> T) -> OpenPGPError? {
-        let done = DispatchSemaphore(value: 0)
-        let box = ResultBox<T>()
-        Thread {
-            box.set(Result { try body() })
-            done.signal()
-        }.start()
-        guard done.wait(timeout: .now() + timeLimit.timeInterval) == .success else {
+                                           _ body: @escaping @Sendable () throws -> T) async -> OpenPGPError? {
+        guard let outcome = await onThreadOfItsOwn(named: "bad-input", timeLimit: timeLimit, body) else {
             Issue.record("\(what): no answer within \(timeLimit) (a hang)", sourceLocation: sourceLocation)
             return nil
         }
-        switch box.get()! {
+        switch outcome {
         case .success(let value):
             Issue.record("\(what): accepted and returned \(value), expected a refusal", sourceLocation: sourceLocation)
             return nil
@@ -42,13 +38,6 @@ struct BadInputTests {
             Issue.record("\(what): \(type(of: error)) \(error) is not an OpenPGPError", sourceLocation: sourceLocation)
             return nil
         }
-    }
-
-    final class ResultBox<T: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var result: Result<T, any Error>?
-        func set(_ value: Result<T, any Error>) { lock.withLock { result = value } }
-        func get() -> Result<T, any Error>? { lock.withLock { result } }
     }
 
     static let garbage: [(String, String)] = [
@@ -67,16 +56,16 @@ struct BadInputTests {
         let verifier = rampart.publicKey
         for (name, text) in Self.garbage {
             let data = Data(text.utf8)
-            Self.expectRefused("decrypt(\(name))") { try OpenPGP.decrypt(data, with: [rampart], verifyingWith: [verifier]).data }
-            Self.expectRefused("verifySigned(\(name))") { try OpenPGP.verifySigned(data, against: [verifier]).data }
-            Self.expectRefused("PGPPublicKey(armored: \(name))") { try PGPPublicKey(armored: text).fingerprint }
-            Self.expectRefused("PGPPublicKey(binary: \(name))") { try PGPPublicKey(binary: data).fingerprint }
+            await Self.expectRefused("decrypt(\(name))") { try OpenPGP.decrypt(data, with: [rampart], verifyingWith: [verifier]).data }
+            await Self.expectRefused("verifySigned(\(name))") { try OpenPGP.verifySigned(data, against: [verifier]).data }
+            await Self.expectRefused("PGPPublicKey(armored: \(name))") { try PGPPublicKey(armored: text).fingerprint }
+            await Self.expectRefused("PGPPublicKey(binary: \(name))") { try PGPPublicKey(binary: data).fingerprint }
         }
-        Self.expectRefused("PGPPublicKey(binary: empty)") { try PGPPublicKey(binary: Data()).fingerprint }
+        await Self.expectRefused("PGPPublicKey(binary: empty)") { try PGPPublicKey(binary: Data()).fingerprint }
         let garbageKey = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmDMEZZZZ!!!!\n-----END PGP PUBLIC KEY BLOCK-----\n"
-        let error = Self.expectRefused("PGPPublicKey(armored: broken key block)") { try PGPPublicKey(armored: garbageKey).fingerprint }
+        let error = await Self.expectRefused("PGPPublicKey(armored: broken key block)") { try PGPPublicKey(armored: garbageKey).fingerprint }
         if let error, case .malformed = error {} else if let error { Issue.record("expected .malformed, got \(error)") }
-        Self.expectRefused("verifyCleartext(garbage)") {
+        await Self.expectRefused("verifyCleartext(garbage)") {
             try OpenPGP.verifyCleartext("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\ntext\n-----BEGIN PGP SIGNATURE-----\n\n!!!\n-----END PGP SIGNATURE-----\n",
                                         against: [verifier]).text
         }
@@ -94,13 +83,13 @@ struct BadInputTests {
         for cut in Set([1, 5, 20, 60, binary.count / 4, binary.count / 2, binary.count - 40, binary.count - 2, binary.count - 1]).sorted()
         where cut > 0 && cut < binary.count {
             let truncated = binary.prefix(cut)
-            Self.expectRefused("\(peer.name) message truncated to \(cut) of \(binary.count) bytes") {
+            await Self.expectRefused("\(peer.name) message truncated to \(cut) of \(binary.count) bytes") {
                 try OpenPGP.decrypt(Data(truncated), with: [rampart], verifyingWith: [peerKey]).data
             }
         }
         // The armoured form cut mid-line.
         let text = String(decoding: armored, as: UTF8.self)
-        Self.expectRefused("\(peer.name) armoured message cut in half") {
+        await Self.expectRefused("\(peer.name) armoured message cut in half") {
             try OpenPGP.decrypt(Data(text.prefix(text.count / 2).utf8), with: [rampart], verifyingWith: [peerKey]).data
         }
     }
@@ -112,12 +101,12 @@ struct BadInputTests {
         let other = try PGPPrivateKey.generate(name: "Other", address: "other@rampart.example")
         let peerKey = try await peer.publicKeyInRampart()
         let message = try await peer.encryptAndSign(PeerInteropTests.body, to: intended.publicKey)
-        let error = Self.expectRefused("\(peer.name) message decrypted with the wrong key") {
+        let error = await Self.expectRefused("\(peer.name) message decrypted with the wrong key") {
             try OpenPGP.decrypt(message, with: [other], verifyingWith: [peerKey]).data
         }
         #expect(error == .noDecryptionKey)
         // And with no key at all.
-        #expect(Self.expectRefused("decrypt with no keys") { try OpenPGP.decrypt(message, with: [], verifyingWith: [peerKey]).data }
+        #expect(await Self.expectRefused("decrypt with no keys") { try OpenPGP.decrypt(message, with: [], verifyingWith: [peerKey]).data }
             == .noDecryptionKey)
     }
 
@@ -137,7 +126,7 @@ struct BadInputTests {
                 var edited = binary
                 edited[position] ^= mask
                 let changed = edited
-                Self.expectRefused("\(peer.name) message with bit \(mask) flipped at byte \(position) of \(binary.count)") {
+                await Self.expectRefused("\(peer.name) message with bit \(mask) flipped at byte \(position) of \(binary.count)") {
                     try OpenPGP.decrypt(changed, with: [rampart], verifyingWith: [peerKey]).data
                 }
             }
@@ -152,7 +141,7 @@ struct BadInputTests {
             var edited = message
             edited[edited.count - offset] ^= 0x10
             let changed = edited
-            let error = Self.expectRefused("flipped bit \(offset) bytes from the end") {
+            let error = await Self.expectRefused("flipped bit \(offset) bytes from the end") {
                 try OpenPGP.decrypt(changed, with: [rampart], verifyingWith: [rampart.publicKey]).data
             }
             #expect(error == .integrityCheckFailed)
@@ -171,13 +160,13 @@ struct BadInputTests {
         let bomb = try await gpg.encryptCompressed(Data(count: Self.bombSize), to: rampart.publicKey, algorithm: algorithm)
         #expect(bomb.count < Self.bombSize / 50, "gpg's \(algorithm) bomb is \(bomb.count) bytes")
         let limits = PGPLimits(maxOutputBytes: 1 << 20)
-        let error = Self.expectRefused("\(algorithm) bomb of \(bomb.count) bytes with a 1 MiB limit") {
+        let error = await Self.expectRefused("\(algorithm) bomb of \(bomb.count) bytes with a 1 MiB limit") {
             try OpenPGP.decrypt(bomb, with: [rampart], verifyingWith: [peerKey], limits: limits).data
         }
         if let error, case .limitExceeded = error {} else { Issue.record("expected .limitExceeded, got \(String(describing: error))") }
 
         let signed = try await gpg.signCompressed(Data(count: Self.bombSize), algorithm: algorithm)
-        let signedError = Self.expectRefused("signed-only \(algorithm) bomb with a 1 MiB limit") {
+        let signedError = await Self.expectRefused("signed-only \(algorithm) bomb with a 1 MiB limit") {
             try OpenPGP.verifySigned(signed, against: [peerKey], limits: limits).data
         }
         if let signedError, case .limitExceeded = signedError {} else {
@@ -195,7 +184,7 @@ struct BadInputTests {
         let decrypted = try OpenPGP.decrypt(message, with: [rampart], verifyingWith: [peerKey], limits: PGPLimits(maxOutputBytes: 8 << 20))
         #expect(decrypted.data == plain)
         #expect(decrypted.signature == .verified(peerKey.fingerprint))
-        let error = Self.expectRefused("the same 4 MiB with a 1 MiB limit") {
+        let error = await Self.expectRefused("the same 4 MiB with a 1 MiB limit") {
             try OpenPGP.decrypt(message, with: [rampart], verifyingWith: [peerKey], limits: PGPLimits(maxOutputBytes: 1 << 20)).data
         }
         if let error, case .limitExceeded = error {} else { Issue.record("expected .limitExceeded, got \(String(describing: error))") }

@@ -237,7 +237,7 @@ struct ServerProcessesTests {
         }
         let source = try await ServerProcess.start(data: data, arguments: ["--database", url(names[0])], infoFile: home.child("source.json"))
         let before = try await snapshot(source.info, block: nil)
-        source.stop()
+        await source.stopAndWait()
         #expect(before.bodies.count >= 5)
         let dump = home.child("rampart.dump")
         let dumped = try await CLITool(path: URL(fileURLWithPath: "/usr/bin/pg_dump")).run(["--format=custom", "--file=\(dump.path)", url(names[0])])

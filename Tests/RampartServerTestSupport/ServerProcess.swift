@@ -61,8 +61,37 @@ public final class ServerProcess: @unchecked Sendable {
     /// The path of its description, `server.json` unless given (for `--server-info`).
     public let infoFile: URL
 
-    /// Asks the server to stop (SIGTERM) and waits for it.
-    public func stop() { child.kill(SIGTERM) }
+    /// Asks the server to stop (SIGTERM) and returns without waiting: the wait for its exit
+    /// (SIGKILL after 30 s) is a ``BackgroundCleanup``, so a `defer` or `deinit` on the
+    /// cooperative pool holds no thread while the server shuts down; the test process waits for
+    /// it before it exits. ``stopAndWait()`` awaits the exit.
+    public func stop() {
+        guard !stopping.swap() else { return }
+        let child = self.child
+        BackgroundCleanup.start(named: "server-stop") { child.kill(SIGTERM) }
+    }
+
+    /// Stops the server (SIGTERM, SIGKILL after 30 s) and awaits its exit on a thread of its own.
+    public func stopAndWait() async {
+        _ = stopping.swap()
+        let child = self.child
+        await onThreadOfItsOwn(named: "server-stop") { child.kill(SIGTERM) }
+    }
+
+    private let stopping = OnceFlag()
 
     deinit { stop() }
+}
+
+/// A flag that is set once: ``swap()`` sets it and says whether it was set already.
+final class OnceFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var set = false
+
+    func swap() -> Bool {
+        lock.withLock {
+            defer { set = true }
+            return set
+        }
+    }
 }

@@ -60,15 +60,25 @@ public final class TemporaryHome: @unchecked Sendable {
         lock.withLock { agentTool = tool }
     }
 
-    /// Stops the agent (when one was registered) and deletes the folder.
+    /// Stops the agent (when one was registered) and deletes the folder. Without an agent the
+    /// folder is gone when this returns; with one, `agent stop` (which waits for the agent) and
+    /// the deletion run as a ``BackgroundCleanup``, so a `defer` or `deinit` on the cooperative
+    /// pool does not wait for a child process. The test process finishes them before it exits.
     public func remove() {
         let (tool, already) = lock.withLock { () -> (CLITool?, Bool) in
             defer { removed = true }
             return (agentTool, removed)
         }
         guard !already else { return }
-        if let tool { _ = try? tool.run(["agent", "stop", "--home", path], timeout: .seconds(60)) }
-        try? FileManager.default.removeItem(at: url)
+        let url = self.url
+        guard let tool else {
+            try? FileManager.default.removeItem(at: url)
+            return
+        }
+        BackgroundCleanup.start(named: "home-remove") {
+            _ = try? tool.run(["agent", "stop", "--home", url.path], timeout: .seconds(60))
+            try? FileManager.default.removeItem(at: url)
+        }
     }
 
     /// The permission bits of the file at `url` (`0o600`), nil when it cannot be read.
