@@ -165,6 +165,7 @@ final class BackendStore: Sendable {
         Accounts.registerAdministrationMigration(&migrator)
         KeyLog.registerMigration(&migrator)
         KeyList.registerMigration(&migrator)
+        WindowCounter.registerMigration(&migrator)
         return migrator
     }
 
@@ -176,6 +177,11 @@ final class BackendStore: Sendable {
     /// Runs a read; GRDB and SQLite errors become ``ServerError/storage(_:)``.
     func read<T>(_ body: (any StorageConnection) throws -> T) throws -> T {
         try Self.typedErrors { try storage.read(body) }
+    }
+
+    /// Runs single self-atomic statements outside the processes' write lock (``ServerStorage/autocommit(_:)``).
+    func autocommit<T>(_ body: (any StorageConnection) throws -> T) throws -> T {
+        try Self.typedErrors { try storage.autocommit(body) }
     }
 
     /// Passes typed errors and a lost connection (``StorageError/connectionLost(_:)``, retryable)

@@ -101,7 +101,7 @@ public enum EmbeddedServer {
         // Certificate dates follow the real time (clients check them against it), not the injected clock.
         let identity = try ServerIdentity.loadOrCreate(in: data.appendingPathComponent("tls", isDirectory: true), now: Date())
         // The SRP modulus key lives with the TLS identity; its fingerprint is pinned like the TLS keys.
-        let srp = try SRPAuthority.loadOrCreate(in: data.appendingPathComponent("tls", isDirectory: true), clock: configuration.clock)
+        let srp = try SRPAuthority.loadOrCreate(in: data.appendingPathComponent("tls", isDirectory: true))
         let store = try BackendStore.open(data, with: configuration.storage)
         let pushDirectory = data.appendingPathComponent("push", isDirectory: true)
         do { try PrivateFiles.ensurePrivateDirectory(pushDirectory) } catch {
@@ -126,17 +126,16 @@ public enum EmbeddedServer {
                                      witnesses: configuration.witnessKeys + KeyLog.witnessKeys(dataDirectory: data),
                                      now: Int64(configuration.clock.now.timeIntervalSince1970))
         startLock.release()
-        var backend = Backend(accounts: accounts, mailbox: mailbox, drive: drive, push: push, logger: logger, srp: srp)
+        let limits = configuration.limits ?? .fromEnvironment()
+        var backend = Backend(accounts: accounts, mailbox: mailbox, drive: drive, push: push, logger: logger, srp: srp,
+                              limits: limits, clock: configuration.clock)
         backend.keyLog = keyLog
         do {
             backend.remoteFetcher = RemoteFetcher(destinations: try RemoteFetchDestinations(allowingLocal: configuration.proxyAllowLocal))
         } catch {
             throw ServerError.startFailed(error.description)
         }
-        let limits = configuration.limits ?? .fromEnvironment()
-        backend.limits = ServerLimitEnforcer(limits)
         backend.signup = configuration.signup
-        backend.signupThrottle = SignupThrottle(limit: limits.signupsPerHourPerAddress, clock: configuration.clock)
         let router = APIRouter.build(backend)
         let tlsConfiguration: TLSConfiguration
         do { tlsConfiguration = try identity.tlsConfiguration() } catch {

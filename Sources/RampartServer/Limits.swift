@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import HTTPTypes
@@ -100,39 +101,14 @@ public enum ServerLimitViolation: Sendable, Equatable {
     }
 }
 
-/// Counts each session's requests in one-minute windows.
-final class SessionRateLimiter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var windows: [String: (start: Date, count: Int)] = [:]
-    let perMinute: Int
-
-    init(perMinute: Int) { self.perMinute = perMinute }
-
-    /// Counts one request of `session` at `now`. - Throws: ``ServerError/limitExceeded(_:)``.
-    func admit(_ session: String, now: Date = Date()) throws {
-        let retryAfter = lock.withLock { () -> Int? in
-            if windows.count > 10_000 { windows = windows.filter { now.timeIntervalSince($0.value.start) < 60 } }
-            var window = windows[session] ?? (now, 0)
-            if now.timeIntervalSince(window.start) >= 60 { window = (now, 0) }
-            guard window.count < perMinute else {
-                return max(1, Int((60 - now.timeIntervalSince(window.start)).rounded(.up)))
-            }
-            window.count += 1
-            windows[session] = window
-            return nil
-        }
-        if let retryAfter { throw ServerError.limitExceeded(.tooManyRequests(retryAfterSeconds: retryAfter)) }
-    }
-}
-
 /// The limits and their state for one running backend.
 final class ServerLimitEnforcer: Sendable {
     let limits: ServerLimits
     let rate: SessionRateLimiter
 
-    init(_ limits: ServerLimits) {
+    init(_ limits: ServerLimits, store: BackendStore, nameKey: SymmetricKey) {
         self.limits = limits
-        rate = SessionRateLimiter(perMinute: limits.requestsPerMinutePerSession)
+        rate = SessionRateLimiter(store: store, perMinute: limits.requestsPerMinutePerSession, nameKey: nameKey)
     }
 
     /// What `user` stores: sealed bodies, attachments, originals and drive blocks, in bytes.

@@ -6,8 +6,9 @@ import RampartCore
 import SRP
 
 /// The server's side of SRP login: the signed modulus, the stored salt + verifier of each account,
-/// the single-use SRP sessions, the failed-proof throttle, and stable fake answers for unknown
-/// usernames.
+/// the key the single-use SRP sessions are sealed with (``SRPSessionStore``; they and the
+/// failed-proof throttle, ``SRPThrottle``, live in the database), and stable fake answers for
+/// unknown usernames.
 ///
 /// Trust-model rows **server (zero access)** — the server stores only a 10-byte salt and the
 /// verifier `v = g^x mod N` per account (no password, no password hash it could replay) — and
@@ -17,7 +18,8 @@ import SRP
 /// Files, in `<data>/tls/` (0600): `srp-modulus-key.pgp` (the modulus key, an unprotected OpenPGP
 /// secret key, like the TLS keys next to it) and `srp-secret` (32 random bytes: the fake salts
 /// and verifiers of unknown usernames are derived from it, so they are the same on every ask and
-/// after a restart).
+/// after a restart, and so is the key that seals the pending logins' server secrets; every
+/// process on the data folder shares them).
 final class SRPAuthority: Sendable {
     let group: SRPGroup
     /// The cleartext-signed base64 of N, signed once at start.
@@ -27,21 +29,22 @@ final class SRPAuthority: Sendable {
     /// The modulus key's public key, armored, published in `server.json`.
     let modulusPublicKey: String
     private let fakeSecret: SymmetricKey
-    let sessions: SRPSessionStore
-    let throttle: SRPThrottle
+    /// The key the pending logins' server secrets are sealed with in the database (``SRPSessionStore``).
+    let pendingLoginKey: SymmetricKey
+    /// The key the throttles' names are stored under in the database (``WindowCounter``).
+    let counterKey: SymmetricKey
 
-    init(group: SRPGroup, signedModulus: String, modulusKeyFingerprint: String, modulusPublicKey: String, fakeSecret: SymmetricKey,
-         clock: any RampartClock) {
+    init(group: SRPGroup, signedModulus: String, modulusKeyFingerprint: String, modulusPublicKey: String, fakeSecret: SymmetricKey) {
         self.group = group; self.signedModulus = signedModulus; self.modulusKeyFingerprint = modulusKeyFingerprint
         self.modulusPublicKey = modulusPublicKey; self.fakeSecret = fakeSecret
-        sessions = SRPSessionStore(clock: clock)
-        throttle = SRPThrottle(clock: clock)
+        pendingLoginKey = SRPSessionStore.sealingKey(from: fakeSecret)
+        counterKey = WindowCounter.nameKey(from: fakeSecret)
     }
 
     /// Loads (creating at first start) the modulus key and the fake-answer secret from `folder`
     /// (the TLS identity's folder), and signs the modulus.
     /// - Throws: ``ServerError/startFailed(_:)``.
-    static func loadOrCreate(in folder: URL, clock: any RampartClock, group: SRPGroup = .rampart) throws -> SRPAuthority {
+    static func loadOrCreate(in folder: URL, group: SRPGroup = .rampart) throws -> SRPAuthority {
         do {
             try PrivateFiles.ensurePrivateDirectory(folder)
             let keyURL = folder.appendingPathComponent("srp-modulus-key.pgp")
@@ -65,7 +68,7 @@ final class SRPAuthority: Sendable {
             guard secret.count == 32 else { throw ServerError.startFailed("\(secretURL.path) is not 32 bytes") }
             let signed = try OpenPGP.cleartextSign(group.modulusBase64, with: key)
             return SRPAuthority(group: group, signedModulus: signed, modulusKeyFingerprint: key.fingerprint.hex,
-                                modulusPublicKey: key.publicKey.armored(), fakeSecret: SymmetricKey(data: secret), clock: clock)
+                                modulusPublicKey: key.publicKey.armored(), fakeSecret: SymmetricKey(data: secret))
         } catch let error as ServerError {
             throw error
         } catch {
@@ -123,99 +126,6 @@ final class SRPAuthority: Sendable {
                     version INTEGER NOT NULL);
                 UPDATE users SET passwordSalt = x'', passwordLogN = 0, passwordHash = x'';
                 """)
-        }
-    }
-}
-
-/// One SRP login in progress: made at `/auth/info`, taken (once) at `/auth`.
-struct SRPPendingLogin: Sendable {
-    let username: String
-    /// Nil for an unknown username (the login will fail like a wrong password).
-    let userID: String?
-    let server: SRPServer
-    let expires: Date
-}
-
-/// The pending SRP sessions: single-use (``take(_:)`` removes), expiring after
-/// ``lifetime``, at most ``capacity`` at a time (the oldest expire first; when full of live ones a
-/// new ask is refused with 429).
-///
-/// Trust-model row **transport (network), low trust**: a replayed or guessed `SRPSession` finds
-/// nothing.
-final class SRPSessionStore: @unchecked Sendable {
-    static let lifetime: TimeInterval = 180
-    static let capacity = 10_000
-    private let lock = NSLock()
-    private var pending: [String: SRPPendingLogin] = [:]
-    private let clock: any RampartClock
-
-    init(clock: any RampartClock) { self.clock = clock }
-
-    /// Stores a pending login; returns its `SRPSession` (32 hex characters, 128 random bits).
-    func add(username: String, userID: String?, server: SRPServer) throws -> String {
-        let id = SymmetricKey(size: .bits128).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
-        let now = clock.now
-        try lock.withLock {
-            if pending.count >= Self.capacity {
-                pending = pending.filter { $0.value.expires > now }
-                guard pending.count < Self.capacity else { throw ServerError.tooManyAttempts(retryAfterSeconds: Int(Self.lifetime)) }
-            }
-            pending[id] = SRPPendingLogin(username: username, userID: userID, server: server, expires: now.addingTimeInterval(Self.lifetime))
-        }
-        return id
-    }
-
-    /// Takes the pending login out (it cannot be used again); nil when unknown, used or expired.
-    func take(_ id: String) -> SRPPendingLogin? {
-        let now = clock.now
-        let found = lock.withLock { pending.removeValue(forKey: id) }
-        guard let found, found.expires > now else { return nil }
-        return found
-    }
-}
-
-/// Failed SRP proofs, counted per username and per client address; an attempt is *reserved*
-/// (counted) before its proof is checked, under one lock, so parallel attempts cannot overrun the
-/// limit; a successful login gives its username's reservation back and clears that username.
-///
-/// Trust-model row **access token (high)**: online password guessing gets at most
-/// ``usernameLimit`` tries per account and ``addressLimit`` per address in ``window``.
-final class SRPThrottle: @unchecked Sendable {
-    static let usernameLimit = 10
-    static let addressLimit = 50
-    static let window: TimeInterval = 300
-    private let lock = NSLock()
-    private var byUsername: [String: [Date]] = [:]
-    private var byAddress: [String: [Date]] = [:]
-    private let clock: any RampartClock
-
-    init(clock: any RampartClock) { self.clock = clock }
-
-    /// Counts one attempt for both keys, or throws ``ServerError/tooManyAttempts(retryAfterSeconds:)``
-    /// (counting nothing) when either is at its limit.
-    func reserve(username: String, address: String) throws {
-        let now = clock.now
-        try lock.withLock {
-            let names = (byUsername[username] ?? []).filter { now.timeIntervalSince($0) < Self.window }
-            let addresses = (byAddress[address] ?? []).filter { now.timeIntervalSince($0) < Self.window }
-            byUsername[username] = names
-            byAddress[address] = addresses
-            if names.count >= Self.usernameLimit || addresses.count >= Self.addressLimit {
-                let oldest = [names.count >= Self.usernameLimit ? names.first : nil,
-                              addresses.count >= Self.addressLimit ? addresses.first : nil].compactMap { $0 }.min() ?? now
-                throw ServerError.tooManyAttempts(retryAfterSeconds: max(1, Int(Self.window - now.timeIntervalSince(oldest))))
-            }
-            byUsername[username, default: []].append(now)
-            byAddress[address, default: []].append(now)
-        }
-    }
-
-    /// A successful login: the username's failures are forgotten, and this attempt is not
-    /// counted against the address.
-    func succeeded(username: String, address: String) {
-        lock.withLock {
-            byUsername.removeValue(forKey: username)
-            if var list = byAddress[address], !list.isEmpty { list.removeLast(); byAddress[address] = list }
         }
     }
 }

@@ -392,34 +392,6 @@ public enum Invitations {
     }
 }
 
-/// Sign-up attempts per client address in a sliding window (every attempt counts, refused or
-/// not, so invitation codes cannot be guessed quickly either).
-///
-/// Trust-model row **transport (network), low trust** / *server abuse*.
-final class SignupThrottle: @unchecked Sendable {
-    static let window: TimeInterval = 3600
-    let limit: Int
-    private let lock = NSLock()
-    private var byAddress: [String: [Date]] = [:]
-    private let clock: any RampartClock
-
-    init(limit: Int, clock: any RampartClock) { self.limit = max(1, limit); self.clock = clock }
-
-    /// Counts one attempt, or throws ``SignupRefusal/throttled(retryAfterSeconds:)`` (counting nothing).
-    func admit(_ address: String) throws {
-        let now = clock.now
-        try lock.withLock {
-            if byAddress.count > 10_000 { byAddress = byAddress.filter { $0.value.contains { now.timeIntervalSince($0) < Self.window } } }
-            let recent = (byAddress[address] ?? []).filter { now.timeIntervalSince($0) < Self.window }
-            byAddress[address] = recent
-            if recent.count >= limit, let oldest = recent.first {
-                throw SignupRefusal.throttled(retryAfterSeconds: max(1, Int((Self.window - now.timeIntervalSince(oldest)).rounded(.up))))
-            }
-            byAddress[address, default: []].append(now)
-        }
-    }
-}
-
 extension EmbeddedServer {
     /// Makes a single-use invitation code in the backend of `dataDirectory` (the server may be
     /// running) and returns it; only its hash is stored (`rampart server invite`).

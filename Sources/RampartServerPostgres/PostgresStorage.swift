@@ -77,6 +77,12 @@ public final class PostgresStorage: ServerStorage, @unchecked Sendable {
         try transaction(begin: ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"], body)
     }
 
+    /// No transaction and no advisory lock: each statement commits by itself (the counters'
+    /// upserts and the single-use SRP logins' `DELETE … RETURNING`, atomic on their own).
+    public func autocommit<T>(_ body: (any StorageConnection) throws -> T) throws -> T {
+        try transaction(begin: [], body)
+    }
+
     public func migrate(_ migrations: [StorageMigration]) throws {
         try write { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS rampart_migrations (identifier TEXT PRIMARY KEY NOT NULL)")

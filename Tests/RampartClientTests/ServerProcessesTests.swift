@@ -139,9 +139,8 @@ struct ServerProcessesTests {
     /// pins are the servers'): a client knows one address; one process is killed -9 and every
     /// request still succeeds (HAProxy redispatches a refused connection and its health check
     /// takes the dead one out), the block stored before the kill included. `balance first`: every
-    /// connection goes to A while it lives (so the kill is of the process that served), and the
-    /// two SRP steps of a login (pending SRP sessions are still in each process's memory) meet
-    /// the same process.
+    /// connection goes to A while it lives, so the kill is of the process that served (a login's
+    /// two SRP steps may meet two processes: `SharedLoginStateTests`).
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func twoProcessesBehindHAProxyServeOneAddress() async throws {
         let (home, a, b) = try await Self.twoProcesses("haproxy")

@@ -229,7 +229,13 @@ extension TestBackend {
 
     /// The `/auth` request Rampart's client makes for `info` (the modulus verified against server.json's key).
     func srpRequest(username: String, password: String, info: SRPAuthInfoResponse) throws -> (request: SRPAuthRequest, client: SRPClient) {
-        let key = try PGPPublicKey(armored: server.info.modulusPublicKey ?? "")
+        try Self.srpRequest(username: username, password: password, info: info, server: server.info)
+    }
+
+    /// The `/auth` request for `info` from the server described by `server` (its pinned modulus key).
+    static func srpRequest(username: String, password: String, info: SRPAuthInfoResponse,
+                           server: ServerInfo) throws -> (request: SRPAuthRequest, client: SRPClient) {
+        let key = try PGPPublicKey(armored: server.modulusPublicKey ?? "")
         let verified = try OpenPGP.verifyCleartext(info.modulus, against: [key])
         guard verified.signature == .verified(key.fingerprint),
               let modulus = Data(base64Encoded: verified.text.trimmingCharacters(in: .whitespacesAndNewlines)) else {

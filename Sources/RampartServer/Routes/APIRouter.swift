@@ -13,16 +13,20 @@ struct Backend: Sendable {
     let drive: DriveStorage
     let push: PushDelivery
     let logger: Logger
-    /// The abuse limits and their state (``ServerLimits``; defaults and environment variables).
-    var limits = ServerLimitEnforcer(.fromEnvironment())
-    /// SRP login: signed modulus, verifiers, pending sessions, throttle.
+    /// SRP login: signed modulus, verifiers, the key pending logins are sealed with.
     let srp: SRPAuthority
+    /// The abuse limits and their state in the database (``ServerLimits``; defaults and environment variables).
+    let limits: ServerLimitEnforcer
+    /// Pending SRP logins, in the database, single-use across processes (``SRPSessionStore``).
+    let srpSessions: SRPSessionStore
+    /// Failed SRP proofs per username and per client address, in the database.
+    let srpThrottle: SRPThrottle
     /// Who may sign up and the domain of new addresses (``SignupPolicy``).
     var signup = SignupPolicy()
-    /// Sign-up attempts per client address (``ServerLimits/signupsPerHourPerAddress``).
-    var signupThrottle = SignupThrottle(limit: ServerLimits.fromEnvironment().signupsPerHourPerAddress, clock: SystemClock())
-    /// Recovery and reset attempts, per username and per client address (``RecoveryRoutes``).
-    var recoveryThrottle = SRPThrottle(clock: SystemClock())
+    /// Sign-up attempts per client address (``ServerLimits/signupsPerHourPerAddress``), in the database.
+    let signupThrottle: SignupThrottle
+    /// Recovery and reset attempts, per username and per client address (``RecoveryRoutes``), in the database.
+    let recoveryThrottle: SRPThrottle
     /// Recoveries in progress (``RecoveryNonces``).
     var recoveryNonces = RecoveryNonces(clock: SystemClock())
     /// The key log (key transparency): its tree, signed heads and cosignatures (``KeyLog``).
@@ -30,6 +34,19 @@ struct Backend: Sendable {
     /// The remote-content proxy's fetcher (``RemoteFetcher``): public destinations only, unless
     /// the operator allowed a local one for tests (`--proxy-allow-local`).
     var remoteFetcher = RemoteFetcher()
+
+    /// The parts, with the login state and the limits' counters kept in `mailbox`'s database.
+    init(accounts: Accounts, mailbox: Mailbox, drive: DriveStorage, push: PushDelivery, logger: Logger, srp: SRPAuthority,
+         limits: ServerLimits, clock: any RampartClock) {
+        self.accounts = accounts; self.mailbox = mailbox; self.drive = drive; self.push = push; self.logger = logger; self.srp = srp
+        let store = mailbox.store
+        self.limits = ServerLimitEnforcer(limits, store: store, nameKey: srp.counterKey)
+        srpSessions = SRPSessionStore(store: store, group: srp.group, key: srp.pendingLoginKey, clock: clock)
+        srpThrottle = SRPThrottle(store: store, scope: "srp", nameKey: srp.counterKey, clock: clock)
+        signupThrottle = SignupThrottle(store: store, limit: limits.signupsPerHourPerAddress, nameKey: srp.counterKey, clock: clock)
+        // Recovery attempts follow the real time, as before (its nonces do too).
+        recoveryThrottle = SRPThrottle(store: store, scope: "recovery", nameKey: srp.counterKey, clock: SystemClock())
+    }
 }
 
 /// Turns every error into an ``APIErrorBody`` with the right status, and logs one line per request

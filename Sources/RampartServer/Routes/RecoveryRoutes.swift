@@ -134,7 +134,7 @@ struct RecoveryRoutes {
             return try Self.endSessions(db, userID: proven.userID)
         }
         for id in ended { backend.push.removeInbox(for: id) }
-        backend.recoveryThrottle.succeeded(username: proven.name, address: address)
+        try? backend.recoveryThrottle.succeeded(username: proven.name, address: address)
         backend.logger.info("account recovered with its phrase", metadata: ["user": "\(proven.userID)", "endedSessions": "\(ended.count)"])
         return try APIIO.json(AccountResetResponse(endedSessions: ended.count))
     }
@@ -187,7 +187,7 @@ struct RecoveryRoutes {
             return (userID, try Self.endSessions(db, userID: userID))
         }
         for id in ended { backend.push.removeInbox(for: id) }
-        backend.recoveryThrottle.succeeded(username: name, address: address)
+        try? backend.recoveryThrottle.succeeded(username: name, address: address)
         backend.logger.info("account reset with an operator's token (new keys)", metadata: ["user": "\(userID)", "endedSessions": "\(ended.count)"])
         return try APIIO.json(AccountResetResponse(endedSessions: ended.count))
     }

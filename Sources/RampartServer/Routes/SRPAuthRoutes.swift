@@ -76,9 +76,8 @@ struct SRPAuthRoutes {
         let body = try await Self.decode(SRPAuthInfoRequest.self, from: request)
         let username = try Self.normalized(body.username)
         let (userID, salt, verifier) = try lookUp(username)
-        let server = try SRPServer(group: srp.group, verifier: verifier)
-        let session = try srp.sessions.add(username: username, userID: userID, server: server)
-        return try APIIO.json(SRPAuthInfoResponse(modulus: srp.signedModulus, serverEphemeral: Self.base64(server.serverEphemeral),
+        let (session, serverEphemeral) = try backend.srpSessions.add(username: username, userID: userID, verifier: verifier)
+        return try APIIO.json(SRPAuthInfoResponse(modulus: srp.signedModulus, serverEphemeral: Self.base64(serverEphemeral),
                                                   version: SRPPassword.version, salt: Self.base64(salt), srpSession: session))
     }
 
@@ -115,13 +114,13 @@ struct SRPAuthRoutes {
             throw SRPRouteError.invalidSession
         }
         // Taken out whatever happens next: a session is tried once.
-        guard let pending = srp.sessions.take(id), pending.username == username else { throw SRPRouteError.invalidSession }
+        guard let pending = try backend.srpSessions.take(id), pending.username == username else { throw SRPRouteError.invalidSession }
         return pending
     }
 
     /// Reserves a throttle slot, then checks M1; a wrong proof and an unknown user fail the same way.
     func checkProof(_ pending: SRPPendingLogin, clientEphemeral: [UInt8], clientProof: [UInt8], address: String) throws -> [UInt8] {
-        try srp.throttle.reserve(username: pending.username, address: address)
+        try backend.srpThrottle.reserve(username: pending.username, address: address)
         let proof: [UInt8]
         do {
             proof = try pending.server.verify(clientEphemeral: clientEphemeral, clientProof: clientProof)
@@ -130,7 +129,8 @@ struct SRPAuthRoutes {
             throw ServerError.wrongCredentials
         }
         guard pending.userID != nil else { throw ServerError.wrongCredentials }
-        srp.throttle.succeeded(username: pending.username, address: address)
+        // Best effort: a failure leaves the counts higher, never lower.
+        try? backend.srpThrottle.succeeded(username: pending.username, address: address)
         return proof
     }
 

@@ -40,6 +40,10 @@ public final class SQLiteStorage: ServerStorage {
         try Self.translated { try pool.read { db in try body(SQLiteConnection(db)) } }
     }
 
+    public func autocommit<T>(_ body: (any StorageConnection) throws -> T) throws -> T {
+        try write(body)
+    }
+
     public func migrate(_ migrations: [StorageMigration]) throws {
         var migrator = DatabaseMigrator()
         for migration in migrations {

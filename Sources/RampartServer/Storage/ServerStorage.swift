@@ -19,6 +19,13 @@ public protocol ServerStorage: Sendable {
     /// Runs `body` on one consistent snapshot of the database.
     /// - Throws: what `body` throws, or a ``StorageError``.
     func read<T>(_ body: (any StorageConnection) throws -> T) throws -> T
+    /// Runs `body`, whose statements each commit by themselves, without the lock that serializes
+    /// write transactions across processes: only for single statements that are atomic on their
+    /// own (a counter's `INSERT … ON CONFLICT DO UPDATE … WHERE`, a `DELETE … RETURNING`), so a
+    /// hot counter does not queue behind every other write. SQLite runs `body` as one write
+    /// transaction (its writes are serialized anyway).
+    /// - Throws: what `body` throws, or a ``StorageError``.
+    func autocommit<T>(_ body: (any StorageConnection) throws -> T) throws -> T
     /// Applies, in order, each migration this database has not applied yet (by its identifier),
     /// each in its own transaction.
     /// - Throws: what a migration throws, or a ``StorageError``.
