@@ -9,7 +9,7 @@ import RampartRuntime
 /// Trust-model row **database (nodes, revisions, blocks), critical**: the new name is sealed to
 /// the account's key and signed for the node and the new revision id, like an upload's.
 public struct DriveRenameCommand: UnlockedAccountCommand {
-    public static let configuration = CommandConfiguration(commandName: "rename", abstract: "Rename a drive file.")
+    public static let configuration = CommandConfiguration(commandName: "rename", abstract: "Rename a drive file or folder.")
     @OptionGroup public var global: GlobalOptions
     @Argument(help: "The file's id (see `rampart drive ls`).") var id: String
     @Argument(help: "The new name.") var name: String
@@ -28,7 +28,7 @@ public struct DriveRenameCommand: UnlockedAccountCommand {
 /// Trust-model row **database (nodes, revisions, blocks), critical**: scoped to the session's
 /// user by the server; the local list forgets the file too.
 public struct DriveRemoveCommand: UnlockedAccountCommand {
-    public static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a drive file.")
+    public static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a drive file or an empty folder (a folder with something in it is refused).")
     @OptionGroup public var global: GlobalOptions
     @Argument(help: "The file's id (see `rampart drive ls`).") var id: String
     @OptionGroup public var pinInput: PINOptions

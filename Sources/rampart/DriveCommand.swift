@@ -15,18 +15,19 @@ import Darwin
 struct DriveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "drive",
-        abstract: "Encrypted drive: upload, download, list, rename, delete.",
-        subcommands: [Upload.self, Download.self, List.self, DriveRenameCommand.self, DriveRemoveCommand.self])
+        abstract: "Encrypted drive: upload, download, list, folders, rename, delete.",
+        subcommands: [Upload.self, Download.self, DriveListCommand.self, DriveMakeFolderCommand.self, DriveRenameCommand.self, DriveRemoveCommand.self])
 
     struct Upload: UnlockedAccountCommand {
         static let configuration = CommandConfiguration(abstract: "Encrypt a file with a new per-file key and upload it.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The file to upload.") var file: String
+        @Option(help: "The drive folder to upload into, by its names (e.g. Documents/2026); default: the root folder.") var to: String?
         @OptionGroup var pinInput: PINOptions
 
         func run(with context: AccountSession) async throws {
-            let bar = ProgressBar()
-            let entry = try await context.withAPI { try await DriveClient(account: context.account).upload(URL(fileURLWithPath: file), api: $0, progress: bar.handler) }
+            let bar = ProgressBar(), drive = DriveClient(account: context.account)
+            let entry = try await context.withAPI { try await drive.upload(URL(fileURLWithPath: file), into: try await drive.folder(atPath: to ?? "", api: $0)?.id, api: $0, progress: bar.handler) }
             bar.end()
             print("Uploaded \(entry.name) (\(entry.size) bytes) as \(entry.id).")
         }
@@ -47,19 +48,6 @@ struct DriveCommand: AsyncParsableCommand {
         }
     }
 
-    struct List: UnlockedAccountCommand {
-        static let configuration = CommandConfiguration(commandName: "ls", abstract: "List the drive's files.")
-        @OptionGroup var global: GlobalOptions
-        @OptionGroup var pinInput: PINOptions
-
-        func run(with context: AccountSession) async throws {
-            let entries = try await context.withAPI { try await DriveClient(account: context.account).list(api: $0) }
-            if entries.isEmpty { print("The drive is empty."); return }
-            for entry in entries {
-                print("\(entry.id)  \(String(entry.size).padding(toLength: 10, withPad: " ", startingAt: 0))  \(TerminalTextLine.clean(entry.name))\(entry.isFolder ? "/" : "")")
-            }
-        }
-    }
 }
 
 /// Progress on stderr: a bar redrawn in place when stderr is a terminal, plain lines otherwise.

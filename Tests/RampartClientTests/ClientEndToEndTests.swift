@@ -195,6 +195,10 @@ struct ClientEndToEndTests {
         #expect(document.contains("src=\"data:image/"))
         #expect(document.contains("script-src 'none'"))
         #expect(remote.stderr.contains("0 remote images"))
+        // Beside it, what the backend could not fetch (the demo's hosts: all of them) is counted, not dropped.
+        let through = try #require(remote.stderr.split(separator: "\n").first { $0.hasPrefix("Blocked: ") })
+        let counts = try #require(through.firstMatch(of: #/Through the backend: ([0-9]+) remote resources? fetched, ([0-9]+) refused/#), "\(through)")
+        #expect(Int(counts.output.1) == 0 && (Int(counts.output.2) ?? 0) >= 1, "\(through)")
         let blockedDocument = world.root.appendingPathComponent("blocked.html")
         _ = try await world.rampart(["read", newsletterID, "--user", "demo", "--html", blockedDocument.path, "--pin-stdin"], stdin: "\(Self.pin)\n")
         let strict = try String(contentsOf: blockedDocument, encoding: .utf8)
@@ -251,6 +255,29 @@ struct ClientEndToEndTests {
         let download = try await world.rampart(["drive", "download", nodeID, back.path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
         #expect(download.status == 0, "\(download.stderr)")
         #expect(try Data(contentsOf: back) == Data(contentsOf: original))
+
+        // Drive folders: made by path, uploaded into, listed by path; a non-empty one is not deleted.
+        for path in ["Reports", "Reports/2026"] {
+            let made = try await world.rampart(["drive", "mkdir", path, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+            #expect(made.status == 0 && made.stdout.hasPrefix("Created the folder "), "\(made.stderr)")
+        }
+        let twice = try await world.rampart(["drive", "mkdir", "Reports", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(twice.status != 0 && twice.stderr.contains("already exists"), "\(twice.stderr)")
+        let noParent = try await world.rampart(["drive", "mkdir", "Missing/x", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(noParent.status == 6, "\(noParent.status) \(noParent.stderr)")
+        let filed = try await world.rampart(["drive", "upload", original.path, "--to", "Reports/2026", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(filed.status == 0, "\(filed.stderr)")
+        let inFolder = try await world.rampart(["drive", "ls", "Reports/2026", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(inFolder.stdout.contains("payload.bin") && inFolder.stdout.split(separator: "\n").count == 1, "\(inFolder.stdout)")
+        let root = try await world.rampart(["drive", "ls", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(root.stdout.contains("Reports/") && !root.stdout.contains("2026/") && root.stdout.split(separator: "\n").count == 2, "\(root.stdout)")
+        let reportsID = try #require(root.stdout.split(separator: "\n").first { $0.hasSuffix("Reports/") }?.split(separator: " ").first.map(String.init))
+        let notEmpty = try await world.rampart(["drive", "rm", reportsID, "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(notEmpty.status != 0 && notEmpty.stderr.contains("is not empty (1 item in it)"), "\(notEmpty.stderr)")
+        let renamed = try await world.rampart(["drive", "rename", reportsID, "Archive", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(renamed.status == 0, "\(renamed.stderr)")
+        let moved = try await world.rampart(["drive", "ls", "Archive/2026", "--user", "demo", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        #expect(moved.stdout.contains("payload.bin"), "\(moved.stdout) \(moved.stderr)")
 
         // A wrong PIN is refused with the attempts left; the right one still works.
         let wrong = try await world.rampart(["list", "--user", "demo", "--pin-stdin"], stdin: "000000\n")

@@ -23,13 +23,14 @@ struct WebBrowserTests {
     static let checks = [
         "no-token-401", "wrong-token-401", "dns-rebinding-403", "token-signs-in", "cookie-httponly-samesite-strict", "app-headers",
         "used-token-401", "wrong-cookie-401", "unlock-with-pin", "cross-origin-post-403", "cross-origin-post-changed-nothing",
-        "missing-csrf-403", "mailbox-lists", "mailbox-labels-unread", "search", "plain-get-does-not-mark-read", "viewer-sandbox-without-scripts",
+        "missing-csrf-403", "mailbox-lists", "mailbox-labels-unread", "mailbox-pagination", "search", "plain-get-does-not-mark-read", "viewer-sandbox-without-scripts",
         "viewer-csp-by-header", "xss-no-script-ran", "xss-no-request-left-the-app", "opening-in-the-app-marks-read", "viewer-lockdown-until-sanitized",
         "remote-blocked-before-consent", "remote-loads-after-consent", "remote-fetched-by-the-backend", "remote-trackers-still-blocked",
-        "remote-token-bound-to-its-rendering", "trusted-sender-verified-loads",
+        "remote-token-bound-to-its-rendering", "cid-image-shows", "cid-image-from-its-rendering-path", "cid-token-bound-to-its-rendering",
+        "trusted-sender-verified-loads",
         "trusted-sender-unverified-stays-blocked", "block-all-wins", "block-all-stored-read-honours-it", "attachment-download",
         "composer-csp-no-remote", "composer-quoted-sanitized", "composer-names-recipients-without-e2ee", "compose-and-send",
-        "drive-upload-download", "drive-rename-delete", "settings-and-account-pages", "account-sessions-end-one", "every-control-labelled", "keyboard-opens-a-message", "lock-empties-open-page",
+        "drive-upload-download", "drive-rename-delete", "drive-folders", "settings-and-account-pages", "account-sessions-end-one", "every-control-labelled", "keyboard-opens-a-message", "lock-empties-open-page",
         "unlock-again",
         "no-dialog-at-all",
     ]
@@ -58,6 +59,13 @@ struct WebBrowserTests {
         + #"<img src="https://t.hubspotemail.net/e1t/o/pixel.gif" width="1" height="1">"#
         + #"<p><a href="https://remote-probe.example/link">a link</a></p>"# + "\r\n"
     }
+
+    /// An HTML body with an embedded (`cid:`) picture: a 3 x 2 PNG in the same multipart/related.
+    static let cidMail = "From: Carol <carol@pictures.example>\r\nTo: demo@rampart.test\r\nSubject: Embedded picture\r\nMIME-Version: 1.0\r\n"
+        + "Content-Type: multipart/related; boundary=\"rel\"\r\n\r\n--rel\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
+        + #"<p>Our logo: <img src="cid:logo@pictures.example" alt="logo"></p>"# + "\r\n--rel\r\nContent-Type: image/png\r\n"
+        + "Content-ID: <logo@pictures.example>\r\nContent-Disposition: inline; filename=\"logo.png\"\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+        + "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR4nGM4IScHQQxwFgBBAAYZPEVBlgAAAABJRU5ErkJggg==\r\n--rel--\r\n"
 
     @Test(.timeLimit(.minutes(5)))
     func theWholeAppWorksInChromiumWithoutLettingScriptsOrRequestsOut() async throws {
@@ -89,6 +97,17 @@ struct WebBrowserTests {
                                                       stdin: "\(account.loginPassword)\n\(account.mailboxPassword)\n")
             #expect(login.status == 0, "\(login.stderr)")
         }
+        // 30 unread messages of one and the same second under a label of their own: two pages of
+        // the mailbox, whose end falls inside that second.
+        let maildir = serverFolder.child("bulk")
+        for sub in ["cur", "new", "tmp"] { try FileManager.default.createDirectory(at: maildir.appendingPathComponent(sub), withIntermediateDirectories: true) }
+        for n in 1...30 {
+            let mail = "From: Bulk Sender <bulk@pages.example>\r\nTo: demo@rampart.test\r\nSubject: Bulk message \(n)\r\n"
+                + "Date: Sat, 28 Nov 2026 10:00:00 +0000\r\nMessage-ID: <bulk-\(n)@pages.example>\r\n\r\nBody \(n)\r\n"
+            try Data(mail.utf8).write(to: maildir.appendingPathComponent("new/\(1_700_000_000 + n).bulk\(n).host"))
+        }
+        let imported = try await rampart.runOnThread(["import", maildir.path, "--label", "Bulk"])
+        #expect(imported.status == 0, "\(imported.stderr)")
         // A second device of demo's: the account page lists its session and ends it.
         let second = try TemporaryHome("web-second", shortPath: true)
         second.stopsAgentAtEnd()
@@ -106,7 +125,7 @@ struct WebBrowserTests {
         #expect(signed.status == 0, "\(signed.stderr)")
         let forged = "From: Alice Example <alice@rampart.test>\r\nTo: demo@rampart.test\r\nSubject: Forged from Alice\r\nMIME-Version: 1.0\r\n"
             + "Content-Type: text/html; charset=utf-8\r\n\r\n" + #"<p>Not Alice: <img src="\#(probeBase)/forged.png" alt="f"></p>"# + "\r\n"
-        for mail in [try Self.xssMail(), Self.remoteMail(probeBase), forged] {
+        for mail in [try Self.xssMail(), Self.remoteMail(probeBase), forged, Self.cidMail] {
             let delivered = try await CLITool.rampart.runOnThread(["server", "deliver", "--data", server.dataDirectory.path], stdin: mail,
                                                                   environment: serverHome)
             #expect(delivered.status == 0, "\(delivered.stderr)")
@@ -165,6 +184,7 @@ struct WebBrowserTests {
         #expect(readHTML.status == 0 && written.contains("data:image/png;base64,iVBOR") && !written.contains(probeBase)
                 && written.contains("img-src data:;") && !written.contains("http:;"), "\(readHTML.stderr) \(written.suffix(600))")
         #expect(probed() >= probedBefore + 2, "the backend fetched nothing for rampart read")
+        #expect(readHTML.stderr.contains("Through the backend: 2 remote resources fetched, 0 refused"), "\(readHTML.stderr)")
 
         // The session ended on the account page no longer works on its device.
         let ended = try await rampart.runOnThread(["--home", second.path, "sync"])

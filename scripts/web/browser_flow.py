@@ -41,6 +41,7 @@ def main():
     parser.add_argument("--drive-mb", type=int, default=50)
     parser.add_argument("--xss-subject", default="XSS vectors")
     parser.add_argument("--remote-subject", default="Remote content probe")
+    parser.add_argument("--cid-subject", default="Embedded picture")
     parser.add_argument("--probe-log", required=True, help="the request log of scripts/web/probe_server.py, the mail's remote host")
     parser.add_argument("--probe-port", type=int, required=True)
     parser.add_argument("--tracker-host", default="t.hubspotemail.net")
@@ -116,6 +117,10 @@ def main():
         proxied = []  # the viewer frame's remote resources, as the app answered them
         context.on("response", lambda res: proxied.append((res.url, res.status, res.headers.get("content-type", "")))
                    if res.url.startswith(base + "/remote/") else None)
+        embedded = []  # the viewer frame's embedded (cid:) images, as the app answered them
+        context.on("response", lambda res: embedded.append((res.url, res.status, res.headers.get("content-type", ""),
+                                                            res.headers.get("x-content-type-options", "")))
+                   if res.url.startswith(base + "/viewer/") and "/cid/" in res.url else None)
 
         def probe_requests():
             try:
@@ -186,6 +191,25 @@ def main():
         check("mailbox-labels-unread", page.locator("#labels a").count() >= 4 and page.locator(".unread-count").count() >= 1,
               page.locator("#labels").inner_text())
         page.screenshot(path=os.path.join(args.out, "mailbox.png"))
+        # Pagination: 30 messages of one second under "Bulk", 25 a page; the page's end falls inside that second.
+        page.click("#labels a:has-text('Bulk')")
+        page.wait_for_load_state("load")
+        pages, ranges, counts = [], [], []
+        for step in ["first", "#next-page", "#previous-page"]:
+            if step != "first":
+                with page.expect_navigation():
+                    page.click(step)
+            pages.append(page.locator("#messages .subject").all_inner_texts())
+            ranges.append(page.inner_text("#page-range") if page.locator("#page-range").count() else "")
+            counts.append(page.inner_text("#labels a:has-text('Bulk')"))
+            if step == "#next-page":
+                ends = (page.locator("#next-page").count(), page.locator("#previous-page").count())
+        first, second, back = pages
+        check("mailbox-pagination", len(first) == 25 and len(second) == 5 and len(set(first) | set(second)) == 30 and back == first
+              and ranges == ["Messages 1–25", "Messages 26–30", "Messages 1–25"] and ends == (0, 1)
+              and page.locator("#previous-page").count() == 0 and counts == ["Bulk 30"] * 3,
+              f"{len(first)} + {len(second)} ({len(set(first) | set(second))} distinct), back equal {back == first}, {ranges}, {ends}, {counts}")
+        page.goto(base + "/mail")
         page.fill("#q", "Lunch")
         page.press("#q", "Enter")
         page.wait_for_url(base + "/mail?q=*")
@@ -215,8 +239,9 @@ def main():
         time.sleep(1.0)  # let anything that could run, run
         check("viewer-sandbox-without-scripts", sandbox is not None and "allow-scripts" not in sandbox
               and "allow-same-origin" not in sandbox, sandbox)
+        sources = [t.rstrip(";") for t in viewer_csp.split()]
         check("viewer-csp-by-header", "script-src 'none'" in viewer_csp and "default-src 'none'" in viewer_csp
-              and "http:" not in viewer_csp, viewer_csp)
+              and "http:" not in sources and "https:" not in sources and "data:" not in sources, viewer_csp)
         check("xss-no-script-ran", not dialogs, dialogs)
         check("xss-no-request-left-the-app", len(outside) == before, outside[before:])
         page.screenshot(path=os.path.join(args.out, "message-xss.png"), full_page=True)
@@ -265,6 +290,35 @@ def main():
                    context.request.get(url).status]
         check("remote-token-bound-to-its-rendering", answers == [404, 404, 200] and "/other.png" not in probe_paths(), answers)
         page.screenshot(path=os.path.join(args.out, "message-remote-loaded.png"), full_page=True)
+
+        # --- embedded (cid:) images: opened from the file vault, served from the rendering's path ------
+        page.goto(base + "/mail")
+        before = len(outside)
+        with page.expect_response(lambda resp: resp.url.startswith(base + "/viewer/") and "/cid/" not in resp.url) as viewer_answer:
+            page.click(f"#messages a:has-text('{args.cid_subject}')")
+        page.wait_for_load_state("load")
+        cid_csp = viewer_answer.value.all_headers().get("content-security-policy", "")
+        image = page.frame_locator("#viewer").locator("img").first
+        image.wait_for()
+        width, deadline = 0, time.time() + 8
+        while time.time() < deadline and not width:
+            width = image.evaluate("e => e.complete ? e.naturalWidth : 0")
+            if not width:
+                page.wait_for_timeout(100)
+        src = image.get_attribute("src") or ""
+        check("cid-image-shows", width == 3 and len(outside) == before, f"naturalWidth {width}, src {src}, {outside[before:]}")
+        served = [e for e in embedded if e[0] == src]
+        prefix = src.rsplit("/", 1)[0] + "/"
+        check("cid-image-from-its-rendering-path", src.startswith(base + "/viewer/") and src.startswith(prefix) and prefix.endswith("/cid/")
+              and served and served[0][1:] == (200, "image/png", "nosniff")
+              and f"img-src {prefix};" in cid_csp and "data:" not in cid_csp, f"{src} {served} {cid_csp}")
+        key = src.rsplit("/", 1)[1]
+        remote_token = token_path.split("/")[2]  # the remote-content probe's rendering (another message)
+        answers = [context.request.get(f"{base}/viewer/{remote_token}/cid/{key}").status,
+                   context.request.get(f"{base}/viewer/made-up-token/cid/{key}").status,
+                   context.request.get(src).status]
+        check("cid-token-bound-to-its-rendering", answers == [404, 404, 200], answers)
+        page.screenshot(path=os.path.join(args.out, "message-cid.png"), full_page=True)
 
         # --- trusted senders: remote content loads only when the signature verifies ------------------
         page.goto(base + "/settings")
@@ -398,6 +452,53 @@ def main():
         after = subprocess.run([args.rampart, "drive", "ls"], capture_output=True, text=True, timeout=60).stdout
         check("drive-rename-delete", renamed and "renamed in the browser.bin" in listed and gone and "renamed in the browser.bin" not in after,
               f"{listed} | {after}")
+
+        # --- drive folders: create, browse into, upload into, up, rename; a non-empty one is not deleted ---
+        page.goto(base + "/drive")
+        page.fill("#new-folder", "Reports")
+        with page.expect_navigation():
+            page.click("#mkdir-button")
+        folder_row = "#drive-files li.folder:has(a:has-text('Reports/'))"
+        made = page.locator(folder_row).count() == 1
+        with page.expect_navigation():
+            page.click(folder_row + " a")
+        inside = page.inner_text("#drive-title")
+        small = os.path.join(args.out, "in-folder.txt")
+        with open(small, "w") as f:
+            f.write("Filed in a folder from the browser.\n")
+        page.set_input_files("#upload-file", small)
+        page.click("#upload-form button[type=submit]")
+        page.wait_for_selector("#drive-files a:has-text('in-folder.txt')", timeout=60000)
+        uploaded_in = "folder=" in page.url
+        page.screenshot(path=os.path.join(args.out, "drive-folder.png"))
+        with page.expect_navigation():
+            page.click("#folder-up")
+        not_at_root = page.locator("#drive-files a:has-text('in-folder.txt')").count() == 0 and page.locator(folder_row).count() == 1
+        cli_folder = subprocess.run([args.rampart, "drive", "ls", "Reports"], capture_output=True, text=True, timeout=60).stdout
+        cli_root = subprocess.run([args.rampart, "drive", "ls"], capture_output=True, text=True, timeout=60).stdout
+        page.locator(folder_row + " input[name=name]").fill("Reports 2026")
+        with page.expect_navigation():
+            page.locator(folder_row + " button:has-text('Rename')").click()
+        renamed_row = "#drive-files li.folder:has(a:has-text('Reports 2026/'))"
+        renamed = page.locator(renamed_row).count() == 1
+        with page.expect_navigation():
+            page.locator(renamed_row + " button:has-text('Delete')").click()
+        refusal = page.inner_text("#error") if page.locator("#error").count() else ""
+        page.goto(base + "/drive")
+        kept = page.locator(renamed_row).count() == 1
+        with page.expect_navigation():
+            page.click(renamed_row + " a")
+        with page.expect_navigation():
+            page.locator("#drive-files li:has(a:has-text('in-folder.txt')) button:has-text('Delete')").click()
+        with page.expect_navigation():
+            page.click("#folder-up")
+        with page.expect_navigation():
+            page.locator(renamed_row + " button:has-text('Delete')").click()
+        gone = page.locator(renamed_row).count() == 0
+        check("drive-folders", made and inside == "Drive: Reports" and uploaded_in and not_at_root and "in-folder.txt" in cli_folder
+              and "Reports/" in cli_root and "in-folder.txt" not in cli_root and renamed and "not empty" in refusal and kept and gone,
+              f"made {made}, title {inside!r}, in {uploaded_in}, root {not_at_root}, cli {cli_folder!r} {cli_root!r}, renamed {renamed}, "
+              f"refusal {refusal!r}, kept {kept}, gone {gone}")
 
         # --- settings and account pages -----------------------------------------------------------
         page.goto(base + "/settings")

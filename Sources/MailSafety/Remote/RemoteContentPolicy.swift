@@ -41,6 +41,25 @@ public enum EmbeddedImageStyle: Sendable, Equatable {
     case dataURI
     /// `<scheme>:<percent-encoded Content-ID>`, served by the app (needs `img-src <scheme>:`).
     case appScheme(String)
+    /// `<prefix><base64url of the attachments key it matched>` (see ``RemoteProxy/encode(_:)``),
+    /// served by the app at that prefix, an absolute `http(s)` URL ending in `/` that normally
+    /// carries a token of one rendering (e.g. `http://127.0.0.1:8080/viewer/TOKEN/cid/`; the
+    /// viewer's CSP then names that prefix in `img-src`, not `data:`). Raster images only: an
+    /// attachment of another type (SVG, fonts, HTML, …) is dropped. The bytes of the
+    /// ``EmbeddedAttachment`` are not read: the app opens the attachment when it is asked for it.
+    case served(prefix: String)
+
+    /// Whether `url` is a URL this style wrote (a second sanitizer pass keeps it as it is).
+    func wrote(_ url: String) -> Bool {
+        switch self {
+        case .dataURI: return false
+        case .appScheme(let scheme): return URLPolicy.scheme(of: url) == scheme.lowercased()
+        case .served(let prefix): return url.hasPrefix(prefix)
+        }
+    }
+
+    /// The raster image types ``served(prefix:)`` writes (``URLPolicy/imageMIMETypes`` without SVG).
+    public static let servedImageTypes: Set<String> = URLPolicy.imageMIMETypes.subtracting(["image/svg+xml"])
 }
 
 /// What kind of remote resource was found (for the report and the placeholders).

@@ -44,8 +44,7 @@ final class ResourceGate {
     /// the fast path leaves, and the reference it is tested against.
     func resourceByParts(_ raw: String, kind: RemoteResourceKind, isPixel: Bool = false) -> Decision {
         let url = URLPolicy.clean(raw)
-        if case .appScheme(let scheme) = options.embeddedImages, URLPolicy.scheme(of: url) == scheme.lowercased(),
-           kind != .stylesheet, kind != .media {
+        if options.embeddedImages.wrote(url), kind != .stylesheet, kind != .media {
             // Already resolved by an earlier pass: the app serves it, never the network.
             return .load(url)
         }
@@ -74,7 +73,7 @@ final class ResourceGate {
                 findings.note(.unsafeURL)
                 return .drop
             }
-            guard let attachment = attachment(for: id) else {
+            guard let (key, attachment) = attachment(for: id) else {
                 findings.note(.missingAttachment)
                 return .drop
             }
@@ -89,6 +88,12 @@ final class ResourceGate {
             case .appScheme(let scheme):
                 let encoded = id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
                 return .load(scheme + ":" + encoded)
+            case .served(let prefix):
+                guard kind != .font, EmbeddedImageStyle.servedImageTypes.contains(attachment.mimeType.lowercased()) else {
+                    findings.note(.unsafeURL)
+                    return .drop
+                }
+                return .load(prefix + RemoteProxy.encode(key))
             }
         case .data(let mime):
             let allowed = kind == .font ? URLPolicy.fontMIMETypes.contains(mime) : URLPolicy.imageMIMETypes.contains(mime)
@@ -153,7 +158,8 @@ final class ResourceGate {
         }
     }
 
-    private func attachment(for id: String) -> EmbeddedAttachment? {
+    /// The attachment `id` names, and its key in the options.
+    private func attachment(for id: String) -> (String, EmbeddedAttachment)? {
         // No attachments: nothing can match (and normalizing the id costs a Foundation trim).
         if options.attachments.isEmpty { return nil }
         func normalize(_ s: String) -> String {
@@ -162,8 +168,8 @@ final class ResourceGate {
             return t
         }
         let wanted = normalize(id)
-        if let exact = options.attachments[wanted] { return exact }
-        for (key, value) in options.attachments where normalize(key).lowercased() == wanted.lowercased() { return value }
+        if let exact = options.attachments[wanted] { return (wanted, exact) }
+        for (key, value) in options.attachments where normalize(key).lowercased() == wanted.lowercased() { return (key, value) }
         return nil
     }
 }

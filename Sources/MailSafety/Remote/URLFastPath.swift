@@ -147,6 +147,8 @@ extension ResourceGate {
     /// same report entries in the same order.
     func resourceFastPath(_ raw: String, kind: RemoteResourceKind, isPixel: Bool) -> Decision? {
         guard kind != .svgUse else { return nil }
+        // A URL the app serves embedded images at is left to the full path (which keeps it).
+        if case .served(let prefix) = options.embeddedImages, raw.hasPrefix(prefix) { return nil }
         if case .appScheme(let scheme) = options.embeddedImages {
             // The full path loads a URL of the app's scheme as it is; the shapes handled here
             // have the schemes below, so any other app scheme cannot match.

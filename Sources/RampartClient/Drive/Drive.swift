@@ -124,8 +124,9 @@ public struct DriveClient: Sendable {
 
     public init(account: ClientAccount) { self.account = account }
 
-    /// Encrypts and uploads `file` into the root folder; returns the new node's id.
-    public func upload(_ file: URL, api: APIClient, progress: ProgressHandler? = nil) async throws -> DriveEntry {
+    /// Encrypts and uploads `file` into `folder` (a folder node's id; nil: the root folder);
+    /// returns the new node.
+    public func upload(_ file: URL, into folder: String? = nil, api: APIClient, progress: ProgressHandler? = nil) async throws -> DriveEntry {
         let handle: FileHandle
         do { handle = try FileHandle(forReadingFrom: file) } catch {
             throw ClientError.file("Cannot read \(file.path): \(error.localizedDescription)")
@@ -170,7 +171,7 @@ public struct DriveClient: Sendable {
         let nodeID = DriveNodeRequest.newID("n"), revisionID = DriveNodeRequest.newID("r")
         let sealedName = try manifest.sealed(user: session.serverUserID, nodeID: nodeID, revisionID: revisionID, key: keys)
         let volume = try await api.driveVolume()
-        let node = try await api.createNode(DriveNodeRequest(sealedName: sealedName.base64EncodedString(), parentId: volume.rootNodeId,
+        let node = try await api.createNode(DriveNodeRequest(sealedName: sealedName.base64EncodedString(), parentId: folder ?? volume.rootNodeId,
                                                              blockIds: blockIDs, size: size, nodeId: nodeID, revisionId: revisionID))
         guard node.id == nodeID, node.revisionId == revisionID else {
             throw ClientError.tampered("The server's answer for the new drive node (other ids than the ones signed)")
@@ -226,54 +227,77 @@ public struct DriveClient: Sendable {
         return DriveEntry(id: node.id, name: manifest.name, size: manifest.size, modified: node.modified, isFolder: false)
     }
 
-    /// The files of the root folder, names opened.
-    public func list(api: APIClient) async throws -> [DriveEntry] {
+    /// The files and folders of `folder` (a folder node's id; nil: the root folder), names opened.
+    public func list(in folder: String? = nil, api: APIClient) async throws -> [DriveEntry] {
         let volume = try await api.driveVolume()
-        let nodes = try await api.nodes(parent: volume.rootNodeId)
+        let nodes: [DriveNodeResponse]
+        do { nodes = try await api.nodes(parent: folder ?? volume.rootNodeId) } catch ClientError.http(404, _) {
+            throw ClientError.notFound(kind: "drive folder", id: folder ?? volume.rootNodeId)
+        }
         return try nodes.map { node in
             let manifest = try open(node)
-            try? remember(node, manifest: manifest, shareID: volume.shareId)
+            if node.isFolder != true { try? remember(node, manifest: manifest, shareID: volume.shareId) }
             return DriveEntry(id: node.id, name: manifest.name, size: node.size, modified: node.modified, isFolder: node.isFolder ?? false)
         }
     }
 
-    /// Renames file `id`: a new revision with the same blocks and key, its metadata (the new name)
-    /// sealed and signed for the new revision id. - Throws: ``ClientError/notFound(kind:id:)``,
-    /// ``ClientError/badInput(_:)`` for an empty name or one with `/` or control characters.
+    /// Renames file or folder `id`: for a file a new revision with the same blocks and key, its
+    /// metadata (the new name) sealed and signed for the new revision id; for a folder its
+    /// metadata sealed and signed again (see ``createFolder(_:in:api:)``).
+    /// - Throws: ``ClientError/notFound(kind:id:)``, ``ClientError/badInput(_:)`` for an empty
+    ///   name or one with `/` or control characters.
     public func renameFile(_ id: String, to name: String, api: APIClient) async throws -> DriveEntry {
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed != ".", trimmed != "..", trimmed.count <= 255,
-              !trimmed.unicodeScalars.contains(where: { $0 == "/" || $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw ClientError.badInput("\"\(name)\" cannot be a file name (empty, \".\" or \"..\", over 255 characters, or with / or a control character).")
-        }
+        let trimmed = try Self.validName(name)
         let node: DriveNodeResponse
         do { node = try await api.node(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive file", id: id) }
         var manifest = try open(node)
         manifest.name = trimmed
-        let revisionID = DriveNodeRequest.newID("r")
+        let folder = node.isFolder == true
+        let revisionID = folder ? Self.folderRevision : DriveNodeRequest.newID("r")
         let sealedName = try manifest.sealed(user: try account.session().serverUserID, nodeID: id, revisionID: revisionID, key: try account.mailboxKey())
         let updated = try await api.updateNode(id, DriveNodeRequest(sealedName: sealedName.base64EncodedString(), parentId: node.parentId,
-                                                                    blockIds: node.blockIds, size: node.size, nodeId: id, revisionId: revisionID))
-        guard updated.id == id, updated.revisionId == revisionID else {
+                                                                    blockIds: node.blockIds, size: node.size, nodeId: id,
+                                                                    revisionId: folder ? nil : revisionID))
+        guard updated.id == id, folder || updated.revisionId == revisionID else {
             throw ClientError.tampered("The server's answer for the renamed drive node (other ids than the ones signed)")
         }
-        return DriveEntry(id: id, name: trimmed, size: manifest.size, modified: updated.modified, isFolder: false)
+        return DriveEntry(id: id, name: trimmed, size: manifest.size, modified: updated.modified, isFolder: folder)
     }
 
-    /// Deletes file `id` on the server (its revisions and blocks) and from this device's list.
+    /// Deletes file `id` on the server (its revisions and blocks) and from this device's list;
+    /// an empty folder too.
+    /// - Throws: ``ClientError/badInput(_:)`` for a folder that is not empty (nothing is deleted:
+    ///   delete what is in it first), ``ClientError/notFound(kind:id:)``.
     public func deleteFile(_ id: String, api: APIClient) async throws {
+        let node: DriveNodeResponse
+        do { node = try await api.node(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive file", id: id) }
+        if node.isFolder == true {
+            let inside = try await api.nodes(parent: id).count
+            guard inside == 0 else {
+                let name = (try? open(node).name) ?? id
+                throw ClientError.badInput("The folder \"\(name)\" is not empty (\(inside) item\(inside == 1 ? "" : "s") in it): delete what is in it first.")
+            }
+        }
         do { try await api.deleteNode(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive file", id: id) }
         _ = try? account.store().drive.deleteNode(id: id)
     }
 
-    /// Opens and authenticates a node's metadata for the node's id and current revision.
+    /// Opens and authenticates a node's metadata for the node's id and current revision (for a
+    /// folder, ``folderRevision``): a file's metadata never opens as a folder's, nor the reverse.
     /// - Throws: ``ClientError/tampered(_:)``.
     func open(_ node: DriveNodeResponse) throws -> DriveNodeManifest {
         guard let sealed = Data(base64Encoded: node.sealedName) else { throw ClientError.malformedResponse("the sealed name of node \(node.id)") }
-        guard let revisionID = node.revisionId else { throw ClientError.tampered("Drive node \(node.id) (it has no revision)") }
+        let folder = node.isFolder == true
+        guard let revisionID = folder ? Self.folderRevision : node.revisionId else {
+            throw ClientError.tampered("Drive node \(node.id) (it has no revision)")
+        }
         let session = try account.session()
         let keys = try account.mailboxKey()
-        return try DriveNodeManifest.open(sealed, user: session.serverUserID, key: keys, nodeID: node.id, revisionID: revisionID)
+        let manifest = try DriveNodeManifest.open(sealed, user: session.serverUserID, key: keys, nodeID: node.id, revisionID: revisionID)
+        guard (manifest.mimeType == Self.folderType) == folder else {
+            throw ClientError.tampered("Drive node \(node.id) (a \(folder ? "file's" : "folder's") metadata on a \(folder ? "folder" : "file"))")
+        }
+        return manifest
     }
 
     /// Keeps the node in the sealed store (name and key sealed under the MainKey).

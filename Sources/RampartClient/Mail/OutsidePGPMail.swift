@@ -1,9 +1,11 @@
 import Foundation
 import MIME
+import MailSafety
 import MailboxCrypto
 import OpenPGP
 import PGPMIME
 import RampartAPI
+import RampartCore
 import SealedStore
 
 /// Mail from outside Rampart that arrived protected with OpenPGP — PGP/MIME (RFC 3156) or inline
@@ -93,6 +95,22 @@ extension MessageReader {
         shown.subject = opened.converted.content.subject
         shown.body = opened.converted.content.html
         return (shown, SignatureVerdict(opened.signature, notices: await check.notices), opened.converted.attachments)
+    }
+
+    /// The part with Content-ID `contentID` inside PGP-protected mail from outside, opened again
+    /// from its original (such parts are not kept in the store or the attachment cache); `nil`
+    /// when message `id` is not such mail or has no such part. The caller zeroizes the bytes.
+    public func protectedPart(of id: String, contentID: String, api: APIClient) async throws -> EmbeddedAttachment? {
+        guard let outside = try await openOutsidePGP(message(id), api: api) else { return nil }
+        var found: EmbeddedAttachment?
+        for var part in outside.attachments {
+            if found == nil, part.contentID == contentID {
+                found = EmbeddedAttachment(mimeType: part.mimeType, bytes: part.data)
+            } else {
+                part.data.withUnsafeMutableBytes { SecretBytes.zeroize($0) }
+            }
+        }
+        return found
     }
 }
 

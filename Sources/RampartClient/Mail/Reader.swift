@@ -35,6 +35,17 @@ public struct RenderedMessage: Sendable {
     /// device at each read, not kept in the store, so they have no attachment id).
     public var protectedAttachments: [ProtectedAttachment] = []
 
+    /// What the backend fetched of the remote content, for a document opened outside the app
+    /// (set by ``MessageReader/inliningRemoteContent(_:api:)``; nil otherwise).
+    public var backendFetch: BackendFetch?
+
+    /// How many remote resources the backend fetched, and how many it refused (or could not
+    /// reach): those are left as empty images.
+    public struct BackendFetch: Sendable, Equatable {
+        public var fetched: Int
+        public var refused: Int
+    }
+
     /// An attachment carried inside an OpenPGP-protected message from outside.
     public struct ProtectedAttachment: Sendable, Equatable {
         public var name: String
@@ -56,7 +67,9 @@ public struct RenderedMessage: Sendable {
     /// Every remote resource blocked that is not a tracker (images, fonts, stylesheets, media, ...).
     public var blockedRemoteCount: Int { Set(sanitized.report.blockedRemote.map(\.url)).subtracting(trackerURLs).count }
 
-    /// One line saying what was blocked, e.g. `Blocked: 2 trackers, 3 remote images (4 remote resources); removed 1 script.`
+    /// One line saying what was blocked, e.g. `Blocked: 2 trackers, 3 remote images (4 remote resources); removed 1 script.`,
+    /// and, when the backend fetched the remote content (``backendFetch``), how much of it it got
+    /// and refused.
     public var blockedSummary: String {
         var parts = ["\(trackerCount) tracker\(trackerCount == 1 ? "" : "s")",
                      "\(blockedImageCount) remote image\(blockedImageCount == 1 ? "" : "s")"]
@@ -83,7 +96,12 @@ public struct RenderedMessage: Sendable {
                 line += " The sender is in your trusted senders, but this message's signature did not verify against their pinned key: remote content stays blocked"
             }
         }
-        return line + "."
+        line += "."
+        if let backendFetch {
+            line += " Through the backend: \(backendFetch.fetched) remote resource\(backendFetch.fetched == 1 ? "" : "s") fetched, "
+                + "\(backendFetch.refused) refused or unreachable (left empty)."
+        }
+        return line
     }
 }
 
@@ -143,8 +161,14 @@ public struct MessageReader: Sendable {
 
     /// Renders message `id` with the policy chosen by ``remotePolicy(for:requested:signature:)``,
     /// after verifying its signature (``verify(_:api:)``) when `api` is given. With `proxy`, remote
-    /// resources that may load are rewritten to go through it (see `RemoteProxy`).
-    public func render(_ id: String, loadRemote: Bool, api: APIClient?, proxy: RemoteProxy? = nil) async throws -> RenderedMessage {
+    /// resources that may load are rewritten to go through it (see `RemoteProxy`). With
+    /// `servedImages`, embedded images are written as that prefix plus their Content-ID
+    /// (MailSafety's `EmbeddedImageStyle.served(prefix:)`) and not opened here: the app serves
+    /// them (an attachment through ``AttachmentVault/lease(_:api:)``, a part of an OpenPGP
+    /// message from outside through ``protectedPart(of:contentID:api:)``), and the CSP's
+    /// `img-src` names that prefix instead of `data:`.
+    public func render(_ id: String, loadRemote: Bool, api: APIClient?, proxy: RemoteProxy? = nil,
+                       servedImages: String? = nil) async throws -> RenderedMessage {
         var message = try message(id)
         var signature: SignatureVerdict?
         if let api { signature = try await verify(message, api: api) }
@@ -160,12 +184,13 @@ public struct MessageReader: Sendable {
                 guard let contentID = part.contentID, !contentID.isEmpty else { continue }
                 embedded[contentID] = EmbeddedAttachment(mimeType: part.mimeType, bytes: part.data)
             }
-            rendered = try Self.render(message: message, attachments: [], embedded: embedded, remote: policy, proxy: proxy)
+            rendered = try Self.render(message: message, attachments: [], embedded: embedded, remote: policy, proxy: proxy,
+                                       embeddedImages: servedImages.map { .served(prefix: $0) } ?? .dataURI)
             rendered.protectedAttachments = outside.attachments.map {
                 RenderedMessage.ProtectedAttachment(name: $0.name, mimeType: $0.mimeType, size: $0.data.count, contentID: $0.contentID)
             }
         } else {
-            rendered = try await render(id, remote: policy, api: api, proxy: proxy)
+            rendered = try await render(id, remote: policy, api: api, proxy: proxy, servedImages: servedImages)
         }
         rendered.settingsWarnings = warnings
         rendered.unverifiedTrustedSender = unverified
@@ -175,11 +200,22 @@ public struct MessageReader: Sendable {
     }
 
     /// Sanitizes and renders message `id`. Embedded images are fetched through the attachment
-    /// cache when `api` is given (otherwise `cid:` images are reported missing).
-    public func render(_ id: String, remote: RemoteContentPolicy = .block, api: APIClient?, proxy: RemoteProxy? = nil) async throws -> RenderedMessage {
+    /// cache when `api` is given (otherwise `cid:` images are reported missing); with
+    /// `servedImages` they are not opened but written as that prefix (see
+    /// ``render(_:loadRemote:api:proxy:servedImages:)``).
+    public func render(_ id: String, remote: RemoteContentPolicy = .block, api: APIClient?, proxy: RemoteProxy? = nil,
+                       servedImages: String? = nil) async throws -> RenderedMessage {
         let message = try message(id)
         let attachments = try account.store().mail.attachments(messageID: id)
         var embedded: [String: EmbeddedAttachment] = [:]
+        if let servedImages {
+            for attachment in attachments {
+                guard let contentID = AttachmentVault.contentID(of: attachment) else { continue }
+                embedded[contentID] = EmbeddedAttachment(mimeType: attachment.mimeType, bytes: Data())
+            }
+            return try Self.render(message: message, attachments: attachments, embedded: embedded, remote: remote, proxy: proxy,
+                                   embeddedImages: .served(prefix: servedImages))
+        }
         if let api {
             var vault: AttachmentVault?  // opened only when the message embeds an image
             for attachment in attachments {
@@ -195,13 +231,19 @@ public struct MessageReader: Sendable {
 
     /// Renders an already opened message (no I/O); remote resources through `proxy` when it is
     /// given and remote content is allowed (the CSP's remote stage then names only its origin).
+    /// With `embeddedImages` `.served(prefix:)` the CSP's `img-src` and `font-src` name that
+    /// prefix instead of `data:`.
     public static func render(message: MailMessage, attachments: [AttachmentMetadata],
                               embedded: [String: EmbeddedAttachment], remote: RemoteContentPolicy,
-                              proxy: RemoteProxy? = nil) throws -> RenderedMessage {
+                              proxy: RemoteProxy? = nil, embeddedImages: EmbeddedImageStyle = .dataURI) throws -> RenderedMessage {
         let proxy = remote.allowsRemote ? proxy : nil
-        let sanitizer = MailSanitizer(options: SanitizerOptions(remote: remote, attachments: embedded, remoteProxy: proxy))
+        let sanitizer = MailSanitizer(options: SanitizerOptions(remote: remote, attachments: embedded, embeddedImages: embeddedImages,
+                                                                remoteProxy: proxy))
         let sanitized = try sanitizer.sanitize(message.body)
-        let policy = ContentSecurityPolicy.viewer(remote.allowsRemote ? .remoteAllowed : .embeddedImagesOnly, proxyOrigin: proxy?.origin)
+        var served: String?
+        if case .served(let prefix) = embeddedImages { served = prefix }
+        let policy = ContentSecurityPolicy.viewer(remote.allowsRemote ? .remoteAllowed : .embeddedImagesOnly, proxyOrigin: proxy?.origin,
+                                                  servedPrefix: served)
         let document = renderDocument(sanitized, policy: policy, title: message.subject)
         let text = TerminalText.render(sanitizedHTML: sanitized.html)
         return RenderedMessage(message: message, attachments: attachments, sanitized: sanitized, policy: policy,

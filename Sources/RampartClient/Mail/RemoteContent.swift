@@ -15,12 +15,17 @@ extension MessageReader {
 
     /// `rendered` (made with ``inlineProxy``) with every proxied resource fetched through the
     /// backend and written as a `data:` URI of its type; a resource the backend refused becomes an
-    /// empty image. The document is rebuilt under the embedded-images CSP stage.
+    /// empty image. The document is rebuilt under the embedded-images CSP stage, and the counts
+    /// are kept in ``RenderedMessage/backendFetch`` (its ``RenderedMessage/blockedSummary`` says them).
     /// - Returns: the message and how many resources were fetched and refused.
     public static func inliningRemoteContent(_ rendered: RenderedMessage, api: APIClient) async -> (RenderedMessage, fetched: Int, refused: Int) {
         let proxy = inlineProxy
         let urls = proxy.remoteURLs(in: rendered.sanitized.html)
-        guard !urls.isEmpty else { return (rendered, 0, 0) }
+        guard !urls.isEmpty else {
+            var result = rendered
+            if rendered.remote.allowsRemote { result.backendFetch = .init(fetched: 0, refused: 0) }
+            return (result, 0, 0)
+        }
         var html = rendered.sanitized.html
         var fetched = 0
         // Longest first: one URL's encoding may begin with another's.
@@ -39,6 +44,7 @@ extension MessageReader {
         result.sanitized.html = html
         result.policy = ContentSecurityPolicy.viewer(.embeddedImagesOnly)
         result.document = renderDocument(result.sanitized, policy: result.policy, title: rendered.message.subject)
+        result.backendFetch = .init(fetched: fetched, refused: urls.count - fetched)
         return (result, fetched, urls.count - fetched)
     }
 }

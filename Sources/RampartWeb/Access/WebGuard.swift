@@ -39,6 +39,12 @@ struct WebGuard: RouterMiddleware {
     /// The largest form body read here (larger bodies are uploads, which carry the header token).
     static let maximumFormBody = 24 * 1024 * 1024
 
+    /// `/viewer/TOKEN/cid/KEY`: a rendering's embedded image.
+    static func isEmbeddedImage(_ path: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 5 && parts[0].isEmpty && parts[1] == "viewer" && parts[3] == "cid" && !parts[2].isEmpty && !parts[4].isEmpty
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await decide(request, context: context, next: next)
         WebHeaders.apply(to: &response, path: request.uri.path)
@@ -56,9 +62,9 @@ struct WebGuard: RouterMiddleware {
             return WebHeaders.refusal(.forbidden, "This app serves only the user who started it.")
         }
         let path = request.uri.path
-        // The viewer frame's remote resources: the sandboxed frame sends no cookie; a token of one
-        // rendering authorizes them (RemoteRoutes).
-        if path == "/login" || path.hasPrefix("/static/") || path.hasPrefix("/remote/") {
+        // The viewer frame's remote resources and embedded images: the sandboxed frame sends no
+        // cookie; a token of one rendering authorizes them (RemoteRoutes).
+        if path == "/login" || path.hasPrefix("/static/") || path.hasPrefix("/remote/") || Self.isEmbeddedImage(path) {
             return try await next(request, context)
         }
         let changesState = request.method != .get && request.method != .head

@@ -87,15 +87,21 @@ struct MailRoutes {
         let query = request.uri.queryParameters
         let labelID = query.get("label") ?? SystemLabel.inbox
         let search = query.get("q")?.trimmingCharacters(in: .whitespaces) ?? ""
-        let before = query.get("before").flatMap(Int64.init)
+        let cursor = query.get("before").flatMap { PageCursor(String($0)) }
+        // The pages before this one (newest first), for the link back: "top" is the first page.
+        let newer = (query.get("newer") ?? "").split(separator: ",").map(String.init)
         var messages: [MailMessage]
         if !search.isEmpty {
             let words = search.split(whereSeparator: { $0.isWhitespace }).map(String.init)
             messages = try store.mail.search(MailSearchQuery(words: words, limit: 200)).map { try store.mail.message(id: $0) }
-            if let before { messages = messages.filter { $0.time < before } }
-            messages = Array(messages.sorted { $0.time > $1.time }.prefix(Self.pageSize + 1))
+            messages.sort { ($0.time, $0.id) > ($1.time, $1.id) }
+            if let cursor { messages = Array(messages.filter { $0.time <= cursor.time }.dropFirst(cursor.skip)) }
+            messages = Array(messages.prefix(Self.pageSize + 1))
+        } else if let cursor {
+            // From the first message at the cursor's second, without the ones shown already.
+            messages = Array(try store.mail.messages(label: labelID, limit: Self.pageSize + 1 + cursor.skip, before: cursor.time + 1).dropFirst(cursor.skip))
         } else {
-            messages = try store.mail.messages(label: labelID, limit: Self.pageSize + 1, before: before)
+            messages = try store.mail.messages(label: labelID, limit: Self.pageSize + 1)
         }
         let more = messages.count > Self.pageSize
         messages = Array(messages.prefix(Self.pageSize))
@@ -121,10 +127,20 @@ struct MailRoutes {
         }
         if messages.isEmpty { rows = "<li>\(search.isEmpty ? "No messages." : "No message matches.")</li>" }
         var pager = ""
+        let list = "/mail?label=\(Self.pathComponent(labelID))" + (search.isEmpty ? "" : "&q=\(Self.pathComponent(search))")
+        if let previous = newer.last {
+            let back = list + (previous == "top" ? "" : "&before=\(Self.pathComponent(previous))")
+                + (newer.count > 1 ? "&newer=\(Self.pathComponent(newer.dropLast().joined(separator: ",")))" : "")
+            pager += "<a href=\"\(WebPage.escape(back))\" id=\"previous-page\">Newer messages</a> "
+        }
         if more, let last = messages.last {
-            var next = "/mail?label=\(Self.pathComponent(labelID))&before=\(last.time)"
-            if !search.isEmpty { next += "&q=\(Self.pathComponent(search))" }
-            pager = "<a href=\"\(WebPage.escape(next))\" id=\"next-page\">Older messages</a>"
+            let next = PageCursor(after: messages, from: cursor, last: last)
+            let here = newer + [cursor?.text ?? "top"]
+            pager += "<a href=\"\(WebPage.escape(list + "&before=\(Self.pathComponent(next.text))&newer=\(Self.pathComponent(here.joined(separator: ",")))"))\" id=\"next-page\">Older messages</a>"
+        }
+        let first = newer.count * Self.pageSize + 1
+        if !messages.isEmpty {
+            pager = "<p id=\"page-range\">Messages \(first)–\(first + messages.count - 1)</p>" + pager
         }
         let title = search.isEmpty ? (labels.first { $0.id == labelID }?.name ?? labelID) : "Search: \(search)"
         let body = """
@@ -141,14 +157,18 @@ struct MailRoutes {
 
     /// The remote-content decision for the page and the frame: what was asked, what the stored
     /// settings say ("block all remote content" wins, as in `rampart read`).
-    func render(_ id: String, _ session: AccountSession, proxy: RemoteProxy? = nil) async throws -> RenderedMessage {
+    /// Embedded images are never opened for this: they are written as `embedded` (a rendering's
+    /// path, see ``RemoteRoutes``) and served from there.
+    func render(_ id: String, _ session: AccountSession, proxy: RemoteProxy? = nil, embedded: String) async throws -> RenderedMessage {
         try await session.withAPI {
-            try await MessageReader(account: session.account).render(id, loadRemote: app.remoteAllowed(for: id), api: $0, proxy: proxy)
+            try await MessageReader(account: session.account).render(id, loadRemote: app.remoteAllowed(for: id), api: $0, proxy: proxy,
+                                                                     servedImages: embedded)
         }
     }
 
     func message(_ id: String, _ session: AccountSession, _ csrf: String) async throws -> Response {
-        let rendered = try await render(id, session)
+        // The page shows no body: its rendering's image path is never recorded, so it serves nothing.
+        let rendered = try await render(id, session, embedded: app.renderingLinks().embedded)
         let message = rendered.message
         let store = try session.account.store()
         let settings = try store.privacySettings().settings
@@ -199,8 +219,8 @@ struct MailRoutes {
 
     /// The viewer's CSP as a header: MailSafety's stage, framed only by the app itself, and
     /// sandboxed by the header too (no scripts even when the document is opened on its own).
-    static func viewerPolicy(_ stage: MailSafety.ContentSecurityPolicy.ViewerStage, proxyOrigin: String? = nil) -> String {
-        MailSafety.ContentSecurityPolicy.viewer(stage, proxyOrigin: proxyOrigin).headerValue.replacingOccurrences(of: "frame-ancestors 'none'", with: "frame-ancestors 'self'")
+    static func viewerPolicy(_ stage: MailSafety.ContentSecurityPolicy.ViewerStage, proxyOrigin: String? = nil, embedded: String? = nil) -> String {
+        MailSafety.ContentSecurityPolicy.viewer(stage, proxyOrigin: proxyOrigin, servedPrefix: embedded).headerValue.replacingOccurrences(of: "frame-ancestors 'none'", with: "frame-ancestors 'self'")
             + "; sandbox allow-popups allow-popups-to-escape-sandbox"
     }
 
@@ -212,17 +232,50 @@ struct MailRoutes {
         }
         do {
             return try await app.account.withSession { session in
-                // Remote content, when allowed, goes through the backend: URLs of this rendering's token only.
-                let (token, proxy) = app.remoteProxy()
-                let rendered = try await render(id, session, proxy: proxy)
-                guard rendered.remote.allowsRemote else {
-                    return WebHeaders.html(rendered.document, headers: [.contentSecurityPolicy: Self.viewerPolicy(.embeddedImagesOnly)])
+                // Remote content, when allowed, goes through the backend, and embedded images come
+                // from the file vault: URLs and images of this rendering's token only.
+                let (token, proxy, prefix) = app.renderingLinks()
+                let rendered = try await render(id, session, proxy: proxy, embedded: prefix)
+                var embedded: [String: ViewerRendering.Embedded] = [:]
+                for attachment in rendered.attachments {
+                    if let contentID = AttachmentVault.contentID(of: attachment) { embedded[RemoteProxy.encode(contentID)] = .attachment(id: attachment.id) }
                 }
-                app.recordRemoteRender(token: token, messageID: id, urls: proxy.remoteURLs(in: rendered.sanitized.html))
-                return WebHeaders.html(rendered.document, headers: [.contentSecurityPolicy: Self.viewerPolicy(.remoteAllowed, proxyOrigin: proxy.origin)])
+                for part in rendered.protectedAttachments {
+                    if let contentID = part.contentID, !contentID.isEmpty { embedded[RemoteProxy.encode(contentID)] = .protected(contentID: contentID) }
+                }
+                let remote = rendered.remote.allowsRemote
+                app.recordRendering(token: token, messageID: id, urls: remote ? proxy.remoteURLs(in: rendered.sanitized.html) : [], embedded: embedded)
+                let policy = Self.viewerPolicy(remote ? .remoteAllowed : .embeddedImagesOnly, proxyOrigin: remote ? proxy.origin : nil, embedded: prefix)
+                return WebHeaders.html(rendered.document, headers: [.contentSecurityPolicy: policy])
             }
         } catch {
             return WebHeaders.html("<!DOCTYPE html><title>Not shown</title><p>\(WebPage.escape("\(error)"))</p>", status: .notFound, headers: lockdown)
         }
     }
+}
+
+/// Where a mailbox page starts: before the `skip`-th message (newest first) of second `time`, so
+/// that messages of one second on both sides of a page's end are neither skipped nor shown twice.
+/// Written `TIME.SKIP` in the page's link.
+struct PageCursor: Equatable {
+    var time: Int64
+    var skip: Int
+
+    init(time: Int64, skip: Int) { (self.time, self.skip) = (time, skip) }
+
+    init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let time = Int64(parts[0]), time >= 0 else { return nil }
+        let skip = parts.count == 2 ? Int(parts[1]) : 0
+        guard let skip, skip >= 0, skip < 1_000_000 else { return nil }
+        (self.time, self.skip) = (time, skip)
+    }
+
+    /// The cursor after `page` (newest first), which began at `previous`.
+    init(after page: [MailMessage], from previous: PageCursor?, last: MailMessage) {
+        let sameSecond = page.filter { $0.time == last.time }.count
+        self.init(time: last.time, skip: sameSecond + (previous?.time == last.time ? previous?.skip ?? 0 : 0))
+    }
+
+    var text: String { "\(time).\(skip)" }
 }

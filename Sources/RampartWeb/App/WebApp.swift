@@ -20,8 +20,8 @@ public final class WebApp: @unchecked Sendable {
     private var remoteAllowed: Set<String> = []
     private var synced = false
     private var heldAttachments: [String: URL] = [:]
-    private var remoteRenders: [String: RemoteRender] = [:]
-    /// How long a rendering's remote-content token works (the frame loads its images at once).
+    private var renderings: [String: ViewerRendering] = [:]
+    /// How long a rendering's token works (the frame loads its images at once).
     static let remoteTokenLifetime: Duration = .seconds(300)
 
     init(account: WebAccount, access: WebAccessControl) {
@@ -34,29 +34,37 @@ public final class WebApp: @unchecked Sendable {
     func allowRemote(for id: String) { lock.withLock { _ = remoteAllowed.insert(id) } }
     func remoteAllowed(for id: String) -> Bool { lock.withLock { remoteAllowed.contains(id) } }
 
-    /// A fresh token and the proxy prefix for one rendering of a message (see ``RemoteRoutes``).
-    func remoteProxy() -> (token: String, proxy: RemoteProxy) {
+    /// A fresh token for one rendering of a message, with the remote proxy's prefix and the path
+    /// its embedded images are served at (see ``RemoteRoutes``).
+    func renderingLinks() -> (token: String, proxy: RemoteProxy, embedded: String) {
         let token = WebAccessControl.randomToken()
-        return (token, RemoteProxy(prefix: "http://127.0.0.1:\(access.port)/remote/\(token)/")!)
+        return (token, RemoteProxy(prefix: "http://127.0.0.1:\(access.port)/remote/\(token)/")!, Self.embeddedPrefix(port: access.port, token: token))
     }
 
-    /// Records what a rendering made with `token` may fetch (its user, message and URLs).
-    func recordRemoteRender(token: String, messageID: String, urls: [String]) {
+    /// `http://127.0.0.1:PORT/viewer/TOKEN/cid/`: where a rendering's embedded images are served.
+    static func embeddedPrefix(port: Int, token: String) -> String { "http://127.0.0.1:\(port)/viewer/\(token)/cid/" }
+
+    /// Records what a rendering made with `token` may load (its user, message, remote URLs and
+    /// embedded images).
+    func recordRendering(token: String, messageID: String, urls: [String], embedded: [String: ViewerRendering.Embedded]) {
         let now = ContinuousClock.now
         lock.withLock {
-            remoteRenders = remoteRenders.filter { $0.value.expires > now }
-            remoteRenders[token] = RemoteRender(userID: account.userID.description, messageID: messageID, urls: Set(urls),
-                                                expires: now + Self.remoteTokenLifetime)
+            renderings = renderings.filter { $0.value.expires > now }
+            renderings[token] = ViewerRendering(userID: account.userID.description, messageID: messageID, urls: Set(urls),
+                                                embedded: embedded, expires: now + Self.remoteTokenLifetime)
+        }
+    }
+
+    /// The current rendering `token` names, when it is this account's user's.
+    func rendering(_ token: String) -> ViewerRendering? {
+        lock.withLock {
+            guard let render = renderings[token], render.expires > .now, render.userID == account.userID.description else { return nil }
+            return render
         }
     }
 
     /// Whether `token` is a current rendering's, of this account's user, that wrote `url`.
-    func remoteRenderAllows(token: String, url: String) -> Bool {
-        lock.withLock {
-            guard let render = remoteRenders[token], render.expires > .now, render.userID == account.userID.description else { return false }
-            return render.urls.contains(url)
-        }
-    }
+    func remoteRenderAllows(token: String, url: String) -> Bool { rendering(token)?.urls.contains(url) ?? false }
 
     /// Keeps a composer attachment's file until the send names its id.
     func holdAttachment(_ file: URL) -> String {

@@ -85,7 +85,7 @@ enum WebAssets {
         to.addEventListener('blur', checkRecipients);
         if (to.value) { checkRecipients(); }
       }
-      // Drive: upload with progress.
+      // Drive: upload with progress, into the folder the page shows.
       var upload = document.getElementById('upload-form');
       if (upload) {
         upload.addEventListener('submit', function (event) {
@@ -95,7 +95,8 @@ enum WebAssets {
           var bar = document.getElementById('upload-progress');
           var said = document.getElementById('upload-status');
           var xhr = new XMLHttpRequest();
-          xhr.open('PUT', '/drive/upload?name=' + encodeURIComponent(file.name));
+          xhr.open('PUT', '/drive/upload?name=' + encodeURIComponent(file.name)
+            + '&folder=' + encodeURIComponent(upload.getAttribute('data-folder') || ''));
           xhr.setRequestHeader('X-Rampart-CSRF', csrf);
           xhr.setRequestHeader('Content-Type', 'application/octet-stream');
           xhr.upload.onprogress = function (e) {
