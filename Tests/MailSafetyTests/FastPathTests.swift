@@ -211,7 +211,8 @@ import RampartTestSupport
         let pieces = [
             "td", "TD", ".cell", ".Cell", "a", "h2", "html", "HTML", "body", "Body", "bodyx", ".body", "host", ".host", "PART", ".slotted",
             " ", "  ", "\t", "\n", "\r\n", "\u{0C}", ",", " , ", ".", "..", ">", " > ", "+", "~", "*", ":root", ":hover", "#rampart-message",
-            "#x", "[x]", "_x", "-x", "x-", "x1", "1x", ".5", "\\41", "é", "(", ")", "a.b.c", "table.wrap td.cell",
+            "#x", "[x]", "_x", "-x", "x-", "x1", "1x", ".5", "\\41", "é", "(", ")", "a.b.c", "table.wrap td.cell", "#outlook a", "a#b.c", "#1", "#_",
+            "::before", ":checked", ":ROOT", "::part", "+*", "*+", "a>b", "html>", "html > p", "body+p", "html + p", "*a", "**", "a*", ":not(", "+5",
         ]
         var random = LinearCongruential64(seed: 0x082EFA98EC4E6C89)
         func next(_ bound: Int) -> Int { random.next(bound) }
@@ -222,7 +223,7 @@ import RampartTestSupport
             var prelude = ""
             let plain = round % 2 == 0
             for _ in 0..<(1 + next(6)) {
-                prelude += plain ? ["td", ".cell", "TD.Cell", "body", "html", " ", ",", "a", ".x.y", "\t", "host"][next(11)] : pieces[next(pieces.count)]
+                prelude += plain ? ["td", ".cell", "TD.Cell", "body", "html", " ", ",", "a", ".x.y", "\t", "host", "#outlook", "#x.y", "#rampart-message", ">", " > ", "+*+", "~", ":checked", "*", "::x"][next(21)] : pieces[next(pieces.count)]
             }
             let bytes = Array(prelude.utf8)
             // The byte path runs on preludes the sheet pre-check passed (ASCII, no escapes).
@@ -310,6 +311,10 @@ import RampartTestSupport
         "@MEDIA screen and (max-width:600px){a{color:red}b{}}", "@media(max-width:1px){}", "@media screen{a{color:red}}",
         "p:not(.a){x:1}", "a[x=y]{x:1}", "#rampart-message{x:1}", "a;b{x:1}", "a@b{x:1}", ":host{x:1}", "+a{x:1}",
         "@media (min-width:1px){:host{x:1}a{y:2}}", "a{x:1}b{}", "h1,h2{font-size:20px}", "a{color:red;}\n\tb{color:blue}",
+        "#outlook a{padding:0}", "#a.b #c{x:1}", "td#x,#y.z{x:1}", "#rampart-messagex p{x:1}", "#rampart-message p{x:1}", "#-x{y:1}",
+        "#1x{y:1}", "input.c:checked+* .d,.e img+div{x:1}", "html>body>p,body ~p{x:1}", "a::before{x:1}",
+        "\n    @import url(https://fonts.googleapis.com/css?family=Ubuntu:300,400,500,700);\n  ",
+        "@import url(a);@import\turl(b) ;a{x:1}", "@import url(data:text/css,a{x:1});#x{y:2}",
     ])
     func sheetsMatchTheFullPath(_ css: String) {
         let r = Self.sheets(css)
@@ -323,7 +328,9 @@ import RampartTestSupport
         "a{background:url(x)}", "a{x:'y'}", "a{x:1}/**/", "a{x:\\31}", "<!--a{x:1}-->", "a{x:1}-->", "@import 'x';", "@font-face{src:x}",
         "@supports (x:y){a{x:1}}", "@media x;", "@media x{@media y{a{x:1}}}", "a{b{x:1}}", "a{x:1", "a{x:1}}", "a", "a{x:1}b",
         "a{position:fixed}", "a{behavior:x}", "a{x:é}", "é{x:1}", "a{x:(1}", "a[{]{x:1}", "a(;){x:1}", "a{x:1}@page{x:1}", "@mediax{a{x:1}}",
-        "a{x:\u{0}}", "a{x:1}@media{a{x:1}b{@x}}",
+        "a{x:\u{0}}", "a{x:1}@media{a{x:1}b{@x}}", "@import url(a);@media{a{x:1}b{@x}}", "@import url(a)", "@import url(a) screen;",
+        "@import url( a);", "@import url('a');", "@IMPORT url(a);", "@importurl(a);", "@import URL(a);", "@import url(a\\);",
+        "a{x:1}@import url(a);",
     ])
     func unusualSheetsTakeTheFullPath(_ css: String) {
         let gate = ResourceGate(options: SanitizerOptions())
@@ -337,6 +344,7 @@ import RampartTestSupport
         let selectors = [
             "body", "BODY", "html", "html body", "html>body", ":root", "a", "td.cell", ".wrap", "#x", "#rampart-message", "p a", "a>b", "a+b",
             "a~b", "+a", ">a", "a,b", "a, a", ":not(.x)", ":host", "a::part(x)", "a:hover", "[x=y]", "a;b", "@x", "*", "1a", "", " ",
+            "#outlook a", "#a.b", "a#b", "#a#b", ".a#b.c", "#rampart-message a", "#rampart-messagex", "#Rampart-message", "#-x", "#_x",
         ]
         let blocks = [
             "", ";", "color:red", "margin:0 auto;padding:0", "width:100%!important", "position:fixed", "z-index:5", "--x:1",
@@ -350,8 +358,11 @@ import RampartTestSupport
         func next(_ bound: Int) -> Int { random.next(bound) }
         func rule() -> String { selectors[next(selectors.count)] + ["", " "][next(2)] + "{" + blocks[next(blocks.count)] + "}" }
         var handled = 0
+        let imports = ["@import url(https://fonts.example/css?family=A:300,400);", "@import url(x) ;", "@import\turl(x);", "@import url(x)",
+                       "@import url(\"x\");", "@import url(x)y;", "@import  url(a;b);", "@import url(x);\n"]
         for _ in 0..<20_000 {
             var css = ""
+            for _ in 0..<next(3) where next(2) == 0 { css += ["", " ", "\n  "][next(3)] + imports[next(imports.count)] }
             for _ in 0..<(1 + next(4)) {
                 css += ["", " ", "\n"][next(3)]
                 if next(4) == 0 {

@@ -1,8 +1,8 @@
 import Foundation
 
 /// A byte-level fast path for `<style>` sheets in the shape mail actually uses: plain qualified
-/// rules (`td.cell{padding:8px 12px;color:#333}`) and top-level `@media` blocks holding plain
-/// rules.
+/// rules (`td.cell{padding:8px 12px;color:#333}`, `#outlook a{padding:0}`), top-level `@media`
+/// blocks holding plain rules, and leading `@import url(…);` rules (web fonts), which are dropped.
 ///
 /// A first pass accepts only text whose rule structure the byte stream shows exactly: ASCII, no
 /// strings, comments, escapes, `url(`, `<`, CDC or control characters; `(`/`[` balanced and never
@@ -20,16 +20,66 @@ import Foundation
 enum CSSSheetFastPath {
     /// The sanitized sheet, or `nil` when the sheet is outside the fast path's subset.
     static func sanitize(_ text: String, css: CSSSanitizer) -> String? {
-        let result = text.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+        let result = text.utf8.withContiguousStorageIfAvailable { sheet -> String? in
+            // Web fonts' `@import url(…);` rules first (MJML puts them in a sheet of their own).
+            var start = 0
+            var imports: [Range<Int>] = []
+            while let (url, end) = leadingImport(sheet, from: start) {
+                imports.append(url)
+                start = end
+            }
+            let bytes = UnsafeBufferPointer(rebasing: sheet[start...])
             guard isPlain(bytes) else { return nil }
             var state = State(css: css, scratch: [UInt8](repeating: 0, count: bytes.count + 16))
             var out: [UInt8] = []
             out.reserveCapacity(bytes.count + 256)
             guard state.rules(bytes, 0..<bytes.count, nested: false, into: &out) else { return nil }
+            // The report as the full path makes it: each `@import` is a dropped rule whose URL
+            // the gate sees as a style sheet (blocked, or listed), in the sheet's order, before
+            // any rule after it (the rules the fast path takes hold no URL).
+            for url in imports {
+                css.gate.findings.note(.cssRule)
+                _ = css.gate.resource(String(decoding: UnsafeBufferPointer(rebasing: sheet[url]), as: UTF8.self), kind: .stylesheet)
+            }
             css.gate.findings.note(.cssRule, state.droppedRules)
             return String(decoding: out, as: UTF8.self)
         }
         return result ?? nil
+    }
+
+    /// An `@import url(URL);` rule at `from` (after CSS whitespace): the range of its URL and
+    /// the offset after its `;`, or `nil` for anything else. Taken only in its plainest form,
+    /// whose tokens the byte stream shows exactly: `@import` in lowercase, whitespace,
+    /// `url(` in lowercase followed by a URL of printable ASCII without whitespace, quotes,
+    /// parentheses, backslashes or `<` (one url token whose value is those bytes), `)`,
+    /// optional whitespace and `;`. The full path drops such a rule (nothing of it is written)
+    /// after giving its URL to the gate as a style sheet; so does the caller.
+    static func leadingImport(_ p: UnsafeBufferPointer<UInt8>, from: Int) -> (url: Range<Int>, end: Int)? {
+        let n = p.count
+        var k = from
+        while k < n && isSpace(p[k]) { k += 1 }
+        let keyword: StaticString = "@import"
+        guard k + keyword.utf8CodeUnitCount < n else { return nil }
+        for j in 0..<keyword.utf8CodeUnitCount where p[k + j] != keyword.utf8Start[j] { return nil }
+        k += keyword.utf8CodeUnitCount
+        guard isSpace(p[k]) else { return nil }
+        while k < n && isSpace(p[k]) { k += 1 }
+        guard k + 4 < n, p[k] == 0x75, p[k + 1] == 0x72, p[k + 2] == 0x6C, p[k + 3] == 0x28 else { return nil }
+        k += 4
+        let urlStart = k
+        while k < n {
+            let b = p[k]
+            guard b > 0x20 && b < 0x7F else { return nil }
+            if b == 0x29 { break }
+            if b == 0x22 || b == 0x27 || b == 0x28 || b == 0x5C || b == 0x3C { return nil }
+            k += 1
+        }
+        guard k < n, k > urlStart else { return nil }
+        let url = urlStart..<k
+        k += 1
+        while k < n && isSpace(p[k]) { k += 1 }
+        guard k < n, p[k] == 0x3B else { return nil }
+        return (url, k + 1)
     }
 
     @inline(__always) private static func isSpace(_ b: UInt8) -> Bool {
@@ -252,14 +302,20 @@ enum CSSSheetFastPath {
 
     /// ``CSSSanitizer/scopedSelector(_:)`` for the plainest selector lists, read from the bytes
     /// of a prelude the pre-check passed (ASCII, no escapes, strings or comments): selectors
-    /// separated by `,`, each made of compounds separated by whitespace, each compound a type
-    /// name and/or `.class` names, every name `[A-Za-z_][A-Za-z0-9_-]*` (so the tokenizer reads
-    /// it as one ident token, and the serializer writes it unchanged). `nil` when the list is
-    /// anything else — then the token path decides, including every selector it drops.
+    /// separated by `,`, each made of compounds separated by whitespace and/or one of the
+    /// combinators `>`, `+`, `~`, each compound a type name or `*` and/or `.class`, `#id`,
+    /// `:pseudo` and `::pseudo` names, every name `[A-Za-z_][A-Za-z0-9_-]*` (so the tokenizer
+    /// reads each as one ident or hash token and each sign as one delimiter or colon, never a
+    /// number or a function, and the serializer writes them unchanged: no pair of these tokens
+    /// needs a comment between them). An id that is the wrapper's own (`#outlook a` is taken,
+    /// `#rampart-message a` is not), `:root`, a leading, doubled or trailing combinator and
+    /// anything else give `nil` — then the token path decides, including every selector it
+    /// drops.
     ///
     /// What the token path does with such a list: leading `html`/`body` compounds (any case)
-    /// are dropped with the whitespace after them (the selector is then the scope alone if
-    /// nothing follows), the rest is written after the scope and a space, whitespace runs as
+    /// are dropped with the whitespace and `>` after them (the selector is then the scope alone
+    /// if nothing follows; one followed by anything else, or a rest starting with `+` or `~`,
+    /// drops the selector), the rest is written after the scope and a space, whitespace runs as
     /// one space (one whitespace token each); equal scoped selectors are written once; names
     /// `host`, `part` and `slotted` are refused (here: left to the token path).
     static func scopedSelector(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, scope: String) -> String? {
@@ -289,43 +345,80 @@ enum CSSSheetFastPath {
         guard lo < hi else { return nil }
         // Check every name: the shape above, and none the token path refuses.
         var k = lo
+        // Nothing yet in the current compound; a combinator waiting for its compound.
         var compoundEmpty = true
+        var needCompound = false
         while k < hi {
             let b = p[k]
             if isSpace(b) {
-                guard !compoundEmpty else { return nil }
                 while k < hi && isSpace(p[k]) { k += 1 }
                 compoundEmpty = true
                 continue
             }
+            if b == 0x3E || b == 0x2B || b == 0x7E {
+                // `>`, `+`, `~`: one between two compounds (a leading one, two in a row or a
+                // trailing one are left to the token path).
+                guard k > lo, !needCompound else { return nil }
+                needCompound = true
+                compoundEmpty = true
+                k += 1
+                continue
+            }
+            if b == 0x2A {
+                // `*` starts a compound; a name right after it is left to the token path.
+                guard compoundEmpty, k + 1 == hi || !isNameCode(p[k + 1]) && p[k + 1] != 0x2A else { return nil }
+                compoundEmpty = false
+                needCompound = false
+                k += 1
+                continue
+            }
             var nameStart = k
-            if b == 0x2E {
+            if b == 0x2E || b == 0x23 {
                 nameStart = k + 1
+            } else if b == 0x3A {
+                // A pseudo-class or pseudo-element: `:name` or `::name`.
+                nameStart = k + 1 < hi && p[k + 1] == 0x3A ? k + 2 : k + 1
             } else if !compoundEmpty {
                 return nil  // a type name after something in the same compound
             }
             guard nameStart < hi, isNameStart(p[nameStart]) else { return nil }
             var nameEnd = nameStart + 1
             while nameEnd < hi && isNameCode(p[nameEnd]) { nameEnd += 1 }
-            if nameEnd < hi && !isSpace(p[nameEnd]) && p[nameEnd] != 0x2E { return nil }
+            if nameEnd < hi {
+                // What may follow a name (a `(` would make it a function, a `*` is left out).
+                switch p[nameEnd] {
+                case 0x20, 0x09, 0x0A, 0x0D, 0x0C, 0x2E, 0x23, 0x3A, 0x3E, 0x2B, 0x7E: break
+                default: return nil
+                }
+            }
             if isWord(p, nameStart..<nameEnd, "host") || isWord(p, nameStart..<nameEnd, "part") || isWord(p, nameStart..<nameEnd, "slotted") {
                 return nil
             }
+            // The wrapper's own id and `:root`: the token path maps a leading one to the scope
+            // (left to it).
+            if b == 0x23 && isScopeID(p, nameStart..<nameEnd, scope: scope) { return nil }
+            if b == 0x3A && isWord(p, nameStart..<nameEnd, "root") { return nil }
             compoundEmpty = false
+            needCompound = false
             k = nameEnd
         }
-        // Leading `html`/`body` compounds (a lone type name followed by whitespace or the end).
+        guard !needCompound else { return nil }
+        // Leading `html`/`body` compounds (a lone type name followed by whitespace, `>` or the
+        // end), with the whitespace and `>` after them.
         var mapped = false
         while true {
             var end = lo
             while end < hi && isNameCode(p[end]) { end += 1 }
             guard isWord(p, lo..<end, "html") || isWord(p, lo..<end, "body") else { break }
-            // `body.x`: the token path drops the selector (the compound must end after the name).
-            guard end == hi || isSpace(p[end]) else { return nil }
+            // `body.x`, `body+p`: the token path drops the selector (the compound must end after
+            // the name, and only whitespace or `>` may follow it).
+            guard end == hi || isSpace(p[end]) || p[end] == 0x3E else { return nil }
             lo = end
-            while lo < hi && isSpace(p[lo]) { lo += 1 }
+            while lo < hi && (isSpace(p[lo]) || p[lo] == 0x3E) { lo += 1 }
             mapped = true
         }
+        // What is left may not start with a combinator (`html + p` is dropped).
+        if lo < hi && (p[lo] == 0x2B || p[lo] == 0x7E) { return nil }
         if lo == hi { return mapped ? scope : nil }
         // The scope, a space, the selector with each whitespace run as one space: written
         // straight into the new string (never longer than the scope + 1 + the selector).
@@ -350,6 +443,15 @@ enum CSSSheetFastPath {
                 return count
             }
         }
+    }
+
+    /// Whether the id `p[range]` (a plain name) may be the wrapper's: `scope` is `#` and the
+    /// wrapper's id (when the id needed escapes there, every id is taken for it: the token path
+    /// decides).
+    private static func isScopeID(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, scope: String) -> Bool {
+        let id = scope.utf8.dropFirst()
+        guard id.allSatisfy(isNameCode) else { return true }
+        return id.elementsEqual(UnsafeBufferPointer(rebasing: p[range]))
     }
 
     /// Whether `p[range]` is `word` (lowercase ASCII) in any case.
