@@ -1,26 +1,23 @@
 import Foundation
+import RampartTestSupport
 import Testing
 
 /// A throw-away GnuPG home (temporary GNUPGHOME, batch mode, loopback pinentry) for checking
 /// what gpg 2.2 writes and reads. Files only: no pipes, so large outputs cannot dead-lock.
 final class GnuPG {
     let home: URL
-    private let scratch: URL
+    /// The home's parent, also holding each run's input and output files; removed (its gpg-agent
+    /// stopped first) when this is released.
+    private let folder: TemporaryHome
+    private var scratch: URL { folder.url }
 
     init() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-openpgp-\(UUID().uuidString)")
-        home = base.appendingPathComponent("gnupg")
-        scratch = base
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        folder = try TemporaryHome("openpgp")
+        home = try folder.folder("gnupg")
+        folder.stopsGnuPGAgentAtEnd(gnupgHome: home)
         // A fixed S2K count: otherwise gpg-agent calibrates it (~100 ms of hashing, several times)
         // whenever it protects a key with a passphrase — seconds per test on a busy machine.
         try Data("s2k-count 65536\n".utf8).write(to: home.appendingPathComponent("gpg-agent.conf"))
-    }
-
-    deinit {
-        _ = try? run(["gpgconf", "--kill", "all"], gpg: false)
-        try? FileManager.default.removeItem(at: scratch)
     }
 
     struct Result {

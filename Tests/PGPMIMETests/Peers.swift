@@ -21,6 +21,7 @@ final class GnuPG: @unchecked Sendable {
 
     init() throws {
         home = try TemporaryHome("gpg", shortPath: true)
+        home.stopsGnuPGAgentAtEnd()
         tool = CLITool(path: URL(fileURLWithPath: "/usr/bin/gpg"), environment: ["GNUPGHOME": home.path])
     }
 
@@ -62,12 +63,8 @@ final class GnuPG: @unchecked Sendable {
         return url.path
     }
 
-    /// Stops the gpg-agent this home started, and removes the home.
-    func close() {
-        let gpgconf = CLITool(path: URL(fileURLWithPath: "/usr/bin/gpgconf"), environment: ["GNUPGHOME": home.path])
-        _ = try? gpgconf.runBlocking(["--kill", "all"], timeout: .seconds(30))
-        home.remove()
-    }
+    /// Stops the gpg-agent this home started, and removes the home (``TemporaryHome/remove()``).
+    func close() { home.remove() }
 }
 
 struct PeerFailure: Error, CustomStringConvertible {

@@ -6,16 +6,18 @@ import Darwin
 #endif
 
 /// A private folder (mode 0700) for one test: a `--home` / `RAMPART_HOME`, a server's data
-/// folder, a scratch area. Removed when the value is released or ``remove()`` is called; an
-/// agent started for it (``startAgent(idleExit:using:)``, or ``stopsAgentAtEnd(using:)`` for one
-/// a command starts on demand) is stopped first, so a failing test leaves no process behind.
+/// folder, a scratch area, a GNUPGHOME. Removed when the value is released or ``remove()`` is
+/// called; an agent started for it (``startAgent(idleExit:using:)``, or ``stopsAgentAtEnd(using:)``
+/// for one a command starts on demand, ``stopsGnuPGAgentAtEnd(gnupgHome:)`` for GnuPG's) is
+/// stopped first, so a failing test leaves no process behind.
 ///
 /// Keep the value (not only its path) for as long as the folder is needed: use `home.path` at
 /// each use, so the folder lives until the last one.
 public final class TemporaryHome: @unchecked Sendable {
     public let url: URL
     private let lock = NSLock()
-    private var agentTool: CLITool?
+    /// The commands that stop this home's agents, run before the folder is deleted.
+    private var stopCommands: [(tool: CLITool, arguments: [String])] = []
     private var removed = false
 
     /// - Parameters:
@@ -57,26 +59,40 @@ public final class TemporaryHome: @unchecked Sendable {
     /// Makes the removal stop the agent serving this home (`agent stop --home …` through `tool`):
     /// for agents that commands such as `unlock` start on demand.
     public func stopsAgentAtEnd(using tool: CLITool = .rampart) {
-        lock.withLock { agentTool = tool }
+        stopsAtEnd(tool, ["agent", "stop", "--home", path])
     }
 
-    /// Stops the agent (when one was registered) and deletes the folder. Without an agent the
-    /// folder is gone when this returns; with one, `agent stop` (which waits for the agent) and
-    /// the deletion run as a ``BackgroundCleanup``, so a `defer` or `deinit` on the cooperative
-    /// pool does not wait for a child process. The test process finishes them before it exits.
+    /// Makes the removal stop the gpg-agent that GnuPG starts for a GNUPGHOME in this folder
+    /// (`gpgconf --homedir … --kill all`): `gnupgHome`, or the folder itself. The agent's socket
+    /// lives in that home, and the agent would outlive the test otherwise.
+    public func stopsGnuPGAgentAtEnd(gnupgHome: URL? = nil) {
+        stopsAtEnd(CLITool(path: URL(fileURLWithPath: "/usr/bin/gpgconf")), ["--homedir", (gnupgHome ?? url).path, "--kill", "all"])
+    }
+
+    private func stopsAtEnd(_ tool: CLITool, _ arguments: [String]) {
+        lock.withLock {
+            stopCommands.removeAll { $0.arguments == arguments }
+            stopCommands.append((tool, arguments))
+        }
+    }
+
+    /// Stops the agents registered for the home and deletes the folder. Without one the folder
+    /// is gone when this returns; with one, the stop commands (each waits for its agent) and the
+    /// deletion run as a ``BackgroundCleanup``, so a `defer` or `deinit` on the cooperative pool
+    /// does not wait for a child process. The test process finishes them before it exits.
     public func remove() {
-        let (tool, already) = lock.withLock { () -> (CLITool?, Bool) in
+        let (commands, already) = lock.withLock { () -> ([(tool: CLITool, arguments: [String])], Bool) in
             defer { removed = true }
-            return (agentTool, removed)
+            return (stopCommands, removed)
         }
         guard !already else { return }
         let url = self.url
-        guard let tool else {
+        guard !commands.isEmpty else {
             try? FileManager.default.removeItem(at: url)
             return
         }
         BackgroundCleanup.start(named: "home-remove") {
-            _ = try? tool.run(["agent", "stop", "--home", url.path], timeout: .seconds(60))
+            for command in commands { _ = try? command.tool.run(command.arguments, timeout: .seconds(60)) }
             try? FileManager.default.removeItem(at: url)
         }
     }

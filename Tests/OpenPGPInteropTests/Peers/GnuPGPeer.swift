@@ -16,6 +16,7 @@ final class GnuPGPeer: Peer, @unchecked Sendable {
 
     init(name: String, address: String) async throws {
         files = try PeerFiles("gpg", shortPath: true)
+        files.home.stopsGnuPGAgentAtEnd()
         gpg = try PeerCommand.onPath("gpg", peer: "gpg")
         let uid = "\(name) <\(address)>"
         let base = Self.options(files.home.path)
@@ -138,12 +139,5 @@ final class GnuPGPeer: Peer, @unchecked Sendable {
               let primary = line.split(separator: " ").last,
               primary.uppercased() == expected.fingerprint.hex.uppercased() else { return nil }
         return String(primary)
-    }
-
-    deinit {
-        // gpg started an agent for this GNUPGHOME; stop it before the folder goes.
-        if let gpgconf = try? PeerCommand.onPath("gpgconf", peer: "gpgconf") {
-            _ = try? gpgconf.tool.runBlocking(["--homedir", files.home.path, "--kill", "all"])
-        }
     }
 }
