@@ -25,6 +25,7 @@ import RampartCore
 /// | stored bytes per user (messages, attachments, originals, drive blocks) | 2 GiB | `RAMPART_SERVER_QUOTA_BYTES` |
 /// | requests per session per minute | 12,000 (200 a second: a mailbox import sends a request or two per message) | `RAMPART_SERVER_REQUESTS_PER_MINUTE` |
 /// | sign-up attempts per client address per hour (refused ones count too) | 10 | `RAMPART_SERVER_SIGNUPS_PER_HOUR` |
+/// | remote images and fonts the proxy fetches per user per minute (`POST /v1/remote/fetch`, all of the user's sessions together) | 300 | `RAMPART_SERVER_REMOTE_FETCHES_PER_MINUTE` |
 public struct ServerLimits: Sendable, Equatable {
     public var maximumRecipientsPerMessage: Int
     public var maximumMessageBytes: Int
@@ -33,16 +34,21 @@ public struct ServerLimits: Sendable, Equatable {
     public var requestsPerMinutePerSession: Int
     /// Sign-up attempts per client address in an hour (`SignupThrottle`).
     public var signupsPerHourPerAddress: Int
+    /// Remote resources the proxy fetches for one user in a minute (``RemoteFetcher``): the
+    /// backend's own address is what the remote servers see, so one account must not make it a
+    /// free fetcher.
+    public var remoteFetchesPerMinutePerUser: Int
 
     public init(maximumRecipientsPerMessage: Int = 100, maximumMessageBytes: Int = 32 << 20,
                 maximumAttachmentBytes: Int = 25 << 20, storageQuotaBytes: Int64 = 2 << 30,
-                requestsPerMinutePerSession: Int = 12_000, signupsPerHourPerAddress: Int = 10) {
+                requestsPerMinutePerSession: Int = 12_000, signupsPerHourPerAddress: Int = 10, remoteFetchesPerMinutePerUser: Int = 300) {
         self.maximumRecipientsPerMessage = max(1, maximumRecipientsPerMessage)
         self.maximumMessageBytes = max(1024, maximumMessageBytes)
         self.maximumAttachmentBytes = max(1, maximumAttachmentBytes)
         self.storageQuotaBytes = max(0, storageQuotaBytes)
         self.requestsPerMinutePerSession = max(1, requestsPerMinutePerSession)
         self.signupsPerHourPerAddress = max(1, signupsPerHourPerAddress)
+        self.remoteFetchesPerMinutePerUser = max(1, remoteFetchesPerMinutePerUser)
     }
 
     /// The defaults, each overridden by its environment variable when that holds a positive number.
@@ -57,7 +63,9 @@ public struct ServerLimits: Sendable, Equatable {
             maximumAttachmentBytes: value("RAMPART_SERVER_MAX_ATTACHMENT_BYTES").map { Int(clamping: $0) } ?? base.maximumAttachmentBytes,
             storageQuotaBytes: value("RAMPART_SERVER_QUOTA_BYTES") ?? base.storageQuotaBytes,
             requestsPerMinutePerSession: value("RAMPART_SERVER_REQUESTS_PER_MINUTE").map { Int(clamping: $0) } ?? base.requestsPerMinutePerSession,
-            signupsPerHourPerAddress: value("RAMPART_SERVER_SIGNUPS_PER_HOUR").map { Int(clamping: $0) } ?? base.signupsPerHourPerAddress)
+            signupsPerHourPerAddress: value("RAMPART_SERVER_SIGNUPS_PER_HOUR").map { Int(clamping: $0) } ?? base.signupsPerHourPerAddress,
+            remoteFetchesPerMinutePerUser: value("RAMPART_SERVER_REMOTE_FETCHES_PER_MINUTE").map { Int(clamping: $0) }
+                ?? base.remoteFetchesPerMinutePerUser)
     }
 }
 
@@ -69,6 +77,7 @@ public enum ServerLimitViolation: Sendable, Equatable {
     case quotaExceeded(limit: Int64)
     case recipientOverQuota(address: String)
     case tooManyRequests(retryAfterSeconds: Int)
+    case tooManyRemoteFetches(retryAfterSeconds: Int)
 
     public var code: String {
         switch self {
@@ -78,6 +87,7 @@ public enum ServerLimitViolation: Sendable, Equatable {
         case .quotaExceeded: "limit.quota"
         case .recipientOverQuota: "limit.recipientQuota"
         case .tooManyRequests: "limit.rate"
+        case .tooManyRemoteFetches: "limit.remoteRate"
         }
     }
 
@@ -85,7 +95,7 @@ public enum ServerLimitViolation: Sendable, Equatable {
         switch self {
         case .tooManyRecipients, .recipientOverQuota: .unprocessableContent
         case .messageTooLarge, .attachmentTooLarge, .quotaExceeded: .contentTooLarge
-        case .tooManyRequests: .tooManyRequests
+        case .tooManyRequests, .tooManyRemoteFetches: .tooManyRequests
         }
     }
 
@@ -97,6 +107,8 @@ public enum ServerLimitViolation: Sendable, Equatable {
         case .quotaExceeded(let limit): "Your storage is full (quota \(limit) bytes); delete mail or drive files first."
         case .recipientOverQuota(let address): "The mailbox of \(address) is full; nothing was sent."
         case .tooManyRequests(let seconds): "Too many requests from this session; wait \(seconds) seconds and try again."
+        case .tooManyRemoteFetches(let seconds):
+            "Too many remote images and fonts fetched for this account; wait \(seconds) seconds and try again."
         }
     }
 }
@@ -105,10 +117,19 @@ public enum ServerLimitViolation: Sendable, Equatable {
 final class ServerLimitEnforcer: Sendable {
     let limits: ServerLimits
     let rate: SessionRateLimiter
+    /// The proxy's fetches per user (all sessions), in one-minute windows in the database.
+    let remoteFetches: WindowCounter
 
     init(_ limits: ServerLimits, store: BackendStore, nameKey: SymmetricKey) {
         self.limits = limits
         rate = SessionRateLimiter(store: store, perMinute: limits.requestsPerMinutePerSession, nameKey: nameKey)
+        remoteFetches = WindowCounter(store: store, scope: "rate.remote", limit: limits.remoteFetchesPerMinutePerUser, window: 60, nameKey: nameKey)
+    }
+
+    /// Counts one remote fetch of `user`. - Throws: ``ServerError/limitExceeded(_:)``
+    /// (`limit.remoteRate`, 429) past ``ServerLimits/remoteFetchesPerMinutePerUser`` in a minute.
+    func admitRemoteFetch(user: String, now: Date = Date()) throws {
+        if let wait = try remoteFetches.hit(user, now: now) { throw ServerError.limitExceeded(.tooManyRemoteFetches(retryAfterSeconds: wait)) }
     }
 
     /// What `user` stores: sealed bodies, attachments, originals and drive blocks, in bytes.

@@ -59,7 +59,7 @@ struct MailRoutes: SessionRoutes {
 
         // MARK: Remote content (the proxy: RemoteFetcher)
         routes.post(RouterPath(APIRoute.remoteFetch)) { request, context in
-            _ = try context.session
+            try backend.limits.admitRemoteFetch(user: try context.session.userID)  // per user, before any fetch
             return try await backend.remoteFetcher.answer(request)
         }
     }
