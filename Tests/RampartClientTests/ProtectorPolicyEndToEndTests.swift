@@ -20,14 +20,14 @@ struct ProtectorPolicyEndToEndTests {
         let world = try EndToEndWorld()
         let server = try await world.startServer()
         defer { server.stop() }
-        let tpm = try SoftwareTPM()
-        defer { tpm.stop(); tpm.remove() }
+        let tpm = try await SoftwareTPM.start()
+        defer { BackgroundCleanup.start(named: "swtpm-remove") { tpm.stop(); tpm.remove() } }
         var env = world.environment
         env["RAMPART_TPM_TCTI"] = tpm.tcti
         func rampart(_ arguments: [String], stdin: String? = nil) async throws -> CLIResult {
             try await CLITool.rampart.run(arguments + ["--user", "demo"], stdin: stdin, environment: env)
         }
-        defer { _ = try? CLITool.rampart.runBlocking(["agent", "stop", "--user", "demo"], environment: env) }
+        world.folder.runsAtEnd(.rampart, ["agent", "stop", "--user", "demo", "--home", world.home.path])
         func protectors() async throws -> String {
             let status = try await rampart(["status"])
             return status.stdout.split(separator: "\n").first { $0.hasPrefix("protectors:") }.map(String.init) ?? status.stdout

@@ -73,6 +73,12 @@ public final class SoftwareTPM: @unchecked Sendable {
         throw TestSupportError.softwareTPMUnavailable("swtpm did not start on 127.0.0.1: \(lastLog.suffix(300))")
     }
 
+    /// ``init(isReady:)`` waiting on a thread of its own: an async test holds no cooperative
+    /// thread while swtpm starts (it is polled for up to 10 s).
+    public static func start(isReady: (@Sendable (_ tcti: String) -> Bool)? = nil) async throws -> SoftwareTPM {
+        try await onThreadOfItsOwn(named: "swtpm-start") { try SoftwareTPM(isReady: isReady) }
+    }
+
     /// Stops the swtpm process; the TPM state stays in the folder. `kill` sends SIGKILL (a
     /// power cut); otherwise swtpm is asked to shut down through its control channel
     /// (`swtpm_ioctl --tcp 127.0.0.1:P+1 -s`, swtpm-tools), SIGKILL only if that fails.

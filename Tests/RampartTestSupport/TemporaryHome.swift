@@ -59,17 +59,20 @@ public final class TemporaryHome: @unchecked Sendable {
     /// Makes the removal stop the agent serving this home (`agent stop --home …` through `tool`):
     /// for agents that commands such as `unlock` start on demand.
     public func stopsAgentAtEnd(using tool: CLITool = .rampart) {
-        stopsAtEnd(tool, ["agent", "stop", "--home", path])
+        runsAtEnd(tool, ["agent", "stop", "--home", path])
     }
 
     /// Makes the removal stop the gpg-agent that GnuPG starts for a GNUPGHOME in this folder
     /// (`gpgconf --homedir … --kill all`): `gnupgHome`, or the folder itself. The agent's socket
     /// lives in that home, and the agent would outlive the test otherwise.
     public func stopsGnuPGAgentAtEnd(gnupgHome: URL? = nil) {
-        stopsAtEnd(CLITool(path: URL(fileURLWithPath: "/usr/bin/gpgconf")), ["--homedir", (gnupgHome ?? url).path, "--kill", "all"])
+        runsAtEnd(CLITool(path: URL(fileURLWithPath: "/usr/bin/gpgconf")), ["--homedir", (gnupgHome ?? url).path, "--kill", "all"])
     }
 
-    private func stopsAtEnd(_ tool: CLITool, _ arguments: [String]) {
+    /// Makes the removal first run `tool` with `arguments` (once, however often it is asked): a
+    /// command that stops something a test started for a home inside this folder, such as
+    /// `agent stop --home SUBFOLDER --user NAME`.
+    public func runsAtEnd(_ tool: CLITool, _ arguments: [String]) {
         lock.withLock {
             stopCommands.removeAll { $0.arguments == arguments }
             stopCommands.append((tool, arguments))
