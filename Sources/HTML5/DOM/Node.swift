@@ -281,9 +281,30 @@ public class Node {
         remove()
     }
 
-    /// Moves every child of this node to the end of `newParent`.
+    /// Moves every child of this node to the end of `newParent` (nothing when it is this node;
+    /// it must not be one of this node's descendants).
+    ///
+    /// The children move as one chain: each gets its new parent, and the chain is linked after
+    /// `newParent`'s last child, with no reference count touched but the first child's (moved,
+    /// not copied) — a fragment parse moves every top-level node of the message this way.
     public func moveChildren(to newParent: Node) {
-        while let child = firstChild { newParent.appendChild(child) }
+        guard newParent !== self, let last = lastChildLink, let first = storedFirstChild.take() else { return }
+        lastChildLink = nil
+        let parentLink = Unmanaged.passUnretained(newParent)
+        var child: Unmanaged<Node>? = Unmanaged.passUnretained(first)
+        while let current = child {
+            child = current._withUnsafeGuaranteedRef { node in
+                node.parentLink = parentLink
+                return node.storedNextSibling.map { Unmanaged.passUnretained($0) }
+            }
+        }
+        if let previous = newParent.lastChildLink {
+            first.previousSiblingLink = previous
+            previous._withUnsafeGuaranteedRef { $0.storedNextSibling = first }
+        } else {
+            newParent.storedFirstChild = first
+        }
+        newParent.lastChildLink = last
     }
 
     /// Removes every child.
