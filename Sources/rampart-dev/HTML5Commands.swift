@@ -77,6 +77,8 @@ struct HTML5Command: ParsableCommand {
             // output (its memory and page faults).
             result.root.writeSerialization(scripting: options.scripting) { StandardStreams.write($0) }
             StandardStreams.newline()
+            // The tree is not freed: the process ends here.
+            StandardStreams.exitWithoutFreeing()
         }
     }
 }
