@@ -3,6 +3,10 @@ import RampartServer
 import RampartTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Outside correspondents who use GnuPG, end to end through the CLI: mail to a pinned outside key
 /// leaves the outbox as PGP/MIME gpg decrypts and verifies; mail to an outside address without a
 /// key leaves signed (multipart/signed) and `send` says it is not encrypted; PGP/MIME and inline
@@ -36,9 +40,39 @@ struct PGPMIMEEndToEndTests {
         func close() { home.remove() }
     }
 
+    /// `rampart web` serves the embedded image of PGP/MIME mail from outside (not in the store or
+    /// the attachment cache: opened again from the original for the answer) at the viewer
+    /// document's rendering path, to a request without the session cookie, as the sandboxed frame
+    /// makes it.
+    static func webServesTheEmbeddedPart(_ world: EndToEndWorld, messageID: String, png: Data) async throws {
+        let web = try CLITool.rampart.spawn(["web", "--no-browser", "--port", "0", "--user", "demo"], environment: world.environment)
+        defer { web.kill(SIGTERM); world.stopAgent() }
+        #expect(await web.waitForLines(timeout: .seconds(60)) { !$0.isEmpty }, "\(web.stderr)")
+        let url = try #require(web.lines.first)
+        let base = String(try #require(url.firstMatch(of: #/^http:\/\/127\.0\.0\.1:[0-9]+/#)?.output, "\(url)"))
+        let jar = world.root.appendingPathComponent("web-cookies").path
+        let curl = CLITool(path: URL(fileURLWithPath: "/usr/bin/curl"))
+        func get(_ address: String, cookie: Bool = true, arguments: [String] = []) async throws -> CLIResult {
+            try await curl.run(["-s", "--max-time", "60"] + (cookie ? ["-b", jar, "-c", jar] : []) + arguments + [address], input: nil)
+        }
+        _ = try await get(url)
+        let unlockPage = try await get(base + "/unlock").stdout
+        let csrf = try #require(unlockPage.firstMatch(of: #/data-csrf="([^"]+)"/#)?.output.1, "\(unlockPage)")
+        _ = try await get(base + "/unlock", arguments: ["-H", "Origin: \(base)", "--data-urlencode", "csrf=\(csrf)"])
+        let document = try await get(base + "/viewer/" + messageID, arguments: ["-D", "-"]).stdout
+        let source = try #require(document.firstMatch(of: #/src="(http://127\.0\.0\.1:[0-9]+/viewer/[^"/]+/cid/[^"]+)"/#)?.output.1,
+                                  "\(document)")
+        #expect(document.contains("img-src \(source.prefix(upTo: source.range(of: "/cid/")!.upperBound));") && !document.contains("data:"),
+                "\(document)")
+        let image = try await get(String(source), cookie: false, arguments: ["-D", world.root.appendingPathComponent("cid-headers").path])
+        let headers = try String(contentsOf: world.root.appendingPathComponent("cid-headers"), encoding: .utf8).lowercased()
+        #expect(image.output == png && headers.contains("content-type: image/png") && headers.contains("x-content-type-options: nosniff"),
+                "\(headers) \(image.output.count) bytes")
+    }
+
     @Test func outsideMailIsPGPMIMEBothWays() async throws {
         let (world, server, _) = try await MailTransferEndToEndTests.loggedIn()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let peer = try Peer()
         defer { peer.close() }
         let created = try await peer.run(["--quick-gen-key", "Peer <peer@elsewhere.example>", "future-default", "default", "never"])
@@ -139,6 +173,7 @@ struct PGPMIMEEndToEndTests {
         let html = try String(contentsOf: document, encoding: .utf8)
         #expect(html.contains("data:image/png;base64,\(png)") || html.contains("rampart-cid:"),
                 "the embedded image resolves from the decrypted part: \(html)")
+        try await Self.webServesTheEmbeddedPart(world, messageID: pgpMIMEID, png: try #require(Data(base64Encoded: png)))
 
         // A modified ciphertext: read refuses it (exit 7) and shows nothing of it.
         var lines = ciphertext.stdout.components(separatedBy: "\n")
