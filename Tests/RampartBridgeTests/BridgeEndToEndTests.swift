@@ -70,7 +70,7 @@ import Testing
 
         deinit {
             bridge?.kill(SIGKILL)
-            server.stop()
+            server.stopInBackground()
             home.remove()
         }
     }

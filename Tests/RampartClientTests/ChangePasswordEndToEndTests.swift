@@ -11,7 +11,7 @@ struct ChangePasswordEndToEndTests {
     @Test func theNewPasswordLogsInTheOldOneNoLongerAndOtherSessionsEnd() async throws {
         let world = try EndToEndWorld()
         let server = try await world.startServer()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let info = server.infoFile.path
         #expect(try await world.login(DemoAccounts.demo, user: "first", serverInfo: info).status == 0)
         #expect(try await world.login(DemoAccounts.demo, user: "second", serverInfo: info).status == 0)

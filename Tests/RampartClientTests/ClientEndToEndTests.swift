@@ -133,7 +133,7 @@ struct ClientEndToEndTests {
     @Test func aUserLogsInReadsMailSafelyAndLeavesNothingBehindAfterLogout() async throws {
         let world = try EndToEndWorld()
         let server = try await world.startServer()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let demo = DemoAccounts.demo
 
@@ -374,7 +374,7 @@ struct ClientEndToEndTests {
     @Test func commandsUseTheAgentsKeyUntilLockAndLogoutLocksTheAgent() async throws {
         let world = try EndToEndWorld()
         let server = try await world.startServer()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         defer { world.stopAgent() }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let demo = DemoAccounts.demo
@@ -417,7 +417,7 @@ struct ClientEndToEndTests {
     @Test func protectWithTheHardwareOpensThroughTheTPMAndNotWithoutIt() async throws {
         let world = try EndToEndWorld()
         let server = try await world.startServer()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/services/swtpm.sh")
         let state = world.root.appendingPathComponent("swtpm").path
@@ -459,7 +459,7 @@ struct ClientEndToEndTests {
     @Test func aPinMismatchIsAnAlertAndCutsTheConnection() async throws {
         let world = try EndToEndWorld()
         let server = try await world.startServer()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let ca = world.root.appendingPathComponent("ca.pem")
         try server.info.certificatePEM.write(to: ca, atomically: true, encoding: .utf8)
         let wrongPins = ["other live key", "other backup key"].map { Data(SHA256.hash(data: Data($0.utf8))).base64EncodedString() }

@@ -92,7 +92,7 @@ struct MailTransferEndToEndTests {
 
     @Test func anMboxImportedThenExportedIsByteIdenticalAndAReimportStoresNothingTwice() async throws {
         let (world, server, _) = try await Self.loggedIn()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let mbox = world.root.appendingPathComponent("archive.mbox")
         try await Self.makeMbox(mbox, messages: 30)
 
@@ -144,7 +144,7 @@ struct MailTransferEndToEndTests {
 
     @Test func aMaildirAndAnEmlImportAndALockedAccountIsExit3() async throws {
         let (world, server, _) = try await Self.loggedIn()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let maildir = try world.folder.folder("Maildir")
         for sub in ["cur", "new", "tmp"] { try FileManager.default.createDirectory(at: maildir.appendingPathComponent(sub), withIntermediateDirectories: true) }
         try Data("From: a@example.org\nSubject: Seen letter\n\nold\n".utf8).write(to: maildir.appendingPathComponent("cur/1.host:2,S"))
@@ -179,7 +179,7 @@ struct MailTransferEndToEndTests {
     /// halfway and run again leaves every message exactly once.
     @Test func anImportKilledHalfwayResumesWithEveryMessageExactlyOnce() async throws {
         let (world, server, _) = try await Self.loggedIn()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let mbox = world.root.appendingPathComponent("big.mbox")
         try await Self.makeMbox(mbox, messages: 400, sizeMB: 4)
         let child = try CLITool.rampart.spawn(["import", mbox.path, "--label", "Resume", "--user", "demo"], environment: world.environment)
@@ -200,7 +200,7 @@ struct MailTransferEndToEndTests {
 
     @Test func mailFromOutsideIsDeliveredSealedAndBadDeliveriesStoreNothing() async throws {
         let (world, server, _) = try await Self.loggedIn()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let message = "From: Outside <out@elsewhere.example>\r\nTo: demo@rampart.test\r\nSubject: Delivered from outside\r\n\r\nDELIVERYMARKER body\r\n"
         let serverHome = world.folder.child("server-home").path
         func deliver(_ input: String, _ extra: [String] = []) async throws -> CLIResult {
@@ -227,7 +227,7 @@ struct MailTransferEndToEndTests {
     /// a standard MIME message through the outbox, and `send` says it is not end-to-end encrypted.
     @Test func sendWithAttachmentsToAnOutsideRecipientWritesRealMIMEToTheOutbox() async throws {
         let (world, server, _) = try await Self.loggedIn()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let file = world.root.appendingPathComponent("notes.pdf")
         let content = Data((0..<3000).map { UInt8($0 % 251) })
         try content.write(to: file)

@@ -65,7 +65,7 @@ struct OpenPGPMailEndToEndTests {
     @Test func signedMailVerifiesAndOnlyItsSignerCountsAsTheTrustedSender() async throws {
         let world = try EndToEndWorld()
         let server = try await world.startServer()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let infoPath = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let info = try JSONDecoder().decode(ServerInfo.self, from: Data(contentsOf: URL(fileURLWithPath: infoPath)))
         for (account, user) in [(DemoAccounts.demo, "demo"), (DemoAccounts.alice, "alice")] {

@@ -47,7 +47,7 @@ struct PreviewCleartextEndToEndTests {
     @Test func aKilledPreviewLeavesNoCleartextAfterLockAndLockEndsALivePreview() async throws {
         let world = try EndToEndWorld()
         let (server, _) = try await world.startServerAndLogIn(DemoAccounts.demo, user: "demo")
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(try await world.rampart(["sync", "--user", "demo"]).status == 0)
         let inbox = try await world.rampart(["list", "--user", "demo"])
         let id = try #require(messageID(in: inbox.stdout, subject: "Northwind"))

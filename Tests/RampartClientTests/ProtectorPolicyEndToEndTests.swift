@@ -19,7 +19,7 @@ struct ProtectorPolicyEndToEndTests {
     @Test func theChosenProtectorIsTheOnlyOneAndTheHardwareKeyWorksThroughTheAgent() async throws {
         let world = try EndToEndWorld()
         let server = try await world.startServer()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let tpm = try await SoftwareTPM.start()
         defer { BackgroundCleanup.start(named: "swtpm-remove") { tpm.stop(); tpm.remove() } }
         var env = world.environment

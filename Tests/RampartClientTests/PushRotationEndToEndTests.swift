@@ -28,7 +28,7 @@ struct PushRotationEndToEndTests {
     @Test func aForgedPushRotatesNothingAndARequestedRotationIsRegistered() async throws {
         let world = try EndToEndWorld()
         let (server, info) = try await world.startServerAndLogIn(DemoAccounts.demo, user: "demo")
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(try await world.login(DemoAccounts.alice, user: "alice", serverInfo: info).status == 0)
         let before = try await Self.registeredKeys(world)
         #expect(before.count == 2)

@@ -16,7 +16,7 @@ struct ServerLimitsEndToEndTests {
         let world = try EndToEndWorld()
         let server = try Self.server(world, ["RAMPART_SERVER_MAX_RECIPIENTS": "3", "RAMPART_SERVER_MAX_MESSAGE_BYTES": "262144",
                                              "RAMPART_SERVER_MAX_ATTACHMENT_BYTES": "16384"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(try await world.login(DemoAccounts.demo, user: "demo", serverInfo: server.infoFile.path).status == 0)
         func send(to: [String], body: String = "Hi", attach: [URL] = []) async throws -> CLIResult {
             try await world.rampart(["send", "--user", "demo", "--subject", "Limits"] + to.flatMap { ["--to", $0] }
@@ -53,7 +53,7 @@ struct ServerLimitsEndToEndTests {
     @Test func theStorageQuotaAndTheRequestRateAreLimited() async throws {
         let world = try EndToEndWorld()
         let server = try Self.server(world, ["RAMPART_SERVER_QUOTA_BYTES": "1", "RAMPART_SERVER_REQUESTS_PER_MINUTE": "8"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(try await world.login(DemoAccounts.demo, user: "demo", serverInfo: server.infoFile.path).status == 0)
         let full = try await world.rampart(["send", "--user", "demo", "--to", "alice@rampart.test", "--subject", "Quota"], stdin: "Hi\n")
         #expect(full.status != 0)

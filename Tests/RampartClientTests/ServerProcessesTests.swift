@@ -28,7 +28,7 @@ struct ServerProcessesTests {
         async let startA = ServerProcess.start(data: data, infoFile: home.child("a.json"))
         async let startB = ServerProcess.start(data: data, infoFile: home.child("b.json"))
         let (a, b) = try await (startA, startB)
-        defer { a.stop(); b.stop() }
+        defer { a.stopInBackground(); b.stopInBackground() }
         #expect(a.info.port != b.info.port)
         #expect(a.info.pins == b.info.pins)
         #expect(a.info.certificatePEM == b.info.certificatePEM)
@@ -51,7 +51,7 @@ struct ServerProcessesTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aClientGoesOnThroughAnotherProcessWhenOneIsKilled() async throws {
         let (home, a, b) = try await Self.twoProcesses("failover")
-        defer { a.stop(); b.stop(); home.remove() }
+        defer { a.stopInBackground(); b.stopInBackground(); home.remove() }
         var endpoint = ServerEndpoint(serverInfo: a.info)
         endpoint.alternateURLs = [b.info.baseURL]
         let demo = DemoAccounts.demo
@@ -87,7 +87,7 @@ struct ServerProcessesTests {
         // A server with another CA and keys first in the list: its untrusted chain stops the
         // request there (had it gone on to the second address, the login would have succeeded).
         let other = try await ServerProcess.start(data: home.child("other"), arguments: ["--no-demo"], infoFile: home.child("other.json"))
-        defer { other.stop() }
+        defer { other.stopInBackground() }
         var mixed = ServerEndpoint(serverInfo: b.info)
         mixed.url = other.info.baseURL
         mixed.alternateURLs = [b.info.baseURL]
@@ -109,7 +109,7 @@ struct ServerProcessesTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func mailSentThroughOneProcessIsSeenThroughAnother() async throws {
         let (home, a, b) = try await Self.twoProcesses("events")
-        defer { a.stop(); b.stop(); home.remove() }
+        defer { a.stopInBackground(); b.stopInBackground(); home.remove() }
         let demo = DemoAccounts.demo, alice = DemoAccounts.alice
         try await onThreadsOfItsOwn {
             try await APIClient(endpoint: ServerEndpoint(serverInfo: b.info)).closing { onB in
@@ -144,7 +144,7 @@ struct ServerProcessesTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func twoProcessesBehindHAProxyServeOneAddress() async throws {
         let (home, a, b) = try await Self.twoProcesses("haproxy")
-        defer { a.stop(); b.stop(); home.remove() }
+        defer { a.stopInBackground(); b.stopInBackground(); home.remove() }
         let port = LoopbackPort.free()
         #expect(port > 0)
         let configuration = home.child("haproxy.cfg")
@@ -244,7 +244,7 @@ struct ServerProcessesTests {
         let restored = try await CLITool(path: URL(fileURLWithPath: "/usr/bin/pg_restore")).run(["--no-owner", "--dbname=\(url(names[1]))", dump.path])
         #expect(restored.status == 0, "\(restored.stderr)")
         let again = try await ServerProcess.start(data: data, arguments: ["--database", url(names[1]), "--no-demo"], infoFile: home.child("restored.json"))
-        defer { again.stop() }
+        defer { again.stopInBackground() }
         let after = try await snapshot(again.info, block: before.block)
         #expect(after.bodies == before.bodies)
         #expect(after.blockDigest == before.blockDigest)

@@ -36,7 +36,7 @@ struct StoreRollbackCLITests {
     @Test func anOlderDatabaseIsExit7AndOnlyTheAnchorItemPutBackWithItHidesTheRollback() async throws {
         let world = try EndToEndWorld()
         let (server, info) = try await world.startServerAndLogIn(DemoAccounts.demo, user: "demo")
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let sync = try await world.rampart(["sync", "--user", "demo"])
         #expect(sync.status == 0, "\(sync.stderr)")
         let inbox = try await world.rampart(["list", "--user", "demo"])

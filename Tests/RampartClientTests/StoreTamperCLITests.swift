@@ -34,7 +34,7 @@ struct StoreTamperCLITests {
     func aDeletedMessageIsExit7UntilSyncBringsItBackAndAnEditedOneIsExit7() async throws {
         let world = try EndToEndWorld()
         let server = try await world.startServer()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
         let login = try await world.login(DemoAccounts.demo, user: "demo", serverInfo: info)
         #expect(login.status == 0, "\(login.stderr)")

@@ -61,11 +61,20 @@ public final class ServerProcess: @unchecked Sendable {
     /// The path of its description, `server.json` unless given (for `--server-info`).
     public let infoFile: URL
 
+    /// Asks the server to stop (SIGTERM) and waits for its exit (SIGKILL after 30 s). In an
+    /// async test, ``stopAndWait()`` waits without holding a cooperative thread, and a `defer`
+    /// that only has to end the server uses ``stopInBackground()``.
+    public func stop() {
+        _ = stopping.swap()
+        child.kill(SIGTERM)
+    }
+
     /// Asks the server to stop (SIGTERM) and returns without waiting: the wait for its exit
     /// (SIGKILL after 30 s) is a ``BackgroundCleanup``, so a `defer` or `deinit` on the
     /// cooperative pool holds no thread while the server shuts down; the test process waits for
-    /// it before it exits. ``stopAndWait()`` awaits the exit.
-    public func stop() {
+    /// it before it exits. For a test that goes on once the server is gone, not a replacement
+    /// for ``stop()``.
+    public func stopInBackground() {
         guard !stopping.swap() else { return }
         let child = self.child
         BackgroundCleanup.start(named: "server-stop") { child.kill(SIGTERM) }
@@ -80,7 +89,7 @@ public final class ServerProcess: @unchecked Sendable {
 
     private let stopping = OnceFlag()
 
-    deinit { stop() }
+    deinit { stopInBackground() }
 }
 
 /// A flag that is set once: ``swap()`` sets it and says whether it was set already.

@@ -87,7 +87,7 @@ struct WebBrowserTests {
         let probeBase = "http://127.0.0.1:\(probePort)"
         let server = try await ServerProcess.start(data: serverFolder.child("data"), arguments: ["--proxy-allow-local", "127.0.0.1:\(probePort)"],
                                                    environment: serverHome)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let environment = ["RAMPART_HOME": home.path, "RAMPART_PIN_KDF_LOGN": "15", "RAMPART_USER": "demo"]
         let rampart = CLITool.rampart.with(environment: environment)
 
