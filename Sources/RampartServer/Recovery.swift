@@ -203,38 +203,40 @@ public enum PasswordResets {
 /// The single-use nonces of recoveries in progress: made at `/v1/recovery/info`, checked at
 /// `/v1/recovery/copy`, taken at `/v1/recovery/password`; they expire after ``lifetime``.
 ///
-/// Trust-model row **transport (network), low trust**: a replayed proof finds no nonce.
-final class RecoveryNonces: @unchecked Sendable {
+/// Trust-model rows **transport (network), low trust** (a replayed proof finds no nonce) and
+/// **several server processes** (the nonces are rows of the database, each taken once).
+struct RecoveryNonces: Sendable {
     static let lifetime: TimeInterval = 600
     static let capacity = 10_000
     struct Entry { let username: String; let userID: String?; let expires: Date }
-    private let lock = NSLock()
-    private var entries: [String: Entry] = [:]
-    private let clock: any RampartClock
+    let store: BackendStore
+    let clock: any RampartClock
 
-    init(clock: any RampartClock) { self.clock = clock }
-
+    /// A new nonce for `username`, stored as its SHA-256 in `recoveryNonces` (every process on the
+    /// database finds it). - Throws: ``ServerError/tooManyAttempts(retryAfterSeconds:)`` when full.
     func issue(username: String, userID: String?) throws -> String {
         let nonce = SymmetricKey(size: .bits128).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
-        let now = clock.now
-        try lock.withLock {
-            if entries.count >= Self.capacity {
-                entries = entries.filter { $0.value.expires > now }
-                guard entries.count < Self.capacity else { throw ServerError.tooManyAttempts(retryAfterSeconds: Int(Self.lifetime)) }
-            }
-            entries[nonce] = Entry(username: username, userID: userID, expires: now.addingTimeInterval(Self.lifetime))
-        }
+        let now = clock.now.timeIntervalSince1970
+        try ExpiringRows.insert(into: "recoveryNonces", columns: "nonceHash, username, userId, expires",
+                                values: [Self.hash(nonce), username, userID, now + Self.lifetime], now: now, capacity: Self.capacity,
+                                lifetime: Self.lifetime, store: store)
         return nonce
     }
 
-    /// The entry of a live nonce for `username`; `consume` removes it.
+    /// The entry of a live nonce for `username`; `consume` deletes it (one `DELETE … RETURNING`:
+    /// of two processes given the same nonce, one finds it).
     /// - Throws: ``RecoveryRefusal/nonceInvalid``.
     func entry(_ nonce: String, username: String, consume: Bool) throws -> Entry {
-        let now = clock.now
-        let found = lock.withLock { consume ? entries.removeValue(forKey: nonce) : entries[nonce] }
-        guard let found, found.expires > now, found.username == username else { throw RecoveryRefusal.nonceInvalid }
+        let sql = consume ? "DELETE FROM recoveryNonces WHERE nonceHash = ? RETURNING username, userId, expires"
+                          : "SELECT username, userId, expires FROM recoveryNonces WHERE nonceHash = ?"
+        let row = try store.autocommit { db in try StorageRow.fetchOne(db, sql: sql, arguments: [Self.hash(nonce)]) }
+        guard let row else { throw RecoveryRefusal.nonceInvalid }
+        let found = Entry(username: row["username"], userID: row["userId"], expires: Date(timeIntervalSince1970: row["expires"]))
+        guard found.expires > clock.now, found.username == username else { throw RecoveryRefusal.nonceInvalid }
         return found
     }
+
+    static func hash(_ nonce: String) -> Data { Data(SHA256.hash(data: Data(nonce.utf8))) }
 }
 
 extension EmbeddedServer {

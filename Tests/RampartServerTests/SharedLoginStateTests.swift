@@ -50,6 +50,13 @@ struct SharedLoginStateTests {
             #expect(admitted.value == 37)
             #expect(waits.value == 8 * 25 - 37)
             #expect(try counter.hit("other key", now: now) == nil)
+            // What one hit costs (the rate limiter makes one per request): printed, not bounded.
+            let timing = WindowCounter(store: store, scope: "timing", limit: 1_000_000, window: 60, nameKey: counter.nameKey)
+            let start = ContinuousClock.now
+            for index in 0..<500 { _ = try timing.hit("session \(index % 16)", now: now) }
+            let micros = (ContinuousClock.now - start).components.attoseconds / 1_000_000_000_000 / 500
+                + (ContinuousClock.now - start).components.seconds * 1_000_000 / 500
+            print("\(engine): one counter hit \(micros) µs (500 hits, 16 keys)")
             try counter.giveBack("key")
             #expect(try counter.hit("key", now: now) == nil)
             #expect(try counter.hit("key", now: now) == 60)

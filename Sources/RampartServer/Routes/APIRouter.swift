@@ -28,7 +28,7 @@ struct Backend: Sendable {
     /// Recovery and reset attempts, per username and per client address (``RecoveryRoutes``), in the database.
     let recoveryThrottle: SRPThrottle
     /// Recoveries in progress (``RecoveryNonces``).
-    var recoveryNonces = RecoveryNonces(clock: SystemClock())
+    let recoveryNonces: RecoveryNonces
     /// The key log (key transparency): its tree, signed heads and cosignatures (``KeyLog``).
     var keyLog: KeyLog?
     /// The remote-content proxy's fetcher (``RemoteFetcher``): public destinations only, unless
@@ -46,6 +46,7 @@ struct Backend: Sendable {
         signupThrottle = SignupThrottle(store: store, limit: limits.signupsPerHourPerAddress, nameKey: srp.counterKey, clock: clock)
         // Recovery attempts follow the real time, as before (its nonces do too).
         recoveryThrottle = SRPThrottle(store: store, scope: "recovery", nameKey: srp.counterKey, clock: SystemClock())
+        recoveryNonces = RecoveryNonces(store: store, clock: SystemClock())
     }
 }
 
