@@ -33,12 +33,16 @@ import Testing
         #expect(again.html == result.html)
     }
 
-    @Test func aServedLookingURLOfAnotherPrefixIsRemote() throws {
-        // The prefix holds the rendering's token: a URL with another token is an ordinary remote URL.
-        let other = "http://127.0.0.1:8080/viewer/OTHER/cid/" + RemoteProxy.encode("<logo@x>")
-        let result = try MailSanitizer(options: Self.options()).sanitize("<img src=\"\(other)\">")
-        #expect(result.html == "<img data-rampart-src=\"\(other)\">")
-        #expect(result.report.blockedRemote.map(\.url) == [other])
+    @Test func aServedLookingURLOfAnotherPrefixOrKeyIsRemote() throws {
+        // The prefix holds the rendering's token: a URL with another token is an ordinary remote
+        // URL; so is one with the prefix but no key of this message's attachments after it.
+        let others = ["http://127.0.0.1:8080/viewer/OTHER/cid/" + RemoteProxy.encode("<logo@x>"),
+                      Self.prefix + RemoteProxy.encode("<someone-else@x>"), Self.prefix + "not-base64url!", Self.prefix]
+        for other in others {
+            let result = try MailSanitizer(options: Self.options()).sanitize("<img src=\"\(other)\">")
+            #expect(result.html == "<img data-rampart-src=\"\(other)\">")
+            #expect(result.report.blockedRemote.map(\.url) == [other])
+        }
     }
 
     @Test func theViewerPolicyNamesThePrefixInsteadOfData() {

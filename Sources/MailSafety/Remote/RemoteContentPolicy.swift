@@ -49,12 +49,16 @@ public enum EmbeddedImageStyle: Sendable, Equatable {
     /// ``EmbeddedAttachment`` are not read: the app opens the attachment when it is asked for it.
     case served(prefix: String)
 
-    /// Whether `url` is a URL this style wrote (a second sanitizer pass keeps it as it is).
-    func wrote(_ url: String) -> Bool {
+    /// Whether `url` is a URL this style wrote for one of `attachments` (a second sanitizer pass
+    /// keeps it as it is): for ``served(prefix:)`` the prefix and the base64url of one of their
+    /// keys, nothing else.
+    func wrote(_ url: String, attachments: [String: EmbeddedAttachment]) -> Bool {
         switch self {
         case .dataURI: return false
         case .appScheme(let scheme): return URLPolicy.scheme(of: url) == scheme.lowercased()
-        case .served(let prefix): return url.hasPrefix(prefix)
+        case .served(let prefix):
+            guard url.hasPrefix(prefix), let key = RemoteProxy.decode(String(url.dropFirst(prefix.count))) else { return false }
+            return attachments[key] != nil && RemoteProxy.encode(key) == url.dropFirst(prefix.count)
         }
     }
 

@@ -44,7 +44,7 @@ final class ResourceGate {
     /// the fast path leaves, and the reference it is tested against.
     func resourceByParts(_ raw: String, kind: RemoteResourceKind, isPixel: Bool = false) -> Decision {
         let url = URLPolicy.clean(raw)
-        if options.embeddedImages.wrote(url), kind != .stylesheet, kind != .media {
+        if options.embeddedImages.wrote(url, attachments: options.attachments), kind != .stylesheet, kind != .media {
             // Already resolved by an earlier pass: the app serves it, never the network.
             return .load(url)
         }
