@@ -68,9 +68,11 @@ final class EndToEndWorld {
         }
     }
 
-    /// Stops `server` and removes the world's folder.
+    /// Stops `server` and removes the world's folder without waiting for either here (a `defer`
+    /// calls this): the server's exit and the agent stops registered for the folder are awaited
+    /// by background clean-ups (``ServerProcess/stopInBackground()``, ``TemporaryHome/remove()``).
     func close(_ server: ServerProcess) {
-        server.stop()
+        server.stopInBackground()
         folder.remove()
     }
 
@@ -105,9 +107,11 @@ final class EndToEndWorld {
         return (server, info)
     }
 
-    /// `rampart agent stop`, blocking: for a `defer` block, which cannot await.
+    /// Has `rampart agent stop` run for this world's home before its folder is deleted
+    /// (``TemporaryHome/runsAtEnd(_:_:)``): for a `defer` block, which cannot await; the stop
+    /// then waits for the agent off the cooperative pool.
     func stopAgent() {
-        _ = try? CLITool.rampart.runBlocking(["agent", "stop"], environment: environment)
+        folder.runsAtEnd(CLITool.rampart.with(environment: environment), ["agent", "stop"])
     }
 
     /// Every regular file under the client's home, as paths relative to it.
@@ -423,7 +427,7 @@ struct ClientEndToEndTests {
         let state = world.root.appendingPathComponent("swtpm").path
         let started = try await Self.shell("RAMPART_SWTPM_DIR='\(state)' RAMPART_SWTPM_PORT=2421; export RAMPART_SWTPM_DIR RAMPART_SWTPM_PORT; "
                                      + "source '\(script.path)'; echo \"$RAMPART_TPM_TCTI\"")
-        defer { _ = try? CLITool(path: URL(fileURLWithPath: "/bin/bash")).runBlocking([script.path, "stop", state]) }
+        world.folder.runsAtEnd(CLITool(path: URL(fileURLWithPath: "/bin/bash")), [script.path, "stop", state])
         let tcti = started.trimmingCharacters(in: .whitespacesAndNewlines)
         try #require(tcti.hasPrefix("swtpm:"), "swtpm did not start (apt-get install swtpm swtpm-tools): \(started)")
         let info = world.serverData.appendingPathComponent(EmbeddedServer.infoFileName).path
