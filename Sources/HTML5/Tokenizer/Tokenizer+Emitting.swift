@@ -77,7 +77,12 @@ extension Tokenizer {
         if slot == nil && overflowHead >= overflow.count { slot = token } else { overflow.append(token) }
     }
 
-    var hasPendingToken: Bool { slot != nil || overflowHead < overflow.count }
+    /// Whether a token is queued. A `mutating get`, always inlined: the state loop asks it after
+    /// every state, and as a plain getter left out of line it was handed a copy of the whole
+    /// tokenizer (a 488-byte `memcpy` per state: 7 % of parsing real-world mail, callgrind).
+    @inline(__always) var hasPendingToken: Bool {
+        mutating get { slot != nil || overflowHead < overflow.count }
+    }
 
     @inline(__always) mutating func appendText(_ byte: UInt8) { text.append(byte, from: input) }
     @inline(__always) mutating func appendText(_ bytes: [UInt8]) { text.append(contentsOf: bytes, from: input) }
