@@ -12,10 +12,21 @@ import MailSafety
 public struct SafetyOracle {
     public let target: String
     public let remoteBlocked: Bool
+    /// The embedded images the options let the app serve (`EmbeddedImageStyle.served(prefix:)`):
+    /// that prefix followed by the base64url of one of the attachments' keys, exactly; any other
+    /// URL, the prefix included, is remote.
+    public let served: (prefix: String, keys: Set<String>)?
 
-    public init(target: String, remoteBlocked: Bool) {
+    public init(target: String, remoteBlocked: Bool, served: (prefix: String, keys: Set<String>)? = nil) {
         self.target = target
         self.remoteBlocked = remoteBlocked
+        self.served = served
+    }
+
+    /// Whether `raw` is one of the app's served embedded images (see ``served``).
+    func isServed(_ raw: String) -> Bool {
+        guard let served, raw.hasPrefix(served.prefix) else { return false }
+        return served.keys.contains { RemoteProxy.encode($0) == raw.dropFirst(served.prefix.count) }
     }
 
     /// Elements that run script, load documents or plugins, or change the document's base or
@@ -95,7 +106,7 @@ public struct SafetyOracle {
             let embeddable = lower.hasPrefix("data:image/") || lower.hasPrefix("data:font/") || lower.hasPrefix("data:application/font-") || lower.hasPrefix("data:application/x-font-") || lower.hasPrefix("data:application/vnd.ms-fontobject")
             Fuzz.check(resource && embeddable, target, "\(context): data URL where forbidden \(raw.debugDescription)")
         }
-        if resource && remoteBlocked {
+        if resource && remoteBlocked && !isServed(raw) {
             Fuzz.check(!Self.remoteSchemes.contains(scheme), target, "\(context): remote resource while remote content is blocked \(raw.debugDescription)")
         }
     }

@@ -24,7 +24,9 @@ public enum SanitizerRun {
         let tree = reparse(first.html)
         Fuzz.check(tree.innerHTML == first.html, target,
                    "the output does not reparse to itself\n out=\(first.html.debugDescription)\n reparsed=\(tree.innerHTML.debugDescription)")
-        SafetyOracle(target: target, remoteBlocked: !options.remote.allowsRemote).check(tree)
+        var served: (prefix: String, keys: Set<String>)?
+        if case .served(let prefix) = options.embeddedImages { served = (prefix, Set(options.attachments.keys)) }
+        SafetyOracle(target: target, remoteBlocked: !options.remote.allowsRemote, served: served).check(tree)
         let second: SanitizedMessage
         do { second = try sanitizer.sanitize(first.html) } catch {
             Fuzz.violation(target, "sanitizing the output failed: \(error)")
