@@ -65,20 +65,23 @@ struct HTML5Command: ParsableCommand {
             var parserOptions = HTML5ParserOptions(scripting: options.scripting)
             parserOptions.transportCharset = options.charset
             parserOptions.recordParseErrors = false
-            let result: HTMLTreeParseResult
             let input = StandardStreams.readAll()
-            do {
-                result = try HTML5Parser.parseTree(input, options: parserOptions)
-            } catch {
-                FileHandle.standardError.write(Data("rampart: \(error)\n".utf8))
-                throw ExitCode(ExitStatus.badInput)
+            let (parseOptions, scripting) = (parserOptions, options.scripting)
+            try StandardStreams.onMainArena { () throws -> Void in
+                let result: HTMLTreeParseResult
+                do {
+                    result = try HTML5Parser.parseTree(input, options: parseOptions)
+                } catch {
+                    FileHandle.standardError.write(Data("rampart: \(error)\n".utf8))
+                    throw ExitCode(ExitStatus.badInput)
+                }
+                // Written out in 1 MiB pieces as the serializer makes them: no buffer of the
+                // whole output (its memory and page faults).
+                result.root.writeSerialization(scripting: scripting) { StandardStreams.write($0) }
+                StandardStreams.newline()
+                // The tree is not freed: the process ends here.
+                StandardStreams.exitWithoutFreeing()
             }
-            // Written out in 1 MiB pieces as the serializer makes them: no buffer of the whole
-            // output (its memory and page faults).
-            result.root.writeSerialization(scripting: options.scripting) { StandardStreams.write($0) }
-            StandardStreams.newline()
-            // The tree is not freed: the process ends here.
-            StandardStreams.exitWithoutFreeing()
         }
     }
 }

@@ -47,7 +47,9 @@ struct SanitizeCommand: ParsableCommand {
         let options = SanitizerOptions(remote: remote == .allow ? .allowThisMessage : .block, trackers: list)
         let message: SanitizedMessage
         do {
-            message = try MailSanitizer(options: options).sanitize(bytes: input)
+            message = try StandardStreams.onMainArena { () throws(MailSafetyError) -> SanitizedMessage in
+                try MailSanitizer(options: options).sanitize(bytes: input)
+            }
         } catch {
             FileHandle.standardError.write(Data((error.description + "\n").utf8))
             throw ExitCode(ExitStatus.badInput)
