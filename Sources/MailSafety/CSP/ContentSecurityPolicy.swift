@@ -29,11 +29,12 @@ public struct ContentSecurityPolicy: Sendable, Equatable {
     /// under (e.g. `rampart-cid`), if it uses one instead of `data:` URIs. `proxyOrigin` is the
     /// origin of the ``RemoteProxy`` the document's remote URLs were rewritten to: the remote
     /// stage then widens to that origin only, not to every `http(s)` host. `servedPrefix` is the
-    /// prefix of ``EmbeddedImageStyle/served(prefix:)``: when given, embedded images and fonts come
-    /// from that path only (no `data:`, no app scheme).
+    /// prefix of ``EmbeddedImageStyle/served(prefix:)``: when given, `cid:` images and fonts come
+    /// from that path (no app scheme), and images the body carries inline as `data:` URIs (which
+    /// the sanitizer keeps: they load nothing from anywhere) stay allowed.
     public static func viewer(_ stage: ViewerStage, appScheme: String? = nil, proxyOrigin: String? = nil,
                               servedPrefix: String? = nil) -> ContentSecurityPolicy {
-        let local = servedPrefix.map { [$0] } ?? ["data:"] + (appScheme.map { [$0 + ":"] } ?? [])
+        let local = servedPrefix.map { [$0, "data:"] } ?? ["data:"] + (appScheme.map { [$0 + ":"] } ?? [])
         let remote = proxyOrigin.map { [$0] } ?? ["https:", "http:"]
         var d: [(String, [String])] = [("default-src", ["'none'"])]
         switch stage {
