@@ -23,7 +23,7 @@ struct WebBrowserTests {
     static let checks = [
         "no-token-401", "wrong-token-401", "dns-rebinding-403", "token-signs-in", "cookie-httponly-samesite-strict", "app-headers",
         "used-token-401", "wrong-cookie-401", "unlock-with-pin", "cross-origin-post-403", "cross-origin-post-changed-nothing",
-        "missing-csrf-403", "mailbox-lists", "mailbox-labels-unread", "mailbox-pagination", "search", "plain-get-does-not-mark-read", "viewer-sandbox-without-scripts",
+        "missing-csrf-403", "mailbox-lists", "mailbox-labels-unread", "mailbox-label-unread-exact", "mailbox-pagination", "search", "plain-get-does-not-mark-read", "viewer-sandbox-without-scripts",
         "viewer-csp-by-header", "xss-no-script-ran", "xss-no-request-left-the-app", "opening-in-the-app-marks-read", "viewer-lockdown-until-sanitized",
         "remote-blocked-before-consent", "remote-loads-after-consent", "remote-fetched-by-the-backend", "remote-trackers-still-blocked",
         "remote-token-bound-to-its-rendering", "cid-image-shows", "cid-image-from-its-rendering-path", "cid-token-bound-to-its-rendering",

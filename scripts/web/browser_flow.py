@@ -190,6 +190,10 @@ def main():
         check("mailbox-lists", args.xss_subject in subjects and len(subjects) >= 4, subjects)
         check("mailbox-labels-unread", page.locator("#labels a").count() >= 4 and page.locator(".unread-count").count() >= 1,
               page.locator("#labels").inner_text())
+        # The exact count of one label: the 30 unread messages imported under "Bulk".
+        bulk_unread = page.locator("#labels a:has-text('Bulk') .unread-count")
+        check("mailbox-label-unread-exact", bulk_unread.count() == 1 and bulk_unread.inner_text() == "30",
+              page.locator("#labels").inner_text())
         page.screenshot(path=os.path.join(args.out, "mailbox.png"))
         # Pagination: 30 messages of one second under "Bulk", 25 a page; the page's end falls inside that second.
         page.click("#labels a:has-text('Bulk')")

@@ -106,8 +106,10 @@ struct MailRoutes {
         let more = messages.count > Self.pageSize
         messages = Array(messages.prefix(Self.pageSize))
         var side = "<nav aria-label=\"Labels\" id=\"labels\"><ul>"
+        // Exact counts in one statement over the clear flags and label links (nothing decrypted).
+        let unreadCounts = try store.mail.unreadCounts()
         for label in labels {
-            let unread = try store.mail.messages(label: label.id, limit: 1000).filter { $0.flags.contains(.unread) }.count
+            let unread = unreadCounts[label.id] ?? 0
             let current = label.id == labelID && search.isEmpty ? " aria-current=\"page\"" : ""
             side += "<li><a href=\"/mail?label=\(WebPage.escape(Self.pathComponent(label.id)))\"\(current)>\(WebPage.escape(label.name))"
                 + (unread > 0 ? " <span class=\"unread-count\" aria-label=\"\(unread) unread\">\(unread)</span>" : "") + "</a></li>"

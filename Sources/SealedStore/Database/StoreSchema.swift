@@ -93,6 +93,10 @@ enum StoreSchema {
             try db.execute(sql: create(DeviceItem.table, columns: "kind TEXT NOT NULL, id TEXT NOT NULL, size INTEGER NOT NULL",
                                        primaryKey: "kind, id"))
         }
+        migrator.registerMigration("v4-unread-index") { db in
+            // Unread counts per label walk only the unread messages (the rows' clear flags).
+            try db.execute(sql: MailStore.unreadIndexSQL)
+        }
         return migrator
     }
 }
