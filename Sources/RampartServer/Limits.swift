@@ -132,22 +132,39 @@ final class ServerLimitEnforcer: Sendable {
         if let wait = try remoteFetches.hit(user, now: now) { throw ServerError.limitExceeded(.tooManyRemoteFetches(retryAfterSeconds: wait)) }
     }
 
-    /// What `user` stores: sealed bodies, attachments, originals and drive blocks, in bytes.
+    /// What `user` stores: sealed bodies, attachments, originals and drive blocks, in bytes (one
+    /// statement).
     static func storedBytes(of user: String, in db: any StorageConnection) throws -> Int64 {
-        var total: Int64 = 0
-        let queries = [
-            "SELECT COALESCE(SUM(LENGTH(sealedBody)), 0) FROM messages WHERE userId = ?",
-            "SELECT COALESCE(SUM(LENGTH(sealedData)), 0) FROM attachments WHERE userId = ?",
-            "SELECT COALESCE(SUM(LENGTH(data)), 0) FROM driveBlocks WHERE userId = ?",
-        ]
-        for sql in queries { total += try Int64.fetchOne(db, sql: sql, arguments: [user]) ?? 0 }
-        // Originals (sealed RFC 5322 bytes) live in a table added by a later migration.
-        if try db.tableExists("messageOriginals") {
-            total += try Int64.fetchOne(db, sql: """
-                SELECT COALESCE(SUM(LENGTH(sealedData)), 0) FROM messageOriginals WHERE userId = ?
-                """, arguments: [user]) ?? 0
+        let (sum, arguments) = try storedBytesSum(of: "?", in: db)
+        return try Int64.fetchOne(db, sql: "SELECT \(sum)", arguments: StorageArguments(values: Array(repeating: .text(user), count: arguments))) ?? 0
+    }
+
+    /// The SQL sum of what the user named by `user` (a `?` or a column) stores, and how many times
+    /// it names `user`. Originals (sealed RFC 5322 bytes) live in a table a later migration adds.
+    static func storedBytesSum(of user: String, in db: any StorageConnection) throws -> (sql: String, uses: Int) {
+        var parts = [("sealedBody", "messages"), ("sealedData", "attachments"), ("data", "driveBlocks")]
+        if try db.tableExists("messageOriginals") { parts.append(("sealedData", "messageOriginals")) }
+        let sql = parts.map { "(SELECT COALESCE(SUM(LENGTH(\($0.0))), 0) FROM \($0.1) WHERE userId = \(user))" }.joined(separator: " + ")
+        return (sql, parts.count)
+    }
+
+    /// In one read transaction: what `sender` stores, and the owner and stored bytes of every
+    /// local address among `recipients` (lowercased; remote ones have no row), in one statement.
+    static func sendUsage(sender: String, recipients: [String], store: BackendStore) throws
+        -> (sender: Int64, owners: [(address: String, owner: String, used: Int64)]) {
+        try store.read { db in
+            let used = try storedBytes(of: sender, in: db)
+            guard !recipients.isEmpty else { return (used, []) }
+            let (sum, _) = try storedBytesSum(of: "addresses.userId", in: db)
+            let list = Array(repeating: "?", count: recipients.count).joined(separator: ", ")
+            let rows = try db.fetchAll(sql: """
+                SELECT address, userId, \(sum) AS used FROM addresses WHERE address COLLATE NOCASE IN (\(list))
+                """, arguments: StorageArguments(values: recipients.map { .text($0) }))
+            return (used, rows.map { row in
+                let address: String = row["address"], owner: String = row["userId"], bytes: Int64 = row["used"]
+                return (address.lowercased(), owner, bytes)
+            })
         }
-        return total
     }
 
     /// Throws when `adding` more bytes would put `user` over the quota.
@@ -185,15 +202,11 @@ final class ServerLimitEnforcer: Sendable {
                                                                     limit: limits.maximumAttachmentBytes))
             }
         }
-        try checkQuota(user: sender, adding: body.readableBytes, store: store)
-        let owners: [(String, String)] = try store.read { db in
-            try recipients.compactMap { address in
-                try String.fetchOne(db, sql: "SELECT userId FROM addresses WHERE address = ? COLLATE NOCASE", arguments: [address])
-                    .map { (address, $0) }
-            }
+        let usage = try Self.sendUsage(sender: sender, recipients: recipients.sorted(), store: store)
+        if usage.sender + Int64(body.readableBytes) > limits.storageQuotaBytes {
+            throw ServerError.limitExceeded(.quotaExceeded(limit: limits.storageQuotaBytes))
         }
-        for (address, owner) in owners where owner != sender {
-            let used = try store.read { db in try Self.storedBytes(of: owner, in: db) }
+        for (address, owner, used) in usage.owners where owner != sender {
             if used + Int64(body.readableBytes) > limits.storageQuotaBytes {
                 throw ServerError.limitExceeded(.recipientOverQuota(address: address))
             }
