@@ -101,6 +101,7 @@ def main():
 
         # --- sign in with the token --------------------------------------------------------
         context = browser.new_context(accept_downloads=True, viewport={"width": 1100, "height": 800})
+        context.set_default_timeout(90000)  # a hang guard: the suite runs beside every other one in CI
         outside, dialogs, app_requests = [], [], []
 
         def route(route_, request):
@@ -174,8 +175,10 @@ def main():
 
         # --- a cross-origin POST (same site: the cookie goes along) is refused ------------------
         evil_page = context.new_page()
-        with evil_page.expect_response(lambda resp: resp.url == base + "/lock") as answer:
-            evil_page.goto(evil_url)
+        # Only the POST's answer matters: the page submits its form while it loads, so its own
+        # "load" may never come (a loaded CI run timed out waiting for it); wait for the commit.
+        with evil_page.expect_response(lambda resp: resp.url == base + "/lock", timeout=90000) as answer:
+            evil_page.goto(evil_url, wait_until="commit")
         check("cross-origin-post-403", answer.value.status == 403, answer.value.status)
         evil_page.close()
         state = context.request.get(base + "/api/state").json()
