@@ -12,8 +12,11 @@ Prints one JSON line: {"logins": ok, "failures": [...], "shortA": n, "shortS": n
 Needs gpg on the PATH; uses a private GNUPGHOME. Exit status 0 when every login did what was expected.
 """
 import argparse
+import atexit
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -29,6 +32,13 @@ args = parser.parse_args()
 home = tempfile.mkdtemp(prefix="rampart-proton-gpg-")
 os.chmod(home, 0o700)
 os.environ["GNUPGHOME"] = home
+
+
+@atexit.register
+def _remove_home():
+    # python-gnupg starts a gpg-agent for the home; without this each run left one running.
+    subprocess.run(["gpgconf", "--homedir", home, "--kill", "all"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shutil.rmtree(home, ignore_errors=True)
 
 import proton.api  # noqa: E402
 from proton.api import ProtonError, Session  # noqa: E402
