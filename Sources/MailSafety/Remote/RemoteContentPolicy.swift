@@ -44,7 +44,7 @@ public enum EmbeddedImageStyle: Sendable, Equatable {
     /// `<prefix><base64url of the attachments key it matched>` (see ``RemoteProxy/encode(_:)``),
     /// served by the app at that prefix, an absolute `http(s)` URL ending in `/` that normally
     /// carries a token of one rendering (e.g. `http://127.0.0.1:8080/viewer/TOKEN/cid/`; the
-    /// viewer's CSP then names that prefix in `img-src`, not `data:`). Raster images only: an
+    /// viewer's CSP then names that prefix in `img-src`, beside `data:` for inline images). Raster images only: an
     /// attachment of another type (SVG, fonts, HTML, …) is dropped. The bytes of the
     /// ``EmbeddedAttachment`` are not read: the app opens the attachment when it is asked for it.
     case served(prefix: String)

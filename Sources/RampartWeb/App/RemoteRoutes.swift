@@ -67,7 +67,7 @@ struct RemoteRoutes {
     /// `GET /viewer/TOKEN/cid/KEY`: an embedded (`cid:`) image of one rendering.
     ///
     /// Trust-model rows **inbox (low)** — the CSP's embedded stage names this rendering's path
-    /// only (not `data:`), and the answer is a raster image (no SVG) with `nosniff` and a
+    /// (and `data:`, for images the body carries inline), and the answer is a raster image (no SVG) with `nosniff` and a
     /// sandbox CSP — and **cleartext files (critical)**: a stored attachment is opened through
     /// the FileVault attachment cache's `CleartextLease`, whose file exists only while it is read
     /// for this answer. Like the remote route, the sandboxed frame sends no cookie: the token,
