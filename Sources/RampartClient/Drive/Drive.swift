@@ -182,8 +182,7 @@ public struct DriveClient: Sendable {
 
     /// Downloads node `id` and writes its cleartext to `destination` (0600).
     public func download(_ id: String, to destination: URL, api: APIClient, progress: ProgressHandler? = nil) async throws -> DriveEntry {
-        let node: DriveNodeResponse
-        do { node = try await api.node(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive file", id: id) }
+        let node = try await self.node(id, kind: "drive file", api: api)
         let manifest = try open(node)
         let format = try manifest.format(user: try account.session().serverUserID)
         guard let keyBytes = Data(base64Encoded: manifest.key), keyBytes.count == 32 else { throw ClientError.tampered("The key of drive file \(id)") }
@@ -248,8 +247,7 @@ public struct DriveClient: Sendable {
     ///   name or one with `/` or control characters.
     public func renameFile(_ id: String, to name: String, api: APIClient) async throws -> DriveEntry {
         let trimmed = try Self.validName(name)
-        let node: DriveNodeResponse
-        do { node = try await api.node(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive file", id: id) }
+        let node = try await self.node(id, kind: "drive file", api: api)
         var manifest = try open(node)
         manifest.name = trimmed
         let folder = node.isFolder == true
@@ -269,8 +267,7 @@ public struct DriveClient: Sendable {
     /// - Throws: ``ClientError/badInput(_:)`` for a folder that is not empty (nothing is deleted:
     ///   delete what is in it first), ``ClientError/notFound(kind:id:)``.
     public func deleteFile(_ id: String, api: APIClient) async throws {
-        let node: DriveNodeResponse
-        do { node = try await api.node(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive file", id: id) }
+        let node = try await self.node(id, kind: "drive file", api: api)
         if node.isFolder == true {
             let inside = try await api.nodes(parent: id).count
             guard inside == 0 else {

@@ -80,17 +80,21 @@ extension DriveClient {
     public func parent(of folder: String, api: APIClient) async throws -> DriveEntry? {
         let volume = try await api.driveVolume()
         guard folder != volume.rootNodeId else { return nil }
-        let node: DriveNodeResponse
-        do { node = try await api.node(folder) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive folder", id: folder) }
+        let node = try await self.node(folder, kind: "drive folder", api: api)
         guard let parentID = node.parentId, parentID != volume.rootNodeId else { return nil }
         return try await folderEntry(parentID, api: api)
+    }
+
+    /// Node `id` from the server, a 404 answered as ``ClientError/notFound(kind:id:)`` of `kind`
+    /// (`drive file`, `drive folder`).
+    func node(_ id: String, kind: String, api: APIClient) async throws -> DriveNodeResponse {
+        do { return try await api.node(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: kind, id: id) }
     }
 
     /// The entry of folder `id`, name opened. - Throws: ``ClientError/notFound(kind:id:)`` when it
     /// is no folder of this user.
     public func folderEntry(_ id: String, api: APIClient) async throws -> DriveEntry {
-        let node: DriveNodeResponse
-        do { node = try await api.node(id) } catch ClientError.http(404, _) { throw ClientError.notFound(kind: "drive folder", id: id) }
+        let node = try await self.node(id, kind: "drive folder", api: api)
         guard node.isFolder == true else { throw ClientError.notFound(kind: "drive folder", id: id) }
         return DriveEntry(id: node.id, name: try open(node).name, size: 0, modified: node.modified, isFolder: true)
     }
