@@ -28,6 +28,13 @@ struct RemoteFetcherTests {
         var requests: [[String: Any]] {
             child.lines.dropFirst().compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         }
+        /// The log once it holds at least `count` requests: the probe prints a request's line
+        /// before it answers, but this process reads the probe's output on a thread of its own,
+        /// so a fetch can return before its line has been read here.
+        func requests(atLeast count: Int) async -> [[String: Any]] {
+            _ = await child.waitForLines(timeout: .seconds(20)) { $0.count > count }
+            return requests
+        }
         func stop() { child.kill() }
     }
 
@@ -50,14 +57,14 @@ struct RemoteFetcherTests {
         let base = "http://127.0.0.1:\(probe.port)"
         let fetched = try await fetcher.fetch("\(base)/picture.png?utm_source=news&size=2")
         #expect(fetched.contentType == "image/png" && fetched.body.starts(with: [0x89, 0x50, 0x4E, 0x47]))
-        let request = try #require(probe.requests.last)
+        let request = try #require(await probe.requests(atLeast: 1).last)
         let headers = try #require(request["headers"] as? [String: String])
         #expect(request["path"] as? String == "/picture.png?size=2")
         #expect(headers["User-Agent"] == RemoteFetcher.userAgent)
         #expect(Set(headers.keys.map { $0.lowercased() }) == ["host", "user-agent", "accept", "accept-encoding", "connection"])
         // A redirect within the allowed destination is followed.
         #expect(try await fetcher.fetch("\(base)/redirect-ok").contentType == "image/png")
-        #expect(probe.requests.last?["path"] as? String == "/redirected.png")
+        #expect(await probe.requests(atLeast: 3).map { $0["path"] as? String } == ["/picture.png?size=2", "/redirect-ok", "/redirected.png"])
     }
 
     @Test func localDestinationsOfEachKindAndRedirectsToThemAreRefusedBeforeAnyConnection() async throws {
@@ -76,7 +83,7 @@ struct RemoteFetcherTests {
         #expect(await Self.refusal(lab, "\(base)/redirect-private") == .localAddress(host: "10.0.0.1", port: 80, address: "10.0.0.1"))
         let other = await Self.refusal(lab, "\(base)/redirect-local?port=\(probe.port + 1)")
         #expect(other == .localAddress(host: "127.0.0.1", port: probe.port + 1, address: "127.0.0.1"))
-        #expect(probe.requests.map { $0["path"] as? String } == ["/redirect-private", "/redirect-local?port=\(probe.port + 1)"])
+        #expect(await probe.requests(atLeast: 2).map { $0["path"] as? String } == ["/redirect-private", "/redirect-local?port=\(probe.port + 1)"])
     }
 
     @Test func wrongTypesOversizeAnswersTrackersAndSlowServersAreRefused() async throws {
