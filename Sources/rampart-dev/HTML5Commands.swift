@@ -26,7 +26,7 @@ struct HTML5Command: ParsableCommand {
         var charset: String?
 
         func parse() throws -> Node {
-            let input = Array(FileHandle.standardInput.readDataToEndOfFile())
+            let input = StandardStreams.readAll()
             var options = HTML5ParserOptions(scripting: scripting)
             options.transportCharset = charset
             do {
@@ -49,6 +49,8 @@ struct HTML5Command: ParsableCommand {
             let root = try options.parse()
             print(root is DocumentFragment ? "#document-fragment" : "#document")
             print(root.html5libTreeDump, terminator: "")
+            // The tree is not freed (`print`'s buffer is flushed by `exit`): the process ends here.
+            StandardStreams.exitWithoutFreeing()
         }
     }
 
@@ -58,7 +60,7 @@ struct HTML5Command: ParsableCommand {
         func run() throws {
             guard options.fragment == nil else {
                 print(try options.parse().serialized(scripting: options.scripting))
-                return
+                StandardStreams.exitWithoutFreeing()
             }
             // A document: parsed into the arena tree (the same tree as the class DOM's, in a
             // fraction of the allocations) and written from the serializer's buffer.

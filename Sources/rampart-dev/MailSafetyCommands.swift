@@ -48,7 +48,7 @@ struct SanitizeCommand: ParsableCommand {
         let message: SanitizedMessage
         do {
             message = try StandardStreams.onMainArena { () throws(MailSafetyError) -> SanitizedMessage in
-                try MailSanitizer(options: options).sanitize(bytes: input)
+                try MailSanitizer(options: options).sanitize(utf8: input)
             }
         } catch {
             FileHandle.standardError.write(Data((error.description + "\n").utf8))
@@ -80,6 +80,9 @@ struct SanitizeCommand: ParsableCommand {
         }
         output.withUTF8 { StandardStreams.write($0) }
         StandardStreams.newline()
+        // What the command made (the input, the output, the report) is not freed: the process
+        // ends here.
+        StandardStreams.exitWithoutFreeing()
     }
 }
 

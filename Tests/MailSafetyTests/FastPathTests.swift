@@ -213,6 +213,8 @@ import RampartTestSupport
             " ", "  ", "\t", "\n", "\r\n", "\u{0C}", ",", " , ", ".", "..", ">", " > ", "+", "~", "*", ":root", ":hover", "#rampart-message",
             "#x", "[x]", "_x", "-x", "x-", "x1", "1x", ".5", "\\41", "é", "(", ")", "a.b.c", "table.wrap td.cell", "#outlook a", "a#b.c", "#1", "#_",
             "::before", ":checked", ":ROOT", "::part", "+*", "*+", "a>b", "html>", "html > p", "body+p", "html + p", "*a", "**", "a*", ":not(", "+5",
+            "[type=\"checkbox\"]", "[x=y]", "[x=\"a b\"]", "[x='y']", "[host]", "[x=host]", "[x=\"host\"]", "[x=1]", "[x= y]", "[x~=y]",
+            "[x=\"<\"]", "[x=\"\"]", "[-x]", "[", "]", "\"", "[x=\"a]\"]", "[X=Y]", "[x=\"a\"b]", "[x]y", "[x][y]", "[x]*", "*[x]",
         ]
         var random = LinearCongruential64(seed: 0x082EFA98EC4E6C89)
         func next(_ bound: Int) -> Int { random.next(bound) }
@@ -223,7 +225,7 @@ import RampartTestSupport
             var prelude = ""
             let plain = round % 2 == 0
             for _ in 0..<(1 + next(6)) {
-                prelude += plain ? ["td", ".cell", "TD.Cell", "body", "html", " ", ",", "a", ".x.y", "\t", "host", "#outlook", "#x.y", "#rampart-message", ">", " > ", "+*+", "~", ":checked", "*", "::x"][next(21)] : pieces[next(pieces.count)]
+                prelude += plain ? ["td", ".cell", "TD.Cell", "body", "html", " ", ",", "a", ".x.y", "\t", "host", "#outlook", "#x.y", "#rampart-message", ">", " > ", "+*+", "~", ":checked", "*", "::x", "[type=\"checkbox\"]", "[x]"][next(23)] : pieces[next(pieces.count)]
             }
             let bytes = Array(prelude.utf8)
             // The byte path runs on preludes the sheet pre-check passed (ASCII, no escapes).
@@ -315,6 +317,12 @@ import RampartTestSupport
         "#1x{y:1}", "input.c:checked+* .d,.e img+div{x:1}", "html>body>p,body ~p{x:1}", "a::before{x:1}",
         "\n    @import url(https://fonts.googleapis.com/css?family=Ubuntu:300,400,500,700);\n  ",
         "@import url(a);@import\turl(b) ;a{x:1}", "@import url(data:text/css,a{x:1});#x{y:2}",
+        // At-rules the full path drops whole, and attribute selectors with strings (MJML's
+        // accordion and navbar sheets).
+        "\n    .a{display:block}\n    @goodbye {\n      @gmail\n    }\n  ", "a{x:1}@page{x:1}", "@mediax{a{x:1}}", "@charset \"utf-8\";a{x:1}",
+        "@x;", "@-x-y{z}", "@--x{}", "@keyframes k{0%{x:1}to{x:2}}", "@media x{@goodbye{@gmail}a{y:1}}", "@media x{@goodbye{@gmail}}",
+        ".m[type=\"checkbox\"]~.l{display:none}", "@media only screen and (max-width:479px){.m[type=\"checkbox\"]:checked~.t .i{display:block!important}}",
+        "a[x]{y:1}", "a[x=y]{y:1}", "*[x=\"\"]{y:1}", "[x=\"a b\"][y]{y:1}", "a[x='y']{y:1}", "a[host]{y:1}", "a{font-family:\"Open Sans\",Arial}", "a{x:'y'}",
     ])
     func sheetsMatchTheFullPath(_ css: String) {
         let r = Self.sheets(css)
@@ -325,10 +333,11 @@ import RampartTestSupport
 
     /// Everything outside the plain shape is left to the full path (and the report untouched).
     @Test(arguments: [
-        "a{background:url(x)}", "a{x:'y'}", "a{x:1}/**/", "a{x:\\31}", "<!--a{x:1}-->", "a{x:1}-->", "@import 'x';", "@font-face{src:x}",
+        "a{background:url(x)}", "a{x:1}/**/", "a{x:\\31}", "<!--a{x:1}-->", "a{x:1}-->", "@import 'x';", "@font-face{src:x}",
         "@supports (x:y){a{x:1}}", "@media x;", "@media x{@media y{a{x:1}}}", "a{b{x:1}}", "a{x:1", "a{x:1}}", "a", "a{x:1}b",
-        "a{position:fixed}", "a{behavior:x}", "a{x:é}", "é{x:1}", "a{x:(1}", "a[{]{x:1}", "a(;){x:1}", "a{x:1}@page{x:1}", "@mediax{a{x:1}}",
-        "a{x:\u{0}}", "a{x:1}@media{a{x:1}b{@x}}", "@import url(a);@media{a{x:1}b{@x}}", "@import url(a)", "@import url(a) screen;",
+        "a{position:fixed}", "a{behavior:x}", "a{x:é}", "é{x:1}", "a{x:(1}", "a[{]{x:1}", "a(;){x:1}",
+        "a{x:\u{0}}", "a{x:1}@media{a{x:1}b{@x}}", "@import 'x';a{x:1}", "@x{a{b{}}}", "a[x=\"{\"]{x:1}", "a{x:\"a\nb\"}", "@ x{y:1}",
+        "@1x{y:1}", "a{x:1}@font-face{src:x}", "@media x{@supports y{}}", "@x}", "a{@x}", "a{x:1;@y}", "@x{", "a[x=\"y]{x:1}", "@import url(a);@media{a{x:1}b{@x}}", "@import url(a)", "@import url(a) screen;",
         "@import url( a);", "@import url('a');", "@IMPORT url(a);", "@importurl(a);", "@import URL(a);", "@import url(a\\);",
         "a{x:1}@import url(a);",
     ])
@@ -345,18 +354,25 @@ import RampartTestSupport
             "body", "BODY", "html", "html body", "html>body", ":root", "a", "td.cell", ".wrap", "#x", "#rampart-message", "p a", "a>b", "a+b",
             "a~b", "+a", ">a", "a,b", "a, a", ":not(.x)", ":host", "a::part(x)", "a:hover", "[x=y]", "a;b", "@x", "*", "1a", "", " ",
             "#outlook a", "#a.b", "a#b", "#a#b", ".a#b.c", "#rampart-message a", "#rampart-messagex", "#Rampart-message", "#-x", "#_x",
+            ".m[type=\"checkbox\"]~.l", "[x]", "a[x=y]:hover", "[x=\"a b\"]", "[x='y']", "[host]", "a[x=\"<\"]", "a \"x\"", "html[x]",
         ]
         let blocks = [
             "", ";", "color:red", "margin:0 auto;padding:0", "width:100%!important", "position:fixed", "z-index:5", "--x:1",
             "behavior:x", "x", "x:rgb(0,0,0)", "font:12px/1.5 Arial", "a:b;c", ":x", "@x", "x:1 ; ",
+            "font-family:\"Open Sans\",Arial", "x:'y'", "x:\"javascript:y\"", "@gmail",
         ]
+        // At-rules the full path drops whole (or not), in place of a rule.
+        let atRules = ["@goodbye{@gmail}", "@goodbye {\n  @gmail\n}", "@page{x:1}", "@x;", "@charset \"x\";", "@-x{}", "@1x{}", "@ x{}",
+                       "@keyframes k{0%{x:1}}", "@font-face{src:x}", "@import url(x);", "@supports (x:1){a{x:1}}", "@x y", "@x{a{b{}}}"]
         let preludes = [" screen", " (max-width:600px)", "(min-width:1px) and (max-width:2px)", "", " x y", " (a:b),(c:d)", " [x]", " fn(x)", " @x", " #x",
                         " only screen and (max-width:600px)", " screen  and (x:1)", " screen and(x:1)", " (x:1e3)", " (x:1em)", " (x:1e)",
                         " (x-:1)", " (-x:1)", "\t(x:1)\n", " (x:1.5px)", " (x:-1)", " (x: 1)", " (X:1)", " (x:1)(y:2)", " (x:1%)", " x,y"]
-        let noise = ["", " ", "\n", ";", "}", "{", "(", ")", "[", "]", "@media", "@page", "/", "-", "-->", "'", "\\", "é", ",", ":", "url(x)"]
+        let noise = ["", " ", "\n", ";", "}", "{", "(", ")", "[", "]", "@media", "@page", "/", "-", "-->", "'", "\\", "é", ",", ":", "url(x)", "\"", "@", "=\"x\""]
         var random = LinearCongruential64(seed: 0x2545F4914F6CDD1D)
         func next(_ bound: Int) -> Int { random.next(bound) }
-        func rule() -> String { selectors[next(selectors.count)] + ["", " "][next(2)] + "{" + blocks[next(blocks.count)] + "}" }
+        func rule() -> String {
+            next(8) == 0 ? atRules[next(atRules.count)] : selectors[next(selectors.count)] + ["", " "][next(2)] + "{" + blocks[next(blocks.count)] + "}"
+        }
         var handled = 0
         let imports = ["@import url(https://fonts.example/css?family=A:300,400);", "@import url(x) ;", "@import\turl(x);", "@import url(x)",
                        "@import url(\"x\");", "@import url(x)y;", "@import  url(a;b);", "@import url(x);\n"]

@@ -35,6 +35,45 @@ import Testing
         #expect(run.output.isEmpty)
     }
 
+    /// The command's entry (`sanitize(utf8:)`: checked as UTF-8 once, copied without a second
+    /// check) answers as `sanitize(bytes:)`: the same output and report for UTF-8 of every
+    /// width (and a byte-order mark, which is text here), the same error and offset for every
+    /// kind of bad byte at the start, middle and end, the same size limit.
+    @Test func wholeInputAnswersAsTheBytesEntry() throws {
+        let sanitizer = MailSanitizer()
+        let texts = ["", "<p>plain</p>", Self.message, "<p title=\"é€𝄞\">ü ß 中文 🙂</p>\u{FEFF}", "\u{FEFF}<b>x</b>", String(repeating: "é<i>x</i>", count: 5_000)]
+        for text in texts {
+            let bytes = Array(text.utf8)
+            #expect(try sanitizer.sanitize(utf8: bytes) == sanitizer.sanitize(bytes: bytes))
+        }
+        let bad: [[UInt8]] = [[0xFF], [0x80], [0xC0, 0x80], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF5], [0xE2, 0x82], [0xF0, 0x9F, 0x99]]
+        for sequence in bad {
+            for prefix in [[], Array("<p>a".utf8), Array(String(repeating: "é<b>x</b>", count: 100).utf8)] {
+                for suffix in [[], Array("</p>".utf8)] {
+                    let bytes = prefix + sequence + suffix
+                    var expected: MailSafetyError?
+                    do { _ = try sanitizer.sanitize(bytes: bytes) } catch { expected = error }
+                    #expect(expected == .invalidEncoding(byteOffset: prefix.count), "\(bytes.suffix(12))")
+                    #expect(throws: expected!) { try sanitizer.sanitize(utf8: bytes) }
+                }
+            }
+        }
+        var small = SanitizerOptions()
+        small.limits = SanitizerLimits(maxInputBytes: 8)
+        #expect(throws: MailSafetyError.tooLarge(bytes: 9, limit: 8)) { try MailSanitizer(options: small).sanitize(utf8: Array("<p>é</p>".utf8)) }
+    }
+
+    /// `html5 tree` and `html5 serialize --fragment` (class DOM, printed, the tree left to the
+    /// process's exit) print what the library gives.
+    @Test func treeAndFragmentPrintWhatTheLibraryGives() async throws {
+        let tree = try await dev.run(["html5", "tree"], stdin: Self.message)
+        #expect(tree.status == 0, "\(tree.stderr)")
+        #expect(tree.stdout == "#document\n" + (try HTML5Parser.parseDocument(Self.message).root.html5libTreeDump))
+        let fragment = try await dev.run(["html5", "serialize", "--fragment", "td"], stdin: Self.message)
+        #expect(fragment.status == 0, "\(fragment.stderr)")
+        #expect(fragment.stdout == (try HTML5Parser.parseFragment(Self.message, contextName: "td").root.serialized(scripting: false)) + "\n")
+    }
+
     @Test func serializeWritesTheSpecSerialization() async throws {
         let run = try await dev.run(["html5", "serialize"], stdin: Self.message)
         #expect(run.status == 0, "\(run.stderr)")

@@ -61,26 +61,71 @@ import Testing
     /// regex scan agree.
     @Test func trackerLiteralPrefilterNeverChangesTheVerdict() throws {
         let list = try TrackerList(mailTrackerBlockerJSON: Data(contentsOf: Self.realWorldListURL()))
-        var urls = ["https://cdn.shop.example/hero.jpg", "https://example.com/?a=1", "http://mail.example.org/open"]
-        for vendor in list.vendors {
+        let urls = ["https://cdn.shop.example/hero.jpg", "https://example.com/?a=1", "http://mail.example.org/open"] + Self.patternURLs(list.vendors)
+        #expect(Self.matches(urls, list.vendor(for:), agreeWith: list.vendorWithoutPrefilter(for:)) > 400)
+        #expect(TrackerList.requiredLiteral("sendgrid\\.net/wf/open") == "sendgrid.net/wf/open")
+        #expect(TrackerList.requiredLiteral("t.strk[0-9][0-9].email") == "email")
+        #expect(TrackerList.requiredLiteral("a|b") == nil)
+        #expect(TrackerList.requiredLiteral("/abc?def") == "/ab")
+    }
+
+    /// The built-in list compiles its patterns on first use, with the verdicts of the list
+    /// read and compiled at once: a message whose URLs hold none of the patterns' required
+    /// literals compiles none; every pattern is a valid expression; and merged with the
+    /// real-world list (its patterns compiled when read), the verdicts are those of the two
+    /// lists' vendors added one by one.
+    @Test func builtInTrackerPatternsCompileOnFirstUseWithTheSameVerdicts() throws {
+        let lazy = TrackerList.makeBuiltIn()
+        let eager = try TrackerList(rampartList: TrackerList.builtInText)
+        #expect(lazy.compiledPatternCount == 0)
+        #expect(eager.compiledPatternCount == 4)
+        for vendor in lazy.vendors {
+            for pattern in vendor.patterns { #expect((try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive])) != nil, "\(pattern)") }
+        }
+        var options = SanitizerOptions(remote: .allowAll)
+        options.trackers = lazy
+        let plain = try MailSanitizer(options: options).sanitize("<img src=\"https://cdn.shop.example/hero.jpg\"><a href=\"https://x.example/about/\">x</a>")
+        #expect(plain.report.trackers.isEmpty)
+        #expect(lazy.compiledPatternCount == 0)
+        let urls = ["https://us1.list-manage.com/track/open.php?u=1", "https://a.example/wf/open?upn=x", "https://m.example/o/AbC9/",
+                    "https://m.example/o/AbC9/x", "https://www.facebook.com/tr?id=1", "https://www.FACEBOOK.com/tr/", "https://b.example/p",
+                    "https://t.hubspotemail.net/x", "https://x.google-analytics.com/collect", "https://ünï.example/o/abc"]
+        for raw in urls {
+            guard let url = URLComponentsLite(url: raw) else { continue }
+            #expect(lazy.vendor(for: url) == eager.vendor(for: url), "\(raw)")
+        }
+        #expect(lazy.compiledPatternCount > 0)
+        let real = try TrackerList(mailTrackerBlockerJSON: Data(contentsOf: Self.realWorldListURL()))
+        let merged = TrackerList.makeBuiltIn().merging(real)
+        let added = TrackerList(vendors: eager.vendors + real.vendors)
+        #expect(merged.ruleCount == added.ruleCount)
+        #expect(Self.matches(urls + Self.patternURLs(Array(real.vendors.prefix(120))), merged.vendor(for:), agreeWith: added.vendor(for:)) > 100)
+    }
+
+    /// URLs made from every pattern of `vendors` (metacharacters stripped): in a path, and as
+    /// the host.
+    static func patternURLs(_ vendors: [TrackerList.Vendor]) -> [String] {
+        var urls: [String] = []
+        for vendor in vendors {
             for pattern in vendor.patterns {
                 let plain = pattern.replacingOccurrences(of: "\\", with: "").filter { !"^$()[]?*+{}|".contains($0) }
                 urls.append("https://x.example/" + plain)
                 urls.append("https://" + plain.drop(while: { $0 == "/" }) + "/p?q=1")
             }
         }
+        return urls
+    }
+
+    /// How many of `urls` `verdict` finds a vendor for, each verdict expected to be `other`'s.
+    static func matches(_ urls: [String], _ verdict: (URLComponentsLite) -> String?, agreeWith other: (URLComponentsLite) -> String?) -> Int {
         var matched = 0
         for raw in urls {
             guard let url = URLComponentsLite(url: raw) else { continue }
-            let fast = list.vendor(for: url)
-            #expect(fast == list.vendorWithoutPrefilter(for: url), "\(raw)")
-            if fast != nil { matched += 1 }
+            let found = verdict(url)
+            #expect(found == other(url), "\(raw)")
+            if found != nil { matched += 1 }
         }
-        #expect(matched > 400)
-        #expect(TrackerList.requiredLiteral("sendgrid\\.net/wf/open") == "sendgrid.net/wf/open")
-        #expect(TrackerList.requiredLiteral("t.strk[0-9][0-9].email") == "email")
-        #expect(TrackerList.requiredLiteral("a|b") == nil)
-        #expect(TrackerList.requiredLiteral("/abc?def") == "/ab")
+        return matched
     }
 
     @Test func shippedTrackerListFormatParsesAndRejectsGarbage() throws {

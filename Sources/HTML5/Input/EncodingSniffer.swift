@@ -33,7 +33,7 @@ public enum EncodingSniffer {
     /// fallback for every message, so it runs over every byte: ASCII is checked eight bytes at a
     /// time. Every read is inside the buffer: the word loads are guarded by `i + 8 <= count`,
     /// each continuation byte by `i + k < count`.
-    static func isValidUTF8(_ bytes: [UInt8]) -> Bool {
+    package static func isValidUTF8(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBufferPointer { buffer -> Bool in
             let count = buffer.count
             guard count > 0, let base = buffer.baseAddress else { return true }

@@ -1,19 +1,24 @@
 import Foundation
 
 /// A byte-level fast path for `<style>` sheets in the shape mail actually uses: plain qualified
-/// rules (`td.cell{padding:8px 12px;color:#333}`, `#outlook a{padding:0}`), top-level `@media`
-/// blocks holding plain rules, and leading `@import url(…);` rules (web fonts), which are dropped.
+/// rules (`td.cell{padding:8px 12px;color:#333}`, `#outlook a{padding:0}`,
+/// `.menu[type="checkbox"]~.links{display:none}`), top-level `@media` blocks holding plain rules,
+/// leading `@import url(…);` rules (web fonts), which are dropped, and the other at-rules the
+/// full path drops whole with one report entry (`@goodbye{@gmail}`, `@page{…}`, `@charset "x";`).
 ///
 /// A first pass accepts only text whose rule structure the byte stream shows exactly: ASCII, no
-/// strings, comments, escapes, `url(`, `<`, CDC or control characters; `(`/`[` balanced and never
-/// holding `{`, `}` or `;`; braces at most two deep (`@media{rule{}}`), `@` only at the top
-/// level. Then each rule is cut at its braces. Selectors and `@media` preludes (a few bytes each)
-/// are tokenized and checked by the full path's own ``CSSSanitizer/scopedSelector(_:)`` and
+/// comments, escapes, `url(`, `<`, CDC or control characters; strings only on one line and
+/// without quotes, backslashes, `<`, `@` or any of `{}()[];` (so no brace, bracket or semicolon
+/// the scan sees is inside a string); `(`/`[` balanced and never holding `{`, `}` or `;`; braces
+/// at most two deep (`@media{rule{}}`). Then each rule is cut at its braces. Selectors and
+/// `@media` preludes (a few bytes each) are read from the bytes in their plainest shapes, or
+/// tokenized and checked by the full path's own ``CSSSanitizer/scopedSelector(_:)`` and
 /// `isSafePrelude`; declaration blocks go through ``CSSStyleFastPath`` (which answers only when
-/// the full path would write the same text with no report entry). Anything else — another
-/// at-rule, a block the declaration fast path gives up on, a prelude without a block — makes the
-/// whole sheet take the full path (``CSSSanitizer/sanitizeStyleSheetFully(_:)``), and the report
-/// is only touched once the fast path has answered.
+/// the full path would write the same text with no report entry, and gives up on at-keywords).
+/// Anything else — `@import` after a rule, `@supports`, `@font-face`, `@media` inside a block or
+/// without one, a block the declaration fast path gives up on, a prelude without a block — makes
+/// the whole sheet take the full path (``CSSSanitizer/sanitizeStyleSheetFully(_:)``), and the
+/// report is only touched once the fast path has answered.
 ///
 /// Trust-model row: inbox (incoming mail) — sheets are still sanitized and scoped by the same
 /// rules; only the common, provably plain shape skips the token trees of its declarations.
@@ -99,7 +104,11 @@ enum CSSSheetFastPath {
             switch b {
             case 0x20, 0x09, 0x0A, 0x0D, 0x0C: break
             case 0..<0x20, 0x7F...0xFF: return false  // controls (NUL is replaced), non-ASCII
-            case 0x22, 0x27, 0x5C, 0x3C: return false  // strings, escapes, `<`
+            case 0x5C, 0x3C: return false  // escapes, `<`
+            case 0x22, 0x27:
+                // A string: skipped to its closing quote, holding none of the bytes below.
+                guard let close = plainStringEnd(p, from: i + 1, to: n, quote: b) else { return false }
+                i = close
             case 0x2F: if i + 1 < n && p[i + 1] == 0x2A { return false }  // comment
             case 0x2D: if i + 2 < n && p[i + 1] == 0x2D && p[i + 2] == 0x3E { return false }  // CDC
             case 0x28:
@@ -124,13 +133,38 @@ enum CSSSheetFastPath {
                 braces -= 1
             case 0x3B:
                 guard open == 0 else { return false }
-            case 0x40:
-                guard braces == 0 else { return false }
             default: break
             }
             i += 1
         }
         return open == 0 && braces == 0
+    }
+
+    /// The offset of the `quote` closing a string whose content starts at `from`, when every
+    /// byte before it is printable ASCII other than quotes, `\`, `<`, `@` and `{}()[];` (the
+    /// tokenizer reads such a string as one string token of those bytes, the serializer writes
+    /// it back as `"` those bytes `"`, and no structural byte of the sheet is inside it);
+    /// `nil` for anything else.
+    static func plainStringEnd(_ p: UnsafeBufferPointer<UInt8>, from: Int, to end: Int, quote: UInt8) -> Int? {
+        var k = from
+        while k < end {
+            let c = p[k]
+            if c == quote { return k }
+            guard isPlainStringByte(c) else { return nil }
+            k += 1
+        }
+        return nil
+    }
+
+    @inline(__always) private static func isPlainStringByte(_ c: UInt8) -> Bool {
+        switch c {
+        case 0x20...0x7E:
+            switch c {
+            case 0x22, 0x27, 0x5C, 0x3C, 0x40, 0x7B, 0x7D, 0x28, 0x29, 0x5B, 0x5D, 0x3B: return false
+            default: return true
+            }
+        default: return false
+        }
     }
 
     private struct State {
@@ -149,16 +183,27 @@ enum CSSSheetFastPath {
                 while i < end && isSpace(p[i]) { i += 1 }
                 if i >= end { return true }
                 if p[i] == 0x40 {
-                    // `@media prelude{rules}`; any other at-rule gives up.
-                    guard !nested, i + 6 <= end,
-                          p[i + 1] | 0x20 == 0x6D, p[i + 2] | 0x20 == 0x65, p[i + 3] | 0x20 == 0x64,
-                          p[i + 4] | 0x20 == 0x69, p[i + 5] | 0x20 == 0x61 else { return false }
-                    let preludeStart = i + 6
-                    if preludeStart < end {
-                        let c = p[preludeStart]
-                        let isNameCode = (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x5F
-                        guard !isNameCode else { return false }
+                    // An at-keyword (`@` and a name: no escapes or non-ASCII here), else give up.
+                    guard let nameEnd = CSSSheetFastPath.atKeywordEnd(p, at: i, to: end) else { return false }
+                    let name = (i + 1)..<nameEnd
+                    if !isWord(p, name, "media") {
+                        // `@import` (after a rule), `@supports` and `@font-face` are the full
+                        // path's; every other at-rule it drops whole, noting one removed rule:
+                        // `@name prelude;` or `@name prelude{block}`.
+                        guard !isWord(p, name, "import"), !isWord(p, name, "supports"), !isWord(p, name, "font-face"),
+                              let stop = CSSSheetFastPath.firstStructural(p, from: nameEnd, to: end) else { return false }
+                        if p[stop] == 0x3B {
+                            i = stop + 1
+                        } else {
+                            guard let close = matchingClose(p, from: stop + 1, to: end) else { return false }
+                            i = close + 1
+                        }
+                        droppedRules += 1
+                        continue
                     }
+                    // `@media prelude{rules}`, at the top level only.
+                    guard !nested else { return false }
+                    let preludeStart = nameEnd
                     guard let open = find(p, from: preludeStart, to: end, stopAtSemicolon: true) else { return false }
                     guard let close = matchingClose(p, from: open + 1, to: end) else { return false }
                     // The prelude as the full path writes it: from its bytes when it is in the
@@ -214,6 +259,11 @@ enum CSSSheetFastPath {
             }
         }
 
+        /// Whether `p[range]` is `word` (lowercase ASCII) in any case.
+        private func isWord(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ word: StaticString) -> Bool {
+            CSSSheetFastPath.isWord(p, range, word)
+        }
+
         /// The first `{` at or after `from` (`nil` at a `}`, the end, or — when asked — a `;`).
         private func find(_ p: UnsafeBufferPointer<UInt8>, from: Int, to end: Int, stopAtSemicolon: Bool) -> Int? {
             var k = from
@@ -245,6 +295,38 @@ enum CSSSheetFastPath {
         private func string(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
             String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
         }
+    }
+
+    /// The end of the name of the at-keyword token whose `@` is at `at`, or `nil` when the `@`
+    /// is a delimiter (what follows does not start an identifier: a letter, `_`, or `-` followed
+    /// by one of those or `-`). Names are ASCII here (the pre-check refused escapes and non-ASCII).
+    static func atKeywordEnd(_ p: UnsafeBufferPointer<UInt8>, at: Int, to end: Int) -> Int? {
+        var k = at + 1
+        guard k < end else { return nil }
+        if p[k] == 0x2D {
+            guard k + 1 < end, isNameStart(p[k + 1]) || p[k + 1] == 0x2D else { return nil }
+            k += 2
+        } else {
+            guard isNameStart(p[k]) else { return nil }
+            k += 1
+        }
+        while k < end && isNameCode(p[k]) { k += 1 }
+        return k
+    }
+
+    /// The first `{`, `;` or `}` at or after `from`: where an at-rule's prelude ends (`{` or `;`;
+    /// a `}` first, or none, is left to the full path). Exact here: the pre-check keeps those
+    /// bytes out of strings and brackets.
+    static func firstStructural(_ p: UnsafeBufferPointer<UInt8>, from: Int, to end: Int) -> Int? {
+        var k = from
+        while k < end {
+            switch p[k] {
+            case 0x7B, 0x3B: return k
+            case 0x7D: return nil
+            default: k += 1
+            }
+        }
+        return nil
     }
 
     // MARK: Plain media preludes
@@ -301,10 +383,11 @@ enum CSSSheetFastPath {
     @inline(__always) private static func isNameCode(_ b: UInt8) -> Bool { isNameStart(b) || (b >= 0x30 && b <= 0x39) || b == 0x2D }
 
     /// ``CSSSanitizer/scopedSelector(_:)`` for the plainest selector lists, read from the bytes
-    /// of a prelude the pre-check passed (ASCII, no escapes, strings or comments): selectors
+    /// of a prelude the pre-check passed (ASCII, no escapes or comments): selectors
     /// separated by `,`, each made of compounds separated by whitespace and/or one of the
     /// combinators `>`, `+`, `~`, each compound a type name or `*` and/or `.class`, `#id`,
-    /// `:pseudo` and `::pseudo` names, every name `[A-Za-z_][A-Za-z0-9_-]*` (so the tokenizer
+    /// `:pseudo` and `::pseudo` names and plain attribute selectors
+    /// (``attributeSelectorEnd(_:from:to:)``), every name `[A-Za-z_][A-Za-z0-9_-]*` (so the tokenizer
     /// reads each as one ident or hash token and each sign as one delimiter or colon, never a
     /// number or a function, and the serializer writes them unchanged: no pair of these tokens
     /// needs a comment between them). An id that is the wrapper's own (`#outlook a` is taken,
@@ -364,6 +447,21 @@ enum CSSSheetFastPath {
                 k += 1
                 continue
             }
+            if b == 0x5B {
+                // An attribute selector (`[name]`, `[name=value]`, `[name="value"]`), then what
+                // may follow a compound's part.
+                guard let close = attributeSelectorEnd(p, from: k, to: hi) else { return nil }
+                k = close + 1
+                if k < hi {
+                    switch p[k] {
+                    case 0x20, 0x09, 0x0A, 0x0D, 0x0C, 0x2E, 0x23, 0x3A, 0x3E, 0x2B, 0x7E, 0x5B: break
+                    default: return nil
+                    }
+                }
+                compoundEmpty = false
+                needCompound = false
+                continue
+            }
             if b == 0x2A {
                 // `*` starts a compound; a name right after it is left to the token path.
                 guard compoundEmpty, k + 1 == hi || !isNameCode(p[k + 1]) && p[k + 1] != 0x2A else { return nil }
@@ -387,7 +485,7 @@ enum CSSSheetFastPath {
             if nameEnd < hi {
                 // What may follow a name (a `(` would make it a function, a `*` is left out).
                 switch p[nameEnd] {
-                case 0x20, 0x09, 0x0A, 0x0D, 0x0C, 0x2E, 0x23, 0x3A, 0x3E, 0x2B, 0x7E: break
+                case 0x20, 0x09, 0x0A, 0x0D, 0x0C, 0x2E, 0x23, 0x3A, 0x3E, 0x2B, 0x7E, 0x5B: break
                 default: return nil
                 }
             }
@@ -443,6 +541,39 @@ enum CSSSheetFastPath {
                 return count
             }
         }
+    }
+
+    /// The offset of the `]` closing the attribute selector whose `[` is at `from`, when it is
+    /// `[name]`, `[name=name]` or `[name="text"]` with no whitespace, every name
+    /// `[A-Za-z_][A-Za-z0-9_-]*` other than `host`, `part` and `slotted` (which the token path
+    /// refuses) and the text as ``plainStringEnd(_:from:to:quote:)`` takes it; `nil` for
+    /// anything else (the token path decides). The tokenizer reads these as a `[` block of an
+    /// ident, a `=` delimiter and an ident or a string, which the serializer writes back as the
+    /// same bytes: no pair of them needs a comment between them, and such a string is written
+    /// with the double quotes it has.
+    private static func attributeSelectorEnd(_ p: UnsafeBufferPointer<UInt8>, from: Int, to hi: Int) -> Int? {
+        /// The end of a plain name starting at `k` that the token path does not refuse.
+        func nameEnd(_ k: Int) -> Int? {
+            guard k < hi, isNameStart(p[k]) else { return nil }
+            var end = k + 1
+            while end < hi && isNameCode(p[end]) { end += 1 }
+            if isWord(p, k..<end, "host") || isWord(p, k..<end, "part") || isWord(p, k..<end, "slotted") { return nil }
+            return end
+        }
+        guard var k = nameEnd(from + 1), k < hi else { return nil }
+        if p[k] == 0x3D {
+            k += 1
+            guard k < hi else { return nil }
+            if p[k] == 0x22 {
+                guard let close = plainStringEnd(p, from: k + 1, to: hi, quote: 0x22) else { return nil }
+                k = close + 1
+            } else {
+                guard let end = nameEnd(k) else { return nil }
+                k = end
+            }
+        }
+        guard k < hi, p[k] == 0x5D else { return nil }
+        return k
     }
 
     /// Whether the id `p[range]` (a plain name) may be the wrapper's: `scope` is `#` and the

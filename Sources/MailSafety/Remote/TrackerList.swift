@@ -30,7 +30,7 @@ public struct TrackerList: Sendable {
     }
 
     public private(set) var vendors: [Vendor]
-    private var compiled: [(vendor: Int, regex: NSRegularExpressionBox, literal: [UInt8]?)]
+    private var compiled: [(vendor: Int, regex: TrackerPattern, literal: [UInt8]?)]
     private var hostIndex: [String: Int]
     /// The UTF-8 lengths of the keys of `hostIndex` (an ASCII host suffix of another length
     /// cannot be a key, so most URLs need no dictionary lookup at all); `nil` when a key is not
@@ -56,9 +56,23 @@ public struct TrackerList: Sendable {
 
     /// A small built-in list (documented in <doc:RemoteContentAndTrackers>), used when the caller
     /// gives none.
-    public static let builtIn: TrackerList = {
+    ///
+    /// Its patterns are compiled when a URL first needs one (most messages never do: the
+    /// required-literal pre-filter answers first), not when the list is made: compiling them
+    /// started ICU's regular-expression engine in every process that sanitizes, ~9 M
+    /// instructions of a `rampart-dev sanitize` start-up of ~12 M. They are constants, checked
+    /// by the tests (a list read from a user is checked, and compiled, when it is read).
+    public static let builtIn = makeBuiltIn()
+
+    /// A new copy of ``builtIn``, its patterns not compiled yet (for tests).
+    static func makeBuiltIn() -> TrackerList {
+        (try? TrackerList(rampartList: builtInText, compiling: false)) ?? .empty
+    }
+
+    /// ``builtIn`` in Rampart's list format.
+    static let builtInText: String = {
         // Entries chosen from widely documented open-tracking endpoints.
-        let text = """
+        """
         rampart-trackers 1
         vendor Mailchimp
         host list-manage.com
@@ -75,8 +89,10 @@ public struct TrackerList: Sendable {
         vendor Facebook pixel
         regex facebook\\.com/tr[/?]
         """
-        return (try? TrackerList(rampartList: text)) ?? .empty
     }()
+
+    /// How many of the list's patterns are compiled (for tests of the lazy built-in list).
+    var compiledPatternCount: Int { compiled.filter { $0.regex.isCompiled }.count }
 
     public init(vendors: [Vendor]) {
         self.vendors = []
@@ -85,9 +101,37 @@ public struct TrackerList: Sendable {
         for vendor in vendors { try? add(vendor) }
     }
 
-    private mutating func add(_ vendor: Vendor) throws {
+    /// Adds `vendor`, its patterns compiled now (a bad one throws, and the vendor's later
+    /// patterns are left out), or, with `compiling` off, when first used (known-good patterns).
+    private mutating func add(_ vendor: Vendor, compiling: Bool = true) throws {
         let index = vendors.count
         vendors.append(vendor)
+        addHosts(of: vendor, index: index)
+        for pattern in vendor.patterns {
+            let regex: TrackerPattern
+            if compiling {
+                guard let compiled = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]) else {
+                    throw TrackerListError.badPattern(vendor: vendor.name, pattern: pattern)
+                }
+                regex = TrackerPattern(pattern, compiled: compiled)
+            } else {
+                regex = TrackerPattern(pattern, compiled: nil)
+            }
+            addPattern(regex, literal: Self.requiredLiteral(pattern).map { Array($0.utf8) }, index: index)
+        }
+    }
+
+    private mutating func addPattern(_ regex: TrackerPattern, literal: [UInt8]?, index: Int) {
+        compiled.append((index, regex, literal))
+        if let literal {
+            literalRanges.append(literalBytes.count..<(literalBytes.count + literal.count))
+            literalBytes.append(contentsOf: literal)
+        } else {
+            literalRanges.append(nil)
+        }
+    }
+
+    private mutating func addHosts(of vendor: Vendor, index: Int) {
         for host in vendor.hosts {
             let key = host.lowercased()
             hostIndex[key] = index
@@ -104,25 +148,16 @@ public struct TrackerList: Sendable {
                 shortHostLengths |= 1 << UInt64(key.utf8.count)
             }
         }
-        for pattern in vendor.patterns {
-            do {
-                let regex = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
-                let literal = Self.requiredLiteral(pattern).map { Array($0.utf8) }
-                compiled.append((index, NSRegularExpressionBox(regex), literal))
-                if let literal {
-                    literalRanges.append(literalBytes.count..<(literalBytes.count + literal.count))
-                    literalBytes.append(contentsOf: literal)
-                } else {
-                    literalRanges.append(nil)
-                }
-            } catch {
-                throw TrackerListError.badPattern(vendor: vendor.name, pattern: pattern)
-            }
-        }
     }
 
     /// Parses Rampart's line format. - Throws: ``TrackerListError``.
     public init(rampartList text: String) throws {
+        try self.init(rampartList: text, compiling: true)
+    }
+
+    /// ``init(rampartList:)``, with the patterns compiled now or (`compiling` off, for the
+    /// built-in list's constants) when first used.
+    private init(rampartList text: String, compiling: Bool) throws {
         self.init(vendors: [])
         var sawHeader = false
         var current: Vendor?
@@ -140,7 +175,7 @@ public struct TrackerList: Sendable {
             guard !argument.isEmpty else { throw TrackerListError.badLine(number + 1) }
             switch keyword {
             case "vendor":
-                if let current { try add(current) }
+                if let current { try add(current, compiling: compiling) }
                 current = Vendor(name: argument, hosts: [], patterns: [])
             case "host":
                 guard current != nil else { throw TrackerListError.badLine(number + 1) }
@@ -153,7 +188,7 @@ public struct TrackerList: Sendable {
             }
         }
         guard sawHeader else { throw TrackerListError.badHeader }
-        if let current { try add(current) }
+        if let current { try add(current, compiling: compiling) }
     }
 
     /// Parses the MailTrackerBlocker JSON (`{"trackers": {vendor: [regex, ...]}}`). Its patterns
@@ -170,9 +205,20 @@ public struct TrackerList: Sendable {
         }
     }
 
-    /// This list followed by `other`'s entries.
+    /// This list followed by `other`'s entries (their patterns as they are: compiled already,
+    /// or when first used).
     public func merging(_ other: TrackerList) -> TrackerList {
-        TrackerList(vendors: vendors + other.vendors)
+        var merged = self
+        let offset = vendors.count
+        for vendor in other.vendors {
+            merged.addHosts(of: vendor, index: merged.vendors.count)
+            merged.vendors.append(vendor)
+        }
+        for (k, entry) in other.compiled.enumerated() {
+            let literal = other.literalRanges[k].map { Array(other.literalBytes[$0]) }
+            merged.addPattern(entry.regex, literal: literal, index: entry.vendor + offset)
+        }
+        return merged
     }
 
     /// The number of patterns and hosts.
@@ -387,10 +433,36 @@ public struct TrackerList: Sendable {
     }
 }
 
-/// `NSRegularExpression` is immutable and thread-safe; this box states that to the compiler.
-struct NSRegularExpressionBox: @unchecked Sendable {
-    let regex: NSRegularExpression
-    init(_ regex: NSRegularExpression) { self.regex = regex }
+/// One pattern of a ``TrackerList``: its `NSRegularExpression` (case-insensitive), compiled
+/// when the list was read or, for the built-in list's known-good patterns, on first use (once,
+/// under a lock; every copy of the list shares it). `NSRegularExpression` is immutable and
+/// thread-safe once made, which the `@unchecked Sendable` states.
+///
+/// Trust-model row: inbox (incoming mail) — the same tracker verdicts, without starting ICU's
+/// regular-expression engine in processes whose URLs never reach a pattern.
+final class TrackerPattern: @unchecked Sendable {
+    let pattern: String
+    private let lock = NSLock()
+    private var compiled: NSRegularExpression?
+
+    init(_ pattern: String, compiled: NSRegularExpression?) {
+        self.pattern = pattern
+        self.compiled = compiled
+    }
+
+    /// The compiled expression. A pattern given without one is a constant the tests compile,
+    /// so compiling it cannot fail.
+    var regex: NSRegularExpression {
+        lock.withLock {
+            if let compiled { return compiled }
+            let made = try! NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
+            compiled = made
+            return made
+        }
+    }
+
+    /// Whether the expression has been compiled (for tests of the lazy built-in list).
+    var isCompiled: Bool { lock.withLock { compiled != nil } }
 }
 
 /// A tracker list that cannot be read.
