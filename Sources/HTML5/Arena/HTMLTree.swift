@@ -19,8 +19,8 @@
 ///
 /// Made by ``HTML5Parser/parseTree(_:options:)-(String,_)`` and its siblings, and read through
 /// ``HTMLNode`` handles (``document``, `HTMLTreeParseResult/root`): the same tree as the class
-/// DOM's, 1.3–1.7× faster to build and free (docs/performance.md). Read-only for now: code that
-/// edits a tree (the sanitizer) works on the class DOM, or on ``HTMLNode/materialize()``.
+/// DOM's, 1.3–1.7× faster to build and free (docs/performance.md). Edited through ``HTMLNode``
+/// (remove, unwrap, text and attribute changes: what the mail sanitizer's cleaner does to it).
 ///
 /// Not `Sendable`: a tree is used by one thread at a time, like the class nodes.
 public final class HTMLTree {
@@ -312,12 +312,7 @@ public final class HTMLTree {
         let first = source.pointee.firstChild
         guard first >= 0 else { return }
         let last = source.pointee.lastChild
-        var child = first
-        while child >= 0 {
-            let childRow = row(child)
-            childRow.pointee.parent = newParent
-            child = childRow.pointee.nextSibling
-        }
+        setParent(ofChainFrom: first, to: newParent)
         let previous = target.pointee.lastChild
         if previous >= 0 {
             row(previous).pointee.nextSibling = first
@@ -330,8 +325,19 @@ public final class HTMLTree {
         source.pointee.lastChild = -1
     }
 
+    /// Sets `parent` as the parent of `first` and of every sibling after it (a chain of children
+    /// being moved as one).
+    @inline(__always) func setParent(ofChainFrom first: Int32, to parent: Int32) {
+        var child = first
+        while child >= 0 {
+            let childRow = row(child)
+            childRow.pointee.parent = parent
+            child = childRow.pointee.nextSibling
+        }
+    }
+
     /// Detaches every child of `node`.
-    func removeAllChildren(of node: Int32) {
+    package func removeAllChildren(of node: Int32) {
         let parent = row(node)
         var child = parent.pointee.firstChild
         while child >= 0 {
