@@ -50,9 +50,7 @@ extension HTMLTree {
                         a = nextX
                         b = nextY
                     } else {
-                        let (runA, afterA) = textRun(from: a)
-                        let (runB, afterB) = other.textRun(from: b)
-                        guard runA == runB else { return false }
+                        guard let (afterA, afterB) = sameTextRun(from: a, as: b, in: other) else { return false }
                         a = afterA
                         b = afterB
                     }
@@ -119,16 +117,36 @@ extension HTMLTree {
     @inline(__always)
     private func isTextRow(_ index: Int32) -> Bool { index >= 0 && row(index).pointee.kind == .text }
 
-    /// The concatenated UTF-8 of the run of adjacent text nodes starting at `first`, and the row
-    /// after the run (-1: none).
-    private func textRun(from first: Int32) -> (bytes: [UInt8], after: Int32) {
-        var bytes: [UInt8] = []
-        var current = first
-        while isTextRow(current) {
-            let pointer = row(current)
-            withTextBytes(pointer) { bytes.append(contentsOf: $0) }
-            current = pointer.pointee.nextSibling
+    /// Whether the run of adjacent text nodes starting at `first` has the same bytes, once
+    /// concatenated, as the run starting at `otherFirst` in `other`, compared piece by piece (no
+    /// copy); the rows after the two runs (-1: none) when it does.
+    private func sameTextRun(from first: Int32, as otherFirst: Int32, in other: HTMLTree) -> (Int32, Int32)? {
+        var x = first, y = otherFirst
+        // Bytes of the current node of each run already compared.
+        var offsetX = 0, offsetY = 0
+        while true {
+            while isTextRow(x) && offsetX == textByteCount(row(x)) { x = row(x).pointee.nextSibling; offsetX = 0 }
+            while other.isTextRow(y) && offsetY == other.textByteCount(other.row(y)) { y = other.row(y).pointee.nextSibling; offsetY = 0 }
+            let endX = !isTextRow(x), endY = !other.isTextRow(y)
+            if endX || endY { return endX && endY ? (x, y) : nil }
+            let (fromX, fromY) = (offsetX, offsetY)
+            let matched = withTextBytes(row(x)) { bx in
+                other.withTextBytes(other.row(y)) { by -> Int in
+                    let n = min(bx.count - fromX, by.count - fromY)
+                    guard let px = bx.baseAddress, let py = by.baseAddress else { return -1 }
+                    return memcmp(px + fromX, py + fromY, n) == 0 ? n : -1
+                }
+            }
+            guard matched > 0 else { return nil }
+            offsetX += matched
+            offsetY += matched
         }
-        return (bytes, current)
+    }
+
+    /// The number of UTF-8 bytes of a text row's data.
+    @inline(__always)
+    private func textByteCount(_ text: UnsafeMutablePointer<Row>) -> Int {
+        let pooled = Int(text.pointee.formattingDigest)
+        return pooled > 0 ? pooled : text.pointee.payload.utf8.count
     }
 }

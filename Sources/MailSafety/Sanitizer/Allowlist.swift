@@ -65,7 +65,7 @@ enum Allowlist {
         case drop
     }
 
-    static func urlAttribute(element: Element, attribute: Attribute) -> URLAttribute? {
+    static func urlAttribute(element: some CleanableElement, attribute: Attribute) -> URLAttribute? {
         let name = attribute.name
         if attribute.namespace == .xlink && name == "href" {
             return element.namespace == .svg ? svgHref(element) : .drop
@@ -80,7 +80,7 @@ enum Allowlist {
 
     /// ``urlAttribute(element:attribute:)`` for an attribute without namespace on an HTML
     /// element, whose name was found in ``htmlURLAttributes`` as `urlName`.
-    static func htmlURLAttribute(_ urlName: HTMLURLAttributeName, element: Element) -> URLAttribute {
+    static func htmlURLAttribute(_ urlName: HTMLURLAttributeName, element: some CleanableElement) -> URLAttribute {
         switch urlName {
         case .href:
             // (By interned tag: `tag` always agrees with `localName`.)
@@ -89,7 +89,7 @@ enum Allowlist {
             // (By interned tag, as above.)
             switch element.tag {
             case .img: return .resource(.image)
-            case .source: return .resource(isInPicture(element) ? .image : .media)
+            case .source: return .resource(element.isInPicture ? .image : .media)
             case .video, .audio: return .resource(.media)
             default: return .drop
             }
@@ -99,21 +99,6 @@ enum Allowlist {
         case .cite: return .link
         case .drop: return .drop
         }
-    }
-
-    /// Whether `element`'s parent is an element named `picture` (what
-    /// `element.parent.flatMap { ($0 as? Element)?.localName } == "picture"` answers).
-    ///
-    /// Unretained read (trust-model row: inbox): asked for every `<source src>`, and `parent`
-    /// returns a strong reference (a retain and a release, each an atomic read-modify-write)
-    /// and the cast and the name a dynamic cast and a copy of the name. The link is read as the
-    /// node stores it (unretained: a parent is alive while its child is attached, it holds the
-    /// child), the class by an exact check (`Element` is final: the answer of `as?`), and the
-    /// name by the interned tag (`tag == .picture` exactly when `localName == "picture"`).
-    private static func isInPicture(_ element: Element) -> Bool {
-        guard let parent = UnretainedLinks.parent(Unmanaged<Node>.passUnretained(element)),
-              let parentElement = UnretainedLinks.element(parent) else { return false }
-        return parentElement._withUnsafeGuaranteedRef { $0.tag == .picture }
     }
 
     /// The names of HTML attributes holding a URL (one table lookup for every attribute instead of
@@ -127,7 +112,7 @@ enum Allowlist {
 
     static let htmlURLAttributes = ASCIINameTable<HTMLURLAttributeName>(htmlURLAttributeNames)
 
-    private static func svgHref(_ element: Element) -> URLAttribute {
+    private static func svgHref(_ element: some CleanableElement) -> URLAttribute {
         switch element.localName {
         case "image": return .resource(.svgImage)
         case "use": return .resource(.svgUse)
@@ -199,7 +184,7 @@ enum Allowlist {
     /// (``htmlElementRulesByTag``, or a copy of it the caller read once), or by name for an
     /// unknown tag (the local name is read only then).
     @inline(__always)
-    static func htmlElementRule(_ element: Element, byTag: [HTMLElementRule?]) -> HTMLElementRule? {
+    static func htmlElementRule(_ element: some CleanableElement, byTag: [HTMLElementRule?]) -> HTMLElementRule? {
         element.tag == .unknown ? htmlElementRules.value(element.localName) : byTag[Int(element.tag.rawValue)]
     }
 

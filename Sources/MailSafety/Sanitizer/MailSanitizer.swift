@@ -161,58 +161,59 @@ public struct MailSanitizer: Sendable {
     }
 
     /// Sanitizes HTML text. - Throws: ``MailSafetyError`` (too large, bad wrapper id).
+    ///
+    /// The message is parsed into, cleaned on and checked with the arena tree (`HTMLTree`);
+    /// `referenceSanitize(_:)` (SPI `Reference`) does the same on the class DOM and gives the same
+    /// output and report, byte for byte (checked by `ArenaPathTests` and the `sanitizer` fuzz
+    /// target).
     public func sanitize(_ html: String) throws(MailSafetyError) -> SanitizedMessage {
+        try sanitize(html, on: ArenaPass.self)
+    }
+
+    /// ``sanitize(_:)`` on the class DOM (`DocumentFragment`): the reference the arena
+    /// path is checked against, byte for byte, output and report, until the class path is
+    /// removed. Not for production use: slower, and kept only as that oracle. - Throws:
+    /// ``MailSafetyError``.
+    @_spi(Reference)
+    public func referenceSanitize(_ html: String) throws(MailSafetyError) -> SanitizedMessage {
+        try sanitize(html, on: ClassPass.self)
+    }
+
+    /// The sanitizer's passes on one kind of tree (``SanitizerPass``).
+    private func sanitize<Pass: SanitizerPass>(_ html: String, on _: Pass.Type) throws(MailSafetyError) -> SanitizedMessage {
         guard Self.isValidWrapperID(options.wrapperID) else { throw .invalidWrapperID(options.wrapperID) }
         guard html.utf8.count <= options.limits.maxInputBytes else {
             throw .tooLarge(bytes: html.utf8.count, limit: options.limits.maxInputBytes)
         }
         let gate = ResourceGate(options: options)
-        // The cleaned tree, kept for the re-parse check whatever the output's size: matching the
-        // parse against it builds no second tree.
-        var cleanedTree: DocumentFragment?
-        let first = cleanOnce(html, gate: gate, tree: &cleanedTree)
+        var first = Pass(cleaning: html, gate: gate, options: options)
         var current = first.html
         // Whether the message itself (the first parse) reached one of the parser's bounds.
+        let bounded = first.bounded
         var report: SanitizationReport {
             var report = gate.report
-            report.hostileMarkup = first.bounded
+            report.hostileMarkup = bounded
             return report
         }
         // The re-parse check: the output must parse (in the rendering context) to a tree that
         // serializes to the same text, i.e. to the very tree the cleaner produced. Usually it
         // does, and then cleaning again is a no-op (the cleaner is idempotent on its own output:
         // PropertyTests and CorpusTests run the full sanitize twice). When it does not — a
-        // mutation — the cleaner runs again on the re-parsed tree until a fixed point.
-        // When the re-parsed tree is node for node the cleaned one, it serializes to the output,
-        // so the string comparison is needed only when the trees differ; the decision is the same
-        // either way. That is decided first while parsing, matching each node the parser would
-        // make against the cleaned tree (`MessageParsing.parsesBack`: no second tree is built);
-        // when that cannot show it (any step other than appending the next node, e.g. a
-        // template), the output is parsed and compared as a tree (`SameTree`), then as text.
-        if let tree = cleanedTree, MessageParsing.parsesBack(current, to: tree) {
-            return SanitizedMessage(html: current, report: report, wrapperID: options.wrapperID)
-        }
-        // Past `sameTreeLimit` the cleaned tree is freed before the output is parsed again, so a
-        // large message never holds two trees at once (the text comparison decides alone).
-        if current.utf8.count > Self.sameTreeLimit { cleanedTree = nil }
-        // A re-parse that reached one of the parser's bounds for hostile input departs from the
-        // spec (and so from the web view): it proves nothing, and the passes go on.
-        let reparsed = MessageParsing.parse(current)
-        if !reparsed.limited,
-           (cleanedTree.map { SameTree.sameChildren($0, reparsed.fragment) } ?? false) || reparsed.fragment.innerHTMLEquals(current) {
+        // mutation — the cleaner runs again on the re-parsed tree until a fixed point (see
+        // ``SanitizerPass/parsesBack()`` for how each tree decides).
+        if first.parsesBack() {
             return SanitizedMessage(html: current, report: report, wrapperID: options.wrapperID)
         }
         for _ in 1..<max(options.limits.maxPasses, 2) {
-            let again = cleanOnce(current, gate: gate)
+            let again = Pass(cleaning: current, gate: gate, options: options)
             if !again.limited && again.html == current {
                 return SanitizedMessage(html: current, report: report, wrapperID: options.wrapperID)
             }
             current = again.html
         }
         // No fixed point: fall back to the text alone, which is stable by construction.
-        let fragment = MessageParsing.parseFragment(current)
         var text = ""
-        HTMLSerializer.escape(fragment.textContent, attributeMode: false, into: &text)
+        HTMLSerializer.escape(Pass.textContent(parsing: current), attributeMode: false, into: &text)
         var truncatedReport = report
         truncatedReport.truncated = true
         truncatedReport.note(.truncated)
@@ -234,19 +235,4 @@ public struct MailSanitizer: Sendable {
     /// it the tree is freed before the output is parsed again, so a large message never holds
     /// two trees at once.
     static let sameTreeLimit = 1 << 20
-
-    /// One cleaning pass: the output (the cleaned tree in `tree`).
-    private func cleanOnce(_ html: String, gate: ResourceGate, tree: inout DocumentFragment?) -> (html: String, limited: Bool, bounded: Bool) {
-        let (fragment, limited, bounded) = MessageParsing.parse(html)
-        var walker = TreeCleaner(gate: gate, css: CSSSanitizer(gate: gate, scopeID: options.wrapperID), options: options)
-        walker.clean(fragment)
-        tree = fragment
-        return (fragment.innerHTML, limited, bounded)
-    }
-
-    /// One cleaning pass: the output.
-    private func cleanOnce(_ html: String, gate: ResourceGate) -> (html: String, limited: Bool, bounded: Bool) {
-        var tree: DocumentFragment?
-        return cleanOnce(html, gate: gate, tree: &tree)
-    }
 }

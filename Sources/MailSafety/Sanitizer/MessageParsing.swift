@@ -58,4 +58,18 @@ enum MessageParsing {
             return (DocumentFragment(), false, false)
         }
     }
+
+    /// ``parse(_:)`` into an arena tree (``HTML5/HTMLTree``): the tree, the row whose children
+    /// are the message's nodes (the fragment parse's `<html>` element), and the same two facts.
+    static func parseTree(_ html: String) -> (tree: HTMLTree, root: Int32, limited: Bool, bounded: Bool) {
+        do {
+            let result = try HTML5Parser.parseTreeFragment(html, context: Element(localName: context), options: options)
+            let limited = result.formattingLimited || result.selectedContentLimited
+            return (result.tree, result.root.index, limited, limited || result.attributesTruncated)
+        } catch {
+            // Only an oversized input can fail, and the limit above is unreachable.
+            let empty = try! HTML5Parser.parseTreeFragment("", context: Element(localName: context), options: options)
+            return (empty.tree, empty.root.index, false, false)
+        }
+    }
 }

@@ -6,10 +6,15 @@ import HTML5
 ///
 /// Trust-model row: inbox (incoming mail) — the allowlist with namespace checks.
 ///
+/// One copy of the walk and of the allowlist's decisions serves both trees: the class DOM
+/// (``clean(_:)``, the reference the arena path is checked against) and the arena tree
+/// (``clean(_:root:)``, what ``MailSanitizer`` runs). The methods are generic over the tree
+/// (``CleanableTree``) and the element (``CleanableElement``), specialised for each.
+///
 /// The walk visits every node and every attribute of every message, and a strong reference per
 /// step (a retain and a release, each an atomic read-modify-write) cost more than the steps
-/// themselves: it reads the tree without them (see ``clean(_:)``) and reads the attributes in
-/// place (see ``withAttribute(at:_:)``).
+/// themselves: it reads the class tree without them (see ``clean(_:)``) and reads the attributes
+/// in place (see ``withAttribute(at:_:)``).
 struct TreeCleaner {
     let gate: ResourceGate
     let css: CSSSanitizer
@@ -24,12 +29,17 @@ struct TreeCleaner {
 
     private enum Action { case keep, keepWithoutChildren, remove, unwrap }
 
-    /// Cleans the tree under `root`, which the caller holds.
+    /// What the allowlist says of an element (``decide(_:parentNamespace:)``); `.sheet`: a
+    /// `<style>`, whose sheet is sanitized by the walk.
+    private enum ElementAction { case keep, remove, unwrap, sheet }
+
+    /// Cleans the class tree under `root`, which the caller holds.
     ///
     /// Unretained reads (trust-model row: inbox): the walk follows the links and tells the node
     /// classes apart through ``UnretainedLinks`` (no reference counting), keeps the way back up
     /// as a list of the elements the visited node is in (no parent link read, no retain), and
-    /// uses a node through `_withUnsafeGuaranteedRef`. That is sound because:
+    /// uses a node through `_withUnsafeGuaranteedRef` (``ClassCleanableTree``). That is sound
+    /// because:
     /// - the sanitizer holds the root, and every node still in the tree is held by the strong
     ///   link to it (its parent's first child, or its previous sibling's next sibling): every
     ///   node still in the tree is alive, the visited node's ancestors among them;
@@ -40,64 +50,64 @@ struct TreeCleaner {
     ///   first). So the node visited next is found before the detaching and is never inside
     ///   what is detached (it follows the node or one of its ancestors, or, for an unwrap, it is
     ///   the node's first child, now in the parent, under the same ancestors); the detaching
-    ///   call runs on a strong reference (``detach(_:unwrapping:)``), whose release after the
-    ///   call may free the node; and a detached node is never read again (it is in no list).
+    ///   call runs on a strong reference (``ClassCleanableTree/remove(_:)``), whose release
+    ///   after the call may free the node; and a detached node is never read again (it is in no
+    ///   list).
     mutating func clean(_ root: Node) {
-        let root = Unmanaged.passUnretained(root)
+        clean(Unmanaged.passUnretained(root), in: ClassCleanableTree())
+    }
+
+    /// Cleans the arena tree's nodes under the row `root` (a fragment parse's root element). The
+    /// same walk as ``clean(_:)``; removed rows stay in the tree, unlinked.
+    mutating func clean(_ tree: HTMLTree, root: Int32) {
+        clean(root, in: ArenaCleanableTree(tree: tree))
+    }
+
+    /// The walk, over either tree.
+    private mutating func clean<Tree: CleanableTree>(_ root: Tree.NodeRef, in tree: Tree) {
         // The elements the visited node is in, outermost first (the root not included): its
         // depth is their count + 1.
-        var ancestors: [Unmanaged<Node>] = []
+        var ancestors: [Tree.NodeRef] = []
         ancestors.reserveCapacity(32)
-        var node = UnretainedLinks.firstChild(root)
+        var node = tree.firstChild(root)
         while let current = node {
-            switch decide(current, depth: ancestors.count + 1, parent: ancestors.last ?? root) {
+            switch decide(current, depth: ancestors.count + 1, parent: ancestors.last ?? root, in: tree) {
             case .keep:
-                if let child = UnretainedLinks.firstChild(current) {
+                if let child = tree.firstChild(current) {
                     ancestors.append(current)
                     node = child
                 } else {
-                    node = Self.next(after: current, ancestors: &ancestors)
+                    node = Self.next(after: current, ancestors: &ancestors, in: tree)
                 }
             case .keepWithoutChildren:
-                node = Self.next(after: current, ancestors: &ancestors)
+                node = Self.next(after: current, ancestors: &ancestors, in: tree)
             case .remove:
-                let following = Self.next(after: current, ancestors: &ancestors)
-                Self.detach(current, unwrapping: false)
+                let following = Self.next(after: current, ancestors: &ancestors, in: tree)
+                tree.remove(current)
                 node = following
             case .unwrap:
-                if let first = UnretainedLinks.firstChild(current) {
-                    Self.detach(current, unwrapping: true)
+                if let first = tree.firstChild(current) {
+                    tree.unwrap(current)
                     node = first
                 } else {
-                    let following = Self.next(after: current, ancestors: &ancestors)
-                    Self.detach(current, unwrapping: false)
+                    let following = Self.next(after: current, ancestors: &ancestors, in: tree)
+                    tree.remove(current)
                     node = following
                 }
             }
         }
     }
 
-    /// Removes `node` from the tree (`unwrapping`: after moving its children to its place). The
-    /// one place the walk holds a strong reference: the tree's reference to the node goes while
-    /// the call runs, so the call needs its own, and its release after the call frees the node
-    /// (with what is still under it) unless someone else holds it. `node` is not valid after.
-    private static func detach(_ node: Unmanaged<Node>, unwrapping: Bool) {
-        let strong = node.takeUnretainedValue()
-        withExtendedLifetime(strong) {
-            if unwrapping { strong.unwrap() } else { strong.remove() }
-        }
-    }
-
     /// The node after `node`'s subtree in document order, under the root; `ancestors` (those of
     /// `node`) become those of that node. (Reads sibling links only: the parents are the list.)
-    private static func next(after node: Unmanaged<Node>, ancestors: inout [Unmanaged<Node>]) -> Unmanaged<Node>? {
+    private static func next<Tree: CleanableTree>(after node: Tree.NodeRef, ancestors: inout [Tree.NodeRef], in tree: Tree) -> Tree.NodeRef? {
         var x = node
         while true {
-            if let sibling = UnretainedLinks.nextSibling(x) { return sibling }
+            if let sibling = tree.nextSibling(x) { return sibling }
             // No ancestor left: `x` is a child of the root, and the walk is done.
             guard let parent = ancestors.popLast() else { return nil }
             // `parent`'s subtree is done: its children are final.
-            dropLeadingNewlines(parent)
+            dropLeadingNewlines(parent, in: tree)
             x = parent
         }
     }
@@ -112,44 +122,56 @@ struct TreeCleaner {
     ///
     /// Trust-model row: inbox (incoming mail) — the output still goes through the re-parse check;
     /// this only makes it pass the first time.
-    private static func dropLeadingNewlines(_ node: Unmanaged<Node>) {
-        guard let element = UnretainedLinks.element(node),
-              element._withUnsafeGuaranteedRef({ $0.namespace == .html && ($0.tag == .pre || $0.tag == .listing || $0.tag == .textarea) })
+    private static func dropLeadingNewlines<Tree: CleanableTree>(_ node: Tree.NodeRef, in tree: Tree) {
+        guard tree.kind(node) == .element,
+              tree.withElement(node, { $0.namespace == .html && ($0.tag == .pre || $0.tag == .listing || $0.tag == .textarea) })
         else { return }
-        while let first = UnretainedLinks.firstChild(node), UnretainedLinks.isText(first) {
-            let text = first.takeUnretainedValue() as! Text
-            guard text.storedData.utf8.first == 0x0A else { return }
-            let rest = text.storedData.utf8.drop { $0 == 0x0A }
+        while let first = tree.firstChild(node), tree.kind(first) == .text {
+            // The text after its leading line feeds; `nil`: it has none; `""`: nothing else.
+            let rest: String? = tree.withTextBytes(first) { bytes in
+                guard bytes.first == 0x0A else { return nil }
+                let start = bytes.firstIndex { $0 != 0x0A } ?? bytes.count
+                return String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self)
+            }
+            guard let rest else { return }
             guard rest.isEmpty else {
-                text.storedData = String(text.storedData[rest.startIndex...])
+                tree.setText(first, rest)
                 return
             }
-            detach(first, unwrapping: false)
+            tree.remove(first)
         }
     }
 
     /// What to do with `node` (in the tree, so alive while this runs; see ``clean(_:)``), whose
-    /// parent is `parent`. The classes are told apart by exact class checks (`Text`, `Comment`,
-    /// `Element` are final: the same answers as `is` and `as?`, without a dynamic cast or a
-    /// retained copy).
-    private func decide(_ node: Unmanaged<Node>, depth: Int, parent: Unmanaged<Node>) -> Action {
-        guard let element = UnretainedLinks.element(node) else {
-            if UnretainedLinks.isText(node) { return .keep }
-            if UnretainedLinks.isComment(node) { gate.findings.note(.comment); return .remove }
-            return .remove
+    /// parent is `parent`.
+    private func decide<Tree: CleanableTree>(_ node: Tree.NodeRef, depth: Int, parent: Tree.NodeRef, in tree: Tree) -> Action {
+        switch tree.kind(node) {
+        case .element: break
+        case .text: return .keep
+        case .comment: gate.findings.note(.comment); return .remove
+        case .other: return .remove
         }
         if depth > options.limits.maxDepth {
             gate.findings.truncated = true
             gate.findings.note(.truncated)
             return .remove
         }
-        // The parent's namespace when the parent is an element; the root (a fragment) counts as
-        // HTML.
-        let parentNamespace = UnretainedLinks.element(parent).map { parent in parent._withUnsafeGuaranteedRef { $0.namespace } } ?? .html
-        return element._withUnsafeGuaranteedRef { decide($0, parentNamespace: parentNamespace) }
+        // The parent's namespace when the parent is an element; the root (a fragment, or the
+        // arena fragment's `<html>` element) counts as HTML.
+        let parentNamespace = tree.elementNamespace(parent) ?? .html
+        switch tree.withElement(node, { decide($0, parentNamespace: parentNamespace) }) {
+        case .keep: return .keep
+        case .remove: return .remove
+        case .unwrap: return .unwrap
+        case .sheet:
+            let sheet = css.sanitizeStyleSheet(tree.textContent(node))
+            guard !sheet.isEmpty else { gate.findings.note(.cssRule, 0); return .remove }
+            tree.replaceContent(of: node, withText: sheet)
+            return .keepWithoutChildren
+        }
     }
 
-    private func decide(_ element: Element, parentNamespace: Namespace) -> Action {
+    private func decide<E: CleanableElement>(_ element: E, parentNamespace: Namespace) -> ElementAction {
         switch element.namespace {
         case .html:
             guard parentNamespace == .html else { gate.findings.note(.foreignElement); return .remove }
@@ -160,8 +182,9 @@ struct TreeCleaner {
             case .drop(let kind)?:
                 gate.findings.note(kind)
                 let name = element.localName
-                if name == "link", let href = element[attribute: "href"] { _ = gate.resource(href, kind: .stylesheet) }
-                if name == "input", element[attribute: "type"]?.lowercased() == "image", let src = element[attribute: "src"] {
+                if name == "link", let href = element.attribute("href", namespace: nil) { _ = gate.resource(href, kind: .stylesheet) }
+                if name == "input", element.attribute("type", namespace: nil)?.lowercased() == "image",
+                   let src = element.attribute("src", namespace: nil) {
                     _ = gate.resource(src, kind: .inputImage)
                 }
                 return .remove
@@ -172,12 +195,7 @@ struct TreeCleaner {
                 gate.findings.note(.unknownElement)
                 return .unwrap
             case .style?:
-                let sheet = css.sanitizeStyleSheet(element.textContent)
-                guard !sheet.isEmpty else { gate.findings.note(.cssRule, 0); return .remove }
-                element.removeAllChildren()
-                element.appendChild(Text(sheet))
-                element.attributes = []
-                return .keepWithoutChildren
+                return .sheet
             }
         case .svg:
             let allowedHere = parentNamespace == .svg || (element.localName == "svg" && parentNamespace == .html)
@@ -187,8 +205,8 @@ struct TreeCleaner {
                 return .remove
             }
             cleanAttributes(element)
-            if element.localName == "use", element.attribute("href") == nil, element.attribute("href", namespace: .xlink) == nil,
-               element.attribute("data-rampart-href") == nil, element.attribute("data-rampart-xlink-href") == nil {
+            if element.localName == "use", element.attribute("href", namespace: nil) == nil, element.attribute("href", namespace: .xlink) == nil,
+               element.attribute("data-rampart-href", namespace: nil) == nil, element.attribute("data-rampart-xlink-href", namespace: nil) == nil {
                 return .remove
             }
             return .keep
@@ -305,28 +323,17 @@ struct TreeCleaner {
     /// (`withUnsafeMutableBufferPointer`), the 16 000 of 21 000 elements per bench round whose
     /// array the parser's attribute cache shares were each copied (an allocation and a retain of
     /// every name and value) only to be read.
-    private func cleanAttributes(_ element: Element) {
+    private func cleanAttributes<E: CleanableElement>(_ element: E) {
         // (Empty: nothing to clean, and nothing to add: target/rel go only with a kept href.)
-        // The storage is unchecked for exclusivity (`Element.storedAttributes`): what runs during
-        // this access reads the element's name, namespace and parent, never its attributes but
-        // through the buffer it is given.
-        let changed = Self.withAttributesInPlace(&element.storedAttributes) { $0.isEmpty ? nil : cleanAttributes($0, of: element) }
-        if let changed { element.attributes = changed }
-    }
-
-    /// Calls `body` with the array's buffer, writable only for ``withAttribute(at:_:)``'s moves
-    /// (which put back the very bits they take): an `inout` access, for exclusivity, but no
-    /// mutating method of the array, so no uniqueness check and no copy.
-    @inline(__always)
-    private static func withAttributesInPlace<Result>(
-        _ attributes: inout [Attribute], _ body: (UnsafeMutableBufferPointer<Attribute>) -> Result
-    ) -> Result {
-        attributes.withUnsafeBufferPointer { body(UnsafeMutableBufferPointer(mutating: $0)) }
+        // What runs during this access reads the element's name, namespace and parent, never its
+        // attributes but through the buffer it is given.
+        let changed = element.withAttributesInPlace { $0.isEmpty ? nil : cleanAttributes($0, of: element) }
+        if let changed { element.setAttributes(changed) }
     }
 
     /// The element's new attributes, or `nil` when they are `attributes` (its own) unchanged.
     /// `attributes` must not be read but through ``withAttribute(at:_:)`` and ``KeptAttributes``.
-    private func cleanAttributes(_ attributes: UnsafeMutableBufferPointer<Attribute>, of element: Element) -> [Attribute]? {
+    private func cleanAttributes<E: CleanableElement>(_ attributes: UnsafeMutableBufferPointer<Attribute>, of element: E) -> [Attribute]? {
         let base = attributes.baseAddress!
         // An image's style is sanitized first and the pixel check reads what is kept: a hiding
         // style the CSS sanitizer drops is not in the output, so a check of the raw style blocked
@@ -405,7 +412,7 @@ struct TreeCleaner {
     /// What becomes of `attribute`: the element's own at `index` (moved out of the array, see
     /// ``withAttribute(at:_:)``: this reads no attribute of the element), or, with placeholders,
     /// its restored form.
-    private func cleanAttribute(_ attribute: Attribute, at index: Int, of element: Element, _ scan: inout AttributeScan) -> Outcome {
+    private func cleanAttribute<E: CleanableElement>(_ attribute: Attribute, at index: Int, of element: E, _ scan: inout AttributeScan) -> Outcome {
         // The lowercased name is made only when the name has an upper-case letter; else it is
         // the name itself (no copy). A name of at most 16 ASCII bytes (nearly every one) is read
         // once, packed: its case, its `on` prefix and its table entry come from the packed
@@ -425,9 +432,9 @@ struct TreeCleaner {
 
     /// ``cleanAttribute(_:at:of:_:)`` with what it read of the name: `isEventHandler` (the
     /// lowercased name starts with `on`) and `info` (its entry in ``attributeInfo``).
-    private func cleanAttribute(
+    private func cleanAttribute<E: CleanableElement>(
         _ attribute: Attribute, lowerName: String, nameHasUppercase: Bool, isEventHandler: Bool, info: Allowlist.AttributeInfo?,
-        at index: Int, of element: Element, _ scan: inout AttributeScan
+        at index: Int, of element: E, _ scan: inout AttributeScan
     ) -> Outcome {
         if scan.hasPlaceholders { guard scan.seen.insert(attribute.qualifiedName).inserted else { return .dropped } }
         if isEventHandler { gate.findings.note(.eventHandler); return .dropped }
