@@ -153,8 +153,11 @@ import RampartTestSupport
                     if v > 0 { css += [" ", ",", " , ", "\t", "\n"][random.next(5)] }
                     if random.next(2) == 0 {
                         let url = urls[random.next(urls.count)]
-                        switch random.next(8) {
+                        switch random.next(11) {
                         case 0: css += "url('" + url + "')"
+                        case 5: css += "url(\"" + url + "\")"
+                        case 6: css += "URL( '" + url + "'\t)"
+                        case 7: css += "url('" + url + "' x)"
                         case 1: css += "URL( " + url + " )"
                         case 2: css += "url(\t" + url + "\n)"
                         case 3: css += "rgb(url(" + url + "))"
@@ -172,8 +175,9 @@ import RampartTestSupport
             options.attachments = random.next(2) == 0 ? [:] : ["part1@mail": EmbeddedAttachment(mimeType: "image/png", bytes: Data([1, 2, 3]))]
             options.embeddedImages = random.next(3) == 0 ? .appScheme("rampart-cid") : .dataURI
             let fastGate = ResourceGate(options: options)
-            let fast = CSSStyleFastPath.sanitize(css, resolve: { raw in
+            let fast = CSSStyleFastPath.sanitize(css, resolve: { raw, quoted in
                 if case .load(let url) = fastGate.resource(raw, kind: .cssBackground) { return url }
+                if quoted { fastGate.findings.note(.cssDeclaration) }
                 return nil
             })
             let fullGate = ResourceGate(options: options)
@@ -322,6 +326,8 @@ import RampartTestSupport
         "\n    .a{display:block}\n    @goodbye {\n      @gmail\n    }\n  ", "a{x:1}@page{x:1}", "@mediax{a{x:1}}", "@charset \"utf-8\";a{x:1}",
         "@x;", "@-x-y{z}", "@--x{}", "@keyframes k{0%{x:1}to{x:2}}", "@media x{@goodbye{@gmail}a{y:1}}", "@media x{@goodbye{@gmail}}",
         ".m[type=\"checkbox\"]~.l{display:none}", "@media only screen and (max-width:479px){.m[type=\"checkbox\"]:checked~.t .i{display:block!important}}",
+        "<!--\n.a{x:1}\n.b:hover{y:2}\n-->", "<!-- a{x:1} --> <!-- b{y:2} -->", "@media x{<!--a{x:1}-->}", "<!---->a{x:1}", "a{x:1}<!--", "<!--a{x:1}-->", "a{x:1}-->",
+        "a<!--{x:1}", "--->{x:1}", "a-->{x:1}", "a{x:1}\n-->\n", "a[x=\"-->\"]{x:1}",
         "a[x]{y:1}", "a[x=y]{y:1}", "*[x=\"\"]{y:1}", "[x=\"a b\"][y]{y:1}", "a[x='y']{y:1}", "a[host]{y:1}", "a{font-family:\"Open Sans\",Arial}", "a{x:'y'}",
     ])
     func sheetsMatchTheFullPath(_ css: String) {
@@ -333,11 +339,12 @@ import RampartTestSupport
 
     /// Everything outside the plain shape is left to the full path (and the report untouched).
     @Test(arguments: [
-        "a{background:url(x)}", "a{x:1}/**/", "a{x:\\31}", "<!--a{x:1}-->", "a{x:1}-->", "@import 'x';", "@font-face{src:x}",
+        "a{background:url(x)}", "a{x:1}/**/", "a{x:\\31}", "@import 'x';", "@font-face{src:x}",
         "@supports (x:y){a{x:1}}", "@media x;", "@media x{@media y{a{x:1}}}", "a{b{x:1}}", "a{x:1", "a{x:1}}", "a", "a{x:1}b",
         "a{position:fixed}", "a{behavior:x}", "a{x:é}", "é{x:1}", "a{x:(1}", "a[{]{x:1}", "a(;){x:1}",
         "a{x:\u{0}}", "a{x:1}@media{a{x:1}b{@x}}", "@import 'x';a{x:1}", "@x{a{b{}}}", "a[x=\"{\"]{x:1}", "a{x:\"a\nb\"}", "@ x{y:1}",
-        "@1x{y:1}", "a{x:1}@font-face{src:x}", "@media x{@supports y{}}", "@x}", "a{@x}", "a{x:1;@y}", "@x{", "a[x=\"y]{x:1}", "@import url(a);@media{a{x:1}b{@x}}", "@import url(a)", "@import url(a) screen;",
+        "@1x{y:1}", "a{x:1}@font-face{src:x}", "@media x{@supports y{}}", "@x}", "a{@x}", "a{x:1;@y}", "@x{", "a[x=\"y]{x:1}",
+        "<a{x:1}", "<!-a{x:1}", "a{<!--x:1}", "a{x:<}", "@import url(a);@media{a{x:1}b{@x}}", "@import url(a)", "@import url(a) screen;",
         "@import url( a);", "@import url('a');", "@IMPORT url(a);", "@importurl(a);", "@import URL(a);", "@import url(a\\);",
         "a{x:1}@import url(a);",
     ])
@@ -363,11 +370,12 @@ import RampartTestSupport
         ]
         // At-rules the full path drops whole (or not), in place of a rule.
         let atRules = ["@goodbye{@gmail}", "@goodbye {\n  @gmail\n}", "@page{x:1}", "@x;", "@charset \"x\";", "@-x{}", "@1x{}", "@ x{}",
-                       "@keyframes k{0%{x:1}}", "@font-face{src:x}", "@import url(x);", "@supports (x:1){a{x:1}}", "@x y", "@x{a{b{}}}"]
+                       "@keyframes k{0%{x:1}}", "@font-face{src:x}", "@import url(x);", "@supports (x:1){a{x:1}}", "@x y", "@x{a{b{}}}",
+                       "<!--", "-->", "<!-- -->", "\n-->\n", "--->", "<!-"]
         let preludes = [" screen", " (max-width:600px)", "(min-width:1px) and (max-width:2px)", "", " x y", " (a:b),(c:d)", " [x]", " fn(x)", " @x", " #x",
                         " only screen and (max-width:600px)", " screen  and (x:1)", " screen and(x:1)", " (x:1e3)", " (x:1em)", " (x:1e)",
                         " (x-:1)", " (-x:1)", "\t(x:1)\n", " (x:1.5px)", " (x:-1)", " (x: 1)", " (X:1)", " (x:1)(y:2)", " (x:1%)", " x,y"]
-        let noise = ["", " ", "\n", ";", "}", "{", "(", ")", "[", "]", "@media", "@page", "/", "-", "-->", "'", "\\", "é", ",", ":", "url(x)", "\"", "@", "=\"x\""]
+        let noise = ["", " ", "\n", ";", "}", "{", "(", ")", "[", "]", "@media", "@page", "/", "-", "-->", "'", "\\", "é", ",", ":", "url(x)", "\"", "@", "=\"x\"", "<!--", "<"]
         var random = LinearCongruential64(seed: 0x2545F4914F6CDD1D)
         func next(_ bound: Int) -> Int { random.next(bound) }
         func rule() -> String {

@@ -74,9 +74,11 @@ struct CSSSanitizer {
         // holds the gate for the whole call, and the closure is non-escaping: it cannot outlive
         // the call.
         let gate = Unmanaged.passUnretained(self.gate)
-        switch CSSStyleFastPath.answer(text, resolve: { raw in
+        switch CSSStyleFastPath.answer(text, resolve: { raw, quoted in
             gate._withUnsafeGuaranteedRef { gate in
                 if case .load(let url) = gate.resource(raw, kind: .cssBackground) { return url }
+                // The full path reports the string form's declaration as removed too.
+                if quoted { gate.findings.note(.cssDeclaration) }
                 return nil
             }
         }) {

@@ -4,10 +4,12 @@ import Foundation
 /// rules (`td.cell{padding:8px 12px;color:#333}`, `#outlook a{padding:0}`,
 /// `.menu[type="checkbox"]~.links{display:none}`), top-level `@media` blocks holding plain rules,
 /// leading `@import url(…);` rules (web fonts), which are dropped, and the other at-rules the
-/// full path drops whole with one report entry (`@goodbye{@gmail}`, `@page{…}`, `@charset "x";`).
+/// full path drops whole with one report entry (`@goodbye{@gmail}`, `@page{…}`, `@charset "x";`);
+/// `<!--` and `-->` between rules (sheets wrapped in them for old mail clients) are skipped, as
+/// the full path skips them.
 ///
 /// A first pass accepts only text whose rule structure the byte stream shows exactly: ASCII, no
-/// comments, escapes, `url(`, `<`, CDC or control characters; strings only on one line and
+/// comments, escapes, `url(`, `<` other than `<!--` or control characters; strings only on one line and
 /// without quotes, backslashes, `<`, `@` or any of `{}()[];` (so no brace, bracket or semicolon
 /// the scan sees is inside a string); `(`/`[` balanced and never holding `{`, `}` or `;`; braces
 /// at most two deep (`@media{rule{}}`). Then each rule is cut at its braces. Selectors and
@@ -104,13 +106,17 @@ enum CSSSheetFastPath {
             switch b {
             case 0x20, 0x09, 0x0A, 0x0D, 0x0C: break
             case 0..<0x20, 0x7F...0xFF: return false  // controls (NUL is replaced), non-ASCII
-            case 0x5C, 0x3C: return false  // escapes, `<`
+            case 0x5C: return false  // escapes
+            case 0x3C:
+                // `<` only as `<!--` (CDO, which the full path skips between rules, and drops
+                // with its rule anywhere else).
+                guard i + 3 < n, p[i + 1] == 0x21, p[i + 2] == 0x2D, p[i + 3] == 0x2D else { return false }
+                i += 3
             case 0x22, 0x27:
                 // A string: skipped to its closing quote, holding none of the bytes below.
                 guard let close = plainStringEnd(p, from: i + 1, to: n, quote: b) else { return false }
                 i = close
             case 0x2F: if i + 1 < n && p[i + 1] == 0x2A { return false }  // comment
-            case 0x2D: if i + 2 < n && p[i + 1] == 0x2D && p[i + 2] == 0x3E { return false }  // CDC
             case 0x28:
                 // `url(` (an unquoted URL token runs to `)` whatever it holds).
                 if i >= 3 && p[i - 3] | 0x20 == 0x75 && p[i - 2] | 0x20 == 0x72 && p[i - 1] | 0x20 == 0x6C { return false }
@@ -182,6 +188,12 @@ enum CSSSheetFastPath {
             while true {
                 while i < end && isSpace(p[i]) { i += 1 }
                 if i >= end { return true }
+                // `<!--` and `-->` (CDO, CDC) where a rule may start: skipped, as the full path
+                // skips them there (mail wraps sheets in them for old clients).
+                if let after = CSSSheetFastPath.cdoOrCDCEnd(p, at: i, to: end) {
+                    i = after
+                    continue
+                }
                 if p[i] == 0x40 {
                     // An at-keyword (`@` and a name: no escapes or non-ASCII here), else give up.
                     guard let nameEnd = CSSSheetFastPath.atKeywordEnd(p, at: i, to: end) else { return false }
@@ -295,6 +307,14 @@ enum CSSSheetFastPath {
         private func string(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
             String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
         }
+    }
+
+    /// The offset after a CDO (`<!--`) or CDC (`-->`) token starting at `at`, or `nil`. (A CDC
+    /// token is exactly `-->` where a token starts; `--->` is an ident and `>`.)
+    static func cdoOrCDCEnd(_ p: UnsafeBufferPointer<UInt8>, at: Int, to end: Int) -> Int? {
+        if p[at] == 0x3C, at + 3 < end, p[at + 1] == 0x21, p[at + 2] == 0x2D, p[at + 3] == 0x2D { return at + 4 }
+        if p[at] == 0x2D, at + 2 < end, p[at + 1] == 0x2D, p[at + 2] == 0x3E { return at + 3 }
+        return nil
     }
 
     /// The end of the name of the at-keyword token whose `@` is at `at`, or `nil` when the `@`

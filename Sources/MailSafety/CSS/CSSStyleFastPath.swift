@@ -41,16 +41,16 @@ enum CSSStyleFastPath {
     }
 
     static func sanitize(_ text: String) -> Result {
-        result(answer(text, urls: false, resolve: { _ in nil }), text)
+        result(answer(text, urls: false, resolve: { _, _ in nil }), text)
     }
 
     /// ``sanitize(_:)`` with plain `url(…)` tokens resolved by `resolve` (see below).
-    static func sanitize(_ text: String, resolve: (String) -> String?) -> Result {
+    static func sanitize(_ text: String, resolve: (_ url: String, _ quoted: Bool) -> String?) -> Result {
         result(answer(text, urls: true, resolve: resolve), text)
     }
 
     /// ``sanitize(_:resolve:)``, answering ``Answer/same`` where that answers `.kept(text)`.
-    static func answer(_ text: String, resolve: (String) -> String?) -> Answer {
+    static func answer(_ text: String, resolve: (_ url: String, _ quoted: Bool) -> String?) -> Answer {
         answer(text, urls: true, resolve: resolve)
     }
 
@@ -63,15 +63,17 @@ enum CSSStyleFastPath {
         }
     }
 
-    /// ``sanitize(_:)``, and with `urls` also declarations with plain `url(…)` tokens (the
-    /// unquoted form, printable ASCII, no escape): `resolve` is called once per URL, in the
+    /// ``sanitize(_:)``, and with `urls` also declarations with plain `url(…)` URLs (unquoted
+    /// or quoted, printable ASCII, no escape): `resolve` is called once per URL, in the
     /// order and for exactly the URLs the full path sends to the resource gate (so the report
     /// gets the same entries in the same order), and returns the URL to load or `nil`, which
-    /// drops the declaration as the full path does. It is called only once the whole attribute
+    /// drops the declaration as the full path does; `quoted` says the URL was the string form
+    /// `url("…")`, whose drop the full path also counts as a removed declaration (the resolver
+    /// notes it, as it notes what the gate decided). It is called only once the whole attribute
     /// is known to be in the fast path's subset, so a fast path that gives up has reported
     /// nothing and the full path reports everything.
     /// (`resolve` is a non-escaping closure: no allocation per attribute.)
-    private static func answer(_ text: String, urls handled: Bool, resolve: (String) -> String?) -> Answer {
+    private static func answer(_ text: String, urls handled: Bool, resolve: (_ url: String, _ quoted: Bool) -> String?) -> Answer {
         let result = text.utf8.withContiguousStorageIfAvailable { bytes -> Answer in
             // The output is never longer than the input (every byte written stands for at least
             // one byte read) unless loaded URLs are written; the writer checks its bounds anyway
@@ -104,14 +106,16 @@ enum CSSStyleFastPath {
     /// those after a dropped URL in the same declaration (the full path stops at the first); then
     /// the declarations are written with the loaded URLs, or left out.
     private static func resolveAndWrite(_ bytes: UnsafeBufferPointer<UInt8>,
-                                        _ found: [(declaration: Int, range: Range<Int>)], _ resolve: (String) -> String?) -> Answer {
+                                        _ found: [(declaration: Int, range: Range<Int>)], _ resolve: (String, Bool) -> String?) -> Answer {
         var resolved: [[UInt8]?] = []
         resolved.reserveCapacity(found.count)
         var droppedDeclaration = -1
         var extra = 0
         for (declaration, range) in found {
             if declaration == droppedDeclaration { resolved.append(nil); continue }
-            if let url = resolve(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)) {
+            // The string form (`url("…")`): its URL follows the quote.
+            let quoted = range.lowerBound > 0 && (bytes[range.lowerBound - 1] == 0x22 || bytes[range.lowerBound - 1] == 0x27)
+            if let url = resolve(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self), quoted) {
                 // `url(` + the URL as the serializer writes a string + `)`.
                 let written = Array(("url(" + CSSSerializer.string(url) + ")").utf8)
                 extra += written.count
@@ -463,15 +467,37 @@ enum CSSStyleFastPath {
         return true
     }
 
-    /// The unquoted URL token after `url` at `i` (the `(`), as the tokenizer reads it: the range
-    /// of the URL between optional whitespace, with `i` moved past the `)`. `nil` (give up) for
-    /// the string form `url("…")` (a function), a bad URL (`"`, `'`, `(`, whitespace inside,
-    /// non-printable bytes), an escape, non-ASCII, CR or FF (preprocessed), or a missing `)`.
+    /// The URL after `url` at `i` (the `(`), as the tokenizer reads it: the range of the URL
+    /// between optional whitespace, with `i` moved past the `)`. Either the unquoted URL token,
+    /// or the string form `url("…")`/`url('…')` — a `url` function holding one string token
+    /// (and whitespace), whose string the full path sends to the resource gate and writes back
+    /// as a URL token, `url("…")`, exactly as it does the unquoted form's URL. `nil` (give up)
+    /// for a bad URL (`"`, `'`, `(`, whitespace inside, non-printable bytes), a string with an
+    /// escape or a line break (a bad string), anything but whitespace around the string, an
+    /// escape, non-ASCII, CR or FF (preprocessed), or a missing `)`.
     private static func urlToken(_ p: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Range<Int>? {
         let n = p.count
         @inline(__always) func isURLSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x09 }
         var k = i + 1
         while k < n && isURLSpace(p[k]) { k += 1 }
+        if k < n && (p[k] == 0x22 || p[k] == 0x27) {
+            // The string form: printable ASCII up to the same quote, no escape.
+            let quote = p[k]
+            k += 1
+            let start = k
+            while k < n && p[k] != quote {
+                let c = p[k]
+                if c == 0x5C || c < 0x20 || c >= 0x7F { return nil }
+                k += 1
+            }
+            guard k < n else { return nil }
+            let end = k
+            k += 1
+            while k < n && isURLSpace(p[k]) { k += 1 }
+            guard k < n && p[k] == 0x29 else { return nil }
+            i = k + 1
+            return start..<end
+        }
         let start = k
         while k < n {
             let c = p[k]
