@@ -234,6 +234,9 @@ def pgpmime_seeds(out):
     write(out, "pgpmime", bytes([4, 0, 5]) + b"hello" + struct.pack(">H", 12) + b"Hi Bob,\nBye.")
     # Found by this target (4b3f682): a signed body ending in DOS end-of-file bytes (0x1A) lost one.
     write(out, "pgpmime", bytes.fromhex("04000568656c6c6f000c486920426f624869201a1a1ae5e5e5e5e5e5e5e5e5e5eee5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e52e2c0a4279652e"))
+    # Found by this target in the fresh-clone run of 2d69b4d: the same ending after a body the
+    # composer quotes (invalid UTF-8), which the oracle's own parse trimmed as if it were a file.
+    write(out, "pgpmime", bytes.fromhex("04000568656c6c6f000c48e5e5e5e5e5e5e5e5e5171a1a1a1a1a1a1ae5e5e5e5e5e5e540e5dee5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e52c2c0a4279652e"))
     write(out, "pgpmime", bytes([4, 3, 3]) + b"enc" + struct.pack(">H", 14) + b"caf\xc3\xa9 \r\nFrom x" + bytes([1, 0, 0, 80, 0x41]))
     with fuzz_gpg() as run:
         if run is None:

@@ -245,9 +245,12 @@ func message(subject: [UInt8], body: [UInt8], multipart: Bool) -> [UInt8] {
     return out
 }
 
-/// The decoded leaves of a message (type and bytes, line ends canonical for text).
+/// The decoded leaves of a message (type and bytes, line ends canonical for text). Parsed as
+/// the composer and the opener parse them, as a message and not as a file (`asFile: false`): a
+/// file's DOS end-of-file bytes are trimmed, a message's body keeps them, so trimming only the
+/// plain side made a body ending in 0x1A look changed once the composer had quoted it.
 func leaves(_ bytes: [UInt8]) -> [String] {
-    MIMEMessage(bytes: bytes).root.walk().filter { !$0.hasChildren }.map { part in
+    MIMEMessage(bytes: bytes, asFile: false).root.walk().filter { !$0.hasChildren }.map { part in
         let data = part.mimeType.hasPrefix("text/") ? canonical(part.content[...]) : part.content
         return part.mimeType + ":" + Data(data).base64EncodedString()
     }
