@@ -29,7 +29,6 @@ struct SanitizeCommand: ParsableCommand {
     @Option(help: "A tracker list to add (Rampart format, or MailTrackerBlocker .json).") var trackers: String?
 
     func run() throws {
-        let input = StandardStreams.readAll()
         var list = TrackerList.builtIn
         if let path = trackers {
             guard let data = FileManager.default.contents(atPath: path) else {
@@ -47,8 +46,10 @@ struct SanitizeCommand: ParsableCommand {
         let options = SanitizerOptions(remote: remote == .allow ? .allowThisMessage : .block, trackers: list)
         let message: SanitizedMessage
         do {
+            // Read on the work's thread (on the main arena, whose freed memory is reused) and
+            // handed over: the sanitizer releases the bytes once it has made its text.
             message = try StandardStreams.onMainArena { () throws(MailSafetyError) -> SanitizedMessage in
-                try MailSanitizer(options: options).sanitize(utf8: input)
+                try MailSanitizer(options: options).sanitize(utf8: StandardStreams.readAll())
             }
         } catch {
             FileHandle.standardError.write(Data((error.description + "\n").utf8))

@@ -13,7 +13,10 @@ extension MailSanitizer {
     /// ``sanitize(bytes:)``, for less work on the command-line path.
     /// - Throws: ``MailSafetyError`` (``MailSafetyError/invalidEncoding(byteOffset:)``, too large,
     ///   bad wrapper id).
-    public func sanitize(utf8 bytes: [UInt8]) throws(MailSafetyError) -> SanitizedMessage {
+    ///
+    /// The bytes are taken over: once copied into the text they are released, before the passes
+    /// allocate (a caller that hands over its only copy gets that memory back for them).
+    public func sanitize(utf8 bytes: consuming [UInt8]) throws(MailSafetyError) -> SanitizedMessage {
         guard bytes.count <= options.limits.maxInputBytes else {
             throw .tooLarge(bytes: bytes.count, limit: options.limits.maxInputBytes)
         }
@@ -21,6 +24,7 @@ extension MailSanitizer {
         guard EncodingSniffer.isValidUTF8(bytes) else { return try sanitize(bytes: bytes) }
         // Checked just above: the copy needs no second check.
         let text = String(copying: unsafe UTF8Span(unchecked: bytes.span))
+        _ = consume bytes
         return try sanitize(text)
     }
 }
