@@ -76,8 +76,11 @@ struct ArenaElement: TreeElement {
 }
 
 /// An ``HTMLTree`` as the tree builder's sink: a node is its row index (`Int32`), an element is an
-/// ``ArenaElement``. Every step does to the rows what ``DOMSink`` does to the class nodes (without
-/// the re-parse check: this sink never verifies).
+/// ``ArenaElement``. Every step does to the rows what ``DOMSink`` does to the class nodes; with a
+/// ``verifier`` set (``HTML5Parser/parsesBack(_:to:root:context:options:)``) the insertion steps
+/// match the nodes they would create against another arena tree instead, and every insertion at
+/// a place (a parent row and a reference row) fails the verification: in a verifying parse the
+/// builder's element handles point into the expected tree, whose row indexes are not this tree's.
 struct ArenaSink: TreeSink {
     /// A node is its row index.
     typealias NodeRef = Int32
@@ -86,6 +89,8 @@ struct ArenaSink: TreeSink {
 
     /// The tree being built (row 0 is the document). The handles the builder holds point into it.
     let tree = HTMLTree()
+    /// Set when this parse only verifies a tree (the re-parse check on the arena).
+    var verifier: ReparseVerifier<ArenaExpectedTree>?
 
     /// A sink over a new, empty tree.
     init() {}
@@ -102,15 +107,24 @@ struct ArenaSink: TreeSink {
 
     // MARK: Creating elements
 
-    /// A new detached element row (this sink never verifies, so never a match).
+    /// A new detached element row; while verifying, the expected tree's matching element (a
+    /// fresh row, never inserted, when there is none: the verification has failed then).
     @inline(__always)
     mutating func makeElement(tag: HTMLTag, localName: String, namespace: Namespace, attributes: [Attribute]) -> ArenaElement {
-        ArenaElement(row: tree.newElementRow(tag: tag, localName: localName, namespace: namespace, attributes: attributes))
+        if verifier != nil, let row = verifier!.matchRef(tag: tag, localName: localName, namespace: namespace, attributes: attributes) {
+            return ArenaElement(row: row)
+        }
+        return ArenaElement(row: tree.newElementRow(tag: tag, localName: localName, namespace: namespace, attributes: attributes))
     }
 
-    /// A new detached element with the name, namespace and attributes of `element`.
+    /// A new detached element with the name, namespace and attributes of `element` (while
+    /// verifying, matched as ``makeElement(tag:localName:namespace:attributes:)``: `element` may
+    /// be a row of the expected tree).
     mutating func makeElement(copying element: ArenaElement) -> ArenaElement {
-        newElement(copying: element)
+        if verifier != nil {
+            return makeElement(tag: element.tag, localName: element.localName, namespace: element.namespace, attributes: element.row.pointee.attributes)
+        }
+        return newElement(copying: element)
     }
 
     /// A new detached element row (the name and attributes are moved in).
@@ -150,17 +164,20 @@ struct ArenaSink: TreeSink {
 
     /// Links the new element as the last child of `parent`.
     @inline(__always) mutating func appendElement(_ element: consuming ArenaElement, to parent: inout ArenaElement) {
+        if verifier != nil { verifier!.insert(element.row, into: parent.row); return }
         tree.appendDetached(element.row, to: parent.row)
     }
 
     /// Inserts `element` into `parent` before `before` (`nil`: at the end), detaching it first.
     mutating func insertElement(_ element: ArenaElement, into parent: Int32, before: Int32?) {
+        if verifier != nil { verifier!.fail(); return }
         tree.insert(element.index, into: parent, before: before)
     }
 
     /// To `parent`'s last child if that is a text (the string is appended in place), else as a
     /// new text row that takes the (moved) string.
     @inline(__always) mutating func appendText(_ text: consuming String, to parent: inout ArenaElement) {
+        if verifier != nil { verifier!.appendText(text, to: parent.row); return }
         let last = parent.row.pointee.lastChild
         if last >= 0 {
             let lastRow = tree.row(last)
@@ -174,6 +191,7 @@ struct ArenaSink: TreeSink {
 
     /// ``appendText(_:to:)`` from the tokenizer's bytes: no `String` is made.
     @inline(__always) mutating func appendText(bytes: UnsafeBufferPointer<UInt8>, to parent: inout ArenaElement) {
+        if verifier != nil { verifier!.appendText(bytes: bytes, to: parent.row); return }
         let last = parent.row.pointee.lastChild
         if last >= 0 {
             let lastRow = tree.row(last)
@@ -185,6 +203,7 @@ struct ArenaSink: TreeSink {
     /// To the text just before the place (`before`'s previous sibling, or `parent`'s last child),
     /// else as a new text row inserted there.
     mutating func insertText(_ text: consuming String, into parent: Int32, before: Int32?) {
+        if verifier != nil { verifier!.fail(); return }
         let previous = before.map { tree.row($0).pointee.previousSibling } ?? tree.row(parent).pointee.lastChild
         if previous >= 0 {
             let previousRow = tree.row(previous)
@@ -196,22 +215,28 @@ struct ArenaSink: TreeSink {
 
     /// Links a new comment row as the last child of `parent`.
     @inline(__always) mutating func appendComment(_ data: String, to parent: inout ArenaElement) {
+        if verifier != nil { verifier!.appendComment(data, to: parent.row); return }
         tree.appendDetached(tree.newRow(kind: .comment, namespace: .html, tag: .unknown, payload: data, attributes: []), to: parent.row)
     }
 
     /// Inserts a new comment row into `parent` before `before` (`nil`: at the end).
     mutating func insertComment(_ data: String, into parent: Int32, before: Int32?) {
+        if verifier != nil { verifier!.fail(); return }
         let comment = tree.newRow(kind: .comment, namespace: .html, tag: .unknown, payload: data, attributes: [])
         tree.insert(comment.pointee.index, into: parent, before: before)
     }
 
     /// Appends a new doctype row to the document.
     mutating func appendDoctype(name: String, publicId: String, systemId: String) {
+        if verifier != nil { verifier!.fail(); return }
         tree.appendDetached(tree.newDoctypeRow(name: name, publicId: publicId, systemId: systemId), to: tree.row(0))
     }
 
     /// Moves `element` to the end of the document (detaching it first, as `appendChild`).
-    mutating func appendToDocument(_ element: ArenaElement) { tree.append(element.index, to: 0) }
+    mutating func appendToDocument(_ element: ArenaElement) {
+        if verifier != nil { verifier!.fail(); return }
+        tree.append(element.index, to: 0)
+    }
 
     // MARK: Changing nodes already in the tree
 
@@ -295,14 +320,11 @@ struct ArenaSink: TreeSink {
         tree.copyChildren(of: option.index, into: target.index)
     }
 
-    // MARK: Verification (never)
+    // MARK: Verification
 
-    /// `false`: this sink never verifies.
-    var isVerifying: Bool { false }
-    /// `false`: this sink never verifies.
-    var verificationFailed: Bool { false }
-    /// Nothing: this sink never verifies.
-    mutating func failVerification() {}
-    /// `nil`: this sink never verifies.
+    @inline(__always) var isVerifying: Bool { verifier != nil }
+    var verificationFailed: Bool { verifier?.failed ?? false }
+    mutating func failVerification() { if verifier != nil { verifier!.fail() } }
+    /// `nil`: the tokenizer's substitution of the expected node's strings reads class nodes only.
     var expectedNode: Unmanaged<Node>? { nil }
 }

@@ -37,7 +37,7 @@ struct DOMSink: TreeSink {
 
     let documentNode = Document()
     /// Set when this parse only verifies a tree (``HTML5Parser/parsesBack(_:to:context:options:)``).
-    var verifier: ReparseVerifier?
+    var verifier: ReparseVerifier<ClassExpectedTree>?
 
     @inline(__always) static func node(_ element: Element) -> Node { element }
     @inline(__always) var document: Node { documentNode }

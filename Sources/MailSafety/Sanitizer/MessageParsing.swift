@@ -38,6 +38,13 @@ enum MessageParsing {
         HTML5Parser.parsesBack(html, to: tree, context: Element(localName: context), options: options)
     }
 
+    /// ``parsesBack(_:to:)`` for the arena tree: whether `html` parses to the children of the
+    /// row `root` of `tree`, node for node, and whether that parse reached one of the bounds
+    /// that make a tree depart from the spec's (then the match proves nothing by itself).
+    static func parsesBack(_ html: String, to tree: HTMLTree, root: Int32) -> (matched: Bool, limited: Bool) {
+        HTML5Parser.parsesBack(html, to: tree, root: root, context: Element(localName: context), options: options)
+    }
+
     static func parseFragment(_ html: String) -> DocumentFragment { parse(html).fragment }
 
     /// The fragment; whether the parser reached one of its bounds for hostile input that make

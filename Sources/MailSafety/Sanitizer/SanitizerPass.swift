@@ -65,14 +65,17 @@ struct ClassPass: SanitizerPass {
 
 /// The arena tree's pass (``HTML5/HTMLTree``): what ``MailSanitizer/sanitize(_:)`` runs.
 ///
-/// Its re-parse check parses the output into a second arena tree and compares it with the
-/// cleaned one row by row (``HTML5/HTMLTree/hasSameChildren(_:as:in:)``, which says yes only
-/// for trees that serialize the same), then as text. That decides exactly as ``ClassPass``:
-/// there the answer is `parsesBack || (!limited && serializes to the output)`, and
-/// `parsesBack` (a node-for-node match) implies the second; so for a re-parse that is not
+/// Its re-parse check first runs the parser over the output matching each node against the
+/// cleaned tree (``MessageParsing/parsesBack(_:to:root:)``, no second tree); when that cannot show
+/// it, it parses the output into a second arena tree and compares it with the cleaned one row by
+/// row (``HTML5/HTMLTree/hasSameChildren(_:as:in:)``, which says yes only for trees that
+/// serialize the same), then as text. That decides exactly as ``ClassPass``: there the answer is
+/// `parsesBack || (!limited && serializes to the output)`, and a node-for-node match implies the
+/// second (by a parse that is not limited: a match repeats a real parse's decisions, bounds
+/// included, so a limited match goes on to the full check); so for a re-parse that is not
 /// limited both answer "serializes to the output", and for a limited one (hostile input past the
-/// parser's bounds, rare) this pass asks `parsesBack` itself, on the class DOM copy of the
-/// cleaned tree.
+/// parser's bounds, rare) this pass asks the class DOM's `parsesBack` itself, on the class DOM
+/// copy of the cleaned tree.
 struct ArenaPass: SanitizerPass {
     private let tree: HTMLTree
     private let root: Int32
@@ -92,6 +95,10 @@ struct ArenaPass: SanitizerPass {
     }
 
     mutating func parsesBack() -> Bool {
+        // First the parser runs over the output matching each node it would create against the
+        // cleaned tree (no second tree); a match by a parse that reached no bound is the answer.
+        let check = MessageParsing.parsesBack(html, to: tree, root: root)
+        if check.matched && !check.limited { return true }
         let reparsed = MessageParsing.parseTree(html)
         guard reparsed.limited else {
             return tree.hasSameChildren(root, as: reparsed.root, in: reparsed.tree) || reparsed.tree.innerHTMLEquals(of: reparsed.root, html)
