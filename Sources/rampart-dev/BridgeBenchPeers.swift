@@ -19,6 +19,9 @@ struct AgentHostPaths {
 
     /// Starts a program with its output in `log`.
     func spawn(_ tool: URL, _ arguments: [String], log: URL, environment: [String: String] = [:]) throws -> Process {
+        guard FileManager.default.isExecutableFile(atPath: tool.path) else {
+            throw Failed(description: "\(tool.path) is missing or not executable: the bench runs the `\(tool.lastPathComponent)` built beside rampart-dev (swift build -c release builds both)")
+        }
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = tool

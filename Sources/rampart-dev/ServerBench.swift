@@ -55,6 +55,7 @@ struct ServerBench: AsyncParsableCommand {
             print("rampart bench server — \(size.accounts) accounts, \(size.messages) messages, \(size.clients) clients × \(Int(size.seconds)) s per setup")
             let url = database ?? ProcessInfo.processInfo.environment["RAMPART_POSTGRES_URL"]
             var tables: [String] = []
+            var failed: [String] = []
             for name in setups.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
                 guard let setup = BenchSetup(name: name, database: url) else {
                     print("\(name): skipped (\(name.hasPrefix("postgresql") ? "no --database or RAMPART_POSTGRES_URL" : "unknown setup"))")
@@ -67,9 +68,12 @@ struct ServerBench: AsyncParsableCommand {
                 } catch {
                     print("\(name): FAILED: \(error)")
                     tables.append("| \(name) | FAILED: \(error) |")
+                    failed.append(name)
                 }
             }
             print("\nmarkdown:\n" + tables.joined(separator: "\n"))
+            // The other setups' tables are printed; the run still fails, so a script sees it.
+            if !failed.isEmpty { throw AgentHostPaths.Failed(description: "setups that failed: \(failed.joined(separator: ", "))") }
         }
     }
 }
