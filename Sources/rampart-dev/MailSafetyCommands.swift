@@ -49,7 +49,7 @@ struct SanitizeCommand: ParsableCommand {
             // Read on the work's thread (on the main arena, whose freed memory is reused) and
             // handed over: the sanitizer releases the bytes once it has made its text.
             message = try StandardStreams.onMainArena { () throws(MailSafetyError) -> SanitizedMessage in
-                try MailSanitizer(options: options).sanitize(utf8: StandardStreams.readAll())
+                try MailSanitizer(options: options).sanitize(utf8: StandardStreams.readAll(), freeingTree: false)
             }
         } catch {
             FileHandle.standardError.write(Data((error.description + "\n").utf8))

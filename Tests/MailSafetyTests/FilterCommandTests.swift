@@ -38,13 +38,16 @@ import Testing
     /// The command's entry (`sanitize(utf8:)`: checked as UTF-8 once, copied without a second
     /// check) answers as `sanitize(bytes:)`: the same output and report for UTF-8 of every
     /// width (and a byte-order mark, which is text here), the same error and offset for every
-    /// kind of bad byte at the start, middle and end, the same size limit.
+    /// kind of bad byte at the start, middle and end, the same size limit; also when the last
+    /// pass's tree is kept to the process's end (`freeingTree: false`, what the command asks).
     @Test func wholeInputAnswersAsTheBytesEntry() throws {
         let sanitizer = MailSanitizer()
         let texts = ["", "<p>plain</p>", Self.message, "<p title=\"é€𝄞\">ü ß 中文 🙂</p>\u{FEFF}", "\u{FEFF}<b>x</b>", String(repeating: "é<i>x</i>", count: 5_000)]
         for text in texts {
             let bytes = Array(text.utf8)
             #expect(try sanitizer.sanitize(utf8: bytes) == sanitizer.sanitize(bytes: bytes))
+            // The command's way: the last pass's tree kept to the process's end, the same answer.
+            #expect(try sanitizer.sanitize(utf8: bytes, freeingTree: false) == sanitizer.sanitize(bytes: bytes))
         }
         let bad: [[UInt8]] = [[0xFF], [0x80], [0xC0, 0x80], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF5], [0xE2, 0x82], [0xF0, 0x9F, 0x99]]
         for sequence in bad {

@@ -167,7 +167,7 @@ public struct MailSanitizer: Sendable {
     /// output and report, byte for byte (checked by `ArenaPathTests` and the `sanitizer` fuzz
     /// target).
     public func sanitize(_ html: String) throws(MailSafetyError) -> SanitizedMessage {
-        try sanitize(html, on: ArenaPass.self)
+        try sanitize(html, on: ArenaPass.self, freeingTree: true)
     }
 
     /// ``sanitize(_:)`` on the class DOM (`DocumentFragment`): the reference the arena
@@ -176,11 +176,13 @@ public struct MailSanitizer: Sendable {
     /// ``MailSafetyError``.
     @_spi(Reference)
     public func referenceSanitize(_ html: String) throws(MailSafetyError) -> SanitizedMessage {
-        try sanitize(html, on: ClassPass.self)
+        try sanitize(html, on: ClassPass.self, freeingTree: true)
     }
 
-    /// The sanitizer's passes on one kind of tree (``SanitizerPass``).
-    private func sanitize<Pass: SanitizerPass>(_ html: String, on _: Pass.Type) throws(MailSafetyError) -> SanitizedMessage {
+    /// The sanitizer's passes on one kind of tree (``SanitizerPass``). With `freeingTree` false,
+    /// the pass whose output is returned keeps its cleaned tree allocated until the process ends
+    /// (``sanitize(utf8:freeingTree:)``).
+    func sanitize<Pass: SanitizerPass>(_ html: String, on _: Pass.Type, freeingTree: Bool) throws(MailSafetyError) -> SanitizedMessage {
         guard Self.isValidWrapperID(options.wrapperID) else { throw .invalidWrapperID(options.wrapperID) }
         guard html.utf8.count <= options.limits.maxInputBytes else {
             throw .tooLarge(bytes: html.utf8.count, limit: options.limits.maxInputBytes)
@@ -202,11 +204,13 @@ public struct MailSanitizer: Sendable {
         // mutation — the cleaner runs again on the re-parsed tree until a fixed point (see
         // ``SanitizerPass/parsesBack()`` for how each tree decides).
         if first.parsesBack() {
+            if !freeingTree { first.keepTreeUntilExit() }
             return SanitizedMessage(html: current, report: report, wrapperID: options.wrapperID)
         }
         for _ in 1..<max(options.limits.maxPasses, 2) {
             let again = Pass(cleaning: current, gate: gate, options: options)
             if !again.limited && again.html == current {
+                if !freeingTree { again.keepTreeUntilExit() }
                 return SanitizedMessage(html: current, report: report, wrapperID: options.wrapperID)
             }
             current = again.html

@@ -24,6 +24,10 @@ protocol SanitizerPass {
     mutating func parsesBack() -> Bool
     /// The text content of `html` parsed in the viewer's context (the last resort's output).
     static func textContent(parsing html: String) -> String
+    /// Gives up the cleaned tree without freeing it: it stays allocated until the process ends
+    /// (``MailSanitizer/sanitize(utf8:freeingTree:)`` with `freeingTree: false`, for a command
+    /// that exits right after).
+    func keepTreeUntilExit()
 }
 
 /// The class DOM's pass (``HTML5/DocumentFragment``): the reference.
@@ -61,6 +65,10 @@ struct ClassPass: SanitizerPass {
     }
 
     static func textContent(parsing html: String) -> String { MessageParsing.parseFragment(html).textContent }
+
+    func keepTreeUntilExit() {
+        if let fragment { _ = Unmanaged.passRetained(fragment) }
+    }
 }
 
 /// The arena tree's pass (``HTML5/HTMLTree``): what ``MailSanitizer/sanitize(_:)`` runs.
@@ -111,5 +119,9 @@ struct ArenaPass: SanitizerPass {
     static func textContent(parsing html: String) -> String {
         let parsed = MessageParsing.parseTree(html)
         return parsed.tree.textContent(of: parsed.root)
+    }
+
+    func keepTreeUntilExit() {
+        _ = Unmanaged.passRetained(tree)
     }
 }

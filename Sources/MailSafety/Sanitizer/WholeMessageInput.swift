@@ -16,7 +16,13 @@ extension MailSanitizer {
     ///
     /// The bytes are taken over: once copied into the text they are released, before the passes
     /// allocate (a caller that hands over its only copy gets that memory back for them).
-    public func sanitize(utf8 bytes: consuming [UInt8]) throws(MailSafetyError) -> SanitizedMessage {
+    ///
+    /// With `freeingTree: false` the last pass's cleaned tree is not freed when this returns: it
+    /// stays allocated until the process ends. That is for a command that writes the output and
+    /// exits (`rampart-dev sanitize`): freeing a large message's tree row by row is work the
+    /// kernel does at once when the process ends (3 % of that command on 25 MB of mail). An app
+    /// keeps the default, `true`: every tree is freed.
+    public func sanitize(utf8 bytes: consuming [UInt8], freeingTree: Bool = true) throws(MailSafetyError) -> SanitizedMessage {
         guard bytes.count <= options.limits.maxInputBytes else {
             throw .tooLarge(bytes: bytes.count, limit: options.limits.maxInputBytes)
         }
@@ -25,6 +31,6 @@ extension MailSanitizer {
         // Checked just above: the copy needs no second check.
         let text = String(copying: unsafe UTF8Span(unchecked: bytes.span))
         _ = consume bytes
-        return try sanitize(text)
+        return try sanitize(text, on: ArenaPass.self, freeingTree: freeingTree)
     }
 }
