@@ -51,6 +51,16 @@ extension HTML5Parser {
         return runTree(input: InputStream.preprocess(html), encoding: "utf-8", options: options, context: context)
     }
 
+    /// ``parseTreeFragment(_:context:options:)`` of bytes the caller has checked to be UTF-8
+    /// (unchecked here): the same tree as of the `String` of those bytes, parsed from the array
+    /// itself (without a CR it is the tokenizer's input as it is), so a large message is not
+    /// copied into a `String` and again into the tokenizer's array.
+    /// - Throws: ``HTML5Error/inputTooLarge(size:limit:)``.
+    package static func parseTreeFragment(validUTF8 bytes: consuming [UInt8], context: Element, options: HTML5ParserOptions = .init()) throws(HTML5Error) -> HTMLTreeParseResult {
+        guard bytes.count <= options.maxInputBytes else { throw .inputTooLarge(size: bytes.count, limit: options.maxInputBytes) }
+        return runTree(input: InputStream.preprocess(consume bytes), encoding: "utf-8", options: options, context: context)
+    }
+
     /// ``parseTreeFragment(_:context:options:)`` with the context given as html5lib writes it
     /// (`body`, `svg path`, `math mi`).
     /// - Throws: ``HTML5Error``.

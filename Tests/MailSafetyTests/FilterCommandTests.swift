@@ -42,7 +42,11 @@ import Testing
     /// pass's tree is kept to the process's end (`freeingTree: false`, what the command asks).
     @Test func wholeInputAnswersAsTheBytesEntry() throws {
         let sanitizer = MailSanitizer()
-        let texts = ["", "<p>plain</p>", Self.message, "<p title=\"é€𝄞\">ü ß 中文 🙂</p>\u{FEFF}", "\u{FEFF}<b>x</b>", String(repeating: "é<i>x</i>", count: 5_000)]
+        let texts = ["", "<p>plain</p>", Self.message, "<p title=\"é€𝄞\">ü ß 中文 🙂</p>\u{FEFF}", "\u{FEFF}<b>x</b>", String(repeating: "é<i>x</i>", count: 5_000),
+                     // CR LF and lone CRs (the parser's input is then a copy), and markup built to mutate
+                     // when parsed again (the nested-form mutation).
+                     Self.message.replacingOccurrences(of: "<table>", with: "\r\n<table>\r"),
+                     "<form><math><mtext></form><form><mglyph><style></math><img src onerror=alert(1)>"]
         for text in texts {
             let bytes = Array(text.utf8)
             #expect(try sanitizer.sanitize(utf8: bytes) == sanitizer.sanitize(bytes: bytes))
@@ -64,6 +68,9 @@ import Testing
         var small = SanitizerOptions()
         small.limits = SanitizerLimits(maxInputBytes: 8)
         #expect(throws: MailSafetyError.tooLarge(bytes: 9, limit: 8)) { try MailSanitizer(options: small).sanitize(utf8: Array("<p>é</p>".utf8)) }
+        var badWrapper = SanitizerOptions()
+        badWrapper.wrapperID = "1st"
+        #expect(throws: MailSafetyError.invalidWrapperID("1st")) { try MailSanitizer(options: badWrapper).sanitize(utf8: Array("<p>é</p>".utf8)) }
     }
 
     /// `html5 tree` and `html5 serialize --fragment` (class DOM, printed, the tree left to the

@@ -187,8 +187,15 @@ public struct MailSanitizer: Sendable {
         guard html.utf8.count <= options.limits.maxInputBytes else {
             throw .tooLarge(bytes: html.utf8.count, limit: options.limits.maxInputBytes)
         }
+        return passes(freeingTree: freeingTree) { gate in Pass(cleaning: html, gate: gate, options: options) }
+    }
+
+    /// The passes after the checks of the input: `firstPass` parses and cleans the message
+    /// (findings into the gate it is given), then the re-parse check and the passes again until
+    /// a fixed point, or the text alone.
+    func passes<Pass: SanitizerPass>(freeingTree: Bool, firstPass: (ResourceGate) -> Pass) -> SanitizedMessage {
         let gate = ResourceGate(options: options)
-        var first = Pass(cleaning: html, gate: gate, options: options)
+        var first = firstPass(gate)
         var current = first.html
         // Whether the message itself (the first parse) reached one of the parser's bounds.
         let bounded = first.bounded

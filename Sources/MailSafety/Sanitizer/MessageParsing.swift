@@ -69,8 +69,21 @@ enum MessageParsing {
     /// ``parse(_:)`` into an arena tree (``HTML5/HTMLTree``): the tree, the row whose children
     /// are the message's nodes (the fragment parse's `<html>` element), and the same two facts.
     static func parseTree(_ html: String) -> (tree: HTMLTree, root: Int32, limited: Bool, bounded: Bool) {
+        parseTree { () throws(HTML5Error) in try HTML5Parser.parseTreeFragment(html, context: Element(localName: context), options: options) }
+    }
+
+    /// ``parseTree(_:)`` of bytes already checked to be UTF-8, parsed from the array itself
+    /// (the same tree as of their `String`, without that copy).
+    static func parseTree(validUTF8 bytes: consuming [UInt8]) -> (tree: HTMLTree, root: Int32, limited: Bool, bounded: Bool) {
+        var bytes: [UInt8]? = consume bytes
+        return parseTree { () throws(HTML5Error) in
+            try HTML5Parser.parseTreeFragment(validUTF8: bytes.take() ?? [], context: Element(localName: context), options: options)
+        }
+    }
+
+    private static func parseTree(_ run: () throws(HTML5Error) -> HTMLTreeParseResult) -> (tree: HTMLTree, root: Int32, limited: Bool, bounded: Bool) {
         do {
-            let result = try HTML5Parser.parseTreeFragment(html, context: Element(localName: context), options: options)
+            let result = try run()
             let limited = result.formattingLimited || result.selectedContentLimited
             return (result.tree, result.root.index, limited, limited || result.attributesTruncated)
         } catch {

@@ -92,7 +92,16 @@ struct ArenaPass: SanitizerPass {
     let bounded: Bool
 
     init(cleaning html: String, gate: ResourceGate, options: SanitizerOptions) {
-        let parsed = MessageParsing.parseTree(html)
+        self.init(cleaning: MessageParsing.parseTree(html), gate: gate, options: options)
+    }
+
+    /// The first pass of ``MailSanitizer/sanitize(utf8:freeingTree:)``: the message parsed from
+    /// its bytes (checked to be UTF-8), the same tree as of their `String`.
+    init(cleaningValidUTF8 bytes: consuming [UInt8], gate: ResourceGate, options: SanitizerOptions) {
+        self.init(cleaning: MessageParsing.parseTree(validUTF8: bytes), gate: gate, options: options)
+    }
+
+    private init(cleaning parsed: (tree: HTMLTree, root: Int32, limited: Bool, bounded: Bool), gate: ResourceGate, options: SanitizerOptions) {
         var walker = TreeCleaner(gate: gate, css: CSSSanitizer(gate: gate, scopeID: options.wrapperID), options: options)
         walker.clean(parsed.tree, root: parsed.root)
         tree = parsed.tree
