@@ -5,7 +5,8 @@
 // attribute, no javascript:/vbscript: URL, no data: URL outside images and fonts, no remote
 // resource while remote content is blocked, no dangerous CSS (SafetyOracle); and the arena path
 // (`sanitize`, on the arena tree) gives exactly the output and report of the class DOM path it
-// replaced (`referenceSanitize`), or the same error.
+// replaced (`referenceSanitize`), or the same error; and the command's byte entry
+// (`sanitize(utf8:)`, the first pass parsed from the bytes) answers as `sanitize(bytes:)`.
 import FuzzSupport
 @_spi(Reference) import MailSafety
 import RampartTestSupport
@@ -15,8 +16,12 @@ public func fuzzSanitizer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var reader = FuzzReader(Fuzz.bytes(data, size))
     let options = FuzzInput.sanitizerOptions(reader.byte())
     let body = reader.rest()
-    // The bytes API (UTF-8 validation and its error), then the text.
-    _ = try? MailSanitizer(options: options).sanitize(bytes: body)
+    // The bytes API (UTF-8 validation and its error), and the command's entry (validated once,
+    // the first pass parsed from the bytes themselves) against it: the same message or error.
+    let sanitizer = MailSanitizer(options: options)
+    let viaText = Result<SanitizedMessage, MailSafetyError>(catching: { () throws(MailSafetyError) in try sanitizer.sanitize(bytes: body) })
+    let viaBytes = Result<SanitizedMessage, MailSafetyError>(catching: { () throws(MailSafetyError) in try sanitizer.sanitize(utf8: body) })
+    Fuzz.check(viaText == viaBytes, "sanitizer", "sanitize(utf8:) differs from sanitize(bytes:): \(viaBytes) / \(viaText)")
     let text = fuzzText(body)
     SanitizerRun.check(text, options: options, target: "sanitizer")
     checkArenaPath(text, options: options)
