@@ -135,17 +135,19 @@ final class ServerLimitEnforcer: Sendable {
     /// What `user` stores: sealed bodies, attachments, originals and drive blocks, in bytes (one
     /// statement).
     static func storedBytes(of user: String, in db: any StorageConnection) throws -> Int64 {
-        let (sum, arguments) = try storedBytesSum(of: "?", in: db)
-        return try Int64.fetchOne(db, sql: "SELECT \(sum)", arguments: StorageArguments(values: Array(repeating: .text(user), count: arguments))) ?? 0
+        try Int64.fetchOne(db, sql: "SELECT \(storedBytesSum(of: "?"))",
+                           arguments: StorageArguments(values: Array(repeating: .text(user), count: storedTables.count))) ?? 0
     }
 
-    /// The SQL sum of what the user named by `user` (a `?` or a column) stores, and how many times
-    /// it names `user`. Originals (sealed RFC 5322 bytes) live in a table a later migration adds.
-    static func storedBytesSum(of user: String, in db: any StorageConnection) throws -> (sql: String, uses: Int) {
-        var parts = [("sealedBody", "messages"), ("sealedData", "attachments"), ("data", "driveBlocks")]
-        if try db.tableExists("messageOriginals") { parts.append(("sealedData", "messageOriginals")) }
-        let sql = parts.map { "(SELECT COALESCE(SUM(LENGTH(\($0.0))), 0) FROM \($0.1) WHERE userId = \(user))" }.joined(separator: " + ")
-        return (sql, parts.count)
+    /// The columns that hold what a user stores, by table. Every ``BackendStore`` has run all its
+    /// migrations (`v2-originals` included) before it serves, so every table is there.
+    private static let storedTables = [("sealedBody", "messages"), ("sealedData", "attachments"), ("data", "driveBlocks"),
+                                       ("sealedData", "messageOriginals")]
+
+    /// The SQL sum of what the user named by `user` (a `?`, once per table of ``storedTables``, or
+    /// a column) stores.
+    static func storedBytesSum(of user: String) -> String {
+        storedTables.map { "(SELECT COALESCE(SUM(LENGTH(\($0.0))), 0) FROM \($0.1) WHERE userId = \(user))" }.joined(separator: " + ")
     }
 
     /// In one read transaction: what `sender` stores, and the owner and stored bytes of every
@@ -155,7 +157,7 @@ final class ServerLimitEnforcer: Sendable {
         try store.read { db in
             let used = try storedBytes(of: sender, in: db)
             guard !recipients.isEmpty else { return (used, []) }
-            let (sum, _) = try storedBytesSum(of: "addresses.userId", in: db)
+            let sum = storedBytesSum(of: "addresses.userId")
             let list = Array(repeating: "?", count: recipients.count).joined(separator: ", ")
             let rows = try db.fetchAll(sql: """
                 SELECT address, userId, \(sum) AS used FROM addresses WHERE address COLLATE NOCASE IN (\(list))
