@@ -25,10 +25,7 @@ struct ArenaExpectedTree: ReparseExpectedTree {
     @inline(__always) func isElement(_ node: Ref) -> Bool { node.pointee.kind == .element }
     @inline(__always) func isComment(_ node: Ref) -> Bool { node.pointee.kind == .comment }
 
-    @inline(__always) func textCount(_ node: Ref) -> Int {
-        let pooled = Int(node.pointee.formattingDigest)
-        return pooled > 0 ? pooled : node.pointee.payload.utf8.count
-    }
+    @inline(__always) func textCount(_ node: Ref) -> Int { tree.textByteCount(node) }
 
     @inline(__always) func withTextBytes<R>(_ node: Ref, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         tree.withTextBytes(node, body)

@@ -210,6 +210,14 @@ public final class HTMLTree {
         return textPool.withBytes(start..<(start + count), body)
     }
 
+    /// The number of UTF-8 bytes of the text row `text` (a pooled run's count, else its
+    /// `payload`'s): what ``withTextBytes(_:_:)`` would hand over, without reading them.
+    @inline(__always)
+    func textByteCount(_ text: UnsafeMutablePointer<Row>) -> Int {
+        let pooled = Int(text.pointee.formattingDigest)
+        return pooled > 0 ? pooled : text.pointee.payload.utf8.count
+    }
+
     /// The data of the text row `text`.
     func textData(_ text: UnsafeMutablePointer<Row>) -> String {
         text.pointee.formattingDigest > 0 ? withTextBytes(text) { ByteAccumulator.stringFromValidUTF8($0) } : text.pointee.payload

@@ -142,11 +142,4 @@ extension HTMLTree {
             offsetY += matched
         }
     }
-
-    /// The number of UTF-8 bytes of a text row's data.
-    @inline(__always)
-    private func textByteCount(_ text: UnsafeMutablePointer<Row>) -> Int {
-        let pooled = Int(text.pointee.formattingDigest)
-        return pooled > 0 ? pooled : text.pointee.payload.utf8.count
-    }
 }
