@@ -102,7 +102,7 @@ public struct RemoteFetcher: Sendable {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { throw .timedOut(limits.timeout) }
             do {
-                return try await exchange(target, address: address, timeLeft: left)
+                return try await exchange(target, address: address, deadline: deadline)
             } catch let refusal as RemoteFetchRefusal {
                 guard case .unreachable = refusal else { throw refusal }
                 lastError = refusal
@@ -113,14 +113,23 @@ public struct RemoteFetcher: Sendable {
         throw lastError
     }
 
-    private func exchange(_ target: Target, address: [UInt8], timeLeft: Duration) async throws -> Answer {
+    static func millisecondsLeft(until deadline: ContinuousClock.Instant) -> Int64 {
+        let left = deadline - ContinuousClock.now
+        return max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    /// One request to one address. The connection attempt gets what is left of the time, and the
+    /// answer only what is left after connecting: ``Limits/timeout`` bounds the whole fetch, so a
+    /// slow connect cannot stretch it (a loaded machine once took 8.6 s for a 1 s limit when the
+    /// answer's timer started at the full limit after the connect).
+    private func exchange(_ target: Target, address: [UInt8], deadline: ContinuousClock.Instant) async throws -> Answer {
         let socketAddress = try SocketAddress(ipAddress: RemoteFetchDestinations.text(address), port: target.port)
         let group = MultiThreadedEventLoopGroup.singleton
         let promise = group.next().makePromise(of: Answer.self)
         let collector = ResponseCollector(promise: promise, limit: limits.maximumBytes)
         let sslContext: NIOSSLContext? = target.tls ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
         let isLiteral = (try? SocketAddress(ipAddress: target.host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: 0)) != nil
-        let millis = Int64(timeLeft.components.seconds * 1000 + timeLeft.components.attoseconds / 1_000_000_000_000_000)
+        let millis = Self.millisecondsLeft(until: deadline)
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: group)
@@ -139,7 +148,7 @@ public struct RemoteFetcher: Sendable {
         } catch {
             throw RemoteFetchRefusal.unreachable(host: target.host, reason: "\(error)")
         }
-        let timeout = channel.eventLoop.scheduleTask(in: .milliseconds(millis)) {
+        let timeout = channel.eventLoop.scheduleTask(in: .milliseconds(Self.millisecondsLeft(until: deadline))) {
             promise.fail(RemoteFetchRefusal.timedOut(limits.timeout))
             channel.close(promise: nil)
         }

@@ -38,7 +38,8 @@ struct CLIToolTests {
             guard case TestSupportError.timedOut(_, _, let stdout, _) = error else { return false }
             return stdout == "begun\n"
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Bounded by the child's 30 s, not the 300 ms limit: this checks the kill, not the scheduler.
+        #expect(ContinuousClock.now - started < .seconds(25))
     }
 
     @Test func aSpawnedChildIsReadWhileItRunsAndAfterSIGKILL() throws {

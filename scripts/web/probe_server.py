@@ -9,7 +9,7 @@ request it gets (one JSON line on stdout: path, headers, client address) and ans
   /redirect-ok           302 to /redirected.png on this server
   /redirect-private      302 to http://10.0.0.1/x.png
   /redirect-local?port=N 302 to http://127.0.0.1:N/x.png (another local port)
-  /slow.png              answers after 15 s
+  /slow.png              answers after 60 s
 
 The first line on stdout is `port N`; with --log FILE each request's line is also appended there.
 """
@@ -78,7 +78,7 @@ class Probe(BaseHTTPRequestHandler):
             port = parse_qs(parts.query).get("port", ["1"])[0]
             self.answer(302, headers=[("Location", f"http://127.0.0.1:{port}/x.png")])
         elif path == "/slow.png":
-            time.sleep(15)
+            time.sleep(60)
             self.answer(200, PIXEL, "image/png")
         elif path.endswith(".png"):
             self.answer(200, PIXEL, "image/png")
