@@ -68,13 +68,13 @@ struct AgentCLITests {
         #expect(kill(pid_t(pid), SIGTERM) == 0)
         let socket = home.child("agent/agent.sock").path
         var waited = 0
-        while FileManager.default.fileExists(atPath: socket), waited < 50 {
+        while FileManager.default.fileExists(atPath: socket), waited < 300 {
             try await Task.sleep(for: .milliseconds(100))
             waited += 1
         }
         #expect(!FileManager.default.fileExists(atPath: socket), "SIGTERM: the agent removed its socket")
         waited = 0
-        while kill(pid_t(pid), 0) == 0, waited < 50 {
+        while kill(pid_t(pid), 0) == 0, waited < 300 {
             try await Task.sleep(for: .milliseconds(100))
             waited += 1
         }

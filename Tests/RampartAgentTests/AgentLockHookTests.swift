@@ -30,7 +30,7 @@ struct AgentLockHookTests {
         try fixture.client.unlock(user: user, credential: AgentFixture.pin("8642"))
         clock.advance(by: 61)
         var waited = 0
-        while witness.calls.count < 2, waited < 40 {
+        while witness.calls.count < 2, waited < 300 {
             try await Task.sleep(for: .milliseconds(100))
             waited += 1
         }

@@ -68,7 +68,7 @@ struct AgentStartRaceCLITests {
 
         #expect(try await rampart.run(["agent", "stop"] + h).status == 0)
         var waited = 0
-        while !agentProcesses(home: home.path).isEmpty, waited < 100 {
+        while !agentProcesses(home: home.path).isEmpty, waited < 300 {
             try await Task.sleep(for: .milliseconds(100))
             waited += 1
         }

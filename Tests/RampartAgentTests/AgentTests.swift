@@ -158,7 +158,7 @@ struct AgentTests {
         clock.advance(by: 31)
         // Only the agent's autolock thread (every 0.1 s here) runs now: no request is made.
         var waited = 0
-        while !held.isWiped, waited < 40 {
+        while !held.isWiped, waited < 300 {
             try await Task.sleep(for: .milliseconds(100))
             waited += 1
         }
@@ -274,7 +274,7 @@ struct AgentTests {
         let held = try #require(server.heldKey("gina"))
         try client.lock(user: "gina")
         var waited = 0
-        while !server.hasStopped, waited < 40 {
+        while !server.hasStopped, waited < 300 {
             try await Task.sleep(for: .milliseconds(100))
             waited += 1
         }
@@ -296,7 +296,7 @@ struct AgentTests {
         #expect(unlink(path) == 0)
         if replaced { #expect(FileManager.default.createFile(atPath: path, contents: Data("another agent's".utf8))) }
         var waited = 0
-        while !fixture.server.hasStopped, waited < 50 {
+        while !fixture.server.hasStopped, waited < 300 {
             try await Task.sleep(for: .milliseconds(100))
             waited += 1
         }

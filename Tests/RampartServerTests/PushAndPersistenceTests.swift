@@ -65,7 +65,10 @@ struct PushAndPersistenceTests {
 
     @Test func restartKeepsAccountsMessagesSessionsEventsAndPins() async throws {
         let folder = TestBackend.newFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            TestEngine.current.dropDatabase(folder: folder)  // on PostgreSQL the two servers' database
+        }
         let first = try await TestBackend.start(folder: folder)
         let demo = try await first.login(DemoAccounts.demo)
         let alice = try await first.login(DemoAccounts.alice)
