@@ -2,7 +2,7 @@ import ArgumentParser
 import RampartCLIKit
 import Foundation
 import RampartBenchmarks
-import MailSafety
+@_spi(CommandLine) import MailSafety
 import RampartCore
 
 /// `rampart sanitize`: sanitizes mail HTML read on stdin.

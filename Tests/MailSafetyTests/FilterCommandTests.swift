@@ -1,6 +1,6 @@
 import Foundation
 import HTML5
-import MailSafety
+@_spi(CommandLine) import MailSafety
 import RampartTestSupport
 import Testing
 

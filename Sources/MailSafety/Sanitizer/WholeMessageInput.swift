@@ -17,13 +17,18 @@ extension MailSanitizer {
     ///
     /// The bytes are taken over: they become the first parse's input, released when that parse
     /// is done (a caller that hands over its only copy makes no other copy of the message).
-    ///
-    /// With `freeingTree: false` the last pass's cleaned tree is not freed when this returns: it
-    /// stays allocated until the process ends. That is for a command that writes the output and
-    /// exits (`rampart-dev sanitize`): freeing a large message's tree row by row is work the
-    /// kernel does at once when the process ends (3 % of that command on 25 MB of mail). An app
-    /// keeps the default, `true`: every tree is freed.
-    public func sanitize(utf8 bytes: consuming [UInt8], freeingTree: Bool = true) throws(MailSafetyError) -> SanitizedMessage {
+    public func sanitize(utf8 bytes: consuming [UInt8]) throws(MailSafetyError) -> SanitizedMessage {
+        try sanitize(utf8: consume bytes, freeingTree: true)
+    }
+
+    /// ``sanitize(utf8:)`` for a command that writes the output and exits (`rampart-dev
+    /// sanitize`): with `freeingTree: false` the last pass's cleaned tree is not freed when this
+    /// returns but stays allocated until the process ends. Freeing a large message's tree row by
+    /// row is work the kernel does at once when the process ends (3 % of that command on 25 MB
+    /// of mail). Not for apps, which must free every tree: hence an SPI
+    /// (`@_spi(CommandLine) import MailSafety`), not part of the library's API.
+    @_spi(CommandLine)
+    public func sanitize(utf8 bytes: consuming [UInt8], freeingTree: Bool) throws(MailSafetyError) -> SanitizedMessage {
         guard bytes.count <= options.limits.maxInputBytes else {
             throw .tooLarge(bytes: bytes.count, limit: options.limits.maxInputBytes)
         }
