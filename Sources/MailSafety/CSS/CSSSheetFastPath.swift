@@ -198,11 +198,12 @@ enum CSSSheetFastPath {
                     // An at-keyword (`@` and a name: no escapes or non-ASCII here), else give up.
                     guard let nameEnd = CSSSheetFastPath.atKeywordEnd(p, at: i, to: end) else { return false }
                     let name = (i + 1)..<nameEnd
-                    if !isWord(p, name, "media") {
+                    if !CSSSheetFastPath.isWord(p, name, "media") {
                         // `@import` (after a rule), `@supports` and `@font-face` are the full
                         // path's; every other at-rule it drops whole, noting one removed rule:
                         // `@name prelude;` or `@name prelude{block}`.
-                        guard !isWord(p, name, "import"), !isWord(p, name, "supports"), !isWord(p, name, "font-face"),
+                        guard !CSSSheetFastPath.isWord(p, name, "import"), !CSSSheetFastPath.isWord(p, name, "supports"),
+                              !CSSSheetFastPath.isWord(p, name, "font-face"),
                               let stop = CSSSheetFastPath.firstStructural(p, from: nameEnd, to: end) else { return false }
                         if p[stop] == 0x3B {
                             i = stop + 1
@@ -269,11 +270,6 @@ enum CSSSheetFastPath {
                 }
                 i = close + 1
             }
-        }
-
-        /// Whether `p[range]` is `word` (lowercase ASCII) in any case.
-        private func isWord(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ word: StaticString) -> Bool {
-            CSSSheetFastPath.isWord(p, range, word)
         }
 
         /// The first `{` at or after `from` (`nil` at a `}`, the end, or — when asked — a `;`).
