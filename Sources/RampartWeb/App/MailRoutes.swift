@@ -135,8 +135,7 @@ struct MailRoutes {
                 + (newer.count > 1 ? "&newer=\(Self.pathComponent(newer.dropLast().joined(separator: ",")))" : "")
             pager += "<a href=\"\(WebPage.escape(back))\" id=\"previous-page\">Newer messages</a> "
         }
-        if more, let last = messages.last {
-            let next = PageCursor(after: messages, from: cursor, last: last)
+        if more, let next = PageCursor(after: messages, from: cursor) {
             let here = newer + [cursor?.text ?? "top"]
             pager += "<a href=\"\(WebPage.escape(list + "&before=\(Self.pathComponent(next.text))&newer=\(Self.pathComponent(here.joined(separator: ",")))"))\" id=\"next-page\">Older messages</a>"
         }
@@ -273,8 +272,9 @@ struct PageCursor: Equatable {
         (self.time, self.skip) = (time, skip)
     }
 
-    /// The cursor after `page` (newest first), which began at `previous`.
-    init(after page: [MailMessage], from previous: PageCursor?, last: MailMessage) {
+    /// The cursor after `page` (newest first), which began at `previous`; none after an empty page.
+    init?(after page: [MailMessage], from previous: PageCursor?) {
+        guard let last = page.last else { return nil }
         let sameSecond = page.filter { $0.time == last.time }.count
         self.init(time: last.time, skip: sameSecond + (previous?.time == last.time ? previous?.skip ?? 0 : 0))
     }
