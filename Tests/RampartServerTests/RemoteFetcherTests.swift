@@ -1,4 +1,5 @@
 import Foundation
+import RampartServerTestSupport
 import RampartTestSupport
 import Testing
 @testable import RampartServer
@@ -46,16 +47,35 @@ struct RemoteFetcherTests {
                       limits: .init(timeout: timeout))
     }
 
-    static func refusal(_ fetcher: RemoteFetcher, _ url: String) async -> RemoteFetchRefusal? {
-        do { _ = try await fetcher.fetch(url); return nil } catch { return error }
+    /// A fetch on threads of its own, as the server's routes run on the server's own threads
+    /// (``EmbeddedServerConfiguration/threads``): the time limit runs across the fetch's awaits
+    /// (connect, then the answer), and on the test process's shared pool, held by synchronous
+    /// tests elsewhere, a CI run resumed the second one only after the limit had passed.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func fetch(_ fetcher: RemoteFetcher, _ url: String) async throws -> RemoteFetcher.Fetched {
+        try await onThreadsOfItsOwn { try await fetcher.fetch(url) }
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func refusal(_ fetcher: RemoteFetcher, _ url: String) async -> RemoteFetchRefusal? {
+        do {
+            _ = try await fetch(fetcher, url)
+            return nil
+        } catch let refusal as RemoteFetchRefusal {
+            return refusal
+        } catch {
+            Issue.record("not a refusal: \(error)")
+            return nil
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func anAllowedImageIsFetchedAsTheBackendWithoutTheReadersHeadersOrTrackingParameters() async throws {
         let probe = try Probe()
         defer { probe.stop() }
         let fetcher = try Self.fetcher(probe)
         let base = "http://127.0.0.1:\(probe.port)"
-        let fetched = try await fetcher.fetch("\(base)/picture.png?utm_source=news&size=2")
+        let fetched = try await Self.fetch(fetcher, "\(base)/picture.png?utm_source=news&size=2")
         #expect(fetched.contentType == "image/png" && fetched.body.starts(with: [0x89, 0x50, 0x4E, 0x47]))
         let request = try #require(await probe.requests(atLeast: 1).last)
         let headers = try #require(request["headers"] as? [String: String])
@@ -63,10 +83,11 @@ struct RemoteFetcherTests {
         #expect(headers["User-Agent"] == RemoteFetcher.userAgent)
         #expect(Set(headers.keys.map { $0.lowercased() }) == ["host", "user-agent", "accept", "accept-encoding", "connection"])
         // A redirect within the allowed destination is followed.
-        #expect(try await fetcher.fetch("\(base)/redirect-ok").contentType == "image/png")
+        #expect(try await Self.fetch(fetcher, "\(base)/redirect-ok").contentType == "image/png")
         #expect(await probe.requests(atLeast: 3).map { $0["path"] as? String } == ["/picture.png?size=2", "/redirect-ok", "/redirected.png"])
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func localDestinationsOfEachKindAndRedirectsToThemAreRefusedBeforeAnyConnection() async throws {
         let probe = try Probe()
         defer { probe.stop() }
@@ -86,6 +107,7 @@ struct RemoteFetcherTests {
         #expect(await probe.requests(atLeast: 2).map { $0["path"] as? String } == ["/redirect-private", "/redirect-local?port=\(probe.port + 1)"])
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func wrongTypesOversizeAnswersTrackersAndSlowServersAreRefused() async throws {
         let probe = try Probe()
         defer { probe.stop() }
