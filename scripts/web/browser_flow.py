@@ -18,6 +18,7 @@ import hashlib
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -405,6 +406,24 @@ def main():
         page.wait_for_selector("#e2ee-status.warning")  # (no wait_for_function: the page's CSP forbids eval)
         check("composer-names-recipients-without-e2ee", "NOT end-to-end encrypted" in page.inner_text("#e2ee-status"),
               page.inner_text("#e2ee-status"))
+        # Recipients changed faster than the answers come (each change and blur asks): only the
+        # latest recipients' answer may show. Alice's answers are held back until Zoe's has shown,
+        # then let through: an earlier "encrypted" must not stand for recipients no longer there.
+        held = []
+        alice_asks = re.compile(r"/api/recipients\?to=alice")
+        page.route(alice_asks, lambda route: held.append(route))
+        page.fill("#to", "alice@rampart.test")
+        page.press("#to", "Tab")
+        page.fill("#to", "zoe@elsewhere.example")
+        page.press("#to", "Tab")
+        page.wait_for_selector("#e2ee-status.warning")
+        for route in held:
+            route.continue_()
+        page.unroute(alice_asks)
+        page.wait_for_timeout(2000)  # the held answers arrive and are handled meanwhile
+        latest = (len(held), page.get_attribute("#e2ee-status", "class"), page.inner_text("#e2ee-status"))
+        check("composer-shows-only-the-latest-recipients",
+              latest[0] >= 1 and latest[1] == "warning" and "zoe@elsewhere.example" in latest[2], latest)
         page.fill("#to", "alice@rampart.test")
         page.press("#to", "Tab")
         page.wait_for_selector("#e2ee-status.ok")

@@ -43,17 +43,30 @@ enum WebAssets {
         composer.addEventListener('submit', function () { document.getElementById('body').value = editor.innerHTML; });
         var to = document.getElementById('to');
         var status = document.getElementById('e2ee-status');
+        // Only the answer for the latest recipients is shown: an earlier, slower answer (each
+        // change and blur asks) must not say "encrypted" about recipients that are no longer there.
+        // Until the answer comes, and when it cannot be had, the page says it does not know.
+        var asked = 0;
         var checkRecipients = function () {
-          if (!to.value.trim()) { status.textContent = ''; return; }
-          fetch('/api/recipients?to=' + encodeURIComponent(to.value), { credentials: 'same-origin' })
-            .then(function (r) { return r.json(); })
+          var ticket = ++asked;
+          var value = to.value;
+          if (!value.trim()) { status.className = ''; status.textContent = ''; return; }
+          status.className = 'pending';
+          status.textContent = 'Checking the recipients\u2019 encryption\u2026';
+          fetch('/api/recipients?to=' + encodeURIComponent(value), { credentials: 'same-origin' })
+            .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
             .then(function (list) {
+              if (ticket !== asked) { return; }
               var plain = list.filter(function (e) { return !e.e2ee; }).map(function (e) { return e.address; });
               status.className = plain.length ? 'warning' : 'ok';
               status.textContent = plain.length
                 ? 'NOT end-to-end encrypted: ' + plain.join(', ') + ' (outside this server, no pinned key: sent as ordinary e-mail).'
                 : (list.length ? 'End-to-end encrypted to every recipient.' : '');
-            }).catch(function () {});
+            }).catch(function () {
+              if (ticket !== asked) { return; }
+              status.className = 'warning';
+              status.textContent = 'Could not check the recipients\u2019 encryption: it may not be end-to-end encrypted.';
+            });
         };
         var attach = document.getElementById('attach');
         var attachStatus = document.getElementById('attach-status');
