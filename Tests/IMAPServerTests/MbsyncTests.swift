@@ -21,7 +21,7 @@ struct MbsyncTests {
             let rc = home.appendingPathComponent("mbsyncrc")
             try MbsyncConfiguration(port: server.port, user: "alice", password: "pw", maildir: home.appendingPathComponent("mail")).write(to: rc)
             let tool = CLITool(path: URL(fileURLWithPath: mbsync), environment: ["HOME": home.path])
-            let first = try await tool.runOnThread(["-c", rc.path, "-a"], timeout: .seconds(90))
+            let first = try await tool.runOnThread(["-c", rc.path, "-a"])
             #expect(first.status == 0, "\(first.stdout)\n\(first.stderr)")
             let inbox = home.appendingPathComponent("mail/INBOX")
             let files = try ["cur", "new"].flatMap { try FileManager.default.contentsOfDirectory(atPath: inbox.appendingPathComponent($0).path).map { "\($0)" } }
@@ -43,7 +43,7 @@ struct MbsyncTests {
                 }
             }
             #expect(marked == 1)
-            let second = try await tool.runOnThread(["-c", rc.path, "-a"], timeout: .seconds(90))
+            let second = try await tool.runOnThread(["-c", rc.path, "-a"])
             #expect(second.status == 0, "\(second.stdout)\n\(second.stderr)")
             #expect(await backend.flags(of: "alice", mailbox: "INBOX")[2]?.contains("\\Seen") == true)
             try await server.stop()

@@ -6,7 +6,9 @@ import Testing
 
 /// Real clients (Python's imaplib, imapclient, curl) against a server on 127.0.0.1, port 0.
 /// The clients run as child processes on threads of their own (`runOnThread`), so the server's
-/// sessions keep the shared concurrency pool; every client has socket timeouts and the run a time limit.
+/// sessions keep the shared concurrency pool; every client has socket timeouts and the run a time
+/// limit, `CLITool.defaultTimeout` (a hang guard: a fresh-clone CI run that stalled the whole test
+/// process for about 90 s failed a 0.1 s imaplib run that had printed "ok" under a 90 s limit).
 @Suite(.serialized) struct RealClientTests {
     static let script = BuiltExecutable.packageRoot.appendingPathComponent("scripts/bridge/imap_clients.py").path
 
@@ -26,7 +28,7 @@ import Testing
 
     func python(_ arguments: [String]) async throws -> CLIResult {
         let python = try #require(ProjectPython.executable, "No project Python: run scripts/setup.sh or set RAMPART_PYTHON")
-        return try await CLITool(path: URL(fileURLWithPath: python)).runOnThread([Self.script] + arguments, timeout: .seconds(90))
+        return try await CLITool(path: URL(fileURLWithPath: python)).runOnThread([Self.script] + arguments)
     }
 
     @Test func pythonImaplibReadsSearchesStoresCopiesMovesAndAppends() async throws {

@@ -18,7 +18,7 @@ import Testing
 
     func python(_ arguments: [String]) async throws -> CLIResult {
         let python = try #require(ProjectPython.executable, "No project Python: run scripts/setup.sh or set RAMPART_PYTHON")
-        return try await CLITool(path: URL(fileURLWithPath: python)).runOnThread([Self.script] + arguments, timeout: .seconds(90))
+        return try await CLITool(path: URL(fileURLWithPath: python)).runOnThread([Self.script] + arguments)
     }
 
     static let loopback = SMTPServerConfiguration(plaintextOnLoopback: true, limits: SMTPLimits(maxMessageSize: 1 << 20))
