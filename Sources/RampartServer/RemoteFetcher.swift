@@ -99,8 +99,7 @@ public struct RemoteFetcher: Sendable {
     private func exchange(_ target: Target, addresses: [[UInt8]], deadline: ContinuousClock.Instant) async throws(RemoteFetchRefusal) -> Answer {
         var lastError = RemoteFetchRefusal.unreachable(host: target.host, reason: "no address")
         for address in addresses {
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw .timedOut(limits.timeout) }
+            guard ContinuousClock.now < deadline else { throw .timedOut(limits.timeout) }
             do {
                 return try await exchange(target, address: address, deadline: deadline)
             } catch let refusal as RemoteFetchRefusal {
@@ -113,15 +112,17 @@ public struct RemoteFetcher: Sendable {
         throw lastError
     }
 
+    /// Whole milliseconds from now to `deadline`, 0 once it has passed.
     static func millisecondsLeft(until deadline: ContinuousClock.Instant) -> Int64 {
         let left = deadline - ContinuousClock.now
         return max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
     }
 
     /// One request to one address. The connection attempt gets what is left of the time, and the
-    /// answer only what is left after connecting: ``Limits/timeout`` bounds the whole fetch, so a
-    /// slow connect cannot stretch it (a loaded machine once took 8.6 s for a 1 s limit when the
-    /// answer's timer started at the full limit after the connect).
+    /// answer only what is left after connecting: ``Limits/timeout`` bounds the whole fetch. (The
+    /// answer's timer used to start at the full limit once the connect had returned, so the time
+    /// to connect, and to resume after it on a busy machine, came on top: a CI run took 8.6 s for
+    /// a 1 s limit.)
     private func exchange(_ target: Target, address: [UInt8], deadline: ContinuousClock.Instant) async throws -> Answer {
         let socketAddress = try SocketAddress(ipAddress: RemoteFetchDestinations.text(address), port: target.port)
         let group = MultiThreadedEventLoopGroup.singleton

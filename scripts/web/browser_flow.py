@@ -278,7 +278,7 @@ def main():
         page.click("#load-remote")
         page.wait_for_load_state("load")
         page.frame_locator("#viewer").locator("body").wait_for()
-        deadline = time.time() + 8
+        deadline = time.time() + 60  # ends as soon as both are seen; the backend fetches them on a loaded machine too
         while time.time() < deadline and not {"/picture.png", "/bg.png"} <= set(probe_paths()):
             page.wait_for_timeout(100)
         page.wait_for_timeout(300)
