@@ -7,8 +7,8 @@ import Testing
 /// Real clients (Python's imaplib, imapclient, curl) against a server on 127.0.0.1, port 0.
 /// The clients run as child processes on threads of their own (`runOnThread`), so the server's
 /// sessions keep the shared concurrency pool; every client has socket timeouts and the run a time
-/// limit, `CLITool.defaultTimeout` (a hang guard: a fresh-clone CI run that stalled the whole test
-/// process for about 90 s failed a 0.1 s imaplib run that had printed "ok" under a 90 s limit).
+/// limit, `CLITool.defaultTimeout` (a hang guard: under a 90 s limit, a fresh-clone CI run failed
+/// an imaplib run of 0.1 s that had printed "ok"; `runClientScript` prints where a run's time went).
 @Suite(.serialized) struct RealClientTests {
     static let script = BuiltExecutable.packageRoot.appendingPathComponent("scripts/bridge/imap_clients.py").path
 
@@ -28,12 +28,7 @@ import Testing
 
     func python(_ arguments: [String]) async throws -> CLIResult {
         let python = try #require(ProjectPython.executable, "No project Python: run scripts/setup.sh or set RAMPART_PYTHON")
-        let started = ContinuousClock.now
-        let result = try await CLITool(path: URL(fileURLWithPath: python)).runOnThread([Self.script] + arguments)
-        // The run as the test saw it beside the script's own time and slowest steps (its last stderr line).
-        let timing = result.stderr.split(separator: "\n").last { $0.hasPrefix("timing ") } ?? "no timing line"
-        print("IMAP real client \(arguments[0]): \(ContinuousClock.now - started) in the test; \(timing)")
-        return result
+        return try await ProjectPython.runClientScript(python, Self.script, arguments, label: "IMAP")
     }
 
     @Test func pythonImaplibReadsSearchesStoresCopiesMovesAndAppends() async throws {

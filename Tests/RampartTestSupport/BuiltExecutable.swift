@@ -142,4 +142,17 @@ public enum ProjectPython {
         let venv = BuiltExecutable.packageRoot.appendingPathComponent(".venv/bin/python3").path
         return FileManager.default.isExecutableFile(atPath: venv) ? venv : nil
     }()
+
+    /// Runs a real-client script (`scripts/bridge/imap_clients.py`, `smtp_clients.py`: `MODE PORT
+    /// [CAFILE]`, ending stderr with a `timing …` line) with `python` on a thread of its own, with
+    /// ``CLITool/defaultTimeout`` as the hang guard, and prints the run's time as the test saw it
+    /// beside the script's own time and slowest steps: a slow run inside the whole suite then shows
+    /// whether the time went to the server's answers or around the script.
+    public static func runClientScript(_ python: String, _ script: String, _ arguments: [String], label: String) async throws -> CLIResult {
+        let started = ContinuousClock.now
+        let result = try await CLITool(path: URL(fileURLWithPath: python)).runOnThread([script] + arguments)
+        let timing = result.stderr.split(separator: "\n").last { $0.hasPrefix("timing ") } ?? "no timing line"
+        print("\(label) real client \(arguments.first ?? ""): \(ContinuousClock.now - started) in the test; \(timing)")
+        return result
+    }
 }

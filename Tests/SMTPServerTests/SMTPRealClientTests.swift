@@ -18,12 +18,7 @@ import Testing
 
     func python(_ arguments: [String]) async throws -> CLIResult {
         let python = try #require(ProjectPython.executable, "No project Python: run scripts/setup.sh or set RAMPART_PYTHON")
-        let started = ContinuousClock.now
-        let result = try await CLITool(path: URL(fileURLWithPath: python)).runOnThread([Self.script] + arguments)
-        // The run as the test saw it beside the script's own time and slowest steps (its last stderr line).
-        let timing = result.stderr.split(separator: "\n").last { $0.hasPrefix("timing ") } ?? "no timing line"
-        print("SMTP real client \(arguments[0]): \(ContinuousClock.now - started) in the test; \(timing)")
-        return result
+        return try await ProjectPython.runClientScript(python, Self.script, arguments, label: "SMTP")
     }
 
     static let loopback = SMTPServerConfiguration(plaintextOnLoopback: true, limits: SMTPLimits(maxMessageSize: 1 << 20))
